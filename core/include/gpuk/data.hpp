@@ -1,0 +1,87 @@
+// Host-side arrays and the input data gpuk runs on: generators, .npy files, raw binary files.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuk/dtype.hpp"
+
+namespace gpuk {
+
+// A contiguous host array of `size()` elements of `dtype()`, 64-byte aligned, uninitialised on
+// construction (large inputs are filled once, by a generator or a file read).
+class HostArray {
+ public:
+  HostArray() = default;
+  HostArray(DType dtype, std::uint64_t size);
+
+  DType dtype() const { return dtype_; }
+  std::uint64_t size() const { return size_; }
+  std::size_t bytes() const { return static_cast<std::size_t>(size_) * dtype_size(dtype_); }
+  void* data() { return storage_.get(); }
+  const void* data() const { return storage_.get(); }
+
+  template <class T> std::span<T> as() {
+    check_type(dtype_of<T>());
+    return {static_cast<T*>(data()), static_cast<std::size_t>(size_)};
+  }
+  template <class T> std::span<const T> as() const {
+    check_type(dtype_of<T>());
+    return {static_cast<const T*>(data()), static_cast<std::size_t>(size_)};
+  }
+
+ private:
+  void check_type(DType wanted) const;  // throws gpuk::Error on a mismatch
+  struct FreeAligned {
+    void operator()(std::byte* p) const;
+  };
+  DType dtype_ = DType::float32;
+  std::uint64_t size_ = 0;
+  std::unique_ptr<std::byte, FreeAligned> storage_;
+};
+
+enum class Generator { uniform, normal, permutation, sorted, reversed, few_distinct };
+
+// Where NaNs go (floating-point dtypes only): at the listed indices, and/or at `count` random
+// distinct indices drawn from the seed.
+struct NanSpec {
+  std::vector<std::uint64_t> at;
+  std::uint64_t count = 0;
+};
+
+struct DataSpec {
+  Generator generator = Generator::uniform;
+  double low = -1.0, high = 1.0;     // uniform: values in [low, high); integers in [low, high]
+  double mean = 0.0, stddev = 1.0;   // normal (integers: rounded)
+  std::uint64_t distinct = 16;       // few_distinct: values drawn from this many distinct ones
+  NanSpec nan;
+  std::uint64_t seed = 1;
+
+  // Read the input from a file instead of generating it (`generator` is then ignored):
+  // a .npy file (its own dtype and shape; 1-D, or any shape read flat in C order), or a raw
+  // binary file of `raw_dtype` elements.
+  std::optional<std::filesystem::path> file;
+  std::optional<DType> raw_dtype;
+};
+
+std::string_view generator_name(Generator g);
+std::optional<Generator> parse_generator(std::string_view name);
+
+// Generates n elements of dtype. Deterministic for a given (spec, dtype, n), whatever the number
+// of threads. Throws gpuk::ConfigError for impossible requests (NaN in an integer dtype, a NaN
+// index >= n, low > high, distinct == 0, a permutation of more values than dtype can hold).
+HostArray generate(const DataSpec& spec, DType dtype, std::uint64_t n);
+
+// Loads spec.file (npy or raw). Throws gpuk::ConfigError naming the file on any problem.
+HostArray load_file(const DataSpec& spec);
+
+HostArray read_npy(const std::filesystem::path& path);
+void write_npy(const std::filesystem::path& path, const HostArray& array);
+HostArray read_raw(const std::filesystem::path& path, DType dtype);
+
+}  // namespace gpuk

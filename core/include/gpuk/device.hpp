@@ -1,0 +1,138 @@
+// The CUDA driver, loaded at run time (dlopen), so that gpuk starts on machines with no GPU and
+// no driver; plus RAII owners for the handles it hands out.
+#pragma once
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuk/error.hpp"
+
+namespace gpuk {
+
+// The driver entry points gpuk uses, resolved from libcuda.so.1.
+struct DriverApi {
+#define GPUK_DRIVER_FN(name) decltype(&::name) name = nullptr;
+#include "gpuk/driver_functions.inc"
+#undef GPUK_DRIVER_FN
+};
+
+// Loads libcuda.so.1 and calls cuInit once. Throws NoDeviceError, with one sentence saying why,
+// when there is no driver or no GPU.
+const DriverApi& driver();
+
+// "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" plus `context` when given.
+[[noreturn]] void throw_driver_error(std::string_view call, CUresult result, std::string_view context = {});
+
+#define GPUK_CU(call_expr, ...)                                                        \
+  do {                                                                                 \
+    const CUresult gpuk_cu_result_ = (call_expr);                                      \
+    if (gpuk_cu_result_ != CUDA_SUCCESS)                                               \
+      ::gpuk::throw_driver_error(#call_expr, gpuk_cu_result_ __VA_OPT__(, ) __VA_ARGS__); \
+  } while (0)
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int max_shared_per_block_optin = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t total_memory = 0;
+  double peak_bandwidth_gbs = 0;  // 2 x memory clock x bus width: the datasheet figure
+  int driver_version = 0;         // e.g. 13000
+  std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
+};
+
+class Stream;
+
+// Device memory, freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  CUdeviceptr get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* src, std::size_t bytes, const Stream& stream);
+  void download(void* dst, std::size_t bytes, const Stream& stream) const;
+  void fill_bytes(unsigned char value, const Stream& stream);
+
+ private:
+  CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  CUstream get() const { return stream_; }
+  void synchronize() const;
+
+ private:
+  CUstream stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(const Stream& stream);
+  CUevent get() const { return event_; }
+  // Milliseconds from `start` to this event; both must have completed.
+  float elapsed_since(const Event& start) const;
+
+ private:
+  CUevent event_ = nullptr;
+};
+
+// A loaded CUBIN, unloaded on destruction.
+class Module {
+ public:
+  explicit Module(const std::vector<char>& image, std::string_view what);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUfunction function(const std::string& lowered_name) const;
+
+ private:
+  CUmodule module_ = nullptr;
+  std::string what_;
+};
+
+// The device's primary context, current on the calling thread for the Device's lifetime (the
+// CUDA runtime, which CUB's baselines use, shares it).
+class Device {
+ public:
+  explicit Device(int ordinal = 0);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  const DeviceInfo& info() const { return info_; }
+  std::size_t free_memory() const;
+
+ private:
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  DeviceInfo info_;
+};
+
+// Number of CUDA devices, or 0 with `why` set when there is no driver or no GPU.
+int device_count(std::string* why = nullptr);
+
+}  // namespace gpuk

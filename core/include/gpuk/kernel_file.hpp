@@ -1,0 +1,132 @@
+// A kernel source file and the metadata block it starts with (docs/kernels.md describes it).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuk/dtype.hpp"
+#include "gpuk/expr.hpp"
+
+namespace gpuk {
+
+struct ParamSpec {
+  std::string name;
+  std::int64_t default_value = 0;
+  std::vector<std::int64_t> values;  // allowed values, ascending
+  int line = 0;                      // in the kernel file
+};
+
+struct Constraint {
+  Expr expr;
+  int line = 0;
+};
+
+struct LaunchSpec {
+  std::string entry;  // the __global__ template's name
+  Expr grid, block, shared_bytes;
+  int line = 0;
+};
+
+struct KernelFile {
+  std::filesystem::path path;
+  std::string name;    // the file's stem: "onepass"
+  std::string family;  // "reduce"
+  std::vector<std::string> operations;
+  std::vector<DType> dtypes;  // those the file supports (all when the metadata names none)
+  std::string summary, fixes;
+  std::vector<ParamSpec> params;  // in template-argument order
+  std::vector<Constraint> constraints;
+  std::vector<LaunchSpec> launches;
+  Expr scratch;  // scratch slots the family allocates for the kernel
+  std::string source;
+
+  // Reads and validates a kernel file. Throws ConfigError "path:line:col: what" on a bad
+  // metadata block (missing, not YAML, unknown keys, bad values, defaults not allowed).
+  static KernelFile load(const std::filesystem::path& path);
+  static KernelFile parse(const std::string& source, const std::filesystem::path& path);
+
+  const ParamSpec* param(const std::string& name) const;
+  bool supports(const std::string& operation) const;
+  bool supports(DType dtype) const;
+};
+
+// The kernel files gpuk can see: the built-in kernels_src/ plus extra directories. Files in a
+// later directory shadow same-named files of the same family in earlier ones (a copy to tweak).
+class KernelLibrary {
+ public:
+  // Scans each directory recursively for *.cu (an "include" folder is skipped). Files whose
+  // metadata is broken are kept as errors, so `list` and `check` can show them.
+  explicit KernelLibrary(std::vector<std::filesystem::path> dirs);
+
+  const std::vector<std::filesystem::path>& dirs() const { return dirs_; }
+  std::vector<std::filesystem::path> include_dirs() const;  // each dir's include/ that exists
+  const std::vector<std::shared_ptr<const KernelFile>>& files() const { return files_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+  std::vector<std::shared_ptr<const KernelFile>> family(const std::string& family) const;
+  // Throws ConfigError listing the family's kernels when there is no such file.
+  std::shared_ptr<const KernelFile> find(const std::string& family, const std::string& name) const;
+
+ private:
+  std::vector<std::filesystem::path> dirs_;
+  std::vector<std::shared_ptr<const KernelFile>> files_;
+  std::vector<std::string> errors_;
+};
+
+// The directories gpuk reads kernels from: the built-in one, then $GPUK_KERNELS (':'-separated),
+// then `extra` (from --kernels).
+std::vector<std::filesystem::path> kernel_dirs(const std::vector<std::filesystem::path>& extra);
+
+// One instantiation of a kernel file: the family's leading template arguments (element type,
+// operation) followed by a value for each of the file's parameters.
+class Variant {
+ public:
+  // Fills unspecified parameters with their defaults; throws ConfigError for unknown names,
+  // values the metadata does not allow, and violated constraints that involve only parameters.
+  Variant(std::shared_ptr<const KernelFile> file, std::vector<std::string> leading_args,
+          const std::map<std::string, std::int64_t>& values);
+
+  const KernelFile& file() const { return *file_; }
+  const std::vector<std::pair<std::string, std::int64_t>>& params() const { return params_; }
+  const std::vector<std::string>& leading_args() const { return leading_args_; }
+  std::int64_t param(const std::string& name) const;
+  std::string name_expression(const LaunchSpec& launch) const;  // "onepass<R, 256, 4>"
+  std::string label() const;                                     // "onepass BLOCK=256 UNROLL=4"
+
+  // Looks a name up among the parameters, then in `extra` (n, sm_count, ...).
+  std::optional<std::int64_t> lookup(std::string_view name,
+                                     const std::map<std::string, std::int64_t, std::less<>>& extra) const;
+
+ private:
+  std::shared_ptr<const KernelFile> file_;
+  std::vector<std::string> leading_args_;
+  std::vector<std::pair<std::string, std::int64_t>> params_;
+};
+
+// A variant's launches worked out for one problem size on one device.
+struct ResolvedLaunch {
+  std::string name_expression;
+  std::uint32_t grid = 1, block = 1, shared_bytes = 0;
+};
+struct LaunchPlan {
+  std::vector<ResolvedLaunch> launches;
+  std::int64_t scratch_slots = 0;
+};
+
+struct LaunchLimits {
+  std::int64_t n = 0;
+  int sm_count = 0;
+  int elem_bytes = 0;
+  int max_threads_per_block = 1024;
+  int max_shared_bytes = 48 * 1024;
+};
+
+// Evaluates grid, block, shared memory and scratch, and checks every constraint and device limit.
+// Throws ConfigError naming the kernel file, the line and the expression.
+LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits);
+
+}  // namespace gpuk

@@ -1,0 +1,15 @@
+// Small text helpers for messages.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuk {
+
+// " (did you mean 'size'?)" when a candidate is close to `word`, else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+}  // namespace gpuk

@@ -1,0 +1,334 @@
+#include "gpuk/jit.hpp"
+
+#include <nvrtc.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "gpuk/error.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+#define GPUK_NVRTC(call_expr, context)                                                          \
+  do {                                                                                          \
+    const nvrtcResult gpuk_nvrtc_result_ = (call_expr);                                         \
+    if (gpuk_nvrtc_result_ != NVRTC_SUCCESS)                                                    \
+      throw CompileError(std::string(#call_expr).substr(0, std::string(#call_expr).find('(')) + \
+                         " failed: " + nvrtcGetErrorString(gpuk_nvrtc_result_) + " [" + (context) + "]"); \
+  } while (0)
+
+// Two independent 64-bit hashes side by side: a 128-bit content key.
+class Hasher {
+ public:
+  void add(std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      a_ = (a_ ^ c) * 0x100000001b3ull;
+      b_ = (b_ + c + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+      b_ ^= b_ >> 31;
+    }
+    // A separator, so that ("ab", "c") and ("a", "bc") differ.
+    a_ = (a_ ^ 0xff) * 0x100000001b3ull;
+    b_ = (b_ + 0x94d049bb133111ebull) * 0xbf58476d1ce4e5b9ull;
+  }
+  std::string hex() const {
+    char out[33];
+    std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(a_),
+                  static_cast<unsigned long long>(b_));
+    return out;
+  }
+
+ private:
+  std::uint64_t a_ = 0xcbf29ce484222325ull;
+  std::uint64_t b_ = 0x84222325cbf29ce4ull;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Adds every header `source` includes (found next to `dir` or on the include path) to the hash,
+// recursively, in a fixed order.
+void hash_includes(const std::string& source, const fs::path& dir, const std::vector<fs::path>& include_dirs,
+                   std::set<fs::path>& seen, Hasher& hasher) {
+  static const std::regex include_re(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
+  std::istringstream lines(source);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, include_re)) continue;
+    std::vector<fs::path> candidates = {dir / m[1].str()};
+    for (const auto& inc : include_dirs) candidates.push_back(inc / m[1].str());
+    for (const auto& candidate : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(candidate, ec)) continue;
+      const fs::path canonical = fs::weakly_canonical(candidate, ec);
+      if (!seen.insert(canonical).second) break;
+      const std::string text = read_file(canonical);
+      hasher.add(m[1].str());
+      hasher.add(text);
+      hash_includes(text, canonical.parent_path(), include_dirs, seen, hasher);
+      break;
+    }
+  }
+}
+
+std::string checksum(const std::vector<char>& bytes) {
+  Hasher h;
+  h.add(std::string_view(bytes.data(), bytes.size()));
+  return h.hex();
+}
+
+constexpr std::string_view kCacheMagic = "GPUK-CUBIN-CACHE 1\n";
+
+}  // namespace
+
+const std::string& CompiledKernels::lowered(const std::string& name_expression) const {
+  for (std::size_t i = 0; i < name_expressions.size(); ++i)
+    if (name_expressions[i] == name_expression) return lowered_names[i];
+  throw Error("no compiled kernel for " + name_expression);
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// --- CompileCache ----------------------------------------------------------------------------
+
+fs::path CompileCache::default_dir() {
+  if (const char* dir = std::getenv("GPUK_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "gpuk";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "gpuk";
+  return fs::temp_directory_path() / "gpuk-cache";
+}
+
+CompileCache::CompileCache(std::optional<fs::path> dir) {
+  if (!dir) return;
+  std::error_code ec;
+  fs::create_directories(*dir, ec);
+  const fs::path probe = *dir / (".probe-" + std::to_string(::getpid()));
+  std::ofstream out(probe);
+  if (ec || !out) {
+    std::cerr << "gpuk: warning: the compile cache " << dir->string()
+              << " cannot be written; compiling without a cache\n";
+    return;
+  }
+  out.close();
+  fs::remove(probe, ec);
+  dir_ = std::move(dir);
+}
+
+fs::path CompileCache::entry_path(const std::string& key) const { return *dir_ / (key + ".cubin"); }
+
+std::optional<CompiledKernels> CompileCache::load(const std::string& key) const {
+  if (!dir_) return std::nullopt;
+  std::ifstream in(entry_path(key), std::ios::binary);
+  if (!in) return std::nullopt;
+  // Layout: magic, "key K", "names N", N lines "expression\tlowered", "cubin BYTES SUM", bytes.
+  const auto damaged = [&](const std::string& why) -> std::optional<CompiledKernels> {
+    std::cerr << "gpuk: note: cache entry " << entry_path(key).string() << " is damaged (" << why
+              << "); recompiling\n";
+    return std::nullopt;
+  };
+  std::string magic(kCacheMagic.size(), '\0');
+  in.read(magic.data(), static_cast<std::streamsize>(magic.size()));
+  if (magic != kCacheMagic) return damaged("bad header");
+  CompiledKernels c;
+  std::string word, stored_key;
+  std::size_t count = 0, bytes = 0;
+  if (!(in >> word >> stored_key) || word != "key" || stored_key != key) return damaged("wrong key");
+  if (!(in >> word >> count) || word != "names" || count > 100000) return damaged("bad name count");
+  in.ignore(1);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string line;
+    if (!std::getline(in, line)) return damaged("truncated names");
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) return damaged("bad name line");
+    c.name_expressions.push_back(line.substr(0, tab));
+    c.lowered_names.push_back(line.substr(tab + 1));
+  }
+  std::string sum;
+  if (!(in >> word >> bytes >> sum) || word != "cubin" || bytes > (std::size_t{1} << 31))
+    return damaged("bad size line");
+  in.ignore(1);
+  c.cubin.resize(bytes);
+  in.read(c.cubin.data(), static_cast<std::streamsize>(bytes));
+  if (static_cast<std::size_t>(in.gcount()) != bytes) return damaged("truncated CUBIN");
+  if (checksum(c.cubin) != sum) return damaged("checksum mismatch");
+  c.from_cache = true;
+  c.cache_key = key;
+  return c;
+}
+
+void CompileCache::store(const CompiledKernels& c) const {
+  if (!dir_) return;
+  static std::atomic<unsigned> counter{0};
+  const fs::path final_path = entry_path(c.cache_key);
+  const fs::path tmp = final_path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << kCacheMagic << "key " << c.cache_key << "\nnames " << c.name_expressions.size() << "\n";
+    for (std::size_t i = 0; i < c.name_expressions.size(); ++i)
+      out << c.name_expressions[i] << '\t' << c.lowered_names[i] << '\n';
+    out << "cubin " << c.cubin.size() << ' ' << checksum(c.cubin) << '\n';
+    out.write(c.cubin.data(), static_cast<std::streamsize>(c.cubin.size()));
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;  // a full disk costs a recompile next time, nothing more
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, final_path, ec);  // atomic: readers see the old entry or the whole new one
+  if (ec) fs::remove(tmp, ec);
+}
+
+// --- Jit -------------------------------------------------------------------------------------
+
+Jit::Jit(JitOptions options, const CompileCache* cache) : options_(std::move(options)), cache_(cache) {}
+
+std::vector<std::string> Jit::nvrtc_options() const {
+  std::vector<std::string> opts = {"--gpu-architecture=" + options_.arch, "-std=c++17", "-DGPUK_NVRTC=1"};
+  if (options_.line_info) opts.push_back("-lineinfo");
+  for (const auto& dir : options_.include_dirs) opts.push_back("-I" + dir.string());
+  opts.insert(opts.end(), options_.extra_options.begin(), options_.extra_options.end());
+  return opts;
+}
+
+std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
+  Hasher h;
+  h.add(file.source);
+  std::set<fs::path> seen;
+  hash_includes(file.source, file.path.parent_path(), options_.include_dirs, seen, h);
+  for (const auto& e : name_expressions) h.add(e);
+  for (const auto& o : nvrtc_options()) {
+    // Include directories matter through the headers' contents, hashed above, not their paths.
+    if (o.rfind("-I", 0) != 0) h.add(o);
+  }
+  h.add(nvrtc_version());
+  h.add(options_.arch);
+  return h.hex();
+}
+
+CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
+  const std::string key = cache_key(file, name_expressions);
+  if (cache_) {
+    if (auto cached = cache_->load(key)) {
+      if (cached->name_expressions == name_expressions) return std::move(*cached);
+    }
+  }
+  const std::string context = file.path.string();
+  nvrtcProgram program = nullptr;
+  GPUK_NVRTC(nvrtcCreateProgram(&program, file.source.c_str(), file.path.string().c_str(), 0, nullptr, nullptr),
+             context);
+  struct ProgramOwner {
+    nvrtcProgram& p;
+    ~ProgramOwner() { nvrtcDestroyProgram(&p); }
+  } owner{program};
+  for (const auto& e : name_expressions) GPUK_NVRTC(nvrtcAddNameExpression(program, e.c_str()), context + " " + e);
+
+  const std::vector<std::string> opts = nvrtc_options();
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  const nvrtcResult result = nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(program, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) nvrtcGetProgramLog(program, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (result != NVRTC_SUCCESS) {
+    std::string what = file.path.string() + ": NVRTC could not compile ";
+    what += name_expressions.size() == 1 ? name_expressions[0]
+                                         : std::to_string(name_expressions.size()) + " variants (first: " +
+                                               name_expressions[0] + ")";
+    what += " for " + options_.arch + ":\n" + format_compile_log(log, file.source, file.path.string());
+    throw CompileError(what);
+  }
+
+  CompiledKernels c;
+  c.name_expressions = name_expressions;
+  c.log = log;
+  c.cache_key = key;
+  std::size_t size = 0;
+  GPUK_NVRTC(nvrtcGetCUBINSize(program, &size), context);
+  if (size == 0)
+    throw CompileError(context + ": NVRTC produced no CUBIN for " + options_.arch +
+                       " (a virtual architecture such as compute_90 gives PTX only; name a real one, sm_90)");
+  c.cubin.resize(size);
+  GPUK_NVRTC(nvrtcGetCUBIN(program, c.cubin.data()), context);
+  for (const auto& e : name_expressions) {
+    const char* lowered = nullptr;
+    GPUK_NVRTC(nvrtcGetLoweredName(program, e.c_str(), &lowered), context + " " + e);
+    c.lowered_names.emplace_back(lowered);
+  }
+  if (cache_) cache_->store(c);
+  return c;
+}
+
+std::string format_compile_log(const std::string& log, const std::string& source, const std::string& program) {
+  static const std::regex header(R"(^(.*)\((\d+)\): (error|warning|remark)(.*)$)");
+  std::vector<std::string> src_lines;
+  {
+    std::istringstream in(source);
+    std::string l;
+    while (std::getline(in, l)) src_lines.push_back(l);
+  }
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(log);
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  std::ostringstream out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, header)) {
+      if (!lines[i].empty() && lines[i].find("errors detected") == std::string::npos &&
+          lines[i].find("error detected") == std::string::npos)
+        out << lines[i] << '\n';
+      continue;
+    }
+    const std::size_t line_no = std::stoul(m[2].str());
+    std::size_t column = 1;
+    if (m[1].str() != program) {  // a header or NVRTC's own name map: keep NVRTC's text as it is
+      out << lines[i] << '\n';
+      continue;
+    }
+    // NVRTC echoes the offending line and puts a caret under the column.
+    if (i + 2 < lines.size() && lines[i + 2].find('^') != std::string::npos && line_no >= 1 &&
+        line_no <= src_lines.size()) {
+      const std::string& echoed = lines[i + 1];
+      const std::string& original = src_lines[line_no - 1];
+      const std::size_t indent = echoed.size() >= original.size() ? echoed.size() - original.size() : 0;
+      const std::size_t caret = lines[i + 2].find('^');
+      column = caret >= indent ? caret - indent + 1 : 1;
+      i += 2;
+    }
+    out << m[1].str() << ':' << line_no << ':' << column << ": " << m[3].str() << m[4].str() << '\n';
+    if (line_no >= 1 && line_no <= src_lines.size()) {
+      out << "    " << src_lines[line_no - 1] << '\n';
+      out << "    " << std::string(column - 1, ' ') << "^\n";
+    }
+  }
+  std::string s = out.str();
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace gpuk

@@ -1,0 +1,373 @@
+#include "gpuk/kernel_file.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "gpuk/error.hpp"
+#include "gpuk/text.hpp"
+#include "yaml_util.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kMetadataKeys = {"family", "operations", "dtypes", "summary", "fixes",
+                                                "params", "constraints", "launch", "scratch"};
+
+bool valid_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
+  const std::string text = src.string(node, what);
+  try {
+    return Expr::parse(text);
+  } catch (const ConfigError& e) {
+    src.fail(node, what + " '" + text + "': " + e.what());
+  }
+}
+
+ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YAML::Node& node) {
+  ParamSpec p;
+  p.name = name;
+  p.line = src.line(node);
+  if (!valid_identifier(name)) src.fail(node, "parameter name '" + name + "' is not an identifier");
+  src.check_keys(node, {"default", "values", "range", "pow2"}, "parameter " + name);
+  if (node["values"]) {
+    if (!node["values"].IsSequence() || node["values"].size() == 0)
+      src.fail(node["values"], "parameter " + name + ": values must be a non-empty list of integers");
+    for (const auto& v : node["values"]) p.values.push_back(src.integer(v, "a value of " + name));
+  }
+  // range: [lo, hi] or [lo, hi, step]; pow2: [lo, hi] = powers of two from lo to hi.
+  if (node["range"]) {
+    const auto r = node["range"];
+    if (!r.IsSequence() || r.size() < 2 || r.size() > 3)
+      src.fail(r, "parameter " + name + ": range must be [low, high] or [low, high, step]");
+    const std::int64_t lo = src.integer(r[0], "range"), hi = src.integer(r[1], "range");
+    const std::int64_t step = r.size() == 3 ? src.integer(r[2], "range step") : 1;
+    if (step <= 0 || lo > hi || (hi - lo) / step > 100000)
+      src.fail(r, "parameter " + name + ": range needs low <= high, step > 0, at most 100000 values");
+    for (std::int64_t v = lo; v <= hi; v += step) p.values.push_back(v);
+  }
+  if (node["pow2"]) {
+    const auto r = node["pow2"];
+    if (!r.IsSequence() || r.size() != 2)
+      src.fail(r, "parameter " + name + ": pow2 must be [low, high]");
+    const std::int64_t lo = src.integer(r[0], "pow2"), hi = src.integer(r[1], "pow2");
+    if (lo < 1 || hi < lo || hi > (std::int64_t{1} << 40))
+      src.fail(r, "parameter " + name + ": pow2 needs 1 <= low <= high <= 2^40");
+    for (std::int64_t v = 1; v <= hi; v *= 2)
+      if (v >= lo) p.values.push_back(v);
+    if (p.values.empty()) src.fail(r, "parameter " + name + ": pow2 range holds no power of two");
+  }
+  if (!node["default"]) src.fail(node, "parameter " + name + " has no default");
+  p.default_value = src.integer(node["default"], "the default of " + name);
+  std::sort(p.values.begin(), p.values.end());
+  p.values.erase(std::unique(p.values.begin(), p.values.end()), p.values.end());
+  if (p.values.empty()) p.values.push_back(p.default_value);
+  if (!std::binary_search(p.values.begin(), p.values.end(), p.default_value))
+    src.fail(node["default"], "the default of " + name + " (" + std::to_string(p.default_value) +
+                                  ") is not among its allowed values");
+  return p;
+}
+
+}  // namespace
+
+KernelFile KernelFile::load(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string() + ": cannot read kernel file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+KernelFile KernelFile::parse(const std::string& source, const fs::path& path) {
+  KernelFile k;
+  k.path = path;
+  k.name = path.stem().string();
+  k.source = source;
+
+  // The metadata block: the file's first non-blank line is "/* gpuk", closed by "*/".
+  std::size_t pos = source.find_first_not_of(" \t\r\n");
+  const std::string opener = "/* gpuk";
+  if (pos == std::string::npos || source.compare(pos, opener.size(), opener) != 0 ||
+      (pos + opener.size() < source.size() && !std::isspace(static_cast<unsigned char>(source[pos + opener.size()]))))
+    throw ConfigError(path.string() +
+                      ":1:1: a kernel file must start with its metadata block ('/* gpuk' ... '*/'); "
+                      "see docs/kernels.md");
+  const std::size_t body = source.find('\n', pos);
+  const std::size_t close = source.find("*/", pos);
+  if (body == std::string::npos || close == std::string::npos || close < body)
+    throw ConfigError(path.string() + ":1:1: the metadata block is not closed with '*/'");
+  const int offset = static_cast<int>(std::count(source.begin(), source.begin() + body + 1, '\n'));
+  yaml::Source src{path, offset};
+  const YAML::Node meta = src.parse(source.substr(body + 1, close - body - 1));
+  if (!meta.IsMap())
+    throw ConfigError(path.string() + ":" + std::to_string(offset + 1) +
+                      ":1: the metadata block must be a YAML mapping (family:, operations:, launch:, ...)");
+  src.check_keys(meta, kMetadataKeys, "the metadata block");
+
+  for (const char* required : {"family", "operations", "launch"})
+    if (!meta[required])
+      throw ConfigError(path.string() + ":" + std::to_string(offset + 1) + ":1: the metadata block has no '" +
+                        required + "'");
+  k.family = src.string(meta["family"], "family");
+  k.operations = src.strings(meta["operations"], "operations");
+  if (meta["dtypes"]) {
+    for (const auto& item : meta["dtypes"]) {
+      const std::string name = src.string(item, "dtypes");
+      const auto dtype = parse_dtype(name);
+      if (!dtype) src.fail(item, "unknown dtype '" + name + "'");
+      k.dtypes.push_back(*dtype);
+    }
+  } else {
+    k.dtypes = all_dtypes();
+  }
+  if (meta["summary"]) k.summary = src.string(meta["summary"], "summary");
+  if (meta["fixes"]) k.fixes = src.string(meta["fixes"], "fixes");
+
+  std::set<std::string> names = {"n", "sm_count", "elem_bytes", "vec"};
+  if (const auto params = meta["params"]; params && !params.IsNull()) {
+    if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: {default: ..., values: [...]}");
+    for (const auto& item : params) {
+      const std::string name = item.first.as<std::string>();
+      if (!names.insert(name).second) src.fail(item.first, "parameter name '" + name + "' is taken");
+      k.params.push_back(parse_param(src, name, item.second));
+    }
+  }
+  if (const auto constraints = meta["constraints"]) {
+    for (const auto& item : constraints)
+      k.constraints.push_back({parse_expr(src, item, "constraint"), src.line(item)});
+  }
+
+  const auto launch = meta["launch"];
+  if (!launch.IsSequence() || launch.size() == 0)
+    src.fail(launch, "launch must be a list of {entry: NAME, grid: EXPR, block: EXPR}");
+  for (const auto& item : launch) {
+    src.check_keys(item, {"entry", "grid", "block", "shared"}, "a launch");
+    if (!item["entry"] || !item["grid"] || !item["block"])
+      src.fail(item, "a launch needs entry, grid and block");
+    LaunchSpec l;
+    l.entry = src.string(item["entry"], "entry");
+    if (!valid_identifier(l.entry)) src.fail(item["entry"], "entry '" + l.entry + "' is not an identifier");
+    l.grid = parse_expr(src, item["grid"], "grid");
+    l.block = parse_expr(src, item["block"], "block");
+    l.shared_bytes = item["shared"] ? parse_expr(src, item["shared"], "shared") : Expr::parse("0");
+    l.line = src.line(item);
+    // The entry must exist as a template in the source: catch typos before NVRTC does.
+    if (source.find(l.entry + "(") == std::string::npos && source.find(l.entry + " (") == std::string::npos)
+      src.fail(item["entry"], "entry '" + l.entry + "' is not defined in this file");
+    k.launches.push_back(std::move(l));
+  }
+  k.scratch = meta["scratch"] ? parse_expr(src, meta["scratch"], "scratch") : Expr::parse("0");
+  return k;
+}
+
+const ParamSpec* KernelFile::param(const std::string& name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool KernelFile::supports(const std::string& operation) const {
+  return std::find(operations.begin(), operations.end(), operation) != operations.end();
+}
+
+bool KernelFile::supports(DType dtype) const {
+  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+// --- KernelLibrary ---------------------------------------------------------------------------
+
+KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)) {
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      errors_.push_back(dir.string() + ": kernel directory does not exist");
+      continue;
+    }
+    std::vector<fs::path> paths;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (ec) break;
+      if (it->is_directory() && it->path().filename() == "include") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() && it->path().extension() == ".cu") paths.push_back(it->path());
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      try {
+        auto file = std::make_shared<const KernelFile>(KernelFile::load(path));
+        // A later directory's file shadows an earlier one of the same family and name.
+        std::erase_if(files_, [&](const auto& f) { return f->family == file->family && f->name == file->name; });
+        files_.push_back(std::move(file));
+      } catch (const ConfigError& e) {
+        errors_.push_back(e.what());
+      }
+    }
+  }
+}
+
+std::vector<fs::path> KernelLibrary::include_dirs() const {
+  std::vector<fs::path> out;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (fs::is_directory(dir / "include", ec)) out.push_back(dir / "include");
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<const KernelFile>> KernelLibrary::family(const std::string& family) const {
+  std::vector<std::shared_ptr<const KernelFile>> out;
+  for (const auto& f : files_)
+    if (f->family == family) out.push_back(f);
+  return out;
+}
+
+std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family, const std::string& name) const {
+  std::vector<std::string> names;
+  for (const auto& f : files_) {
+    if (f->family != family) continue;
+    if (f->name == name || f->path.filename() == name) return f;
+    names.push_back(f->name);
+  }
+  for (const auto& e : errors_)
+    if (e.find("/" + name + ".cu:") != std::string::npos) throw ConfigError(e);
+  throw ConfigError("no " + family + " kernel named '" + name + "'" + did_you_mean(name, names) +
+                    "; the " + family + " kernels are: " + (names.empty() ? "(none)" : join(names)));
+}
+
+std::vector<fs::path> kernel_dirs(const std::vector<fs::path>& extra) {
+  std::vector<fs::path> dirs = {fs::path(GPUK_BUILTIN_KERNELS_DIR)};
+  if (const char* env = std::getenv("GPUK_KERNELS"); env && *env) {
+    std::stringstream list(env);
+    std::string item;
+    while (std::getline(list, item, ':'))
+      if (!item.empty()) dirs.emplace_back(item);
+  }
+  dirs.insert(dirs.end(), extra.begin(), extra.end());
+  return dirs;
+}
+
+// --- Variant ---------------------------------------------------------------------------------
+
+Variant::Variant(std::shared_ptr<const KernelFile> file, std::vector<std::string> leading_args,
+                 const std::map<std::string, std::int64_t>& values)
+    : file_(std::move(file)), leading_args_(std::move(leading_args)) {
+  const KernelFile& k = *file_;
+  for (const auto& [name, value] : values) {
+    const ParamSpec* p = k.param(name);
+    if (!p) {
+      std::vector<std::string> names;
+      for (const auto& q : k.params) names.push_back(q.name);
+      throw ConfigError("kernel " + k.name + " has no parameter '" + name + "'" + did_you_mean(name, names) +
+                        (names.empty() ? "; it has none" : "; its parameters: " + join(names)));
+    }
+    if (!std::binary_search(p->values.begin(), p->values.end(), value)) {
+      std::vector<std::string> allowed;
+      for (auto v : p->values) allowed.push_back(std::to_string(v));
+      throw ConfigError("kernel " + k.name + ": " + name + " = " + std::to_string(value) +
+                        " is not allowed (" + k.path.string() + ":" + std::to_string(p->line) +
+                        " allows " + join(allowed) + ")");
+    }
+  }
+  for (const auto& p : k.params) {
+    const auto it = values.find(p.name);
+    params_.emplace_back(p.name, it == values.end() ? p.default_value : it->second);
+  }
+  // Constraints that involve only parameters can be checked now; the rest when launching.
+  for (const auto& c : k.constraints) {
+    bool only_params = true;
+    for (const auto& id : c.expr.identifiers()) only_params = only_params && k.param(id);
+    if (!only_params) continue;
+    if (c.expr.eval([&](std::string_view n) { return lookup(n, {}); }) == 0)
+      throw ConfigError("kernel " + k.name + ": " + label() + " breaks the constraint '" + c.expr.text() +
+                        "' (" + k.path.string() + ":" + std::to_string(c.line) + ")");
+  }
+}
+
+std::int64_t Variant::param(const std::string& name) const {
+  for (const auto& [n, v] : params_)
+    if (n == name) return v;
+  throw Error("variant " + label() + " has no parameter " + name);
+}
+
+std::optional<std::int64_t> Variant::lookup(std::string_view name,
+                                            const std::map<std::string, std::int64_t, std::less<>>& extra) const {
+  for (const auto& [n, v] : params_)
+    if (n == name) return v;
+  if (const auto it = extra.find(name); it != extra.end()) return it->second;
+  return std::nullopt;
+}
+
+std::string Variant::name_expression(const LaunchSpec& launch) const {
+  std::string out = launch.entry + "<";
+  bool first = true;
+  for (const auto& a : leading_args_) out += (first ? "" : ", ") + a, first = false;
+  for (const auto& [n, v] : params_) out += (first ? "" : ", ") + std::to_string(v), first = false;
+  return out + ">";
+}
+
+std::string Variant::label() const {
+  std::string out = file_->name;
+  for (const auto& [n, v] : params_) out += " " + n + "=" + std::to_string(v);
+  return out;
+}
+
+LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
+  const KernelFile& k = variant.file();
+  const std::map<std::string, std::int64_t, std::less<>> extra = {
+      {"n", limits.n},
+      {"sm_count", limits.sm_count},
+      {"elem_bytes", limits.elem_bytes},
+      {"vec", limits.elem_bytes ? 16 / limits.elem_bytes : 1}};
+  const auto lookup = [&](std::string_view name) { return variant.lookup(name, extra); };
+  const auto where = [&](int line) { return k.path.string() + ":" + std::to_string(line); };
+  const auto eval = [&](const Expr& e, int line, const std::string& what) {
+    try {
+      return e.eval(lookup);
+    } catch (const ConfigError& error) {
+      throw ConfigError(where(line) + ": " + what + " of " + variant.label() + ": " + error.what());
+    }
+  };
+  for (const auto& c : k.constraints)
+    if (eval(c.expr, c.line, "constraint") == 0)
+      throw ConfigError(where(c.line) + ": " + variant.label() + " breaks the constraint '" + c.expr.text() +
+                        "' for n = " + std::to_string(limits.n));
+  LaunchPlan plan;
+  for (const auto& l : k.launches) {
+    const std::int64_t grid = eval(l.grid, l.line, "grid");
+    const std::int64_t block = eval(l.block, l.line, "block");
+    const std::int64_t shared = eval(l.shared_bytes, l.line, "shared");
+    if (grid < 1 || grid > 0x7fffffff)
+      throw ConfigError(where(l.line) + ": grid '" + l.grid.text() + "' of " + variant.label() + " is " +
+                        std::to_string(grid) + " for n = " + std::to_string(limits.n) +
+                        "; it must be between 1 and 2^31-1");
+    if (block < 1 || block > limits.max_threads_per_block)
+      throw ConfigError(where(l.line) + ": block '" + l.block.text() + "' of " + variant.label() + " is " +
+                        std::to_string(block) + "; this GPU allows 1 to " +
+                        std::to_string(limits.max_threads_per_block) + " threads per block");
+    if (shared < 0 || shared > limits.max_shared_bytes)
+      throw ConfigError(where(l.line) + ": shared '" + l.shared_bytes.text() + "' of " + variant.label() +
+                        " is " + std::to_string(shared) + " bytes; this GPU allows at most " +
+                        std::to_string(limits.max_shared_bytes));
+    plan.launches.push_back({variant.name_expression(l), static_cast<std::uint32_t>(grid),
+                             static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared)});
+  }
+  plan.scratch_slots = eval(k.scratch, 1, "scratch");
+  if (plan.scratch_slots < 0 || plan.scratch_slots > (std::int64_t{1} << 32))
+    throw ConfigError(k.path.string() + ": scratch '" + k.scratch.text() + "' of " + variant.label() + " is " +
+                      std::to_string(plan.scratch_slots) + " slots");
+  return plan;
+}
+
+}  // namespace gpuk

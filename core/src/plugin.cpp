@@ -1,0 +1,124 @@
+#include "gpuk/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "gpuk/error.hpp"
+#include "gpuk/text.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+std::string gpuk_version() { return GPUK_VERSION; }
+
+struct PluginRegistry::Loaded {
+  void* handle = nullptr;
+  const GpukPluginInfo* info = nullptr;
+  FamilyPlugin* plugin = nullptr;
+  fs::path path;
+  ~Loaded() {
+    if (plugin) info->destroy(plugin);
+    // The library stays mapped: objects it created (exceptions, strings) may outlive the registry.
+  }
+};
+
+PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dirs)) {
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("libgpuk_family_", 0) == 0 && entry.path().extension() == ".so") paths.push_back(entry.path());
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        errors_.push_back(path.string() + ": cannot load plugin: " + dlerror());
+        continue;
+      }
+      using InfoFn = const GpukPluginInfo* (*)();
+      auto fn = reinterpret_cast<InfoFn>(dlsym(handle, "gpuk_plugin_info"));
+      if (!fn) {
+        errors_.push_back(path.string() + ": not a gpuk plugin (no gpuk_plugin_info symbol)");
+        continue;
+      }
+      const GpukPluginInfo* info = fn();
+      if (!info || info->abi_version != GPUK_PLUGIN_ABI_VERSION) {
+        errors_.push_back(path.string() + ": plugin ABI version " + std::to_string(info ? info->abi_version : -1) +
+                          " does not match this gpuk's " + std::to_string(GPUK_PLUGIN_ABI_VERSION) +
+                          "; rebuild the plugin against this gpuk");
+        continue;
+      }
+      // A later directory's plugin for the same family replaces an earlier one.
+      std::erase_if(plugins_, [&](const auto& p) { return p->info->family == std::string(info->family); });
+      auto loaded = std::make_unique<Loaded>();
+      loaded->handle = handle;
+      loaded->info = info;
+      loaded->path = path;
+      try {
+        loaded->plugin = info->create();
+      } catch (const std::exception& e) {
+        errors_.push_back(path.string() + ": plugin failed to start: " + e.what());
+        continue;
+      }
+      plugins_.push_back(std::move(loaded));
+    }
+  }
+}
+
+PluginRegistry::~PluginRegistry() = default;
+
+const FamilyPlugin* PluginRegistry::find(const std::string& family) const {
+  for (const auto& p : plugins_)
+    if (p->plugin->name() == family) return p->plugin;
+  return nullptr;
+}
+
+const FamilyPlugin& PluginRegistry::get(const std::string& family) const {
+  if (const FamilyPlugin* p = find(family)) return *p;
+  std::vector<std::string> dirs;
+  for (const auto& d : dirs_) dirs.push_back(d.string());
+  std::string message = "no plugin for family '" + family + "'" + did_you_mean(family, names()) +
+                        "; families found: " + (plugins_.empty() ? "(none)" : join(names())) +
+                        "; plugin directories searched: " + join(dirs);
+  for (const auto& e : errors_) message += "\n  " + e;
+  throw ConfigError(message);
+}
+
+std::vector<const FamilyPlugin*> PluginRegistry::all() const {
+  std::vector<const FamilyPlugin*> out;
+  for (const auto& p : plugins_) out.push_back(p->plugin);
+  return out;
+}
+
+std::vector<std::string> PluginRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : plugins_) out.push_back(p->plugin->name());
+  return out;
+}
+
+fs::path PluginRegistry::path_of(const std::string& family) const {
+  for (const auto& p : plugins_)
+    if (p->plugin->name() == family) return p->path;
+  return {};
+}
+
+std::vector<fs::path> plugin_dirs(const std::vector<fs::path>& extra) {
+  std::vector<fs::path> dirs = {fs::path(GPUK_BUILTIN_PLUGIN_DIR)};
+  if (const char* env = std::getenv("GPUK_PLUGINS"); env && *env) {
+    std::stringstream list(env);
+    std::string item;
+    while (std::getline(list, item, ':'))
+      if (!item.empty()) dirs.emplace_back(item);
+  }
+  dirs.insert(dirs.end(), extra.begin(), extra.end());
+  return dirs;
+}
+
+}  // namespace gpuk

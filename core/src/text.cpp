@@ -1,0 +1,48 @@
+#include "gpuk/text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpuk {
+
+namespace {
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution =
+          diagonal + (std::tolower(static_cast<unsigned char>(a[i - 1])) !=
+                      std::tolower(static_cast<unsigned char>(b[j - 1])));
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 0;
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (!best || d < best_distance) best = &candidate, best_distance = d;
+  }
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+  if (!best || best_distance > limit) return "";
+  return " (did you mean '" + *best + "'?)";
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+}  // namespace gpuk

@@ -1,0 +1,121 @@
+// Helpers for reading YAML with errors that point at file:line:column (core-internal).
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpuk/error.hpp"
+#include "gpuk/text.hpp"
+
+namespace gpuk::yaml {
+
+// A YAML document and where it came from; line_offset shifts yaml-cpp's 0-based lines when the
+// YAML is embedded in another file (a kernel's metadata block).
+struct Source {
+  std::filesystem::path path;
+  int line_offset = 0;
+
+  std::string where(const YAML::Mark& mark) const {
+    if (mark.is_null()) return path.string();
+    return path.string() + ":" + std::to_string(mark.line + 1 + line_offset) + ":" +
+           std::to_string(mark.column + 1);
+  }
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
+    throw ConfigError(where(node.Mark()) + ": " + what);
+  }
+  int line(const YAML::Node& node) const { return node.Mark().line + 1 + line_offset; }
+
+  YAML::Node parse(const std::string& text) const {
+    try {
+      return YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(where(e.mark) + ": not valid YAML: " + e.msg);
+    }
+  }
+
+  // Every key of `map` must be in `allowed`.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                  const std::string& what) const {
+    if (!map.IsMap()) fail(map, what + " must be a mapping of key: value");
+    for (const auto& item : map) {
+      const std::string key = item.first.as<std::string>();
+      bool known = false;
+      for (const auto& a : allowed) known = known || a == key;
+      if (!known)
+        fail(item.first, "unknown key '" + key + "' in " + what + did_you_mean(key, allowed) +
+                             "; known keys: " + join(allowed));
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a single value");
+    return node.Scalar();
+  }
+
+  std::int64_t integer(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be an integer");
+    const std::string& text = node.Scalar();
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      // Accept 2^28-style powers and digit groups with '_' for readability.
+      std::string digits;
+      for (char c : text)
+        if (c != '_') digits += c;
+      if (const auto caret = digits.find('^'); caret != std::string::npos) {
+        const long long base = std::stoll(digits.substr(0, caret), &used);
+        if (used != caret) throw std::invalid_argument(text);
+        const long long exponent = std::stoll(digits.substr(caret + 1), &used);
+        if (used != digits.size() - caret - 1 || exponent < 0 || exponent > 62)
+          throw std::invalid_argument(text);
+        value = 1;
+        for (long long i = 0; i < exponent; ++i) {
+          if (__builtin_mul_overflow(value, base, &value)) throw std::out_of_range(text);
+        }
+        return value;
+      }
+      value = std::stoll(digits, &used, 0);
+      if (used != digits.size()) throw std::invalid_argument(text);
+    } catch (const std::out_of_range&) {
+      fail(node, what + " is out of range: '" + text + "'");
+    } catch (const std::invalid_argument&) {
+      fail(node, what + " must be an integer, not '" + text + "'");
+    }
+    return value;
+  }
+
+  double number(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a number");
+    const std::string& text = node.Scalar();
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(text, &used);
+      if (used != text.size()) throw std::invalid_argument(text);
+      return value;
+    } catch (const std::exception&) {
+      fail(node, what + " must be a number, not '" + text + "'");
+    }
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be true or false");
+    const std::string& t = node.Scalar();
+    if (t == "true" || t == "True" || t == "yes" || t == "on") return true;
+    if (t == "false" || t == "False" || t == "no" || t == "off") return false;
+    fail(node, what + " must be true or false, not '" + t + "'");
+  }
+
+  // A scalar or a sequence of scalars, as strings.
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& what) const {
+    std::vector<std::string> out;
+    if (node.IsScalar()) return {node.Scalar()};
+    if (!node.IsSequence()) fail(node, what + " must be a list");
+    for (const auto& item : node) out.push_back(string(item, what));
+    return out;
+  }
+};
+
+}  // namespace gpuk::yaml

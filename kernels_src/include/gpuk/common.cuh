@@ -1,0 +1,52 @@
+// Device helpers shared by every kernel family. Kernel files are compiled by NVRTC with
+// kernels_src/include on the include path and no system headers, so this file defines the
+// few things the kernels need instead of including <cstdint> or <limits>.
+#pragma once
+
+namespace gpuk {
+
+using i64 = long long;
+using u64 = unsigned long long;
+using u32 = unsigned int;
+
+constexpr i64 kNoIndex = 0x7fffffffffffffffLL;  // "no element seen yet"
+
+template <class T> __device__ __forceinline__ bool is_nan(T) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float x) { return x != x; }
+template <> __device__ __forceinline__ bool is_nan<double>(double x) { return x != x; }
+
+// |x| as an unsigned magnitude for signed integers, so that |INT_MIN| does not overflow.
+template <class T> struct Magnitude { using type = T; };
+template <> struct Magnitude<int> { using type = unsigned int; };
+template <> struct Magnitude<long long> { using type = unsigned long long; };
+
+template <class T> __device__ __forceinline__ typename Magnitude<T>::type magnitude(T x) { return x; }
+template <> __device__ __forceinline__ float magnitude<float>(float x) { return fabsf(x); }
+template <> __device__ __forceinline__ double magnitude<double>(double x) { return fabs(x); }
+template <> __device__ __forceinline__ unsigned int magnitude<int>(int x) {
+  return x < 0 ? 0u - static_cast<unsigned int>(x) : static_cast<unsigned int>(x);
+}
+template <> __device__ __forceinline__ unsigned long long magnitude<long long>(long long x) {
+  return x < 0 ? 0ull - static_cast<unsigned long long>(x) : static_cast<unsigned long long>(x);
+}
+
+// A 16-byte vector of T, for loads that move 16 bytes per thread per instruction.
+template <class T> struct alignas(16) Vec16 {
+  static constexpr int kCount = 16 / sizeof(T);
+  T v[kCount];
+};
+
+template <class T> __device__ __forceinline__ Vec16<T> load_vec16(const T* p) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  Vec16<T> out;
+  *reinterpret_cast<uint4*>(out.v) = raw;
+  return out;
+}
+
+template <class T> __device__ __forceinline__ T shfl_xor(T x, int mask) {
+  return __shfl_xor_sync(0xffffffffu, x, mask);
+}
+
+__device__ __forceinline__ i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+
+}  // namespace gpuk

@@ -1,0 +1,163 @@
+// The Reducer family's device contract (docs/kernels/reduce.md explains it for kernel writers).
+//
+// Every reduce kernel is a template whose first argument is a policy R = gpuk::Reduce<T, OP, ABS>
+// and whose remaining arguments are the kernel file's own parameters, in metadata order:
+//
+//   template <class R, int BLOCK, ...>
+//   __global__ void entry(const typename R::T* in, gpuk::i64 n, typename R::Acc* out,
+//                         typename R::Acc* partials, unsigned int* counter);
+//
+// `out` receives one Acc (poisoned by the host before every run); `partials` has room for the
+// number of Acc slots the metadata's `scratch` expression asks for (uninitialised); `counter` is
+// zero when the first launch starts and must be zero again when the last launch ends.
+#pragma once
+#include "gpuk/common.cuh"
+
+namespace gpuk {
+
+enum class ReduceOp : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4 };
+
+// A value and the index it came from. index == kNoIndex marks "no element yet".
+template <class V> struct Candidate {
+  V value;
+  i64 index;
+};
+
+// Sums accumulate in 64 bits: float in double, integers in (unsigned) long long.
+template <class V> struct SumAccumulator { using type = V; };
+template <> struct SumAccumulator<float> { using type = double; };
+template <> struct SumAccumulator<int> { using type = long long; };
+template <> struct SumAccumulator<unsigned int> { using type = unsigned long long; };
+
+template <bool C, class A, class B> struct Select { using type = A; };
+template <class A, class B> struct Select<false, A, B> { using type = B; };
+
+template <class T_, ReduceOp OP, bool ABS>
+struct Reduce {
+  using T = T_;                                                        // element in memory
+  using V = typename Select<ABS, typename Magnitude<T>::type, T>::type;  // value compared or summed
+  static constexpr ReduceOp kOp = OP;
+  static constexpr bool kAbs = ABS;
+  static constexpr bool kSum = OP == ReduceOp::Sum;
+  static constexpr bool kLargest = OP == ReduceOp::Max || OP == ReduceOp::ArgMax;
+  using Acc = typename Select<kSum, typename SumAccumulator<V>::type, Candidate<V>>::type;
+
+  static __device__ __forceinline__ V value(T x) {
+    if constexpr (ABS) return magnitude(x); else return x;
+  }
+
+  // Does v beat the current best? NaN beats every number; nothing beats a NaN.
+  static __device__ __forceinline__ bool better(V v, V best) {
+    if (is_nan(v)) return !is_nan(best);
+    if constexpr (kLargest) return v > best; else return v < best;
+  }
+
+  static __device__ __forceinline__ Acc identity() {
+    if constexpr (kSum) return Acc(0);
+    else return Acc{V(0), kNoIndex};
+  }
+
+  // Fold element x at index i into a. Callers visit one thread's elements in increasing index
+  // order, so a strict comparison keeps the lowest index among equal values.
+  static __device__ __forceinline__ void accumulate(Acc& a, T x, i64 i) {
+    const V v = value(x);
+    if constexpr (kSum) {
+      a += static_cast<Acc>(v);
+    } else {
+      if (a.index == kNoIndex || better(v, a.value)) a = Acc{v, i};
+    }
+  }
+
+  // Associative and commutative: ties and NaNs resolve to the lowest index, whatever the order.
+  static __device__ __forceinline__ Acc combine(const Acc& a, const Acc& b) {
+    if constexpr (kSum) {
+      return a + b;
+    } else {
+      if (b.index == kNoIndex) return a;
+      if (a.index == kNoIndex) return b;
+      if (better(a.value, b.value)) return a;
+      if (better(b.value, a.value)) return b;
+      return a.index < b.index ? a : b;  // equal values, or both NaN
+    }
+  }
+
+  static __device__ __forceinline__ Acc shuffle_xor(const Acc& a, int mask) {
+    if constexpr (kSum) return shfl_xor(a, mask);
+    else return Acc{shfl_xor(a.value, mask), shfl_xor(a.index, mask)};
+  }
+
+  // Every lane of the warp ends with the warp's result.
+  static __device__ __forceinline__ Acc warp_reduce(Acc a) {
+#pragma unroll
+    for (int mask = 16; mask > 0; mask >>= 1) a = combine(a, shuffle_xor(a, mask));
+    return a;
+  }
+
+  // An unsigned key that orders values the way `better` does (a larger key is better), with every
+  // NaN above all numbers. Lets atomicMax on a 64-bit word pick the best value.
+  static __device__ __forceinline__ u64 order_key(V v) {
+    u64 ordered;
+    if constexpr (sizeof(V) == 4) {
+      u32 bits = *reinterpret_cast<const u32*>(&v);
+      if constexpr (V(-1) < V(0)) {  // signed or floating point: flip so that bits order like values
+        if constexpr (V(1) / V(2) != V(0)) {  // floating point
+          if (is_nan(v)) return ~0ull;
+          bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+        } else {
+          bits ^= 0x80000000u;
+        }
+      }
+      ordered = bits;
+      return kLargest ? ordered : 0xffffffffull - ordered;
+    } else {
+      u64 bits = *reinterpret_cast<const u64*>(&v);
+      if constexpr (V(-1) < V(0)) {
+        if constexpr (V(1) / V(2) != V(0)) {
+          if (is_nan(v)) return ~0ull;
+          bits = (bits & 0x8000000000000000ull) ? ~bits : (bits | 0x8000000000000000ull);
+        } else {
+          bits ^= 0x8000000000000000ull;
+        }
+      }
+      ordered = bits;
+      return kLargest ? ordered : ~ordered;  // a non-NaN never maps to ~0 either way
+    }
+  }
+};
+
+// Reduce the block's per-thread accumulators; thread 0 returns the block's result. `scratch`
+// needs BLOCK / 32 slots of shared memory. Contains __syncthreads: call from every thread.
+template <class R, int BLOCK>
+__device__ __forceinline__ typename R::Acc block_reduce(typename R::Acc a, typename R::Acc* scratch) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  constexpr int kWarps = BLOCK / 32;
+  a = R::warp_reduce(a);
+  if constexpr (kWarps > 1) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) scratch[warp] = a;
+    __syncthreads();
+    if (warp == 0) {
+      a = lane < kWarps ? scratch[lane] : R::identity();
+      a = R::warp_reduce(a);
+    }
+  }
+  return a;
+}
+
+// Reads an accumulator that another block of the same launch wrote, from L2 (ld.global.cg): L1
+// is not coherent across multiprocessors. The writer stores, __threadfence()s, then signals (an
+// atomic on a counter); the reader sees the signal, __threadfence()s, then reads with load_cg.
+template <class A> __device__ __forceinline__ A load_cg(const A* p) { return __ldcg(p); }
+template <class V> __device__ __forceinline__ Candidate<V> load_cg(const Candidate<V>* p) {
+  return Candidate<V>{__ldcg(&p->value), __ldcg(&p->index)};
+}
+
+// Atomically adds to a sum accumulator (global or shared memory). CUDA has no signed 64-bit
+// atomicAdd; two's-complement addition on the unsigned bits gives the same result.
+__device__ __forceinline__ void atomic_add(double* p, double x) { atomicAdd(p, x); }
+__device__ __forceinline__ void atomic_add(u64* p, u64 x) { atomicAdd(p, x); }
+__device__ __forceinline__ void atomic_add(i64* p, i64 x) {
+  atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(x));
+}
+
+}  // namespace gpuk

@@ -1,0 +1,111 @@
+/* gpuk
+family: reduce
+operations: [max, min, sum, argmax, argmin]
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread, reduce with warp shuffles, and write one partial each; the last block to finish combines the partials and resets the counter.
+params:
+  BLOCK: {default: 256, values: [128, 256, 512, 1024]}
+  UNROLL: {default: 4, values: [1, 2, 4, 8]}
+  BLOCKS_PER_SM: {default: 4, values: [1, 2, 4, 8]}
+constraints:
+  - BLOCK * UNROLL <= 8192
+  - BLOCK * BLOCKS_PER_SM <= 2048
+launch:
+  - entry: reduce_onepass
+    grid: min(ceil_div(n, BLOCK * UNROLL * vec), sm_count * BLOCKS_PER_SM)
+    block: BLOCK
+scratch: sm_count * BLOCKS_PER_SM
+*/
+
+// Why it is shaped like this:
+// - Bandwidth. A tile is BLOCK * UNROLL vectors of 16 bytes; each thread issues its UNROLL
+//   vector loads before it compares anything, so UNROLL * 16 bytes per thread are in flight.
+//   With the defaults (256 threads, 4 blocks per multiprocessor) that is 64 KiB per
+//   multiprocessor, several times what the H100 needs to cover HBM3 latency. The grid is at
+//   most one wave (BLOCK * BLOCKS_PER_SM <= 2048 threads per multiprocessor) and strides over
+//   the tiles, so large n needs no more blocks than the GPU holds at once.
+// - Small n. The grid is never larger than the number of tiles, so 250,000 floats take 62
+//   blocks of one tile each and the last block combines 62 partials; n below one tile runs a
+//   single block that writes out directly, with no partials and no atomic.
+// - Index order. Vector u of thread t in a tile holds elements tile + (u * BLOCK + t) * vec
+//   + [0, vec); the thread visits u, then the vector's elements, in increasing order, and its
+//   tiles in increasing order, so its elements are seen in increasing index order even though
+//   they are not contiguous. That is what lets R::accumulate keep the lowest index with one
+//   strict compare per element. Across threads and blocks R::combine breaks ties by index.
+// - The tail. Whole tiles take vector loads with no bounds checks. The last, partial tile
+//   goes to the block whose tile stride lands on it (exactly one does), after its whole tiles
+//   (index order again); there, a vector that lies wholly below n is still one 16-byte load
+//   and the single vector that straddles n is read element by element.
+// - Finishing. Thread 0 writes partials[blockIdx.x], __threadfence()s, then takes a ticket
+//   with atomicInc(counter, gridDim.x - 1). The block with the last ticket fences and reads
+//   every partial from L2 (gpuk::load_cg). atomicInc wraps the counter to 0 on that last
+//   ticket, which leaves it zero for the next run.
+// `in` must be 16-byte aligned (cudaMalloc gives 256).
+
+#include "gpuk/reduce.cuh"
+
+template <class R, int BLOCK, int UNROLL, bool kPartial>
+__device__ __forceinline__ void accumulate_tile(typename R::Acc& acc, const typename R::T* __restrict__ in,
+                                                gpuk::i64 tile_start, gpuk::i64 n) {
+  using T = typename R::T;
+  constexpr int kVec = gpuk::Vec16<T>::kCount;
+  gpuk::Vec16<T> v[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const gpuk::i64 first = tile_start + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
+    if (!kPartial || first + kVec <= n) {
+      v[u] = gpuk::load_vec16(in + first);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[u].v[j] = first + j < n ? in[first + j] : T(0);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const gpuk::i64 first = tile_start + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      if (!kPartial || first + j < n) R::accumulate(acc, v[u].v[j], first + j);
+    }
+  }
+}
+
+// The explicit minimum of 1 block per multiprocessor matters: with __launch_bounds__(BLOCK)
+// alone, ptxas (CUDA 13) squeezes BLOCK 1024, UNROLL 4 to 32 registers and spills.
+template <class R, int BLOCK, int UNROLL, int BLOCKS_PER_SM>
+__global__ void __launch_bounds__(BLOCK, 1)
+reduce_onepass(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::Acc* out,
+               typename R::Acc* partials, unsigned int* counter) {
+  using Acc = typename R::Acc;
+  constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * gpuk::Vec16<typename R::T>::kCount;
+  __shared__ Acc scratch[BLOCK / 32];
+  __shared__ bool is_last;
+
+  Acc acc = R::identity();
+  const gpuk::i64 whole_tiles = n / kTile;
+  gpuk::i64 tile = blockIdx.x;
+  for (; tile < whole_tiles; tile += gridDim.x) {
+    accumulate_tile<R, BLOCK, UNROLL, false>(acc, in, tile * kTile, n);
+  }
+  if (tile == whole_tiles && whole_tiles * kTile < n) {
+    accumulate_tile<R, BLOCK, UNROLL, true>(acc, in, tile * kTile, n);
+  }
+  acc = gpuk::block_reduce<R, BLOCK>(acc, scratch);
+
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) *out = acc;
+    return;
+  }
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = acc;
+    __threadfence();  // the partial is visible device-wide before the ticket says it is there
+    is_last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();  // also keeps the next block_reduce's writes to scratch after this one's reads
+  if (!is_last) return;
+
+  __threadfence();
+  acc = R::identity();
+  for (unsigned p = threadIdx.x; p < gridDim.x; p += BLOCK) acc = R::combine(acc, gpuk::load_cg(partials + p));
+  acc = gpuk::block_reduce<R, BLOCK>(acc, scratch);
+  if (threadIdx.x == 0) *out = acc;
+}

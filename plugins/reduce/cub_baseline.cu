@@ -1,0 +1,272 @@
+// CUB's DeviceReduce as the library baseline (see cub_baseline.hpp).
+//
+// Per (dtype, op, abs) one CUB entry point is instantiated:
+//   Max / Min          cub::DeviceReduce::Max / Min on the raw pointer; with abs,
+//                      cub::DeviceReduce::TransformReduce(cuda::maximum<> / cuda::minimum<>, |x|) seeded with
+//                      numeric_limits<V>::lowest() / max(), the same seeds Max / Min use.
+//   Sum                cub::DeviceReduce::Sum from T* into an Acc* (CUB accumulates in the output type); with abs,
+//                      TransformReduce(cuda::std::plus<>, x -> Acc(|x|), Acc{0}).
+//   ArgMax / ArgMin    the CCCL 3 overload writing value and int64 index to separate outputs, on the raw pointer or
+//                      on a thrust::transform_iterator yielding |x|.
+// The raw pointer is kept wherever CUB takes a transform functor, so that its vectorised loads stay enabled (CUB only
+// vectorises when the input iterator is a native pointer).
+//
+// Sum / Max / Min take num_items as uint32 when n fits (CUB then uses 32-bit offsets, its fast path) and as int64
+// otherwise; ArgMax / ArgMin always take int64 (CUB splits the input into int-sized partitions itself).
+#include "cub_baseline.hpp"
+
+#include <cub/device/device_reduce.cuh>
+#include <cuda/functional>
+#include <cuda/std/functional>
+#include <cuda/std/limits>
+#include <cuda_runtime.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <type_traits>
+
+namespace gpuk::reduce {
+namespace {
+
+// ---- gpuk's value and accumulator types (mirror kernels_src/include/gpuk/{common,reduce}.cuh) ----------------------
+
+template <class T> struct MagnitudeOf { using type = T; };
+template <> struct MagnitudeOf<std::int32_t> { using type = std::uint32_t; };
+template <> struct MagnitudeOf<std::int64_t> { using type = std::uint64_t; };
+
+template <class V> struct SumAccOf { using type = V; };
+template <> struct SumAccOf<float> { using type = double; };
+template <> struct SumAccOf<std::int32_t> { using type = std::int64_t; };
+template <> struct SumAccOf<std::uint32_t> { using type = std::uint64_t; };
+
+template <class T, bool ABS> using ValueOf = std::conditional_t<ABS, typename MagnitudeOf<T>::type, T>;
+
+// |x| in the magnitude type: fabs for floats, an unsigned magnitude for signed integers (|INT_MIN| fits).
+template <class T> struct Magnitude {
+  using result_type = typename MagnitudeOf<T>::type;
+  __host__ __device__ result_type operator()(T x) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return ::fabsf(x);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return ::fabs(x);
+    } else if constexpr (std::is_signed_v<T>) {
+      return x < 0 ? result_type(0) - static_cast<result_type>(x) : static_cast<result_type>(x);
+    } else {
+      return x;
+    }
+  }
+};
+
+// x -> Acc(|x|), for the abs sums.
+template <class T, class Acc> struct MagnitudeTo {
+  __host__ __device__ Acc operator()(T x) const { return static_cast<Acc>(Magnitude<T>{}(x)); }
+};
+
+// ---- errors and cleanup -------------------------------------------------------------------------------------------
+
+std::string cuda_message(const char* what, cudaError_t e) {
+  std::string s = what;
+  s += " failed: ";
+  s += cudaGetErrorName(e);
+  s += ": ";
+  s += cudaGetErrorString(e);
+  return s;
+}
+
+struct CudaFailure {
+  std::string message;
+};
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw CudaFailure{cuda_message(what, e)};
+}
+
+// Owns the device buffers and events of one run. Its destructor waits for the stream (work may still be queued when
+// an error cut the run short) before freeing; errors on that path are ignored, the first one is already reported.
+struct Resources {
+  cudaStream_t stream = nullptr;
+  bool enqueued = false;
+  void* d_out = nullptr;
+  void* d_temp = nullptr;
+  std::vector<cudaEvent_t> events;
+
+  explicit Resources(cudaStream_t s) : stream(s) {}
+  Resources(const Resources&) = delete;
+  Resources& operator=(const Resources&) = delete;
+  ~Resources() {
+    if (enqueued) (void)cudaStreamSynchronize(stream);
+    for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
+    if (d_temp) (void)cudaFree(d_temp);
+    if (d_out) (void)cudaFree(d_out);
+  }
+};
+
+// ---- one (dtype, op, abs) combination ---------------------------------------------------------------------------
+
+// Calls CUB for one reduction; with d_temp == nullptr it only sets temp_bytes.
+template <class T, Op OP, bool ABS, class NumItemsT>
+cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned char* out, NumItemsT n, cudaStream_t s) {
+  using V = ValueOf<T, ABS>;
+  if constexpr (OP == Op::Sum) {
+    using Acc = typename SumAccOf<V>::type;
+    if constexpr (ABS) {
+      return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, in, reinterpret_cast<Acc*>(out), n,
+                                                ::cuda::std::plus<>{}, MagnitudeTo<T, Acc>{}, Acc{0}, s);
+    } else {
+      return cub::DeviceReduce::Sum(d_temp, temp_bytes, in, reinterpret_cast<Acc*>(out), n, s);
+    }
+  } else if constexpr (OP == Op::Max || OP == Op::Min) {
+    if constexpr (ABS) {
+      if constexpr (OP == Op::Max) {
+        return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n,
+                                                  ::cuda::maximum<>{}, Magnitude<T>{},
+                                                  ::cuda::std::numeric_limits<V>::lowest(), s);
+      } else {
+        return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n,
+                                                  ::cuda::minimum<>{}, Magnitude<T>{},
+                                                  ::cuda::std::numeric_limits<V>::max(), s);
+      }
+    } else if constexpr (OP == Op::Max) {
+      return cub::DeviceReduce::Max(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n, s);
+    } else {
+      return cub::DeviceReduce::Min(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n, s);
+    }
+  } else {  // ArgMax / ArgMin: value at offset 0, int64 index at offset 8 (gpuk's Candidate<V>)
+    static_assert(std::is_same_v<NumItemsT, std::int64_t>);
+    V* value_out = reinterpret_cast<V*>(out);
+    ::cuda::std::int64_t* index_out = reinterpret_cast<::cuda::std::int64_t*>(out + 8);
+    auto items = [&] {
+      if constexpr (ABS) return thrust::make_transform_iterator(in, Magnitude<T>{});
+      else return in;
+    }();
+    if constexpr (OP == Op::ArgMax) {
+      return cub::DeviceReduce::ArgMax(d_temp, temp_bytes, items, value_out, index_out, n, s);
+    } else {
+      return cub::DeviceReduce::ArgMin(d_temp, temp_bytes, items, value_out, index_out, n, s);
+    }
+  }
+}
+
+constexpr const char* cub_name(Op op, bool abs) {
+  switch (op) {
+    case Op::Max: return abs ? "cub::DeviceReduce::TransformReduce(max)" : "cub::DeviceReduce::Max";
+    case Op::Min: return abs ? "cub::DeviceReduce::TransformReduce(min)" : "cub::DeviceReduce::Min";
+    case Op::Sum: return abs ? "cub::DeviceReduce::TransformReduce(sum)" : "cub::DeviceReduce::Sum";
+    case Op::ArgMax: return "cub::DeviceReduce::ArgMax";
+    case Op::ArgMin: return "cub::DeviceReduce::ArgMin";
+  }
+  return "cub::DeviceReduce";
+}
+
+template <class T, Op OP, bool ABS, class NumItemsT>
+void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, cudaStream_t stream) {
+  constexpr const char* kName = cub_name(OP, ABS);
+  Resources r(stream);
+
+  size_t temp_bytes = 0;
+  check(cub_call<T, OP, ABS>(nullptr, temp_bytes, in, nullptr, n, stream), kName);
+  // Never pass a null temp pointer to the real calls: CUB would take it for another size query.
+  check(cudaMalloc(&r.d_temp, temp_bytes > 0 ? temp_bytes : 16), "cudaMalloc");
+  check(cudaMalloc(&r.d_out, 16), "cudaMalloc");
+  unsigned char* out = static_cast<unsigned char*>(r.d_out);
+
+  r.events.reserve(2 * static_cast<size_t>(repeats));
+  for (int i = 0; i < 2 * repeats; ++i) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreate(&e), "cudaEventCreate");
+    r.events.push_back(e);
+  }
+
+  r.enqueued = true;
+  // Bytes CUB does not write (the upper half of a Sum's 16 bytes, everything when n == 0) read back as zero.
+  check(cudaMemsetAsync(out, 0, 16, stream), "cudaMemsetAsync");
+  for (int i = 0; i < warmup; ++i) check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName);
+  for (int i = 0; i < repeats; ++i) {
+    check(cudaEventRecord(r.events[2 * i], stream), "cudaEventRecord");
+    check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName);
+    check(cudaEventRecord(r.events[2 * i + 1], stream), "cudaEventRecord");
+  }
+  check(cudaMemcpyAsync(run.result, out, 16, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  r.enqueued = false;
+
+  run.kernel_ms.reserve(static_cast<size_t>(repeats));
+  for (int i = 0; i < repeats; ++i) {
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, r.events[2 * i], r.events[2 * i + 1]), "cudaEventElapsedTime");
+    run.kernel_ms.push_back(ms);
+  }
+
+  if constexpr (OP == Op::Max || OP == Op::Min) {
+    const std::int64_t no_index = -1;  // CUB's Max / Min give no index
+    std::memcpy(run.result + 8, &no_index, sizeof no_index);
+  } else if constexpr (OP == Op::ArgMax || OP == Op::ArgMin) {
+    if (n == 0) {  // CUB writes nothing for an empty input
+      const std::int64_t no_index = -1;
+      std::memcpy(run.result + 8, &no_index, sizeof no_index);
+    }
+  }
+}
+
+template <class T, Op OP, bool ABS>
+void run_op(CubRun& run, const T* in, std::int64_t n, int warmup, int repeats, cudaStream_t stream) {
+  if constexpr (OP == Op::ArgMax || OP == Op::ArgMin) {
+    run_typed<T, OP, ABS>(run, in, n, warmup, repeats, stream);
+  } else if (static_cast<std::uint64_t>(n) <= 0xffffffffull) {
+    run_typed<T, OP, ABS>(run, in, static_cast<std::uint32_t>(n), warmup, repeats, stream);
+  } else {
+    run_typed<T, OP, ABS>(run, in, n, warmup, repeats, stream);
+  }
+}
+
+template <class T, bool ABS>
+void run_abs(CubRun& run, Op op, const T* in, std::int64_t n, int warmup, int repeats, cudaStream_t stream) {
+  switch (op) {
+    case Op::Max: return run_op<T, Op::Max, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::Min: return run_op<T, Op::Min, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::Sum: return run_op<T, Op::Sum, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::ArgMax: return run_op<T, Op::ArgMax, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::ArgMin: return run_op<T, Op::ArgMin, ABS>(run, in, n, warmup, repeats, stream);
+  }
+  run.error = "unknown reduce op " + std::to_string(static_cast<int>(op));
+}
+
+}  // namespace
+
+CubRun run_cub_reduce(DType dtype, Op op, bool abs, std::uint64_t d_in, std::int64_t n, int warmup, int repeats,
+                      void* stream) {
+  CubRun run;
+  try {
+    if (n < 0) {
+      run.error = "run_cub_reduce: negative element count " + std::to_string(n);
+      return run;
+    }
+    warmup = warmup < 0 ? 0 : warmup;
+    repeats = repeats < 0 ? 0 : repeats;
+    if (warmup == 0 && repeats == 0) warmup = 1;  // still produce a result
+
+    (void)cudaGetLastError();  // clear a stale (non-sticky) error so it is not blamed on CUB
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    visit_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* in = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_in));
+      if (abs) run_abs<T, true>(run, op, in, n, warmup, repeats, s);
+      else run_abs<T, false>(run, op, in, n, warmup, repeats, s);
+    });
+  } catch (const CudaFailure& f) {
+    run.error = f.message;
+  } catch (const std::exception& e) {
+    run.error = std::string("run_cub_reduce: ") + e.what();
+  } catch (...) {
+    run.error = "run_cub_reduce: unknown exception";
+  }
+  if (!run.error.empty()) {
+    run.kernel_ms.clear();
+    std::memset(run.result, 0, sizeof run.result);
+  }
+  return run;
+}
+
+}  // namespace gpuk::reduce

@@ -1,0 +1,27 @@
+// CUB's DeviceReduce as the library baseline, timed in the same run as gpuk's own kernels.
+// Compiled by nvcc into the reduce plugin; this header needs no CUDA headers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuk/dtype.hpp"
+
+namespace gpuk::reduce {
+
+// Mirrors gpuk::ReduceOp in kernels_src/include/gpuk/reduce.cuh.
+enum class Op : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4 };
+
+struct CubRun {
+  std::vector<float> kernel_ms;      // one per timed repeat: CUDA events around the CUB call(s)
+  unsigned char result[16] = {};     // CUB's answer in gpuk's Acc layout (see docs/kernels/reduce.md)
+  std::string error;                 // non-empty when CUB could not run; kernel_ms is then empty
+};
+
+// Reduces n elements of `dtype` at device address d_in (a CUdeviceptr) on `stream` (a CUstream),
+// in the calling thread's current CUDA context. Temporary storage is allocated once, before the
+// warm-up; only the reduction itself is timed.
+CubRun run_cub_reduce(DType dtype, Op op, bool abs, std::uint64_t d_in, std::int64_t n, int warmup,
+                      int repeats, void* stream);
+
+}  // namespace gpuk::reduce

@@ -1,0 +1,415 @@
+// The Reducer family: max, min, sum, argmax, argmin, optionally of |x|.
+// Kernel contract: docs/kernels/reduce.md and kernels_src/include/gpuk/reduce.cuh.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "cub_baseline.hpp"
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/families.hpp"
+
+namespace gpuk::reduce {
+namespace {
+
+const std::vector<std::string> kOperations = {"max", "min", "sum", "argmax", "argmin"};
+
+ReduceOp parse_op(const std::string& name) {
+  for (std::size_t i = 0; i < kOperations.size(); ++i)
+    if (kOperations[i] == name) return static_cast<ReduceOp>(i);
+  throw ConfigError("the reduce family has no operation '" + name + "'");
+}
+
+const char* cuda_op_name(ReduceOp op) {
+  static const char* names[] = {"Max", "Min", "Sum", "ArgMax", "ArgMin"};
+  return names[static_cast<int>(op)];
+}
+
+bool has_index(ReduceOp op) { return op == ReduceOp::argmax || op == ReduceOp::argmin; }
+
+std::string leading_arg(DType dtype, ReduceOp op, bool abs) {
+  return "gpuk::Reduce<" + std::string(dtype_cuda_name(dtype)) + ", gpuk::ReduceOp::" + cuda_op_name(op) + ", " +
+         (abs ? "true" : "false") + ">";
+}
+
+// Host mirrors of the device types in reduce.cuh.
+template <class T> struct Magnitude { using type = T; };
+template <> struct Magnitude<std::int32_t> { using type = std::uint32_t; };
+template <> struct Magnitude<std::int64_t> { using type = std::uint64_t; };
+
+template <class V> struct SumAccumulator { using type = V; };
+template <> struct SumAccumulator<float> { using type = double; };
+template <> struct SumAccumulator<std::int32_t> { using type = std::int64_t; };
+template <> struct SumAccumulator<std::uint32_t> { using type = std::uint64_t; };
+
+template <class V> struct Candidate {
+  V value;
+  std::int64_t index;
+};
+
+constexpr std::int64_t kNoIndex = std::numeric_limits<std::int64_t>::max();
+
+template <class V> bool is_nan(V v) {
+  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
+  else return false;
+}
+
+template <class V> std::string format_value(V v) {
+  std::ostringstream out;
+  if constexpr (std::is_floating_point_v<V>) out << std::setprecision(std::numeric_limits<V>::max_digits10);
+  out << +v;
+  return out.str();
+}
+
+template <class T, bool ABS> struct Semantics {
+  using V = std::conditional_t<ABS, typename Magnitude<T>::type, T>;
+  using Sum = typename SumAccumulator<V>::type;
+
+  static V value(T x) {
+    if constexpr (!ABS) {
+      return x;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return std::fabs(x);
+    } else if constexpr (std::is_signed_v<T>) {
+      return x < 0 ? V(0) - static_cast<V>(x) : static_cast<V>(x);
+    } else {
+      return x;
+    }
+  }
+  static bool better(V v, V best, bool largest) {
+    if (is_nan(v)) return !is_nan(best);
+    return largest ? v > best : v < best;
+  }
+  static Candidate<V> best_of(const T* data, std::int64_t begin, std::int64_t end, bool largest) {
+    Candidate<V> c{V(0), kNoIndex};
+    for (std::int64_t i = begin; i < end; ++i) {
+      const V v = value(data[i]);
+      if (c.index == kNoIndex || better(v, c.value, largest)) c = {v, i};
+    }
+    return c;
+  }
+  static Candidate<V> combine(Candidate<V> a, Candidate<V> b, bool largest) {
+    if (b.index == kNoIndex) return a;
+    if (a.index == kNoIndex) return b;
+    if (better(a.value, b.value, largest)) return a;
+    if (better(b.value, a.value, largest)) return b;
+    return a.index < b.index ? a : b;
+  }
+  // Sums: integers wrap like the device's (two's complement); floats in long double, to serve as
+  // a reference for the tolerance.
+  using RefSum = std::conditional_t<std::is_floating_point_v<V>, long double, Sum>;
+  static RefSum sum(const T* data, std::int64_t begin, std::int64_t end, long double* abs_sum) {
+    RefSum s = 0;
+    long double a = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const V v = value(data[i]);
+      if constexpr (std::is_floating_point_v<V>) {
+        s += v;
+        a += std::fabs(static_cast<long double>(v));
+      } else {
+        s = static_cast<RefSum>(static_cast<std::uint64_t>(s) + static_cast<std::uint64_t>(static_cast<Sum>(v)));
+      }
+    }
+    if (abs_sum) *abs_sum += a;
+    return s;
+  }
+};
+
+int cpu_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+template <class T, bool ABS>
+class ReduceWorkload final : public Workload {
+  using S = Semantics<T, ABS>;
+  using V = typename S::V;
+  using Sum = typename S::Sum;
+
+ public:
+  ReduceWorkload(HostArray input, ReduceOp op) : input_(std::move(input)), op_(op) {}
+
+  std::uint64_t bytes_moved() const override { return input_.bytes(); }
+
+  void upload(const Stream& stream) override {
+    d_in_ = DeviceBuffer(input_.bytes());
+    d_in_.upload(input_.data(), input_.bytes(), stream);
+    d_out_ = DeviceBuffer(kResultBytes);
+    d_counter_ = DeviceBuffer(sizeof(unsigned));
+    d_counter_.fill_bytes(0, stream);
+  }
+
+  void bind(const LaunchPlan& plan) override {
+    d_partials_ = DeviceBuffer(std::max<std::size_t>(1, plan.scratch_slots) * kResultBytes);
+    const Stream stream;
+    d_partials_.fill_bytes(kPoison, stream);  // a kernel that reads an unwritten slot gets garbage
+    stream.synchronize();
+    in_ = d_in_.get(), n_ = static_cast<std::int64_t>(input_.size()), out_ = d_out_.get();
+    partials_ = d_partials_.get(), counter_ = d_counter_.get();
+  }
+
+  std::vector<void*> kernel_args() override { return {&in_, &n_, &out_, &partials_, &counter_}; }
+
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+
+  void download(const Stream& stream) override {
+    d_out_.download(result_, kResultBytes, stream);
+    stream.synchronize();
+  }
+
+  std::vector<CpuTiming> cpu_reference(int repeats) override {
+    CpuTiming sequential{"loop, 1 thread", {}}, parallel{"loop, OpenMP, " + std::to_string(cpu_threads()) + " threads", {}};
+    for (int r = 0; r < repeats; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      compute_reference(1);
+      sequential.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::vector<CpuTiming> out = {sequential};
+    if (cpu_threads() > 1) {
+      for (int r = 0; r < repeats; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        compute_reference(cpu_threads());
+        parallel.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      out.push_back(parallel);
+    }
+    return out;
+  }
+
+  Verification verify() const override {
+    if (op_ == ReduceOp::sum) {
+      const Sum got = read_result<Sum>();
+      if constexpr (std::is_floating_point_v<V>) {
+        // Any summation order is within n * eps * sum|x| of the exact sum (Higham, 2002).
+        const long double tolerance = static_cast<long double>(input_.size()) *
+                                          std::numeric_limits<Sum>::epsilon() * ref_abs_sum_ +
+                                      std::numeric_limits<Sum>::denorm_min();
+        const long double error = std::fabs(static_cast<long double>(got) - ref_sum_);
+        std::ostringstream detail;
+        detail << std::setprecision(17) << "sum " << static_cast<double>(got) << ", reference "
+               << static_cast<double>(ref_sum_) << ", |error| " << static_cast<double>(error) << " <= tolerance "
+               << static_cast<double>(tolerance) << " (n * eps * sum|x|)";
+        if (std::isnan(static_cast<double>(ref_sum_)))
+          return {std::isnan(static_cast<double>(got)), "sum " + format_value(got) + ", reference NaN"};
+        return {error <= tolerance, error <= tolerance ? detail.str() : "mismatch: " + detail.str()};
+      } else {
+        const bool ok = got == static_cast<Sum>(ref_sum_);
+        return {ok, ok ? "sum " + format_value(got) + " (exact)"
+                       : "mismatch: sum " + format_value(got) + ", expected " + format_value(static_cast<Sum>(ref_sum_))};
+      }
+    }
+    const auto got = read_result<Candidate<V>>();
+    const bool value_ok = (is_nan(got.value) && is_nan(ref_.value)) || std::memcmp(&got.value, &ref_.value, sizeof(V)) == 0 ||
+                          (!is_nan(got.value) && got.value == ref_.value);
+    const bool index_ok = !has_index(op_) || got.index == ref_.index;
+    const std::string expected = "value " + format_value(ref_.value) +
+                                 (has_index(op_) ? " at index " + std::to_string(ref_.index) : std::string());
+    if (value_ok && index_ok) return {true, expected};
+    return {false, "mismatch: expected " + expected + ", got value " + format_value(got.value) +
+                       (has_index(op_) ? " at index " + std::to_string(got.index) : std::string())};
+  }
+
+  std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
+    const CubRun run = run_cub_reduce(input_.dtype(), static_cast<Op>(op_), ABS, d_in_.get(),
+                                      static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get());
+    BaselineTiming b;
+    static const char* names[] = {"Max", "Min", "Sum", "ArgMax", "ArgMin"};
+    b.name = std::string("cub::DeviceReduce::") + names[static_cast<int>(op_)];
+    if (!run.error.empty()) {
+      b.note = "CUB did not run: " + run.error;
+      return b;
+    }
+    b.ms.assign(run.kernel_ms.begin(), run.kernel_ms.end());
+    if (!reference_ready_) return b;
+    // Report, never hide, a baseline whose answer differs (CUB does not follow NaN semantics).
+    if (op_ == ReduceOp::sum) {
+      Sum got;
+      std::memcpy(&got, run.result, sizeof got);
+      if constexpr (std::is_floating_point_v<V>) {
+        const long double error = std::fabs(static_cast<long double>(got) - ref_sum_);
+        if (!(error <= input_.size() * std::numeric_limits<Sum>::epsilon() * ref_abs_sum_ * 8))
+          b.note = "CUB's sum " + format_value(got) + " differs from the reference";
+      } else if (got != static_cast<Sum>(ref_sum_)) {
+        b.note = "CUB's sum " + format_value(got) + " differs from the reference";
+      }
+    } else {
+      Candidate<V> got;
+      std::memcpy(&got, run.result, sizeof got);
+      const bool same = (is_nan(got.value) && is_nan(ref_.value)) || got.value == ref_.value;
+      if (!same || (has_index(op_) && got.index != ref_.index))
+        b.note = "CUB's answer (value " + format_value(got.value) +
+                 (has_index(op_) ? ", index " + std::to_string(got.index) : std::string()) +
+                 ") differs from the reference";
+    }
+    return b;
+  }
+
+  std::vector<std::pair<std::string, std::string>> result() const override {
+    if (op_ == ReduceOp::sum) return {{"sum", format_value(read_result<Sum>())}};
+    const auto got = read_result<Candidate<V>>();
+    if (!has_index(op_)) return {{"value", format_value(got.value)}};
+    return {{"value", format_value(got.value)}, {"index", std::to_string(got.index)}};
+  }
+
+  void write_result(const std::filesystem::path& path) const override {
+    if (op_ == ReduceOp::sum) {
+      HostArray value(dtype_of<Sum>(), 1);
+      value.as<Sum>()[0] = read_result<Sum>();
+      write_npy(path, value);
+      return;
+    }
+    const auto got = read_result<Candidate<V>>();
+    HostArray value(dtype_of<V>(), 1);
+    value.as<V>()[0] = got.value;
+    write_npy(path, value);
+    if (has_index(op_)) {
+      HostArray index(DType::int64, 1);
+      index.as<std::int64_t>()[0] = got.index;
+      std::filesystem::path index_path = path;
+      index_path.replace_filename(path.stem().string() + "_index.npy");
+      write_npy(index_path, index);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kResultBytes = 16;
+  static constexpr unsigned char kPoison = 0xA5;
+  static_assert(sizeof(Candidate<V>) <= kResultBytes && sizeof(Sum) <= kResultBytes);
+
+  template <class R> R read_result() const {
+    R r;
+    std::memcpy(&r, result_, sizeof r);
+    return r;
+  }
+
+  void compute_reference(int threads) {
+    const T* data = input_.as<T>().data();
+    const auto n = static_cast<std::int64_t>(input_.size());
+    const bool largest = op_ == ReduceOp::max || op_ == ReduceOp::argmax;
+    threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
+    std::vector<Candidate<V>> best(threads, Candidate<V>{V(0), kNoIndex});
+    std::vector<typename S::RefSum> sums(threads, 0);
+    std::vector<long double> abs_sums(threads, 0);
+#if defined(_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+    for (int t = 0; t < threads; ++t) {
+      const std::int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+      if (op_ == ReduceOp::sum) sums[t] = S::sum(data, begin, end, &abs_sums[t]);
+      else best[t] = S::best_of(data, begin, end, largest);
+    }
+    ref_ = Candidate<V>{V(0), kNoIndex};
+    ref_sum_ = 0;
+    ref_abs_sum_ = 0;
+    for (int t = 0; t < threads; ++t) {
+      ref_ = S::combine(ref_, best[t], largest);
+      if constexpr (std::is_floating_point_v<V>) {
+        ref_sum_ += sums[t];
+      } else {
+        ref_sum_ = static_cast<typename S::RefSum>(static_cast<std::uint64_t>(ref_sum_) + static_cast<std::uint64_t>(sums[t]));
+      }
+      ref_abs_sum_ += abs_sums[t];
+    }
+    reference_ready_ = true;
+  }
+
+  HostArray input_;
+  ReduceOp op_;
+  DeviceBuffer d_in_, d_out_, d_partials_, d_counter_;
+  CUdeviceptr in_ = 0, out_ = 0, partials_ = 0, counter_ = 0;
+  std::int64_t n_ = 0;
+  unsigned char result_[kResultBytes] = {};
+  Candidate<V> ref_{V(0), kNoIndex};
+  typename S::RefSum ref_sum_ = 0;
+  long double ref_abs_sum_ = 0;
+  bool reference_ready_ = false;
+};
+
+class ReducePlugin final : public Reducer {
+ public:
+  std::string name() const override { return "reduce"; }
+  std::string description() const override {
+    return "max, min, sum, argmax, argmin of an array, optionally of |x| (abs: true)";
+  }
+  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<DType> dtypes() const override { return all_dtypes(); }
+  std::vector<OptionSpec> options() const override {
+    return {{"abs", OptionSpec::Kind::boolean, "false", {}, "reduce |x| instead of x"}};
+  }
+  std::string default_kernel() const override { return "onepass"; }
+
+  std::vector<std::string> template_args(const RunSpec& spec) const override {
+    return {leading_arg(spec.dtype, parse_op(spec.operation), spec.option_bool("abs"))};
+  }
+
+  std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& op : kOperations) {
+      if (!file.supports(op)) continue;
+      for (DType dtype : file.dtypes)
+        for (bool abs : {false, true}) out.push_back({leading_arg(dtype, parse_op(op), abs)});
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
+    const ReduceOp op = parse_op(spec.operation);
+    const bool abs = spec.option_bool("abs");
+    return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
+      using T = decltype(zero);
+      if (abs) return std::make_unique<ReduceWorkload<T, true>>(std::move(input), op);
+      return std::make_unique<ReduceWorkload<T, false>>(std::move(input), op);
+    });
+  }
+
+  ReduceAnswer reduce_on_cpu(const HostArray& input, ReduceOp op, bool abs) const override {
+    return visit_dtype(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      return abs ? answer<T, true>(input, op) : answer<T, false>(input, op);
+    });
+  }
+
+ private:
+  template <class T, bool ABS> static ReduceAnswer answer(const HostArray& input, ReduceOp op) {
+    using S = Semantics<T, ABS>;
+    using V = typename S::V;
+    const T* data = input.as<T>().data();
+    const auto n = static_cast<std::int64_t>(input.size());
+    ReduceAnswer a;
+    const auto store = [&](auto v) {
+      using X = decltype(v);
+      if constexpr (std::is_floating_point_v<X>) a.float_value = static_cast<double>(v);
+      else if constexpr (std::is_signed_v<X>) a.int_value = static_cast<std::int64_t>(v);
+      else a.uint_value = static_cast<std::uint64_t>(v);
+    };
+    if (op == ReduceOp::sum) {
+      store(static_cast<typename S::Sum>(S::sum(data, 0, n, nullptr)));
+    } else {
+      const Candidate<V> c = S::best_of(data, 0, n, op == ReduceOp::max || op == ReduceOp::argmax);
+      store(c.value);
+      if (has_index(op)) a.index = c.index;
+    }
+    return a;
+  }
+};
+
+}  // namespace
+}  // namespace gpuk::reduce
+
+extern "C" const GpukPluginInfo* gpuk_plugin_info() {
+  static const GpukPluginInfo info = {
+      GPUK_PLUGIN_ABI_VERSION, "reduce", GPUK_VERSION,
+      []() -> gpuk::FamilyPlugin* { return new gpuk::reduce::ReducePlugin(); },
+      [](gpuk::FamilyPlugin* p) { delete p; }};
+  return &info;
+}

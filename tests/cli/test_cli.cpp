@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "gpuk/device.hpp"
+#include "helpers.hpp"
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result gpuk_cli(const std::string& args) {
+  const std::string command = std::string(GPUK_EXE) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool has_gpu() { return gpuk::device_count() > 0; }
+
+}  // namespace
+
+TEST_CASE("gpuk --help names the commands, and each command has its own --help") {
+  const Result help = gpuk_cli("--help");
+  CHECK(help.status == 0);
+  for (const char* command : {"run", "list", "check"}) CHECK(help.output.find(command) != std::string::npos);
+  const Result run_help = gpuk_cli("run --help");
+  CHECK(run_help.status == 0);
+  CHECK(run_help.output.find("--json") != std::string::npos);
+  CHECK(gpuk_cli("check --help").output.find("--arch") != std::string::npos);
+}
+
+TEST_CASE("gpuk list shows the reduce family, its kernel files and their parameters") {
+  const Result list = gpuk_cli("list");
+  CHECK(list.status == 0);
+  CHECK(list.output.find("reduce") != std::string::npos);
+  CHECK(list.output.find("libgpuk_family_reduce.so") != std::string::npos);
+  CHECK(list.output.find("onepass") != std::string::npos);
+  CHECK(list.output.find("param BLOCK") != std::string::npos);
+  CHECK(list.output.find("Problems") == std::string::npos);
+}
+
+TEST_CASE("gpuk list picks up a kernel directory given on the command line") {
+  const gpuk::test::TempDir dir;
+  std::string source = "/* gpuk\nfamily: reduce\noperations: [max]\nsummary: my drop-in\n"
+                       "launch:\n  - {entry: mine, grid: 1, block: 32}\n*/\n"
+                       "template <class R> __global__ void mine(const typename R::T* in, long long n,"
+                       " typename R::Acc* out, typename R::Acc* p, unsigned* c) {}\n";
+  dir.write("mine.cu", source);
+  const Result list = gpuk_cli("--kernels " + dir.path().string() + " list");
+  CHECK(list.output.find("my drop-in") != std::string::npos);
+}
+
+TEST_CASE("gpuk check compiles a kernel file for a given architecture without a GPU") {
+  const Result r = gpuk_cli("--no-cache check --arch sm_90 " + (gpuk::test::kernels_dir() / "reduce/single_thread.cu").string());
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ok    ") != std::string::npos);
+  CHECK(r.output.find("for sm_90") != std::string::npos);
+}
+
+TEST_CASE("gpuk check reports a kernel file that does not compile, with file:line:column") {
+  const gpuk::test::TempDir dir;
+  const auto path = dir.write("bad.cu",
+                              "/* gpuk\nfamily: reduce\noperations: [max]\nlaunch:\n  - {entry: bad, grid: 1, block: 32}\n*/\n"
+                              "#include \"gpuk/reduce.cuh\"\ntemplate <class R> __global__ void bad(const typename R::T* in) {\n"
+                              "  undefined_name = 1;\n}\n");
+  const Result r = gpuk_cli("--no-cache check --arch sm_90 " + path.string());
+  CHECK(r.status == 1);
+  CHECK(r.output.find(path.string() + ":9:3: error") != std::string::npos);
+  CHECK(r.output.find("  undefined_name = 1;") != std::string::npos);
+}
+
+TEST_CASE("gpuk run reports a bad config with its line and column, and exits 2") {
+  const gpuk::test::TempDir dir;
+  const auto path = dir.write("c.yaml", "family: reduce\noperation: argmax\nsize: 100\nrepeat: 5\n");
+  const Result r = gpuk_cli("run " + path.string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find(path.string() + ":4:1: unknown key 'repeat' in the config (did you mean 'repeats'?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("without a GPU, gpuk run fails with one clear sentence") {
+  if (has_gpu()) {
+    MESSAGE("this machine has a GPU: the no-GPU message cannot be checked here");
+    return;
+  }
+  const Result r = gpuk_cli("run " + (gpuk::test::source_dir() / "configs/argmax.yaml").string());
+  CHECK(r.status == 1);
+  CHECK(r.output.find("needs an NVIDIA GPU") != std::string::npos);
+  CHECK(r.output.find("error while loading shared libraries") == std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+}

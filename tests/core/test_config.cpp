@@ -1,0 +1,118 @@
+#include <doctest/doctest.h>
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+const PluginRegistry& plugins() {
+  static const PluginRegistry registry({test::plugin_dir()});
+  return registry;
+}
+const KernelLibrary& kernels() {
+  static const KernelLibrary library({test::kernels_dir()});
+  return library;
+}
+
+RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "c.yaml", plugins(), kernels()); }
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kArgmax = "family: reduce\noperation: argmax\nabs: true\ndtype: float32\nsize: 1000\n";
+
+}  // namespace
+
+TEST_CASE("every config in configs/ is valid") {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++count;
+    CAPTURE(entry.path().string());
+    CHECK_NOTHROW(load_run_spec(entry.path(), plugins(), kernels()));
+  }
+  CHECK(count >= 2);
+}
+
+TEST_CASE("configs/argmax.yaml is the write-up's setup") {
+  const RunSpec spec = load_run_spec(test::source_dir() / "configs/argmax.yaml", plugins(), kernels());
+  CHECK(spec.family == "reduce");
+  CHECK(spec.operation == "argmax");
+  CHECK(spec.option_bool("abs"));
+  CHECK(spec.dtype == DType::float32);
+  CHECK(spec.size == 250000);
+  CHECK(spec.data.generator == Generator::uniform);
+  CHECK(spec.data.low == -1.0);
+  CHECK(spec.data.high == 1.0);
+}
+
+TEST_CASE("defaults: the family's default kernel, its default options, 10 warm-ups, 100 repeats") {
+  const RunSpec spec = parse("family: reduce\noperation: max\nsize: 10\n");
+  CHECK(spec.kernel == "onepass");
+  CHECK_FALSE(spec.option_bool("abs"));
+  CHECK(spec.warmup == 10);
+  CHECK(spec.repeats == 100);
+  CHECK(spec.dtype == DType::float32);
+}
+
+TEST_CASE("an unknown key is refused at its line and column, with a suggestion") {
+  const std::string e = error_of(kArgmax + "sise: 3\n");
+  CHECK(e.find("c.yaml:6:1: unknown key 'sise'") == 0);
+  CHECK(e.find("did you mean 'size'") != std::string::npos);
+  CHECK(error_of(kArgmax + "data:\n  generater: uniform\n").find("c.yaml:7:3: unknown key 'generater'") == 0);
+}
+
+TEST_CASE("wrong types and impossible values are refused where they are written") {
+  CHECK(error_of("family: reduce\noperation: max\nsize: lots\n").find("c.yaml:3:7: size must be an integer") == 0);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 0\n").find("c.yaml:3:7: size must be at least 1") == 0);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\nabs: maybe\n").find("c.yaml:4:6: abs must be true or false") ==
+        0);
+  CHECK(error_of("family: reduce\noperation: maxx\nsize: 5\n").find("did you mean 'max'") != std::string::npos);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\ndtype: float16\n").find("c.yaml:4:8: unsupported dtype") == 0);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\nrepeats: 0\n").find("c.yaml:4:10:") == 0);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\ndtype: int32\ndata: {nan: {count: 1}}\n")
+            .find("NaN injection needs a floating-point dtype") != std::string::npos);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\ndata: {nan: {at: [5]}}\n").find("outside the data") !=
+        std::string::npos);
+  CHECK(error_of("family: reduce\noperation: max\nsize: 5\ndata: {low: 2, high: 1}\n").find("low must not be above high") !=
+        std::string::npos);
+}
+
+TEST_CASE("a missing field is named") {
+  CHECK(error_of("family: reduce\nsize: 5\n").find("missing 'operation'") != std::string::npos);
+  CHECK(error_of("operation: max\nsize: 5\n").find("missing 'family'") != std::string::npos);
+}
+
+TEST_CASE("a family without a plugin, and a kernel that does not exist, are refused with what exists") {
+  const std::string family = error_of("family: reduse\noperation: max\nsize: 5\n");
+  CHECK(family.find("c.yaml:1:9: no plugin for family 'reduse'") == 0);
+  CHECK(family.find("did you mean 'reduce'") != std::string::npos);
+  const std::string kernel = error_of("family: reduce\noperation: max\nsize: 5\nkernel: onepas\n");
+  CHECK(kernel.find("c.yaml:4:9:") == 0);
+  CHECK(kernel.find("did you mean 'onepass'") != std::string::npos);
+}
+
+TEST_CASE("a parameter value the kernel's metadata does not allow is refused at the value") {
+  const std::string e = error_of(kArgmax + "kernel: onepass\nparams:\n  BLOCK: 100\n");
+  CHECK(e.find("c.yaml:8:10:") == 0);
+  CHECK(e.find("is not allowed") != std::string::npos);
+  const std::string unknown = error_of(kArgmax + "kernel: onepass\nparams:\n  BLOCKS: 128\n");
+  CHECK(unknown.find("c.yaml:8:3:") == 0);
+  CHECK(unknown.find("has no parameter 'BLOCKS'") != std::string::npos);
+}
+
+TEST_CASE("sizes may be written as powers of two") {
+  CHECK(parse("family: reduce\noperation: max\nsize: 2^20\n").size == (1u << 20));
+  CHECK(parse("family: reduce\noperation: max\nsize: 1_000_000\n").size == 1000000);
+}

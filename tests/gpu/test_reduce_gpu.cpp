@@ -1,0 +1,139 @@
+// Every reduce variant against the CPU reference on fresh random data. Needs a GPU: without one
+// this program prints why and exits 77, which CTest reports as skipped.
+#include <doctest/doctest.h>
+
+#include <iostream>
+#include <random>
+
+#include "gpuk/config.hpp"
+#include "gpuk/runner.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+struct Gpu {
+  PluginRegistry plugins{{test::plugin_dir()}};
+  KernelLibrary kernels{{test::kernels_dir()}};
+  Device device{0};
+  CompileCache cache{CompileCache::default_dir()};
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+std::uint64_t fresh_seed() {
+  static const std::uint64_t base = [] {
+    const std::uint64_t s = std::random_device{}();
+    std::cout << "GPU tests draw their data from seed " << s << "\n";
+    return s;
+  }();
+  static std::uint64_t counter = 0;
+  return base + counter++;
+}
+
+struct Pattern {
+  const char* name;
+  std::string data;  // YAML for the data: key
+  bool floats_only;
+  bool signed_only = false;
+};
+
+std::vector<Pattern> patterns(std::uint64_t size) {
+  const std::string seed = "seed: " + std::to_string(fresh_seed());
+  return {
+      {"random", "{generator: uniform, low: -1000000, high: 1000000, " + seed + "}", false},
+      {"ties", "{generator: few_distinct, distinct: 3, " + seed + "}", false},
+      {"all negative", "{generator: uniform, low: -1000, high: -1, " + seed + "}", false, true},
+      {"NaN", "{generator: uniform, low: -1, high: 1, nan: {count: " + std::to_string(std::min<std::uint64_t>(3, size)) +
+                  ", at: [" + std::to_string(size / 2) + "]}, " + seed + "}",
+       true},
+  };
+}
+
+RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, bool abs, std::uint64_t size,
+                 const std::string& data) {
+  const std::string yaml = "family: reduce\noperation: " + op + "\nkernel: " + kernel + "\ndtype: " +
+                           std::string(dtype_name(dtype)) + "\nabs: " + (abs ? "true" : "false") +
+                           "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                           "\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
+  return parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+}
+
+CompiledKernels compile_all(const KernelFile& file) {
+  JitOptions options;
+  options.arch = gpu().device.info().arch();
+  options.include_dirs = gpu().kernels.include_dirs();
+  const Jit jit(options, &gpu().cache);
+  std::vector<std::string> names;
+  auto shared = std::make_shared<const KernelFile>(file);
+  for (const auto& args : gpu().plugins.get("reduce").all_template_args(file)) {
+    const Variant v(shared, args, {});
+    for (const auto& l : file.launches) names.push_back(v.name_expression(l));
+  }
+  return jit.compile(file, names);
+}
+
+}  // namespace
+
+TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN, all-negative data") {
+  const std::vector<std::uint64_t> sizes = {1, 31, 32, 33, 1000, (1u << 20) + 7};
+  for (const auto& file : gpu().kernels.family("reduce")) {
+    const CompiledKernels compiled = compile_all(*file);
+    int runs = 0, failures = 0;
+    for (const auto& op : file->operations)
+      for (DType dtype : file->dtypes)
+        for (bool abs : {false, true})
+          for (auto size : sizes)
+            for (const auto& pattern : patterns(size)) {
+              if (pattern.floats_only && !dtype_is_float(dtype)) continue;
+              if (pattern.signed_only && !dtype_is_signed(dtype)) continue;
+              const RunSpec spec = spec_for(file->name, op, dtype, abs, size, pattern.data);
+              const std::string what = file->name + " " + op + (abs ? " |x|" : "") + " " +
+                                       std::string(dtype_name(dtype)) + " n=" + std::to_string(size) + " " +
+                                       pattern.name + " data " + pattern.data;
+              ++runs;
+              try {
+                const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled);
+                if (!r.verification.passed) ++failures;
+                CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
+              } catch (const Error& e) {
+                ++failures;
+                FAIL_CHECK((what + ": " + std::string(e.what())));
+              }
+            }
+    MESSAGE(file->name << ": " << runs << " runs, " << failures << " failed");
+    std::cout << file->name << ": " << runs << " runs, " << failures << " failed\n";
+  }
+}
+
+TEST_CASE("a kernel that writes nothing fails verification: outputs are poisoned before every run") {
+  const test::TempDir dir;
+  dir.write("lazy.cu",
+            "/* gpuk\nfamily: reduce\noperations: [max, min, sum, argmax, argmin]\n"
+            "launch:\n  - {entry: lazy, grid: 1, block: 32}\n*/\n"
+            "#include \"gpuk/reduce.cuh\"\n"
+            "template <class R> __global__ void lazy(const typename R::T* in, long long n,"
+            " typename R::Acc* out, typename R::Acc* p, unsigned* c) {}\n");
+  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  for (const char* op : {"max", "sum", "argmax"}) {
+    const std::string yaml = std::string("family: reduce\noperation: ") + op +
+                             "\nkernel: lazy\nsize: 1000\nrepeats: 1\nbaseline: false\n";
+    const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
+    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    CHECK_FALSE(r.verification.passed);
+  }
+}
+
+TEST_CASE("the CUB baseline runs in the same run and agrees on ordinary data") {
+  const RunSpec spec = load_run_spec(test::source_dir() / "configs/argmax.yaml", gpu().plugins, gpu().kernels);
+  const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+  CHECK(r.verification.passed);
+  REQUIRE(r.baseline.has_value());
+  CHECK(r.baseline->ms.count > 0);
+  CHECK(r.baseline->note.empty());
+  CHECK(r.kernel.median > 0);
+}

@@ -1,0 +1,39 @@
+// Shared test helpers: the built-in directories and a scratch directory per test.
+#pragma once
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace gpuk::test {
+
+inline std::filesystem::path source_dir() { return GPUK_SOURCE_DIR; }
+inline std::filesystem::path kernels_dir() { return GPUK_BUILTIN_KERNELS_DIR; }
+inline std::filesystem::path plugin_dir() { return GPUK_BUILTIN_PLUGIN_DIR; }
+
+// A fresh directory, removed when the object goes.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("gpuk-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto p = path_ / name;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace gpuk::test

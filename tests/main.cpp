@@ -1,0 +1,20 @@
+// One main for the three test programs. The GPU program skips itself, visibly, without a GPU:
+// it prints the reason and exits 77, which CTest reports as "Skipped".
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <iostream>
+
+#include "gpuk/device.hpp"
+
+int main(int argc, char** argv) {
+#ifdef GPUK_NEEDS_GPU
+  std::string why;
+  if (gpuk::device_count(&why) == 0) {
+    std::cout << "SKIPPED: the GPU tests need an NVIDIA GPU: " << why << "\n";
+    return 77;
+  }
+#endif
+  doctest::Context context(argc, argv);
+  return context.run();
+}

@@ -1,0 +1,103 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gpuk/error.hpp"
+#include "gpuk/families.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+const PluginRegistry& plugins() {
+  static const PluginRegistry registry({test::plugin_dir()});
+  return registry;
+}
+
+const Reducer& reducer() {
+  const auto* r = dynamic_cast<const Reducer*>(&plugins().get("reduce"));
+  REQUIRE(r != nullptr);
+  return *r;
+}
+
+template <class T> HostArray array(std::initializer_list<T> values) {
+  HostArray a(dtype_of<T>(), values.size());
+  std::copy(values.begin(), values.end(), a.as<T>().begin());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the reduce plugin loads from the plugin directory and describes itself") {
+  CHECK(plugins().errors().empty());
+  const FamilyPlugin& reduce = plugins().get("reduce");
+  CHECK(reduce.operations() == std::vector<std::string>{"max", "min", "sum", "argmax", "argmin"});
+  CHECK(reduce.default_kernel() == "onepass");
+  REQUIRE(reduce.options().size() == 1);
+  CHECK(reduce.options()[0].name == "abs");
+}
+
+TEST_CASE("asking for a family that has no plugin names the families there are") {
+  CHECK_THROWS_WITH_AS(plugins().get("sort"), doctest::Contains("families found: reduce"), ConfigError);
+}
+
+TEST_CASE("a shared library that is not a gpuk plugin is refused with a reason") {
+  const test::TempDir dir;
+  std::filesystem::copy_file(test::plugin_dir() / "libgpuk_family_reduce.so", dir.path() / "libgpuk_family_reduce.so");
+  std::filesystem::copy_file(test::plugin_dir().parent_path() / "core" / "libgpuk_core.so",
+                             dir.path() / "libgpuk_family_bogus.so");
+  const PluginRegistry registry({dir.path()});
+  REQUIRE(registry.errors().size() == 1);
+  CHECK(registry.errors()[0].find("not a gpuk plugin") != std::string::npos);
+  CHECK(registry.find("reduce") != nullptr);
+}
+
+TEST_CASE("argmax returns the first of equal maxima") {
+  const auto a = reducer().reduce_on_cpu(array<float>({1, 5, 3, 5, 5}), ReduceOp::argmax, false);
+  CHECK(a.float_value == 5);
+  CHECK(a.index == 1);
+  const auto b = reducer().reduce_on_cpu(array<float>({4, -1, 2, -1}), ReduceOp::argmin, false);
+  CHECK(b.index == 1);
+}
+
+TEST_CASE("a NaN wins, and the first NaN's index is returned") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
+    const auto a = reducer().reduce_on_cpu(array<float>({1, nan, 9, nan}), op, false);
+    CHECK(std::isnan(a.float_value));
+    CHECK(a.index == 1);
+  }
+  CHECK(std::isnan(reducer().reduce_on_cpu(array<float>({1, nan, 9}), ReduceOp::max, false).float_value));
+}
+
+TEST_CASE("max of all-negative data is negative (the write-ups started at 0)") {
+  CHECK(reducer().reduce_on_cpu(array<float>({-3, -1, -2}), ReduceOp::max, false).float_value == -1);
+  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({-3, -7}), ReduceOp::argmax, false).index == 0);
+}
+
+TEST_CASE("abs reduces |x|, and |INT_MIN| does not overflow") {
+  const auto a = reducer().reduce_on_cpu(array<float>({0.5f, -0.9f, 0.7f}), ReduceOp::argmax, true);
+  CHECK(a.float_value == doctest::Approx(0.9));
+  CHECK(a.index == 1);
+  const std::int32_t int_min = std::numeric_limits<std::int32_t>::min();
+  const auto b = reducer().reduce_on_cpu(array<std::int32_t>({5, int_min, -7}), ReduceOp::argmax, true);
+  CHECK(b.uint_value == 2147483648u);
+  CHECK(b.index == 1);
+}
+
+TEST_CASE("int32 sums accumulate in 64 bits") {
+  const std::int32_t big = std::numeric_limits<std::int32_t>::max();
+  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({big, big, 2}), ReduceOp::sum, false).int_value ==
+        2 * std::int64_t{big} + 2);
+}
+
+TEST_CASE("the plugin spells the reduce policy for every operation, dtype and abs") {
+  const KernelLibrary library({test::kernels_dir()});
+  const auto file = library.find("reduce", "onepass");
+  const auto sets = plugins().get("reduce").all_template_args(*file);
+  CHECK(sets.size() == 5 * file->dtypes.size() * 2);
+  CHECK(std::find(sets.begin(), sets.end(),
+                  std::vector<std::string>{"gpuk::Reduce<float, gpuk::ReduceOp::ArgMax, true>"}) != sets.end());
+}
