@@ -102,6 +102,7 @@ struct Reduce {
       if constexpr (V(-1) < V(0)) {  // signed or floating point: flip so that bits order like values
         if constexpr (V(1) / V(2) != V(0)) {  // floating point
           if (is_nan(v)) return ~0ull;
+          if (v == V(0)) bits = 0;  // -0.0 == +0.0 for `better`, so both get +0.0's key
           bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
         } else {
           bits ^= 0x80000000u;
@@ -114,6 +115,7 @@ struct Reduce {
       if constexpr (V(-1) < V(0)) {
         if constexpr (V(1) / V(2) != V(0)) {
           if (is_nan(v)) return ~0ull;
+          if (v == V(0)) bits = 0;  // -0.0 == +0.0 for `better`, so both get +0.0's key
           bits = (bits & 0x8000000000000000ull) ? ~bits : (bits | 0x8000000000000000ull);
         } else {
           bits ^= 0x8000000000000000ull;
