@@ -247,15 +247,7 @@ std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family,
 }
 
 std::vector<fs::path> kernel_dirs(const std::vector<fs::path>& extra) {
-  std::vector<fs::path> dirs = {fs::path(GPUK_BUILTIN_KERNELS_DIR)};
-  if (const char* env = std::getenv("GPUK_KERNELS"); env && *env) {
-    std::stringstream list(env);
-    std::string item;
-    while (std::getline(list, item, ':'))
-      if (!item.empty()) dirs.emplace_back(item);
-  }
-  dirs.insert(dirs.end(), extra.begin(), extra.end());
-  return dirs;
+  return search_dirs(GPUK_BUILTIN_KERNELS_DIR, "GPUK_KERNELS", extra);
 }
 
 // --- Variant ---------------------------------------------------------------------------------

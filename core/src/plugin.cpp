@@ -110,15 +110,7 @@ fs::path PluginRegistry::path_of(const std::string& family) const {
 }
 
 std::vector<fs::path> plugin_dirs(const std::vector<fs::path>& extra) {
-  std::vector<fs::path> dirs = {fs::path(GPUK_BUILTIN_PLUGIN_DIR)};
-  if (const char* env = std::getenv("GPUK_PLUGINS"); env && *env) {
-    std::stringstream list(env);
-    std::string item;
-    while (std::getline(list, item, ':'))
-      if (!item.empty()) dirs.emplace_back(item);
-  }
-  dirs.insert(dirs.end(), extra.begin(), extra.end());
-  return dirs;
+  return search_dirs(GPUK_BUILTIN_PLUGIN_DIR, "GPUK_PLUGINS", extra);
 }
 
 }  // namespace gpuk

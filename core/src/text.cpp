@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <sstream>
 
 namespace gpuk {
 
@@ -43,6 +45,19 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     out += items[i];
   }
   return out;
+}
+
+std::vector<std::filesystem::path> search_dirs(const std::filesystem::path& builtin, const char* env,
+                                               const std::vector<std::filesystem::path>& extra) {
+  std::vector<std::filesystem::path> dirs = {builtin};
+  if (const char* value = std::getenv(env); value && *value) {
+    std::stringstream list(value);
+    std::string item;
+    while (std::getline(list, item, ':'))
+      if (!item.empty()) dirs.emplace_back(item);
+  }
+  dirs.insert(dirs.end(), extra.begin(), extra.end());
+  return dirs;
 }
 
 }  // namespace gpuk
