@@ -15,6 +15,18 @@ namespace fs = std::filesystem;
 
 std::string gpuk_version() { return GPUK_VERSION; }
 
+void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, const Stream& stream,
+                   const std::string& where) {
+  GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(), args, nullptr),
+          "launching " + l.name_expression + " of " + where);
+}
+
+void Workload::launch(const LaunchTarget& target) {
+  std::vector<void*> args = kernel_args();
+  for (std::size_t i = 0; i < target.plan.launches.size(); ++i)
+    launch_kernel(target.functions[i], target.plan.launches[i], args.data(), target.stream, target.where);
+}
+
 struct PluginRegistry::Loaded {
   void* handle = nullptr;
   const GpukPluginInfo* info = nullptr;

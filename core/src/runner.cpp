@@ -124,15 +124,8 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.upload_ms = stop.elapsed_since(start);
 
   workload->bind(plan);
-  const auto launch_all = [&] {
-    std::vector<void*> args = workload->kernel_args();
-    for (std::size_t i = 0; i < plan.launches.size(); ++i) {
-      const auto& l = plan.launches[i];
-      GPUK_CU(driver().cuLaunchKernel(functions[i], l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(),
-                                      args.data(), nullptr),
-              "launching " + l.name_expression + " of " + where);
-    }
-  };
+  const LaunchTarget target{plan, functions, stream, where};
+  const auto launch_all = [&] { workload->launch(target); };
   const auto synchronize = [&] {
     const CUresult r = driver().cuStreamSynchronize(stream.get());
     if (r != CUDA_SUCCESS) throw_driver_error("cuStreamSynchronize", r, "after running " + where);

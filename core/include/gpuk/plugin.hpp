@@ -14,7 +14,7 @@
 #include "gpuk/dtype.hpp"
 #include "gpuk/kernel_file.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 1
+#define GPUK_PLUGIN_ABI_VERSION 2
 
 namespace gpuk {
 
@@ -46,6 +46,19 @@ struct Verification {
   std::string detail;  // "value 0.999998 at index 12345" or the first mismatch
 };
 
+// What Workload::launch needs to run a variant once: the plan, one function per planned launch,
+// the stream, and words naming the variant for error messages.
+struct LaunchTarget {
+  const LaunchPlan& plan;
+  const std::vector<CUfunction>& functions;  // functions[i] runs plan.launches[i]
+  const Stream& stream;
+  std::string where;  // "variant onepass BLOCK=256 of kernels_src/reduce/onepass.cu"
+};
+
+// Launches one planned kernel with `args`, checked; the error names the kernel and `where`.
+void launch_kernel(CUfunction function, const ResolvedLaunch& launch, void** args, const Stream& stream,
+                   const std::string& where);
+
 // One family's part of one run: its device buffers, its outputs, its CPU reference. The runner
 // owns the timing and calls these in order: upload, bind, (poison, launch)..., download, verify.
 class Workload {
@@ -58,6 +71,10 @@ class Workload {
   virtual void bind(const LaunchPlan& plan) = 0;
   // cuLaunchKernel arguments, the same for every launch of the plan; valid until the next bind.
   virtual std::vector<void*> kernel_args() = 0;
+  // Runs the variant once, asynchronously on target.stream. The default launches the plan's
+  // launches in order, each with kernel_args(). A family whose launches need other arguments
+  // (a sort's digit passes, ping-pong buffers) overrides it; the runner times whatever it enqueues.
+  virtual void launch(const LaunchTarget& target);
   // Overwrites every output with a poison pattern, so that an unwritten output cannot pass.
   virtual void poison(const Stream& stream) = 0;
   virtual void download(const Stream& stream) = 0;
