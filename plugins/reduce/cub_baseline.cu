@@ -22,6 +22,8 @@
 #include <cuda_runtime.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "gpuk/timing.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -83,21 +85,19 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw CudaFailure{cuda_message(what, e)};
 }
 
-// Owns the device buffers and events of one run. Its destructor waits for the stream (work may still be queued when
+// Owns the device buffers of one run. Its destructor waits for the stream (work may still be queued when
 // an error cut the run short) before freeing; errors on that path are ignored, the first one is already reported.
 struct Resources {
   cudaStream_t stream = nullptr;
   bool enqueued = false;
   void* d_out = nullptr;
   void* d_temp = nullptr;
-  std::vector<cudaEvent_t> events;
 
   explicit Resources(cudaStream_t s) : stream(s) {}
   Resources(const Resources&) = delete;
   Resources& operator=(const Resources&) = delete;
   ~Resources() {
     if (enqueued) (void)cudaStreamSynchronize(stream);
-    for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
     if (d_temp) (void)cudaFree(d_temp);
     if (d_out) (void)cudaFree(d_out);
   }
@@ -172,32 +172,18 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   check(cudaMalloc(&r.d_out, 16), "cudaMalloc");
   unsigned char* out = static_cast<unsigned char*>(r.d_out);
 
-  r.events.reserve(2 * static_cast<size_t>(repeats));
-  for (int i = 0; i < 2 * repeats; ++i) {
-    cudaEvent_t e = nullptr;
-    check(cudaEventCreate(&e), "cudaEventCreate");
-    r.events.push_back(e);
-  }
-
   r.enqueued = true;
   // Bytes CUB does not write (the upper half of a Sum's 16 bytes, everything when n == 0) read back as zero.
   check(cudaMemsetAsync(out, 0, 16, stream), "cudaMemsetAsync");
-  for (int i = 0; i < warmup; ++i) check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName);
-  for (int i = 0; i < repeats; ++i) {
-    check(cudaEventRecord(r.events[2 * i], stream), "cudaEventRecord");
-    check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName);
-    check(cudaEventRecord(r.events[2 * i + 1], stream), "cudaEventRecord");
-  }
+  // Timed exactly as gpuk's own variants are (gpuk/timing.hpp), so the speed-up compares like with like.
+  const DeviceTiming timing = time_device(
+      stream, warmup, repeats, [&] { check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName); },
+      nullptr, kName);
   check(cudaMemcpyAsync(run.result, out, 16, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   r.enqueued = false;
-
-  run.kernel_ms.reserve(static_cast<size_t>(repeats));
-  for (int i = 0; i < repeats; ++i) {
-    float ms = 0.0f;
-    check(cudaEventElapsedTime(&ms, r.events[2 * i], r.events[2 * i + 1]), "cudaEventElapsedTime");
-    run.kernel_ms.push_back(ms);
-  }
+  run.kernel_ms.assign(timing.ms.begin(), timing.ms.end());
+  run.gated = timing.gated;
 
   if constexpr (OP == Op::Max || OP == Op::Min) {
     const std::int64_t no_index = -1;  // CUB's Max / Min give no index

@@ -13,7 +13,8 @@ namespace gpuk::reduce {
 enum class Op : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4 };
 
 struct CubRun {
-  std::vector<float> kernel_ms;      // one per timed repeat: CUDA events around the CUB call(s)
+  std::vector<double> kernel_ms;     // one per timed repeat: CUDA events around the CUB call(s)
+  bool gated = false;                // timed behind a stream gate (gpuk/timing.hpp), as gpuk's kernels are
   unsigned char result[16] = {};     // CUB's answer in gpuk's Acc layout (see docs/kernels/reduce.md)
   std::string error;                 // non-empty when CUB could not run; kernel_ms is then empty
 };

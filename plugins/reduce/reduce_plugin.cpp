@@ -145,7 +145,8 @@ class ReduceWorkload final : public Workload {
     d_in_ = DeviceBuffer(input_.bytes());
     d_in_.upload(input_.data(), input_.bytes(), stream);
     d_out_ = DeviceBuffer(kResultBytes);
-    d_counter_ = DeviceBuffer(sizeof(unsigned));
+    // Four zeroed words: the ticket counter, and a 64-bit word at byte 8 (docs/kernels/reduce.md).
+    d_counter_ = DeviceBuffer(4 * sizeof(unsigned));
     d_counter_.fill_bytes(0, stream);
   }
 

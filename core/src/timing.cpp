@@ -1,0 +1,122 @@
+#include "gpuk/timing.hpp"
+
+#include <atomic>
+#include <utility>
+
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+
+namespace gpuk {
+
+namespace {
+
+// Repeats queued behind one gate. The host must be able to enqueue a whole batch while the
+// stream is held; a few hundred commands fit the driver's queue with room to spare.
+constexpr int kBatch = 16;
+
+// A 32-bit flag in pinned host memory that the GPU's front end can wait on.
+class Gate {
+ public:
+  explicit Gate(CUstream stream) : stream_(stream) {
+    void* host = nullptr;
+    if (driver().cuMemHostAlloc(&host, sizeof(std::uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+        CUDA_SUCCESS)
+      return;
+    flag_ = static_cast<std::uint32_t*>(host);
+    *flag_ = 0;
+    if (driver().cuMemHostGetDevicePointer(&device_flag_, host, 0) != CUDA_SUCCESS) release_memory();
+  }
+  ~Gate() {
+    open_all();
+    if (flag_) {
+      // The stream may still be waiting on the flag: let it drain before the memory goes.
+      (void)driver().cuStreamSynchronize(stream_);
+      release_memory();
+    }
+  }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  // Holds the stream until open(); false when the driver refuses (then nothing is held).
+  bool hold() {
+    if (!flag_) return false;
+    const std::uint32_t next = closed_ + 1;
+    if (driver().cuStreamWaitValue32(stream_, device_flag_, next, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return false;
+    closed_ = next;
+    return true;
+  }
+  void open() {
+    if (flag_) std::atomic_ref<std::uint32_t>(*flag_).store(closed_, std::memory_order_release);
+  }
+
+ private:
+  void open_all() { open(); }
+  void release_memory() {
+    (void)driver().cuMemFreeHost(flag_);
+    flag_ = nullptr;
+  }
+
+  CUstream stream_;
+  std::uint32_t* flag_ = nullptr;
+  CUdeviceptr device_flag_ = 0;
+  std::uint32_t closed_ = 0;
+};
+
+struct EventPair {
+  CUevent start = nullptr, stop = nullptr;
+};
+
+void record(CUevent event, CUstream stream, const std::string& where) {
+  GPUK_CU(driver().cuEventRecord(event, stream), "timing " + where);
+}
+
+}  // namespace
+
+DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::function<void()>& timed,
+                         const std::function<void()>& untimed, const std::string& where) {
+  for (int i = 0; i < warmup; ++i) timed();
+  GPUK_CU(driver().cuStreamSynchronize(stream), "after the warm-up of " + where);
+
+  DeviceTiming result;
+  if (repeats <= 0) return result;
+  struct Events {
+    std::vector<EventPair> pairs;
+    ~Events() {
+      for (auto& p : pairs) {
+        if (p.start) driver().cuEventDestroy(p.start);
+        if (p.stop) driver().cuEventDestroy(p.stop);
+      }
+    }
+  } events;
+  events.pairs.resize(static_cast<std::size_t>(repeats));
+  for (auto& p : events.pairs) {
+    GPUK_CU(driver().cuEventCreate(&p.start, CU_EVENT_DEFAULT));
+    GPUK_CU(driver().cuEventCreate(&p.stop, CU_EVENT_DEFAULT));
+  }
+
+  result.gated = true;
+  {
+    Gate gate(stream);  // its destructor opens the gate, also when a launch throws
+    for (int first = 0; first < repeats; first += kBatch) {
+      const bool held = result.gated && gate.hold();
+      result.gated = held;
+      for (int i = first; i < repeats && i < first + kBatch; ++i) {
+        if (untimed) untimed();
+        record(events.pairs[i].start, stream, where);
+        timed();
+        record(events.pairs[i].stop, stream, where);
+      }
+      if (held) gate.open();
+    }
+  }
+  GPUK_CU(driver().cuStreamSynchronize(stream), "after running " + where);
+  result.ms.reserve(static_cast<std::size_t>(repeats));
+  for (const auto& p : events.pairs) {
+    float ms = 0;
+    GPUK_CU(driver().cuEventElapsedTime(&ms, p.start, p.stop), "timing " + where);
+    result.ms.push_back(ms);
+  }
+  return result;
+}
+
+}  // namespace gpuk
