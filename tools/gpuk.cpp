@@ -1,10 +1,16 @@
 // The gpuk command line: parses arguments and calls core. Nothing here knows a family.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "gpuk/config.hpp"
 #include "gpuk/device.hpp"
@@ -14,6 +20,7 @@
 #include "gpuk/plugin.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/text.hpp"
+#include "gpuk/tune.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -23,8 +30,11 @@ namespace {
 struct Global {
   std::vector<fs::path> kernels, plugins;
   std::optional<fs::path> cache_dir;
+  std::optional<fs::path> tuning_db;
   bool no_cache = false;
 };
+
+fs::path tuning_db_path(const Global& g) { return g.tuning_db ? *g.tuning_db : TuningDb::default_path(); }
 
 std::optional<fs::path> cache_dir(const Global& g) {
   if (g.no_cache) return std::nullopt;
@@ -151,19 +161,228 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
 }
 
 int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::path>& json,
-            const std::optional<fs::path>& csv, int device_ordinal, int repeats) {
+            const std::optional<fs::path>& csv, int device_ordinal, int repeats,
+            const std::optional<fs::path>& tuning) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   print_load_problems(plugins, kernels);
   RunSpec spec = load_run_spec(config, plugins, kernels);
   if (repeats > 0) spec.repeats = repeats;
+  if (tuning && !spec.variant_auto)
+    throw ConfigError(config.string() + ": --tuning FILE picks the variant of a config with 'variant: auto'; this "
+                                        "config names its variant");
   const CompileCache cache(cache_dir(g));
   Device device(device_ordinal);
-  const RunReport report = run(spec, {plugins, kernels, &cache}, device);
+  std::string chosen;
+  if (spec.variant_auto) {
+    // The run's own file (--tuning, then the config's tuning:) or the database.
+    const fs::path db_path = tuning ? *tuning : spec.tuning_file ? *spec.tuning_file : tuning_db_path(g);
+    if ((tuning || spec.tuning_file) && !fs::exists(db_path))
+      throw ConfigError(db_path.string() + ": the tuning file does not exist");
+    chosen = resolve_auto_variant(spec, device.info(), TuningDb::read(db_path), db_path, kernels);
+  }
+  RunReport report = run(spec, {plugins, kernels, &cache}, device);
+  report.variant_source = chosen;
   print_report(std::cout, report);
   if (json) write_json(*json, report);
   if (csv) write_csv(*csv, report);
   return report.verified && !report.verification.passed ? 3 : 0;
+}
+
+struct TuneArgs {
+  std::optional<fs::path> config, json, csv, export_file;
+  int device = 0, threads = 0, show = 0;
+  std::string strategy, family;
+  std::optional<int> budget;
+  std::optional<double> seconds;
+  std::optional<std::uint64_t> seed;
+  bool no_save = false;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string mib(std::int64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(bytes < (1 << 20) ? 2 : 0) << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return out.str();
+}
+
+const char* strategy_name(TuneStrategy s) {
+  return s == TuneStrategy::exhaustive ? "exhaustive" : s == TuneStrategy::random ? "random" : "anneal";
+}
+
+// A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
+  ~ProgressBar() { finish(); }
+  void operator()(const Progress& p) {
+    if (!enabled_) return;
+    const std::size_t planned = std::max<std::size_t>(p.planned, p.done);
+    const int width = 30;
+    const int filled = planned ? static_cast<int>(width * p.done / planned) : 0;
+    std::ostringstream line;
+    line << "\r  tune [" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done << "/"
+         << planned << "  " << std::fixed << std::setprecision(1) << p.elapsed << " s";
+    if (p.done > 0 && planned > p.done)
+      line << "  ETA " << p.elapsed / static_cast<double>(p.done) * static_cast<double>(planned - p.done) << " s";
+    if (!p.current.empty()) line << "  " << p.current.substr(0, 40);
+    std::string text = line.str();
+    if (text.size() < last_) text += std::string(last_ - text.size(), ' ');
+    last_ = text.size();
+    std::cerr << text << std::flush;
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) std::cerr << "\r" << std::string(last_, ' ') << "\r" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::size_t last_ = 0;
+};
+
+void export_db(const fs::path& db_path, const fs::path& out, const std::string& family, const std::string& operation,
+               const std::string& gpu) {
+  const TuningDb db = TuningDb::read(db_path);
+  TuningDb part;
+  for (const auto& e : db.entries())
+    if ((family.empty() || e.key.family == family) && (operation.empty() || e.key.operation == operation) &&
+        (gpu.empty() || e.key.gpu == gpu))
+      part.put(e);
+  part.write(out);
+  std::cout << "exported " << part.entries().size() << " of " << db.entries().size() << " entr"
+            << (db.entries().size() == 1 ? "y" : "ies") << " of " << db_path.string() << " to " << out.string()
+            << "\n";
+}
+
+int cmd_tune(const Global& g, const TuneArgs& a) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const fs::path db_path = tuning_db_path(g);
+  if (!a.config) {
+    if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
+    export_db(db_path, *a.export_file, a.family, "", "");
+    return 0;
+  }
+  const PluginRegistry plugins(plugin_dirs(g.plugins));
+  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  print_load_problems(plugins, kernels);
+  TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
+  if (!a.strategy.empty()) {
+    if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
+    else if (a.strategy == "random") t.strategy = TuneStrategy::random;
+    else if (a.strategy == "anneal") t.strategy = TuneStrategy::anneal;
+    else throw ConfigError("--strategy must be exhaustive, random or anneal, not '" + a.strategy + "'");
+  }
+  if (a.budget) t.budget_evaluations = *a.budget;
+  if (a.seconds) t.budget_seconds = *a.seconds;
+  if (a.seed) t.seed = *a.seed;
+  if (a.show > 0) t.show = a.show;
+  if (a.no_save) t.save = false;
+  const Space space = Space::from_spec(t, kernels);
+  for (const auto& f : space.files())
+    for (const auto& w : f.widened)
+      std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
+                << "'s metadata list; it is swept anyway (constraints still apply)\n";
+
+  const FamilyPlugin& plugin = plugins.get(t.run.family);
+  const CompileCache cache(cache_dir(g));
+  Device device(a.device);
+  const DeviceInfo& info = device.info();
+  Bench bench(t.run, plugin, device);
+  const bool flush = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && bench.input_fits_l2());
+
+  CompileStats stats;
+  GpuMeasurerOptions mo;
+  mo.warmup = t.run.warmup;
+  mo.repeats = t.run.repeats;
+  mo.flush_l2 = flush;
+  mo.threads = a.threads;
+  const auto measurer = make_gpu_measurer({plugins, kernels, &cache}, device, bench, mo, &stats);
+
+  TuneOptions options;
+  options.strategy = t.strategy;
+  options.evaluations = t.budget_evaluations;
+  options.seconds = t.budget_seconds;
+  options.seed = t.seed;
+  options.recheck_top = t.recheck_top;
+  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  ProgressBar bar;
+  options.progress = [&](const Progress& p) { bar(p); };
+  TuneResult result = tune(space, *measurer, options);
+  bar.finish();
+
+  TuneReport report;
+  report.config = a.config->string();
+  report.family = t.run.family;
+  report.operation = t.run.operation;
+  report.dtype = std::string(dtype_name(t.run.dtype));
+  report.options.assign(t.run.options.begin(), t.run.options.end());
+  report.size = t.run.size;
+  report.bytes_moved = bench.bytes_moved();
+  report.gpu = info.name;
+  report.arch = info.arch();
+  report.nvrtc = nvrtc_version();
+  report.peak_gbs = info.peak_bandwidth_gbs;
+  report.strategy = strategy_name(t.strategy);
+  report.seed = t.seed;
+  const std::int64_t input_bytes = static_cast<std::int64_t>(t.run.size * dtype_size(t.run.dtype));
+  std::ostringstream timing;
+  timing << "CUDA events; per variant 1 verified run, " << t.run.warmup << " warm-ups, median of " << t.run.repeats
+         << " timed runs; the best " << options.recheck_top << " re-timed " << options.recheck_repeats
+         << " times more, interleaved; ";
+  if (flush)
+    timing << "L2 (" << mib(info.l2_bytes) << ") flushed by writing " << mib(2 * info.l2_bytes)
+           << " before each timed run (input " << mib(input_bytes) << ")";
+  else if (t.flush_l2 == FlushL2::off)
+    timing << "no L2 flush (flush_l2: false; input " << mib(input_bytes) << ")";
+  else
+    timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
+           << ")";
+  report.timing = timing.str();
+  report.compile = stats;
+  report.result = std::move(result);
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  print_tune_report(std::cout, report, t.show);
+  if (a.json) write_tune_json(*a.json, report);
+  if (a.csv) write_tune_csv(*a.csv, report);
+
+  const Evaluation* w = report.result.winner();
+  const bool dead = report.result.stopped.find("CUDA context") != std::string::npos;
+  if (w && t.save && !dead) {
+    TuningEntry e;
+    e.key = {info.name, info.arch(), t.run.family, t.run.operation, options_key(t.run.options), report.dtype,
+             size_bucket(t.run.size)};
+    e.kernel = space.files()[w->candidate.file].file->name;
+    e.params = w->params;
+    e.median_ms = w->time.median;
+    e.gbs = gbs_of(report.bytes_moved, w->time.median);
+    e.size = t.run.size;
+    for (auto i : report.result.ties) e.ties.push_back(report.result.evaluations[i].label);
+    e.strategy = report.strategy;
+    e.evaluated = static_cast<int>(report.result.evaluations.size() - report.result.count(Status::pruned));
+    e.tuned_at = utc_now();
+    e.gpuk_version = gpuk_version();
+    e.nvrtc = report.nvrtc;
+    TuningDb::merge_into(db_path, {e});
+    std::cout << "  saved    the best to " << db_path.string() << " (" << e.key.family << " " << e.key.operation
+              << " " << e.key.dtype << ", n in [2^" << e.key.bucket << ", 2^" << e.key.bucket + 1 << "))\n";
+  }
+  if (a.export_file) export_db(db_path, *a.export_file, t.run.family, t.run.operation, info.name);
+  if (dead) {
+    std::cerr << "gpuk: " << report.result.stopped << "\n";
+    return 1;
+  }
+  return w ? 0 : 3;
 }
 
 }  // namespace
@@ -178,6 +397,9 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", g.cache_dir, "compile cache directory (default: $GPUK_CACHE_DIR or ~/.cache/gpuk)")
       ->type_name("DIR");
   app.add_flag("--no-cache", g.no_cache, "compile without the on-disk cache");
+  app.add_option("--tuning-db", g.tuning_db,
+                 "tuning database (default: $GPUK_TUNING_DB or tuning/tuning.json in the cache directory)")
+      ->type_name("FILE");
 
   auto* run = app.add_subcommand("run", "run one config: upload, JIT, launch, verify, report");
   fs::path config;
@@ -188,6 +410,28 @@ int main(int argc, char** argv) {
   run->add_option("--csv", csv, "also write the report as CSV")->type_name("FILE");
   run->add_option("--device", device_ordinal, "GPU ordinal")->check(CLI::NonNegativeNumber);
   run->add_option("--repeats", repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
+  std::optional<fs::path> tuning;
+  run->add_option("--tuning", tuning, "with variant: auto, pick from this exported tuning file")->type_name("FILE");
+
+  auto* tune_cmd = app.add_subcommand("tune", "sweep kernel parameters: verify, time, rank, keep the best (docs/tuning.md)");
+  TuneArgs ta;
+  tune_cmd->add_option("CONFIG", ta.config, "tune config (YAML; see docs/tuning.md)")->check(CLI::ExistingFile);
+  tune_cmd->add_option("--json", ta.json, "write every variant's result as JSON")->type_name("FILE");
+  tune_cmd->add_option("--csv", ta.csv, "write every variant's result as CSV")->type_name("FILE");
+  tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random or anneal (overrides the config)");
+  tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seconds", ta.seconds, "time budget of the sweep (overrides the config)")
+      ->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seed", ta.seed, "seed of random and anneal (overrides the config)");
+  tune_cmd->add_option("--threads", ta.threads, "compile threads (default: every core)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--show", ta.show, "rows of the ranked table (overrides the config)")->check(CLI::PositiveNumber);
+  tune_cmd->add_flag("--no-save", ta.no_save, "do not write the best variant to the tuning database");
+  tune_cmd->add_option("--export", ta.export_file,
+                       "write the tuning database as JSON (with CONFIG: its family and operation on this GPU)")
+      ->type_name("FILE");
+  tune_cmd->add_option("--family", ta.family, "with --export and no CONFIG: only this family");
 
   app.add_subcommand("list", "list families, plugins, kernel files and their parameters");
 
@@ -200,7 +444,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats);
+    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning);
+    if (tune_cmd->parsed()) return cmd_tune(g, ta);
     if (check->parsed()) return cmd_check(g, targets, arch);
     return cmd_list(g);
   } catch (const NoDeviceError& e) {

@@ -15,9 +15,16 @@ namespace gpuk {
 
 namespace {
 
-const std::vector<std::string> kCoreKeys = {"family",  "operation", "kernel",   "params",
-                                            "dtype",   "size",      "data",     "warmup",
-                                            "repeats", "cpu_repeats", "verify", "baseline", "output"};
+const std::vector<std::string> kCoreKeys = {"family",  "operation",   "kernel", "params",   "dtype",
+                                            "size",    "data",        "warmup", "repeats",  "cpu_repeats",
+                                            "verify",  "baseline",    "output", "variant",  "tuning"};
+// A tune config: the workload keys of a run config, then the sweep's own.
+const std::vector<std::string> kTuneKeys = {"family", "operation", "dtype",    "size",        "data",
+                                            "warmup", "repeats",   "kernel",   "kernels",     "params",
+                                            "constraints", "strategy", "budget", "seed", "recheck",
+                                            "flush_l2", "show",    "save"};
+
+enum class Mode { run, tune };
 const std::vector<std::string> kDataKeys = {"generator", "low",  "high", "mean", "stddev", "distinct",
                                             "nan",       "seed", "file", "dtype"};
 
@@ -108,7 +115,60 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
   return d;
 }
 
+// The metadata's value-list grammar (kernel_file.cpp, parse_param): values / range / pow2.
+std::vector<std::int64_t> value_list(const yaml::Source& src, const YAML::Node& node, const std::string& name) {
+  std::vector<std::int64_t> out;
+  if (node.IsScalar()) {
+    out.push_back(src.integer(node, name));
+  } else if (node.IsSequence()) {
+    if (node.size() == 0) src.fail(node, name + ": the list of values is empty");
+    for (const auto& v : node) out.push_back(src.integer(v, "a value of " + name));
+  } else if (node.IsMap()) {
+    src.check_keys(node, {"values", "range", "pow2"}, name);
+    if (node["values"]) {
+      if (!node["values"].IsSequence() || node["values"].size() == 0)
+        src.fail(node["values"], name + ": values must be a non-empty list of integers");
+      for (const auto& v : node["values"]) out.push_back(src.integer(v, "a value of " + name));
+    }
+    if (node["range"]) {
+      const auto r = node["range"];
+      if (!r.IsSequence() || r.size() < 2 || r.size() > 3)
+        src.fail(r, name + ": range must be [low, high] or [low, high, step]");
+      const std::int64_t lo = src.integer(r[0], "range"), hi = src.integer(r[1], "range");
+      const std::int64_t step = r.size() == 3 ? src.integer(r[2], "range step") : 1;
+      if (step <= 0 || lo > hi || (hi - lo) / step > 100000)
+        src.fail(r, name + ": range needs low <= high, step > 0, at most 100000 values");
+      for (std::int64_t v = lo; v <= hi; v += step) out.push_back(v);
+    }
+    if (node["pow2"]) {
+      const auto r = node["pow2"];
+      if (!r.IsSequence() || r.size() != 2) src.fail(r, name + ": pow2 must be [low, high]");
+      const std::int64_t lo = src.integer(r[0], "pow2"), hi = src.integer(r[1], "pow2");
+      if (lo < 1 || hi < lo || hi > (std::int64_t{1} << 40))
+        src.fail(r, name + ": pow2 needs 1 <= low <= high <= 2^40");
+      const std::size_t before = out.size();
+      for (std::int64_t v = 1; v <= hi; v *= 2)
+        if (v >= lo) out.push_back(v);
+      if (out.size() == before) src.fail(r, name + ": pow2 range holds no power of two");
+    }
+    if (out.empty()) src.fail(node, name + ": give values: [...], range: [lo, hi] or pow2: [lo, hi]");
+  } else {
+    src.fail(node, name + ": give a value, a list, or values/range/pow2");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                       const PluginRegistry& plugins, const KernelLibrary& kernels, Mode mode);
+
 }  // namespace
+
+std::vector<std::int64_t> parse_value_list(const std::string& yaml_text, const std::string& what) {
+  const yaml::Source src{what, 0};
+  return value_list(src, src.parse(yaml_text), what);
+}
 
 bool RunSpec::option_bool(const std::string& name) const { return option(name) == "true"; }
 std::int64_t RunSpec::option_int(const std::string& name) const { return std::stoll(option(name)); }
@@ -128,10 +188,22 @@ RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& p
 }
 
 RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path, const PluginRegistry& plugins,
-                       const KernelLibrary& kernels) {
+                       const KernelLibrary& kernels) try {
   const yaml::Source src{path, 0};
   const YAML::Node root = src.parse(yaml_text);
   if (!root.IsMap()) throw ConfigError(path.string() + ":1:1: a config must be a YAML mapping (family:, operation:, ...)");
+  for (const char* key : {"kernels", "strategy", "budget", "constraints", "recheck"})
+    if (root[key])
+      src.fail(root[key], std::string("'") + key + "' belongs to a tune config: run it with gpuk tune, not gpuk run");
+  return parse_run_root(src, root, path, plugins, kernels, Mode::run);
+} catch (const YAML::Exception& e) {
+  yaml::throw_config_error(path, 0, e);
+}
+
+namespace {
+
+RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                       const PluginRegistry& plugins, const KernelLibrary& kernels, Mode mode) {
   RunSpec spec;
   spec.path = path;
 
@@ -150,9 +222,9 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
   }
 
   // Unknown keys: core's own plus the family's options.
-  std::vector<std::string> allowed = kCoreKeys;
+  std::vector<std::string> allowed = mode == Mode::run ? kCoreKeys : kTuneKeys;
   for (const auto& o : plugin->options()) allowed.push_back(o.name);
-  src.check_keys(root, allowed, "the config");
+  src.check_keys(root, allowed, mode == Mode::run ? "the config" : "the tune config");
 
   spec.operation = src.string(root["operation"], "operation");
   const auto ops = plugin->operations();
@@ -164,8 +236,9 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
     const std::string name = src.string(root["dtype"], "dtype");
     const auto dtype = parse_dtype(name);
     std::vector<std::string> supported;
-    for (DType t : plugin->dtypes()) supported.emplace_back(dtype_name(t));
-    if (!dtype || std::find(plugin->dtypes().begin(), plugin->dtypes().end(), *dtype) == plugin->dtypes().end())
+    const std::vector<DType> dtypes = plugin->dtypes();  // one vector: begin() and end() of the same
+    for (DType t : dtypes) supported.emplace_back(dtype_name(t));
+    if (!dtype || std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end())
       src.fail(root["dtype"], "unsupported dtype '" + name + "'" + did_you_mean(name, supported) +
                                   "; the " + spec.family + " family supports " + join(supported));
     spec.dtype = *dtype;
@@ -197,6 +270,27 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
 
   spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
 
+  if (mode == Mode::tune) return spec;  // the tune config's own parser takes kernels and params
+
+  if (const YAML::Node variant = root["variant"]) {
+    const std::string v = src.string(variant, "variant");
+    if (v != "auto" && v != "default")
+      src.fail(variant, "variant must be 'auto' (the tuning database's pick) or 'default', not '" + v + "'");
+    spec.variant_auto = v == "auto";
+    if (spec.variant_auto)
+      for (const char* key : {"kernel", "params"})
+        if (root[key])
+          src.fail(root[key], std::string("'") + key +
+                                  "' and 'variant: auto' do not go together: auto takes the kernel and its "
+                                  "parameters from the tuning database; remove one of them");
+  }
+  if (const YAML::Node tuning = root["tuning"]) {
+    if (!spec.variant_auto) src.fail(tuning, "'tuning' names a database for 'variant: auto'; add variant: auto");
+    std::filesystem::path file = src.string(tuning, "tuning");
+    if (file.is_relative()) file = path.parent_path() / file;
+    spec.tuning_file = file;
+  }
+
   // The kernel file, and the parameter values against its metadata.
   const YAML::Node kernel_node = root["kernel"];
   spec.kernel = kernel_node ? src.string(kernel_node, "kernel") : plugin->default_kernel();
@@ -217,7 +311,7 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
   if (const auto params = root["params"]; params && !params.IsNull()) {
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
     for (const auto& item : params) {
-      const std::string name = item.first.as<std::string>();
+      const std::string name = src.string(item.first, "a parameter name");
       spec.params[name] = src.integer(item.second, "parameter " + name);
       const ParamSpec* p = file->param(name);
       if (!p || !std::binary_search(p->values.begin(), p->values.end(), spec.params[name])) {
@@ -235,6 +329,174 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
     }
   }
   return spec;
+}
+
+}  // namespace
+
+TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path.string() + ": cannot read the tune config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_tune_spec(text.str(), path, plugins, kernels);
+}
+
+TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,
+                         const PluginRegistry& plugins, const KernelLibrary& kernels) try {
+  const yaml::Source src{path, 0};
+  const YAML::Node root = src.parse(yaml_text);
+  if (!root.IsMap())
+    throw ConfigError(path.string() + ":1:1: a tune config must be a YAML mapping (family:, operation:, kernels:, ...)");
+  TuneSpec t;
+  t.run = parse_run_root(src, root, path, plugins, kernels, Mode::tune);
+  RunSpec& spec = t.run;
+  if (!root["warmup"]) spec.warmup = 5;
+  if (!root["repeats"]) spec.repeats = 30;
+  spec.cpu_repeats = 1;
+  spec.baseline = false;
+  const FamilyPlugin& plugin = plugins.get(spec.family);
+
+  // Kernel files: `kernel: X`, `kernels: [X, Y]` or `kernels: all`.
+  if (root["kernel"] && root["kernels"]) src.fail(root["kernels"], "give kernel or kernels, not both");
+  const auto fits = [&](const KernelFile& f) { return f.supports(spec.operation) && f.supports(spec.dtype); };
+  std::vector<std::shared_ptr<const KernelFile>> files;
+  if (const YAML::Node k = root["kernels"]; k && k.IsScalar() && k.Scalar() == "all") {
+    t.all_kernels = true;
+    for (const auto& f : kernels.family(spec.family))
+      if (fits(*f)) files.push_back(f);
+    if (files.empty())
+      src.fail(k, "no " + spec.family + " kernel file implements " + spec.operation + " for " +
+                      std::string(dtype_name(spec.dtype)));
+  } else {
+    const YAML::Node node = root["kernels"] ? root["kernels"] : root["kernel"];
+    std::vector<YAML::Node> items;
+    if (!node) {
+      spec.kernel = plugin.default_kernel();
+    } else if (node.IsScalar()) {
+      items.push_back(node);
+    } else if (node.IsSequence() && node.size() > 0) {
+      for (const auto& item : node) items.push_back(item);
+    } else {
+      src.fail(node, "kernels must be 'all', a kernel file name, or a non-empty list of them");
+    }
+    std::vector<std::string> names;
+    for (const auto& item : items) names.push_back(src.string(item, "a kernel name"));
+    if (items.empty()) names.push_back(spec.kernel);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::shared_ptr<const KernelFile> f;
+      try {
+        f = kernels.find(spec.family, names[i]);
+      } catch (const ConfigError& e) {
+        if (i < items.size()) src.fail(items[i], e.what());
+        throw ConfigError(path.string() + ": " + e.what());
+      }
+      const YAML::Node where = i < items.size() ? items[i] : root["operation"];
+      if (!f->supports(spec.operation))
+        src.fail(where, "kernel " + f->name + " does not implement '" + spec.operation + "' (it implements " +
+                            join(f->operations) + ")");
+      if (!f->supports(spec.dtype))
+        src.fail(where, "kernel " + f->name + " does not support dtype " + std::string(dtype_name(spec.dtype)));
+      if (std::none_of(files.begin(), files.end(), [&](const auto& g) { return g->name == f->name; }))
+        files.push_back(f);
+    }
+  }
+  for (const auto& f : files) t.kernels.push_back(f->name);
+  spec.kernel = t.kernels.front();
+
+  // The space: per parameter, a value list in the metadata's grammar.
+  if (const auto params = root["params"]; params && !params.IsNull()) {
+    if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: values");
+    for (const auto& item : params) {
+      const std::string name = src.string(item.first, "a parameter name");
+      std::vector<std::string> known;
+      bool found = false;
+      for (const auto& f : files)
+        for (const auto& p : f->params) {
+          found = found || p.name == name;
+          if (std::find(known.begin(), known.end(), p.name) == known.end()) known.push_back(p.name);
+        }
+      if (!found)
+        src.fail(item.first, "no kernel being tuned has a parameter '" + name + "'" + did_you_mean(name, known) +
+                                 (known.empty() ? "; they have none" : "; their parameters: " + join(known)));
+      t.params[name] = value_list(src, item.second, "parameter " + name);
+    }
+  }
+  if (const auto constraints = root["constraints"]) {
+    if (!constraints.IsSequence()) src.fail(constraints, "constraints must be a list of expressions");
+    for (const auto& item : constraints) {
+      const std::string text = src.string(item, "a constraint");
+      try {
+        t.constraints.push_back({Expr::parse(text), src.line(item)});
+      } catch (const ConfigError& e) {
+        src.fail(item, "constraint '" + text + "': " + e.what());
+      }
+      for (const auto& id : t.constraints.back().expr.identifiers()) {
+        bool known = id == "n" || id == "sm_count" || id == "elem_bytes" || id == "vec";
+        for (const auto& f : files) known = known || f->param(id);
+        if (!known) src.fail(item, "constraint '" + text + "' names '" + id + "', which no kernel being tuned has");
+      }
+    }
+  }
+
+  if (const YAML::Node s = root["strategy"]) {
+    const std::string name = src.string(s, "strategy");
+    const std::vector<std::string> names = {"exhaustive", "random", "anneal"};
+    if (name == "exhaustive") t.strategy = TuneStrategy::exhaustive;
+    else if (name == "random") t.strategy = TuneStrategy::random;
+    else if (name == "anneal") t.strategy = TuneStrategy::anneal;
+    else src.fail(s, "unknown strategy '" + name + "'" + did_you_mean(name, names) + "; strategies: " + join(names));
+  }
+  if (const YAML::Node b = root["budget"]) {
+    const auto evaluations = [&](const YAML::Node& n) {
+      const auto v = src.integer(n, "budget.evaluations");
+      if (v < 1 || v > 10000000) src.fail(n, "the evaluation budget must be between 1 and 10000000");
+      t.budget_evaluations = static_cast<int>(v);
+    };
+    if (b.IsScalar()) {
+      evaluations(b);
+    } else {
+      src.check_keys(b, {"evaluations", "seconds"}, "budget");
+      if (b["evaluations"]) evaluations(b["evaluations"]);
+      if (b["seconds"]) {
+        const double v = src.number(b["seconds"], "budget.seconds");
+        if (!(v > 0)) src.fail(b["seconds"], "budget.seconds must be above 0");
+        t.budget_seconds = v;
+      }
+    }
+  }
+  if (root["seed"]) {
+    const auto v = src.integer(root["seed"], "seed");
+    if (v < 0) src.fail(root["seed"], "seed must not be negative");
+    t.seed = static_cast<std::uint64_t>(v);
+  }
+  if (const YAML::Node r = root["recheck"]) {
+    src.check_keys(r, {"top", "repeats"}, "recheck");
+    if (r["top"]) {
+      const auto v = src.integer(r["top"], "recheck.top");
+      if (v < 0 || v > 1000) src.fail(r["top"], "recheck.top must be between 0 and 1000");
+      t.recheck_top = static_cast<int>(v);
+    }
+    if (r["repeats"]) {
+      const auto v = src.integer(r["repeats"], "recheck.repeats");
+      if (v < 1 || v > 1000000) src.fail(r["repeats"], "recheck.repeats must be between 1 and 1000000");
+      t.recheck_repeats = static_cast<int>(v);
+    }
+  }
+  if (const YAML::Node f = root["flush_l2"]) {
+    const std::string v = src.string(f, "flush_l2");
+    if (v == "auto") t.flush_l2 = FlushL2::automatic;
+    else if (src.boolean(f, "flush_l2 (true, false or auto)")) t.flush_l2 = FlushL2::on;
+    else t.flush_l2 = FlushL2::off;
+  }
+  if (root["show"]) {
+    const auto v = src.integer(root["show"], "show");
+    if (v < 1 || v > 100000) src.fail(root["show"], "show must be between 1 and 100000");
+    t.show = static_cast<int>(v);
+  }
+  if (root["save"]) t.save = src.boolean(root["save"], "save");
+  return t;
+} catch (const YAML::Exception& e) {
+  yaml::throw_config_error(path, 0, e);
 }
 
 }  // namespace gpuk

@@ -6,6 +6,8 @@
 // Feistel network over the next power of two, cycle-walked back into range.
 #include "gpuk/data.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -73,13 +75,23 @@ HostArray::HostArray(DType dtype, std::uint64_t size) : dtype_(dtype), size_(siz
     throw Error(cat("cannot allocate ", size, " elements of ", dtype_name(dtype),
                     ": the byte count overflows"));
   if (bytes == 0) return;
+  const auto refuse = [&](const std::string& why) {
+    throw Error(cat("cannot allocate ", bytes, " bytes (", human_bytes(static_cast<double>(bytes)), ") for ", size,
+                    " elements of ", dtype_name(dtype), ": ", why));
+  };
+  // More than the machine's memory is refused before asking: the allocator's answer to such a
+  // request is not always an exception (sanitizers abort, overcommit may say yes).
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0 && bytes > static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size))
+    refuse(cat("more than this machine's ", static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size),
+               " bytes of memory"));
   const std::size_t rounded = (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   try {
     storage_.reset(static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlignment})));
   } catch (const std::bad_alloc&) {
-    throw Error(cat("cannot allocate ", bytes, " bytes (", human_bytes(static_cast<double>(bytes)),
-                    ") for ", size, " elements of ", dtype_name(dtype), ": out of host memory"));
+    refuse("out of host memory");
   }
+  if (!storage_) refuse("out of host memory");
 }
 
 void HostArray::FreeAligned::operator()(std::byte* p) const {

@@ -88,7 +88,7 @@ KernelFile KernelFile::load(const fs::path& path) {
   return parse(text.str(), path);
 }
 
-KernelFile KernelFile::parse(const std::string& source, const fs::path& path) {
+KernelFile KernelFile::parse(const std::string& source, const fs::path& path) try {
   KernelFile k;
   k.path = path;
   k.name = path.stem().string();
@@ -137,7 +137,7 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) {
   if (const auto params = meta["params"]; params && !params.IsNull()) {
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: {default: ..., values: [...]}");
     for (const auto& item : params) {
-      const std::string name = item.first.as<std::string>();
+      const std::string name = src.string(item.first, "a parameter name");
       if (!names.insert(name).second) src.fail(item.first, "parameter name '" + name + "' is taken");
       k.params.push_back(parse_param(src, name, item.second));
     }
@@ -168,6 +168,13 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) {
   }
   k.scratch = meta["scratch"] ? parse_expr(src, meta["scratch"], "scratch") : Expr::parse("0");
   return k;
+} catch (const YAML::Exception& e) {
+  // yaml-cpp's lines count from the line after "/* gpuk", where the YAML starts.
+  const std::size_t opener = source.find("/* gpuk");
+  const std::size_t body = opener == std::string::npos ? std::string::npos : source.find('\n', opener);
+  const int offset =
+      body == std::string::npos ? 0 : static_cast<int>(std::count(source.begin(), source.begin() + body + 1, '\n'));
+  yaml::throw_config_error(path, offset, e);
 }
 
 const ParamSpec* KernelFile::param(const std::string& name) const {
@@ -336,6 +343,7 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
       throw ConfigError(where(c.line) + ": " + variant.label() + " breaks the constraint '" + c.expr.text() +
                         "' for n = " + std::to_string(limits.n));
   LaunchPlan plan;
+  plan.params = variant.params();
   for (const auto& l : k.launches) {
     const std::int64_t grid = eval(l.grid, l.line, "grid");
     const std::int64_t block = eval(l.block, l.line, "block");

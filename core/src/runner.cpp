@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/timing.hpp"
 
 namespace gpuk {
 
@@ -51,6 +52,85 @@ double RunReport::speedup_over_baseline() const {
   return baseline && kernel.median > 0 && baseline->ms.count ? baseline->ms.median / kernel.median : 0;
 }
 
+LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
+  return {static_cast<std::int64_t>(spec.size), info.sm_count, static_cast<int>(dtype_size(spec.dtype)),
+          info.max_threads_per_block, 48 * 1024};
+}
+
+// --- Bench -----------------------------------------------------------------------------------
+
+Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) : spec_(spec), device_(device) {
+  const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
+  if (input_bytes > device.free_memory())
+    throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
+                      device.info().name + " has " + std::to_string(device.free_memory()) + " bytes free");
+  HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
+  if (input.dtype() != spec.dtype || input.size() != spec.size)
+    throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
+                      std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
+                      std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
+  workload_ = plugin.make_workload(spec, std::move(input));
+  stream_ = std::make_unique<Stream>();
+  start_ = std::make_unique<Event>();
+  stop_ = std::make_unique<Event>();
+  start_->record(*stream_);
+  workload_->upload(*stream_);
+  stop_->record(*stream_);
+  upload_ms_ = stop_->elapsed_since(*start_);
+}
+
+Bench::~Bench() = default;
+
+bool Bench::input_fits_l2() const {
+  return static_cast<std::int64_t>(spec_.size * dtype_size(spec_.dtype)) < 2 * device_.info().l2_bytes;
+}
+
+void Bench::synchronize(const std::string& where) const {
+  const CUresult r = driver().cuStreamSynchronize(stream_->get());
+  if (r != CUDA_SUCCESS) throw_driver_error("cuStreamSynchronize", r, "after running " + where);
+}
+
+const std::vector<CpuTiming>& Bench::reference(int repeats) {
+  if (!reference_done_) {
+    reference_ = workload_->cpu_reference(repeats);
+    reference_done_ = true;
+  }
+  return reference_;
+}
+
+Verification Bench::check(const LaunchTarget& target) {
+  reference(1);
+  workload_->poison(*stream_);
+  workload_->launch(target);
+  synchronize(target.where);
+  workload_->download(*stream_);
+  return workload_->verify();
+}
+
+std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2) {
+  if (flush_l2 && !flush_ && device_.info().l2_bytes > 0)
+    flush_.emplace(static_cast<std::size_t>(2 * device_.info().l2_bytes));
+  // gpuk/timing.hpp: behind a stream gate, as the library baselines are timed.
+  unsigned char fill = 0;
+  return time_device(
+             stream_->get(), warmup, repeats, [&] { workload_->launch(target); },
+             [&] {
+               workload_->poison(*stream_);
+               if (flush_l2 && flush_) flush_->fill_bytes(fill++, *stream_);
+             },
+             target.where)
+      .ms;
+}
+
+double Bench::download() {
+  start_->record(*stream_);
+  workload_->download(*stream_);
+  stop_->record(*stream_);
+  return stop_->elapsed_since(*start_);
+}
+
+// --- run -------------------------------------------------------------------------------------
+
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
   const FamilyPlugin& plugin = context.plugins.get(spec.family);
   const auto file = context.kernels.find(spec.family, spec.kernel);
@@ -78,9 +158,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
     throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
                       info.name + " has " + std::to_string(device.free_memory()) + " bytes free");
 
-  const LaunchPlan plan = plan_launches(
-      variant, {static_cast<std::int64_t>(spec.size), info.sm_count, static_cast<int>(dtype_size(spec.dtype)),
-                info.max_threads_per_block, 48 * 1024});
+  const LaunchPlan plan = plan_launches(variant, launch_limits(spec, info));
   report.launches = plan.launches;
 
   // JIT (or the cache).
@@ -105,63 +183,30 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   std::vector<CUfunction> functions;
   for (const auto& l : plan.launches) functions.push_back(module.function(compiled.lowered(l.name_expression)));
 
-  // Data.
-  HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
-  if (input.dtype() != spec.dtype || input.size() != spec.size)
-    throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
-                      std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
-                      std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
-  auto workload = plugin.make_workload(spec, std::move(input));
-  report.bytes_moved = workload->bytes_moved();
+  // Data, uploaded once.
+  Bench bench(spec, plugin, device);
+  report.bytes_moved = bench.bytes_moved();
+  report.upload_ms = bench.upload_ms();
 
-  const Stream stream;
-  Event start, stop;
+  bench.bind(plan);
   const std::string where = "variant " + variant.label() + " of " + file->path.string();
-
-  start.record(stream);
-  workload->upload(stream);
-  stop.record(stream);
-  report.upload_ms = stop.elapsed_since(start);
-
-  workload->bind(plan);
-  const LaunchTarget target{plan, functions, stream, where};
-  const auto launch_all = [&] { workload->launch(target); };
-  const auto synchronize = [&] {
-    const CUresult r = driver().cuStreamSynchronize(stream.get());
-    if (r != CUDA_SUCCESS) throw_driver_error("cuStreamSynchronize", r, "after running " + where);
-  };
-  for (int i = 0; i < spec.warmup; ++i) launch_all();
-  synchronize();
-
-  std::vector<double> kernel_ms;
-  for (int i = 0; i < spec.repeats; ++i) {
-    workload->poison(stream);
-    start.record(stream);
-    launch_all();
-    stop.record(stream);
-    synchronize();
-    kernel_ms.push_back(stop.elapsed_since(start));
-  }
-  report.kernel = Stats::of(kernel_ms);
-
-  start.record(stream);
-  workload->download(stream);
-  stop.record(stream);
-  report.download_ms = stop.elapsed_since(start);
+  const LaunchTarget target{plan, functions, bench.stream(), where};
+  report.kernel = Stats::of(bench.time(target, spec.warmup, spec.repeats, false));
+  report.download_ms = bench.download();
   report.total_ms = report.upload_ms + report.kernel.median + report.download_ms;
-  report.result = workload->result();
+  Workload& workload = bench.workload();
+  report.result = workload.result();
 
   if (spec.verify) {
-    for (auto& c : workload->cpu_reference(spec.cpu_repeats))
-      report.cpu.push_back({c.name, Stats::of(c.ms), {}});
-    report.verification = workload->verify();
+    for (const auto& c : bench.reference(spec.cpu_repeats)) report.cpu.push_back({c.name, Stats::of(c.ms), {}});
+    report.verification = workload.verify();
     report.verified = true;
   }
   if (spec.baseline) {
-    if (auto b = workload->library_baseline(spec.warmup, spec.repeats, stream))
+    if (auto b = workload.library_baseline(spec.warmup, spec.repeats, bench.stream()))
       report.baseline = NamedStats{b->name, Stats::of(b->ms), b->note};
   }
-  if (spec.output) workload->write_result(*spec.output);
+  if (spec.output) workload.write_result(*spec.output);
 
   if (report.kernel.median > 0) {
     report.gbs = static_cast<double>(report.bytes_moved) / (report.kernel.median * 1e-3) / 1e9;
@@ -176,6 +221,7 @@ void print_report(std::ostream& out, const RunReport& r) {
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
+  if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
   for (const auto& l : r.launches)
     out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
@@ -229,6 +275,7 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   j["size"] = r.size;
   j["kernel_file"] = r.kernel_file;
   j["variant"] = r.variant;
+  if (!r.variant_source.empty()) j["variant_source"] = r.variant_source;
   j["launches"] = nlohmann::json::array();
   for (const auto& l : r.launches)
     j["launches"].push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block},

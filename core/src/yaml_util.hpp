@@ -12,6 +12,17 @@
 
 namespace gpuk::yaml {
 
+// yaml-cpp throws its own exceptions when a node is walked as the wrong kind (a mapping where a
+// list was expected). The parsers' entry points catch any that slips past their own checks and
+// turn it into the ConfigError they promise, at the place yaml-cpp names.
+[[noreturn]] inline void throw_config_error(const std::filesystem::path& path, int line_offset,
+                                            const YAML::Exception& e) {
+  std::string where = path.string();
+  if (!e.mark.is_null())
+    where += ":" + std::to_string(e.mark.line + 1 + line_offset) + ":" + std::to_string(e.mark.column + 1);
+  throw ConfigError(where + ": unexpected YAML structure (" + e.msg + ")");
+}
+
 // A YAML document and where it came from; line_offset shifts yaml-cpp's 0-based lines when the
 // YAML is embedded in another file (a kernel's metadata block).
 struct Source {
@@ -41,7 +52,9 @@ struct Source {
                   const std::string& what) const {
     if (!map.IsMap()) fail(map, what + " must be a mapping of key: value");
     for (const auto& item : map) {
-      const std::string key = item.first.as<std::string>();
+      // `{[a]: 1}` or an anchored mapping as a key: yaml-cpp would throw its own exception.
+      if (!item.first.IsScalar()) fail(item.first, what + " has a key that is not a plain name");
+      const std::string key = item.first.Scalar();
       bool known = false;
       for (const auto& a : allowed) known = known || a == key;
       if (!known)

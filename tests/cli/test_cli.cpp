@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 
 #include "gpuk/device.hpp"
 #include "helpers.hpp"
@@ -101,4 +102,59 @@ TEST_CASE("without a GPU, gpuk run fails with one clear sentence") {
   CHECK(r.output.find("needs an NVIDIA GPU") != std::string::npos);
   CHECK(r.output.find("error while loading shared libraries") == std::string::npos);
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+}
+
+TEST_CASE("gpuk tune --help shows its options, and gpuk --help lists tune") {
+  CHECK(gpuk_cli("--help").output.find("tune") != std::string::npos);
+  const Result r = gpuk_cli("tune --help");
+  CHECK(r.status == 0);
+  for (const char* option : {"--json", "--csv", "--strategy", "--budget", "--seconds", "--seed", "--export"})
+    CHECK(r.output.find(option) != std::string::npos);
+}
+
+TEST_CASE("gpuk tune reports a bad tune config with its line and column, and exits 2") {
+  const gpuk::test::TempDir dir;
+  const auto path = dir.write("t.yaml", "family: reduce\noperation: argmax\nsize: 100\nkernels: [onepass]\n"
+                                        "params:\n  BLOCK: [128]\n  UNROL: [1, 2]\n");
+  const Result r = gpuk_cli("tune " + path.string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find(path.string() + ":7:3: no kernel being tuned has a parameter 'UNROL' (did you mean 'UNROLL'?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("without a GPU, gpuk tune fails with one clear sentence") {
+  if (has_gpu()) {
+    MESSAGE("this machine has a GPU: the no-GPU message cannot be checked here");
+    return;
+  }
+  const Result r = gpuk_cli("tune " + (gpuk::test::source_dir() / "configs/tune_argmax.yaml").string());
+  CHECK(r.status == 1);
+  CHECK(r.output.find("needs an NVIDIA GPU") != std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+}
+
+TEST_CASE("gpuk tune --export writes the tuning database; run --tuning needs variant: auto") {
+  const gpuk::test::TempDir dir;
+  const auto db = dir.write("db.json",
+                            "{\"format\": \"gpuk-tuning-db\", \"version\": 1, \"entries\": [{\"gpu\": \"G\", \"arch\": "
+                            "\"sm_90\", \"family\": \"reduce\", \"operation\": \"max\", \"options\": \"abs=false\", "
+                            "\"dtype\": \"float32\", \"size_bucket\": 20, \"kernel\": \"onepass\", \"params\": "
+                            "{\"BLOCK\": 512}}]}\n");
+  const auto out = dir.path() / "export.json";
+  const Result r = gpuk_cli("--tuning-db " + db.string() + " tune --export " + out.string());
+  CHECK(r.status == 0);
+  CHECK(r.output.find("exported 1 of 1 entry") != std::string::npos);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"kernel\": \"onepass\"") != std::string::npos);
+  CHECK(text.find("\"size_bucket\": 20") != std::string::npos);
+
+  const Result none = gpuk_cli("tune");
+  CHECK(none.status == 2);
+  CHECK(none.output.find("needs a CONFIG") != std::string::npos);
+
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: max\nsize: 100\n");
+  const Result tuning = gpuk_cli("run --tuning " + db.string() + " " + config.string());
+  CHECK(tuning.status == 2);
+  CHECK(tuning.output.find("variant: auto") != std::string::npos);
 }

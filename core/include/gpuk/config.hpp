@@ -5,9 +5,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuk/data.hpp"
 #include "gpuk/dtype.hpp"
+#include "gpuk/expr.hpp"
 
 namespace gpuk {
 
@@ -30,6 +32,10 @@ struct RunSpec {
   bool baseline = true;
   std::optional<std::filesystem::path> output;  // write the result as .npy
   std::map<std::string, std::string> options;   // family options, every one filled (defaults too)
+  // `variant: auto`: kernel and params come from the tuning database when it has an entry for
+  // this GPU and problem (see docs/tuning.md); kernel/params then hold the fallback (defaults).
+  bool variant_auto = false;
+  std::optional<std::filesystem::path> tuning_file;  // `tuning: FILE`: an exported database to pick from
 
   bool option_bool(const std::string& name) const;
   std::int64_t option_int(const std::string& name) const;
@@ -43,5 +49,43 @@ RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& p
                       const KernelLibrary& kernels);
 RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path,
                        const PluginRegistry& plugins, const KernelLibrary& kernels);
+
+// A `gpuk tune` config: the workload of a run config (family, operation, options, dtype, size,
+// data, warmup, repeats, verify) plus the space to sweep and how (docs/tuning.md).
+struct TuneConstraint {
+  Expr expr;
+  int line = 0;
+};
+
+enum class TuneStrategy { exhaustive, random, anneal };
+enum class FlushL2 { automatic, on, off };
+
+struct TuneSpec {
+  RunSpec run;                       // run.kernel/params: the first kernel and its defaults
+  std::vector<std::string> kernels;  // kernel files to sweep (`kernels: all` lists every one that fits)
+  bool all_kernels = false;
+  // Values to sweep per parameter name, replacing the metadata's list; a parameter not named
+  // sweeps the metadata's allowed values.
+  std::map<std::string, std::vector<std::int64_t>> params;
+  std::vector<TuneConstraint> constraints;  // extra constraints between parameters
+  TuneStrategy strategy = TuneStrategy::exhaustive;
+  std::optional<int> budget_evaluations;
+  std::optional<double> budget_seconds;
+  std::uint64_t seed = 1;
+  int recheck_top = 5;      // the best N are measured again, interleaved
+  int recheck_repeats = 0;  // 0: 2 x repeats
+  FlushL2 flush_l2 = FlushL2::automatic;
+  int show = 10;            // rows in the ranked table
+  bool save = true;         // write the winner to the tuning database
+};
+
+TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels);
+TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,
+                         const PluginRegistry& plugins, const KernelLibrary& kernels);
+
+// The value-list grammar of kernel metadata (docs/kernels.md), for tune configs: a list
+// [1, 2, 4], a single value, or a mapping with any of values: [...], range: [lo, hi(, step)],
+// pow2: [lo, hi]. Returns the values sorted, without duplicates.
+std::vector<std::int64_t> parse_value_list(const std::string& yaml_text, const std::string& what);
 
 }  // namespace gpuk

@@ -115,6 +115,9 @@ struct ResolvedLaunch {
 struct LaunchPlan {
   std::vector<ResolvedLaunch> launches;
   std::int64_t scratch_slots = 0;
+  // The variant's parameter values, for a family whose launch loop depends on them (a sort's
+  // digit passes: ceil(key bits / RADIX_BITS)).
+  std::vector<std::pair<std::string, std::int64_t>> params;
 };
 
 struct LaunchLimits {

@@ -2,6 +2,7 @@
 #pragma once
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ struct NamedStats {
 struct RunReport {
   // What ran.
   std::string config, family, operation, kernel_file, variant, dtype;
+  std::string variant_source;  // why this variant: "the config", or the tuning database's pick
   std::vector<std::pair<std::string, std::string>> options;
   std::vector<ResolvedLaunch> launches;
   std::uint64_t size = 0;
@@ -59,6 +61,57 @@ struct RunContext {
   const PluginRegistry& plugins;
   const KernelLibrary& kernels;
   const CompileCache* cache = nullptr;
+};
+
+// The limits a variant's launches are checked against on this device for this problem.
+LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info);
+
+// One uploaded workload that many variants can run on: the data is generated (or read) and
+// uploaded once, the CPU reference computed once, and each variant is bound, checked and timed in
+// turn. run() is one Bench with one variant; `gpuk tune` measures a whole sweep on one Bench.
+class Bench {
+ public:
+  // Generates or reads the data, makes the family's workload and uploads it (timed).
+  Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
+  ~Bench();
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+
+  const RunSpec& spec() const { return spec_; }
+  Workload& workload() { return *workload_; }
+  const Stream& stream() const { return *stream_; }
+  double upload_ms() const { return upload_ms_; }
+  std::uint64_t bytes_moved() const { return workload_->bytes_moved(); }
+  // True when the input is smaller than twice the L2 cache: repeated runs would read it from L2.
+  bool input_fits_l2() const;
+
+  // Allocates what the plan asks for; call before running a variant with that plan.
+  void bind(const LaunchPlan& plan) { workload_->bind(plan); }
+  // Runs the CPU reference `repeats` times the first time it is asked for; later calls return
+  // those timings without running it again.
+  const std::vector<CpuTiming>& reference(int repeats);
+  bool has_reference() const { return reference_done_; }
+  // Poisons the outputs, runs the variant once, downloads and verifies against the reference
+  // (computed with one repeat when it is not there yet).
+  Verification check(const LaunchTarget& target);
+  // `warmup` untimed runs, then `repeats` runs each timed with CUDA events. Before each timed
+  // run (outside the events) the outputs are poisoned and, with flush_l2, a buffer of twice the
+  // L2 size is written so that the run starts with a cold cache.
+  std::vector<double> time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2);
+  // Downloads the result; returns the milliseconds it took.
+  double download();
+
+ private:
+  void synchronize(const std::string& where) const;
+  RunSpec spec_;
+  Device& device_;
+  std::unique_ptr<Workload> workload_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Event> start_, stop_;
+  std::optional<DeviceBuffer> flush_;
+  std::vector<CpuTiming> reference_;
+  bool reference_done_ = false;
+  double upload_ms_ = 0;
 };
 
 // Throws ConfigError, CompileError or DeviceError with the variant named. `precompiled`, when

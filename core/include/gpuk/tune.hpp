@@ -1,0 +1,269 @@
+// `gpuk tune`: sweeps the template parameters of kernel files, verifies and times every variant,
+// ranks them, and keeps the best per GPU and problem in a tuning database (docs/tuning.md).
+//
+// The pieces, each testable without a GPU:
+//   Space     - the points to sweep: kernel files x parameter values, and what prunes them;
+//   Measurer  - verifies and times one point (the GPU one compiles in bulk in the background;
+//               tests inject a fake);
+//   tune()    - a strategy (exhaustive, random, anneal) walking the space with a Measurer, then
+//               the best few measured again, interleaved, to tell a win from a tie;
+//   TuningDb  - the database on disk: atomic, merged under a lock with concurrent writers.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/kernel_file.hpp"
+
+namespace gpuk {
+
+class Device;
+class Bench;
+class CompileCache;
+struct DeviceInfo;
+struct RunContext;
+
+// --- The space -------------------------------------------------------------------------------
+
+// One point: a kernel file of the space and a value for each of its parameters (in the file's
+// parameter order).
+struct Candidate {
+  std::size_t file = 0;
+  std::vector<std::int64_t> values;
+  auto operator<=>(const Candidate&) const = default;
+};
+
+struct SpaceFile {
+  std::shared_ptr<const KernelFile> file;  // a copy whose allowed values include the swept ones
+  std::vector<std::vector<std::int64_t>> values;  // per parameter, ascending
+  std::vector<std::string> widened;  // "GRID=4096": values the metadata does not list
+};
+
+class Space {
+ public:
+  Space(std::vector<SpaceFile> files, std::vector<TuneConstraint> constraints);
+  // The kernel files and value lists of a tune config: each file's metadata values, replaced by
+  // the config's list for every parameter the config names.
+  static Space from_spec(const TuneSpec& spec, const KernelLibrary& kernels);
+
+  const std::vector<SpaceFile>& files() const { return files_; }
+  const std::vector<TuneConstraint>& constraints() const { return constraints_; }
+  std::uint64_t size() const;  // every point of every file, pruned ones included
+  // Points are numbered file by file, the last parameter varying fastest.
+  Candidate at(std::uint64_t index) const;
+  std::uint64_t index_of(const Candidate& c) const;
+  std::map<std::string, std::int64_t> params(const Candidate& c) const;
+  std::string label(const Candidate& c) const;  // "onepass BLOCK=256 UNROLL=4"
+  Variant variant(const Candidate& c, const std::vector<std::string>& leading_args) const;
+  // Points that differ in one parameter by one step of its list.
+  std::vector<Candidate> neighbours(const Candidate& c) const;
+
+  // Why the point cannot run on this problem and device, or nullopt when it can (then `plan`,
+  // when given, receives its launches). Checks the metadata's constraints, the config's (a config
+  // constraint binds a file only when the file has every parameter it names), and the launch
+  // geometry against the device's limits. `why` receives a short reason that groups alike
+  // failures ("constraint 'BLOCK * UNROLL <= 8192'").
+  std::optional<std::string> prune(const Candidate& c, const std::vector<std::string>& leading_args,
+                                   const LaunchLimits& limits, LaunchPlan* plan = nullptr,
+                                   std::string* why = nullptr) const;
+
+ private:
+  std::vector<SpaceFile> files_;
+  std::vector<TuneConstraint> constraints_;
+  std::vector<std::uint64_t> offsets_;  // first index of each file
+};
+
+// --- Measuring -------------------------------------------------------------------------------
+
+enum class Status { ok, invalid, pruned, compile_error, launch_error };
+std::string_view status_name(Status s);  // "ok", "wrong answer", "pruned", "compile error", ...
+
+struct Spread {
+  double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
+  std::size_t count = 0;
+  static Spread of(std::vector<double> samples);
+  double iqr_percent() const { return median > 0 ? 100.0 * (q3 - q1) / median : 0; }
+};
+
+struct Outcome {
+  Status status = Status::ok;
+  std::string why;     // short, groups alike failures ("too many resources requested for launch")
+  std::string detail;  // the full message
+  std::vector<double> samples;  // kernel milliseconds of the timed repeats
+  int registers = -1;           // per thread (cuFuncGetAttribute NUM_REGS), -1 when not known
+  int spill_bytes = -1;         // local memory per thread
+  std::vector<ResolvedLaunch> launches;
+};
+
+// The sweep cannot go on (the CUDA context is dead); the results so far are kept.
+class SweepAborted : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// Verifies and times points. The GPU one (make_gpu_measurer) compiles in bulk in the background
+// while it measures; tests inject a fake.
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  virtual LaunchLimits limits() const = 0;
+  virtual std::vector<std::string> leading_args() const = 0;
+  // These points will be measured soon: start compiling them (in bulk, in the background).
+  virtual void prepare(const Space& space, const std::vector<Candidate>& points) = 0;
+  // Verifies the point against the CPU reference, then times it (warm-up, repeats). A wrong
+  // answer is Status::invalid and not timed. Throws SweepAborted when nothing more can run.
+  virtual Outcome measure(const Space& space, const Candidate& c) = 0;
+  // More timed repeats of a point measure() found ok.
+  virtual std::vector<double> time(const Space& space, const Candidate& c, int repeats) = 0;
+};
+
+struct GpuMeasurerOptions {
+  int warmup = 5, repeats = 30;
+  bool flush_l2 = false;
+  int threads = 0;  // compile threads; 0: every core
+};
+
+struct CompileStats {
+  int programs = 0, from_cache = 0, variants = 0;
+  double seconds = 0;  // summed over the threads
+};
+
+// Measures on `bench` (one uploaded workload). Compiles the variants of each kernel file in as
+// few NVRTC programs as there are threads, on a thread pool, while the GPU measures what is
+// compiled; a program that fails is split to find the variant(s) at fault.
+std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& device, Bench& bench,
+                                            const GpuMeasurerOptions& options, CompileStats* stats);
+
+// --- The sweep -------------------------------------------------------------------------------
+
+struct Evaluation {
+  Candidate candidate;
+  std::string label;
+  std::map<std::string, std::int64_t> params;
+  Outcome outcome;
+  Spread time;             // of outcome.samples, or of the recheck's samples when rechecked
+  bool rechecked = false;
+  double at_seconds = 0;   // since the sweep started
+};
+
+struct Progress {
+  std::size_t done = 0, planned = 0;  // measured points (pruned excluded)
+  std::size_t pruned = 0;
+  double elapsed = 0;
+  std::string current;
+};
+
+struct TuneOptions {
+  TuneStrategy strategy = TuneStrategy::exhaustive;
+  std::optional<int> evaluations;  // budget; random and anneal default to 32
+  std::optional<double> seconds;
+  std::uint64_t seed = 1;
+  int recheck_top = 5;
+  int recheck_repeats = 60;
+  int recheck_rounds = 4;
+  std::function<void(const Progress&)> progress;
+};
+
+struct TuneResult {
+  std::vector<Evaluation> evaluations;  // in the order they were evaluated, pruned ones included
+  std::vector<std::size_t> ranking;     // indices of the ok evaluations, fastest first
+  std::vector<std::size_t> ties;        // ranked ok evaluations within the winner's noise
+  std::string stopped;                  // why the sweep stopped early, if it did
+  double seconds = 0;
+  std::size_t count(Status s) const;
+  const Evaluation* winner() const { return ranking.empty() ? nullptr : &evaluations[ranking.front()]; }
+};
+
+TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& options);
+
+// Milliseconds -> GB/s for `bytes` moved.
+double gbs_of(std::uint64_t bytes, double ms);
+
+// The report of a sweep.
+struct TuneReport {
+  std::string config, family, operation, dtype, gpu, arch, nvrtc, strategy, timing;
+  std::vector<std::pair<std::string, std::string>> options;
+  std::uint64_t size = 0, bytes_moved = 0, seed = 0;
+  double peak_gbs = 0, wall_seconds = 0;
+  CompileStats compile;
+  TuneResult result;
+};
+void print_tune_report(std::ostream& out, const TuneReport& report, int show);
+void write_tune_json(const std::filesystem::path& path, const TuneReport& report);
+void write_tune_csv(const std::filesystem::path& path, const TuneReport& report);
+
+// --- The tuning database ---------------------------------------------------------------------
+
+// floor(log2(n)): sizes in [2^k, 2^(k+1)) share bucket k.
+int size_bucket(std::uint64_t n);
+
+struct TuningKey {
+  std::string gpu;   // "NVIDIA H100 80GB HBM3"
+  std::string arch;  // "sm_90": the compute capability
+  std::string family, operation;
+  std::string options;  // the family's options, "abs=true" ("" when it has none)
+  std::string dtype;
+  int bucket = 0;
+  auto operator<=>(const TuningKey&) const = default;
+};
+
+struct TuningEntry {
+  TuningKey key;
+  std::string kernel;
+  std::map<std::string, std::int64_t> params;
+  double median_ms = 0;
+  double gbs = 0;
+  std::uint64_t size = 0;         // the n it was tuned at
+  std::vector<std::string> ties;  // variants within the noise of this one
+  std::string strategy;
+  int evaluated = 0;
+  std::string tuned_at;  // UTC, ISO 8601
+  std::string gpuk_version, nvrtc;
+};
+
+std::string options_key(const std::map<std::string, std::string>& options);
+
+class TuningDb {
+ public:
+  // $GPUK_TUNING_DB, else tuning/tuning.json in the compile cache's default directory.
+  static std::filesystem::path default_path();
+  // A missing file is an empty database; a damaged one is a ConfigError naming the file.
+  static TuningDb read(const std::filesystem::path& path);
+  // Writes to a temporary file and renames it into place.
+  void write(const std::filesystem::path& path) const;
+  // Under an exclusive lock on PATH.lock: re-reads the file, adds or replaces `entries` (a key
+  // already there takes the new entry), writes atomically. Concurrent writers lose nothing.
+  static void merge_into(const std::filesystem::path& path, const std::vector<TuningEntry>& entries);
+
+  void put(const TuningEntry& entry);  // replaces the entry of the same key
+  const std::vector<TuningEntry>& entries() const { return entries_; }
+  const TuningEntry* find(const TuningKey& key) const;
+
+  struct Pick {
+    const TuningEntry* entry = nullptr;
+    bool exact = false;  // the same size bucket; else the nearest within two buckets
+  };
+  // The entry for this key's bucket, else the nearest bucket at most 2 away (n within 4x) of the
+  // same GPU, family, operation, options and dtype; the nearer one wins, the larger on a draw.
+  Pick pick(const TuningKey& key) const;
+
+ private:
+  std::vector<TuningEntry> entries_;  // sorted by key
+};
+
+// What `variant: auto` does: fills spec.kernel/params from the database's pick for this device
+// (when the kernel file still allows those values) and returns one sentence saying what it
+// picked and why, or that it fell back to the kernel file's defaults.
+std::string resolve_auto_variant(RunSpec& spec, const DeviceInfo& device, const TuningDb& db,
+                                 const std::filesystem::path& db_path, const KernelLibrary& kernels);
+
+}  // namespace gpuk

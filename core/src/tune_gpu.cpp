@@ -1,0 +1,364 @@
+// The GPU Measurer of `gpuk tune`: compiles variants in bulk on a thread pool (the variants of
+// one kernel file in as few NVRTC programs as there are threads) while the GPU measures what is
+// already compiled, on one uploaded workload (Bench).
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/tune.hpp"
+
+namespace gpuk {
+
+namespace {
+
+// A fixed set of worker threads running jobs in the order they were submitted. On destruction,
+// jobs not yet started are dropped and running ones are waited for.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int i = 0; i < threads; ++i)
+      workers_.emplace_back([this] {
+        for (;;) {
+          std::function<void()> job;
+          {
+            std::unique_lock lock(mutex_);
+            ready_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+            if (stop_) return;
+            job = std::move(jobs_.front());
+            jobs_.pop_front();
+          }
+          job();
+        }
+      });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+      jobs_.clear();
+    }
+    ready_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  void submit(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  std::vector<std::thread> workers_;
+  std::deque<std::function<void()>> jobs_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool stop_ = false;
+};
+
+// One NVRTC program's worth of variants of one kernel file.
+struct Chunk {
+  std::shared_ptr<const KernelFile> file;
+  std::vector<std::string> names;
+  std::shared_future<void> done;
+  // Filled by the worker before `done` is ready: per name, its CUBIN or its error.
+  std::vector<std::shared_ptr<const CompiledKernels>> compiled;
+  std::vector<std::string> errors;
+  // Loaded on the measuring thread (the one with the CUDA context).
+  std::map<const CompiledKernels*, std::unique_ptr<Module>> modules;
+};
+
+struct Prepared {
+  std::shared_ptr<Chunk> chunk;
+  LaunchPlan plan;
+  std::string label, where;
+  std::vector<CUfunction> functions;  // once loaded
+  bool loaded = false;
+};
+
+// "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested for launch)" from a message.
+std::string cuda_error_of(const std::string& message) {
+  static const std::regex code(R"(CUDA_ERROR_[A-Z_]+( \([^)]*\))?)");
+  std::smatch m;
+  if (std::regex_search(message, m, code)) return m[0].str();
+  return message.size() > 80 ? message.substr(0, 77) + "..." : message;
+}
+
+// The first "error: ..." line of an NVRTC log.
+std::string compile_error_of(const std::string& message) {
+  const auto at = message.find("error");
+  if (at == std::string::npos) return "NVRTC could not compile it";
+  std::string line = message.substr(at, message.find('\n', at) - at);
+  return line.size() > 100 ? line.substr(0, 97) + "..." : line;
+}
+
+int function_attribute(CUfunction f, CUfunction_attribute a) {
+  int value = 0;
+  GPUK_CU(driver().cuFuncGetAttribute(&value, a, f));
+  return value;
+}
+
+class GpuMeasurer final : public Measurer {
+ public:
+  GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
+              CompileStats* stats)
+      : device_(device), bench_(bench), options_(options), stats_(stats),
+        threads_(options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency())),
+        jit_(jit_options(context, device), context.cache), pool_(threads_) {
+    leading_ = context.plugins.get(bench.spec().family).template_args(bench.spec());
+    limits_ = launch_limits(bench.spec(), device.info());
+  }
+
+  LaunchLimits limits() const override { return limits_; }
+  std::vector<std::string> leading_args() const override { return leading_; }
+
+  void prepare(const Space& space, const std::vector<Candidate>& points) override {
+    // New points, grouped by kernel file, in the order given.
+    std::map<std::size_t, std::vector<Candidate>> by_file;
+    std::size_t fresh = 0;
+    for (const auto& c : points) {
+      if (prepared_.count(c)) continue;
+      LaunchPlan plan;
+      if (space.prune(c, leading_, limits_, &plan)) continue;  // the tuner prunes first; nothing to compile
+      Prepared p;
+      p.plan = std::move(plan);
+      p.label = space.label(c);
+      p.where = "variant " + p.label + " of " + space.files()[c.file].file->path.string();
+      prepared_.emplace(c, std::move(p));
+      by_file[c.file].push_back(c);
+      ++fresh;
+    }
+    if (fresh == 0) return;
+    const std::size_t per_program = (fresh + static_cast<std::size_t>(threads_) - 1) / static_cast<std::size_t>(threads_);
+    for (auto& [f, cands] : by_file) {
+      for (std::size_t begin = 0; begin < cands.size(); begin += per_program) {
+        auto chunk = std::make_shared<Chunk>();
+        chunk->file = space.files()[f].file;
+        const std::size_t end = std::min(cands.size(), begin + per_program);
+        for (std::size_t i = begin; i < end; ++i) {
+          Prepared& p = prepared_.at(cands[i]);
+          p.chunk = chunk;
+          for (const auto& l : p.plan.launches)
+            if (std::find(chunk->names.begin(), chunk->names.end(), l.name_expression) == chunk->names.end())
+              chunk->names.push_back(l.name_expression);
+        }
+        {
+          std::lock_guard lock(stats_mutex_);
+          if (stats_) stats_->variants += static_cast<int>(end - begin);
+        }
+        auto promise = std::make_shared<std::promise<void>>();
+        chunk->done = promise->get_future().share();
+        pool_.submit([this, chunk, promise] {
+          compile(*chunk);
+          promise->set_value();
+        });
+      }
+    }
+  }
+
+  Outcome measure(const Space& space, const Candidate& c) override {
+    prepare(space, {c});
+    Outcome o;
+    const auto it = prepared_.find(c);
+    if (it == prepared_.end()) {
+      o.status = Status::pruned;
+      o.detail = space.prune(c, leading_, limits_).value_or("cannot run here");
+      o.why = o.detail;
+      return o;
+    }
+    Prepared& p = it->second;
+    o.launches = p.plan.launches;
+    p.chunk->done.wait();
+    // Compile errors, per variant.
+    for (const auto& l : p.plan.launches) {
+      const std::size_t k = index_of(*p.chunk, l.name_expression);
+      if (!p.chunk->errors[k].empty()) {
+        o.status = Status::compile_error;
+        o.why = compile_error_of(p.chunk->errors[k]);
+        o.detail = p.chunk->errors[k];
+        return o;
+      }
+    }
+    try {
+      load(p);
+    } catch (const Error& e) {
+      o.status = Status::compile_error;
+      o.why = "the CUBIN did not load: " + cuda_error_of(e.what());
+      o.detail = e.what();
+      return o;
+    }
+    // The compiled functions' own limits: registers cap the threads per block.
+    const DeviceInfo& info = device_.info();
+    for (std::size_t i = 0; i < p.functions.size(); ++i) {
+      const auto& l = p.plan.launches[i];
+      const int regs = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_NUM_REGS);
+      const int max_threads = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+      const int static_shared = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+      const int local = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+      o.registers = std::max(o.registers, regs);
+      o.spill_bytes = std::max(o.spill_bytes, local);
+      if (static_cast<int>(l.block) > max_threads) {
+        o.status = Status::pruned;
+        o.why = "too many registers for the block size";
+        o.detail = p.label + ": " + l.name_expression + " uses " + std::to_string(regs) +
+                   " registers per thread, so at most " + std::to_string(max_threads) +
+                   " threads per block; its block is " + std::to_string(l.block);
+        return o;
+      }
+      const int shared_limit = limits_.max_shared_bytes;
+      if (static_shared + static_cast<int>(l.shared_bytes) > shared_limit) {
+        o.status = Status::pruned;
+        o.why = "more shared memory than a block may use";
+        o.detail = p.label + ": " + l.name_expression + " needs " + std::to_string(static_shared) +
+                   " bytes of static and " + std::to_string(l.shared_bytes) + " of dynamic shared memory; " +
+                   info.name + " gives a block " + std::to_string(shared_limit) + " without opt-in";
+        return o;
+      }
+    }
+    try {
+      bench_.bind(p.plan);
+      const LaunchTarget target{p.plan, p.functions, bench_.stream(), p.where};
+      const Verification v = bench_.check(target);
+      if (!v.passed) {
+        o.status = Status::invalid;
+        o.why = "wrong answer";
+        o.detail = v.detail;
+        return o;
+      }
+      o.samples = bench_.time(target, options_.warmup, options_.repeats, options_.flush_l2);
+    } catch (const Error& e) {
+      failed(o, e, p);
+    }
+    return o;
+  }
+
+  std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
+    const auto it = prepared_.find(c);
+    if (it == prepared_.end() || !it->second.loaded) throw Error("time(): " + space.label(c) + " was not measured");
+    Prepared& p = it->second;
+    try {
+      bench_.bind(p.plan);
+      const LaunchTarget target{p.plan, p.functions, bench_.stream(), p.where};
+      return bench_.time(target, std::max(1, options_.warmup / 2), repeats, options_.flush_l2);
+    } catch (const Error& e) {
+      Outcome o;
+      failed(o, e, p);
+      return {};
+    }
+  }
+
+ private:
+  static JitOptions jit_options(const RunContext& context, const Device& device) {
+    JitOptions o;
+    o.arch = device.info().arch();
+    o.include_dirs = context.kernels.include_dirs();
+    return o;
+  }
+
+  static std::size_t index_of(const Chunk& chunk, const std::string& name) {
+    return static_cast<std::size_t>(std::find(chunk.names.begin(), chunk.names.end(), name) - chunk.names.begin());
+  }
+
+  // On a worker thread: one program for the chunk; when it fails, one per name, to find the
+  // variants at fault (one bad instantiation fails the whole program).
+  void compile(Chunk& chunk) {
+    chunk.compiled.assign(chunk.names.size(), nullptr);
+    chunk.errors.assign(chunk.names.size(), {});
+    const auto one = [&](const std::vector<std::string>& names) -> std::shared_ptr<const CompiledKernels> {
+      const auto start = std::chrono::steady_clock::now();
+      std::shared_ptr<const CompiledKernels> c;
+      std::string error;
+      try {
+        c = std::make_shared<const CompiledKernels>(jit_.compile(*chunk.file, names));
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      {
+        std::lock_guard lock(stats_mutex_);
+        if (stats_) {
+          ++stats_->programs;
+          if (c && c->from_cache) ++stats_->from_cache;
+          stats_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+      }
+      if (!c) throw CompileError(error);
+      return c;
+    };
+    try {
+      const auto c = one(chunk.names);
+      std::fill(chunk.compiled.begin(), chunk.compiled.end(), c);
+      return;
+    } catch (const CompileError& e) {
+      if (chunk.names.size() == 1) {
+        chunk.errors[0] = e.what();
+        return;
+      }
+    }
+    for (std::size_t i = 0; i < chunk.names.size(); ++i) {
+      try {
+        chunk.compiled[i] = one({chunk.names[i]});
+      } catch (const CompileError& e) {
+        chunk.errors[i] = e.what();
+      }
+    }
+  }
+
+  void load(Prepared& p) {
+    if (p.loaded) return;
+    std::vector<CUfunction> functions;
+    for (const auto& l : p.plan.launches) {
+      const auto& compiled = p.chunk->compiled[index_of(*p.chunk, l.name_expression)];
+      auto& module = p.chunk->modules[compiled.get()];
+      if (!module) module = std::make_unique<Module>(compiled->cubin, p.chunk->file->path.string() + " " + p.label);
+      functions.push_back(module->function(compiled->lowered(l.name_expression)));
+    }
+    p.functions = std::move(functions);
+    p.loaded = true;
+  }
+
+  // A CUDA error while running a variant: recorded, unless the context is gone, which ends the
+  // sweep (every later launch would fail too).
+  void failed(Outcome& o, const Error& e, const Prepared& p) {
+    const CUresult alive = driver().cuCtxSynchronize();
+    if (alive != CUDA_SUCCESS) {
+      const char* name = nullptr;
+      driver().cuGetErrorName(alive, &name);
+      throw SweepAborted(p.where + " left the CUDA context unusable (" + (name ? name : "unknown error") +
+                         "): " + e.what() + "; the sweep stops here, with the results so far");
+    }
+    o.status = Status::launch_error;
+    o.why = cuda_error_of(e.what());
+    o.detail = e.what();
+  }
+
+  Device& device_;
+  Bench& bench_;
+  GpuMeasurerOptions options_;
+  CompileStats* stats_;
+  std::mutex stats_mutex_;
+  int threads_;
+  Jit jit_;
+  std::vector<std::string> leading_;
+  LaunchLimits limits_;
+  std::map<Candidate, Prepared> prepared_;
+  ThreadPool pool_;  // last: its threads go before what they use
+};
+
+}  // namespace
+
+std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& device, Bench& bench,
+                                            const GpuMeasurerOptions& options, CompileStats* stats) {
+  return std::make_unique<GpuMeasurer>(context, device, bench, options, stats);
+}
+
+}  // namespace gpuk
