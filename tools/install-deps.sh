@@ -2,7 +2,8 @@
 # Installs gpuk's build dependencies from Debian/Ubuntu packages, when they are missing.
 # The CUDA toolkit (nvcc, NVRTC, CUB) is expected at /usr/local/cuda (or $CUDA_HOME).
 set -euo pipefail
-packages="cmake ninja-build g++ libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev"
+# clang, its runtimes (libFuzzer, sanitizers) and libomp: the sanitizer and fuzzing stage.
+packages="cmake ninja-build g++ libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev clang libclang-rt-dev libomp-dev"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: build, then run the CPU, JIT and GPU tests. Without a GPU the GPU tests are
-# skipped, and the reason is printed below CTest's summary.
+# skipped, and the reason is printed below CTest's summary. Then the sanitizer stage
+# (tools/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset default
@@ -9,5 +10,8 @@ status=0
 ctest --preset default || status=$?
 if [ -f build/Testing/Temporary/LastTest.log ]; then
   grep -h "^SKIPPED:" build/Testing/Temporary/LastTest.log | sort -u || true
+fi
+if [ "${GPUK_SKIP_SANITIZE:-0}" != 1 ]; then
+  tools/fuzz.sh || status=$?
 fi
 exit $status

@@ -1,0 +1,29 @@
+// libFuzzer: the config loader. Any input must end in a parsed RunSpec or a gpuk::Error (a
+// ConfigError naming file, line and column); anything else that escapes is a bug, and so is a
+// crash, a sanitizer report, a hang or a giant allocation (tools/fuzz.sh sets the limits).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
+
+namespace {
+struct World {
+  gpuk::PluginRegistry plugins{{GPUK_BUILTIN_PLUGIN_DIR}};
+  gpuk::KernelLibrary kernels{{GPUK_BUILTIN_KERNELS_DIR}};
+};
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const World world;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    (void)gpuk::parse_run_spec(text, "fuzz.yaml", world.plugins, world.kernels);
+  } catch (const gpuk::Error&) {
+    // The clear error the loader promises.
+  }
+  return 0;
+}
