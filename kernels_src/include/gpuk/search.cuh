@@ -1,0 +1,116 @@
+// The Searcher family's device contract (docs/kernels/search.md explains it for kernel writers).
+//
+// Every search kernel is a template whose first argument is a policy S = gpuk::Search<T, OP> and
+// whose remaining arguments are the kernel file's own parameters, in metadata order:
+//
+//   template <class S, int K, int BLOCK>
+//   __global__ void entry(const typename S::T* in, gpuk::i64 n, typename S::T value,
+//                         gpuk::i64* out, gpuk::SearchState* state);
+//
+// `out` receives one i64 (poisoned by the host before every run): find and any the index, or -1
+// when nothing matches; count the number of matches. `state` holds {best = kNoIndex, count = 0,
+// ticket = 0} when the first launch starts, and must hold it again when the last launch ends.
+#pragma once
+#include "gpuk/common.cuh"
+
+namespace gpuk {
+
+enum class SearchOp : int { Find = 0, Any = 1, Count = 2 };
+
+// Cross-block state in global memory. The host zeroes it (best = kNoIndex) once, at upload; every
+// kernel leaves it as it found it, which finish() does.
+struct SearchState {
+  i64 best;     // find: the lowest matching index seen so far; any: some matching index; else kNoIndex
+  u64 count;    // count: matches so far
+  u32 ticket;   // blocks that are done, for the last-block finish of one-launch kernels
+  u32 unused;
+};
+
+template <class T_, SearchOp OP>
+struct Search {
+  using T = T_;
+  static constexpr SearchOp kOp = OP;
+  static constexpr bool kFind = OP == SearchOp::Find;
+  static constexpr bool kAny = OP == SearchOp::Any;
+  static constexpr bool kCount = OP == SearchOp::Count;
+
+  // IEEE equality for floats: a NaN matches nothing (not even a NaN), -0.0 matches +0.0.
+  static __device__ __forceinline__ bool match(T x, T value) { return x == value; }
+
+  // May a block skip the work that starts at `first`, once `best` is known? find: every match
+  // there would be above best; any: one match is enough. count must see everything.
+  static __device__ __forceinline__ bool done_before(i64 best, i64 first) {
+    if constexpr (kCount) return false;
+    else if constexpr (kAny) return best != kNoIndex;
+    else return best <= first;  // kNoIndex is above every index
+  }
+};
+
+// A fresh read of state->best, never cached in a register or in L1 (another block may have
+// lowered it): the early-exit poll.
+__device__ __forceinline__ i64 poll_best(const SearchState* state) {
+  return *reinterpret_cast<const volatile i64*>(&state->best);
+}
+
+// The lowest of the warp's 32 indices, in every lane. Call from all 32 lanes.
+__device__ __forceinline__ i64 warp_min(i64 i) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const i64 other = __shfl_xor_sync(0xffffffffu, i, mask);
+    i = other < i ? other : i;
+  }
+  return i;
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 c) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) c += __shfl_xor_sync(0xffffffffu, c, mask);
+  return c;
+}
+
+// Offers each lane's match (kNoIndex for none) to state->best: one atomicMin per warp, only
+// when some lane has one. Call from all 32 lanes of the warp.
+__device__ __forceinline__ void commit_index(SearchState* state, i64 index) {
+  if (!__any_sync(0xffffffffu, index != kNoIndex)) return;
+  index = warp_min(index);
+  if (threadIdx.x % 32 == 0) atomicMin(reinterpret_cast<u64*>(&state->best), static_cast<u64>(index));
+}
+
+// Adds the warp's counts to state->count: one atomicAdd per warp, only when non-zero. Call from
+// all 32 lanes of the warp.
+__device__ __forceinline__ void commit_count(SearchState* state, u64 count) {
+  count = warp_sum(count);
+  if (threadIdx.x % 32 == 0 && count != 0) atomicAdd(&state->count, count);
+}
+
+// Writes the result to `out` from what every block committed, and puts `state` back. One thread
+// calls it, after every commit of the run is visible to it (a later launch, or the last block
+// after its ticket and a fence).
+template <class S>
+__device__ __forceinline__ void finish(i64* out, SearchState* state) {
+  if constexpr (S::kCount) {
+    *out = static_cast<i64>(__ldcg(&state->count));
+  } else {
+    const i64 best = __ldcg(&state->best);
+    *out = best == kNoIndex ? -1 : best;
+  }
+  state->best = kNoIndex;
+  state->count = 0;
+}
+
+// For one-launch kernels: the last block to get here finishes. Every thread of the block calls
+// it (it has a barrier), after its commits.
+template <class S>
+__device__ __forceinline__ void finish_if_last_block(i64* out, SearchState* state) {
+  __syncthreads();  // every warp of this block has committed
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's commits are visible device-wide before its ticket
+    // atomicInc wraps the ticket back to 0 on the last block: the reset the contract asks for.
+    if (atomicInc(&state->ticket, gridDim.x - 1) == gridDim.x - 1) {
+      __threadfence();
+      finish<S>(out, state);
+    }
+  }
+}
+
+}  // namespace gpuk

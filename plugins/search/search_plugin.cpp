@@ -1,0 +1,430 @@
+// The Searcher family: find (the lowest index of a value), any (some index of it) and count, in
+// an unsorted array. Kernel contract: docs/kernels/search.md and kernels_src/include/gpuk/search.cuh.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/families.hpp"
+#include "thrust_baseline.hpp"
+
+namespace gpuk::search {
+namespace {
+
+const std::vector<std::string> kOperations = {"find", "any", "count"};
+const std::vector<DType> kDtypes = {DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64};
+const std::vector<std::string> kValueAt = {"random", "first", "last", "middle", "absent"};
+const std::string kNone = "none";  // the default of `value` and `value_index`: not given
+
+SearchMode parse_mode(const std::string& name) {
+  for (std::size_t i = 0; i < kOperations.size(); ++i)
+    if (kOperations[i] == name) return static_cast<SearchMode>(i);
+  throw ConfigError("the search family has no operation '" + name + "'");
+}
+
+std::string leading_arg(DType dtype, SearchMode mode) {
+  static const char* names[] = {"Find", "Any", "Count"};
+  return "gpuk::Search<" + std::string(dtype_cuda_name(dtype)) + ", gpuk::SearchOp::" +
+         names[static_cast<int>(mode)] + ">";
+}
+
+[[noreturn]] void fail(const RunSpec& spec, const std::string& what) {
+  throw ConfigError(spec.path.string() + ": " + what);
+}
+
+template <class T> std::string format_value(T v) {
+  std::ostringstream out;
+  if constexpr (std::is_floating_point_v<T>) out << std::setprecision(std::numeric_limits<T>::max_digits10);
+  out << +v;
+  return out.str();
+}
+
+// `value:` as written in the config, exactly, in T. Integers are parsed as integers (so int64
+// values above 2^53 stay exact); "42.0" is accepted for an integer dtype, "42.5" is not.
+template <class T> std::optional<T> parse_literal(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
+  if constexpr (std::is_integral_v<T>) {
+    using Wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+    Wide wide{};
+    const char* end = text.data() + text.size();
+    const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+    if (std::is_unsigned_v<T> && begin != end && *begin == '-') {
+      // "-0" is 0; other negatives are out of range
+      std::int64_t neg{};
+      const auto [p, ec] = std::from_chars(begin, end, neg);
+      if (ec == std::errc() && p == end && neg == 0) return T(0);
+      return std::nullopt;
+    }
+    const auto [p, ec] = std::from_chars(begin, end, wide);
+    if (ec == std::errc() && p == end) {
+      if (wide < static_cast<Wide>(std::numeric_limits<T>::lowest()) ||
+          wide > static_cast<Wide>(std::numeric_limits<T>::max()))
+        return std::nullopt;
+      return static_cast<T>(wide);
+    }
+    if (ec == std::errc::result_out_of_range) return std::nullopt;
+    char* stop = nullptr;
+    const double d = std::strtod(text.c_str(), &stop);
+    if (stop != text.c_str() + text.size() || !std::isfinite(d) || d != std::trunc(d) || std::fabs(d) > 0x1p53)
+      return std::nullopt;
+    if (d < static_cast<double>(std::numeric_limits<T>::lowest()) || d > static_cast<double>(std::numeric_limits<T>::max()))
+      return std::nullopt;
+    return static_cast<T>(d);
+  } else {
+    char* stop = nullptr;
+    const T v = std::is_same_v<T, float> ? static_cast<T>(std::strtof(text.c_str(), &stop))
+                                         : static_cast<T>(std::strtod(text.c_str(), &stop));
+    if (text.empty() || stop != text.c_str() + text.size()) return std::nullopt;
+    return v;
+  }
+}
+
+// Checks the options against each other and against the spec's dtype and size.
+void check_options(const RunSpec& spec) {
+  const std::string& value = spec.option("value");
+  const std::string& value_at = spec.option("value_at");
+  const std::string& value_index = spec.option("value_index");
+  if (value != kNone && value_index != kNone)
+    fail(spec, "give either value (" + value + ") or value_index (" + value_index + "), not both");
+  if ((value != kNone || value_index != kNone) && value_at != "random")
+    fail(spec, "value_at: " + value_at + " picks the value itself; it cannot be combined with " +
+                   (value != kNone ? "value" : "value_index"));
+  if (value != kNone) {
+    const bool ok = visit_dtype(spec.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value).has_value(); });
+    if (!ok) fail(spec, "value " + value + " is not a " + std::string(dtype_name(spec.dtype)) + " value");
+  }
+  if (value_index != kNone) {
+    const std::int64_t i = std::stoll(value_index);
+    if (i < 0 || static_cast<std::uint64_t>(i) >= spec.size)
+      fail(spec, "value_index " + value_index + " is outside the data (size " + std::to_string(spec.size) + ")");
+  }
+}
+
+// The splitmix64 mixer: the random position is a pure function of the data seed and n.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t random_position(std::uint64_t seed, std::uint64_t n) {
+  constexpr std::uint64_t kSalt = 0x5ea4c4'7a46e7ULL;  // "search target": apart from the data's own streams
+  return mix64(mix64(seed + 0x9e3779b97f4a7c15ULL) ^ kSalt) % n;
+}
+
+// A value that no element equals: one above the largest (or below the smallest), else the first
+// gap between the sorted distinct values.
+template <class T> std::optional<T> absent_value(std::span<const T> data) {
+  bool any = false;
+  T lo{}, hi{};
+  for (T x : data) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) continue;
+    if (!any || x < lo) lo = x;
+    if (!any || x > hi) hi = x;
+    any = true;
+  }
+  if (!any) return T(0);  // all NaN: 0 equals none of them
+  constexpr T kMax = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+  constexpr T kLow = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  const auto next_up = [](T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::nextafter(x, std::numeric_limits<T>::infinity());
+    else return static_cast<T>(x + 1);
+  };
+  if (hi < kMax) return next_up(hi);
+  if (lo > kLow) {
+    if constexpr (std::is_floating_point_v<T>) return std::nextafter(lo, -std::numeric_limits<T>::infinity());
+    else return static_cast<T>(lo - 1);
+  }
+  std::vector<T> sorted;
+  for (T x : data) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) continue;
+    sorted.push_back(x == T(0) ? T(0) : x);  // -0.0 and 0.0 are one value
+  }
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
+    const T gap = next_up(sorted[i]);
+    if (gap < sorted[i + 1]) return gap;
+  }
+  return std::nullopt;
+}
+
+int cpu_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The CPU reference: std::find / std::count over [begin, end), on `threads` threads (contiguous
+// chunks; find keeps the lowest chunk's match).
+template <class T> std::int64_t search_range(const T* data, std::int64_t n, T value, SearchMode mode, int threads) {
+  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
+  std::vector<std::int64_t> part(threads, -1);
+#if defined(_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+  for (int t = 0; t < threads; ++t) {
+    const T* begin = data + n * t / threads;
+    const T* end = data + n * (t + 1) / threads;
+    if (mode == SearchMode::count) {
+      part[t] = static_cast<std::int64_t>(std::count(begin, end, value));
+    } else {
+      const T* it = std::find(begin, end, value);
+      part[t] = it == end ? -1 : it - data;
+    }
+  }
+  if (mode == SearchMode::count) {
+    std::int64_t sum = 0;
+    for (auto c : part) sum += c;
+    return sum;
+  }
+  for (auto i : part)
+    if (i >= 0) return i;  // chunks are in index order: the first hit is the lowest
+  return -1;
+}
+
+template <class T>
+class SearchWorkload final : public Workload {
+ public:
+  SearchWorkload(HostArray input, SearchMode mode, T value) : input_(std::move(input)), mode_(mode), value_(value) {
+    std::memcpy(value_arg_, &value_, sizeof value_);
+  }
+
+  std::uint64_t bytes_moved() const override { return input_.bytes(); }
+
+  void upload(const Stream& stream) override {
+    d_in_ = DeviceBuffer(input_.bytes());
+    d_in_.upload(input_.data(), input_.bytes(), stream);
+    d_out_ = DeviceBuffer(sizeof(std::int64_t));
+    d_state_ = DeviceBuffer(sizeof(State));
+    const State fresh;
+    d_state_.upload(&fresh, sizeof fresh, stream);
+    stream.synchronize();  // `fresh` lives on this stack frame
+  }
+
+  void bind(const LaunchPlan&) override {
+    in_ = d_in_.get(), n_ = static_cast<std::int64_t>(input_.size()), out_ = d_out_.get(), state_ = d_state_.get();
+  }
+
+  std::vector<void*> kernel_args() override { return {&in_, &n_, value_arg_, &out_, &state_}; }
+
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+
+  void download(const Stream& stream) override {
+    d_out_.download(&result_, sizeof result_, stream);
+    stream.synchronize();
+  }
+
+  std::vector<CpuTiming> cpu_reference(int repeats) override {
+    const char* what = mode_ == SearchMode::count ? "std::count" : "std::find";
+    CpuTiming sequential{std::string(what) + ", 1 thread", {}};
+    CpuTiming parallel{std::string(what) + ", OpenMP, " + std::to_string(cpu_threads()) + " threads", {}};
+    const auto timed = [&](CpuTiming& t, int threads) {
+      for (int r = 0; r < std::max(1, repeats); ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ref_ = search_range(input_.as<T>().data(), n_, value_, mode_, threads);
+        t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+    };
+    n_ = static_cast<std::int64_t>(input_.size());
+    timed(sequential, 1);
+    std::vector<CpuTiming> out = {sequential};
+    if (cpu_threads() > 1) {
+      timed(parallel, cpu_threads());
+      out.push_back(parallel);
+    }
+    reference_ready_ = true;
+    return out;
+  }
+
+  Verification verify() const override {
+    const std::string value = format_value(value_);
+    if (mode_ == SearchMode::count) {
+      const bool ok = result_ == ref_;
+      return {ok, ok ? "count " + std::to_string(ref_) + " of " + value + " (exact)"
+                     : "mismatch: expected count " + std::to_string(ref_) + " of " + value + ", got " + show(result_)};
+    }
+    if (ref_ < 0) {
+      const bool ok = result_ == -1;
+      return {ok, ok ? "not found: no element equals " + value + " (index -1)"
+                     : "mismatch: no element equals " + value + ", but the kernel returned " + show(result_)};
+    }
+    if (mode_ == SearchMode::find) {
+      const bool ok = result_ == ref_;
+      return {ok, ok ? "first " + value + " at index " + std::to_string(ref_)
+                     : "mismatch: the first " + value + " is at index " + std::to_string(ref_) + ", got " + show(result_)};
+    }
+    const bool ok = result_ >= 0 && static_cast<std::uint64_t>(result_) < input_.size() &&
+                    input_.as<T>()[static_cast<std::size_t>(result_)] == value_;
+    return {ok, ok ? value + " at index " + std::to_string(result_) + " (any match; the first is at " +
+                         std::to_string(ref_) + ")"
+                   : "mismatch: " + value + " is at index " + std::to_string(ref_) + " (and maybe elsewhere), got " +
+                         show(result_)};
+  }
+
+  std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
+    const ThrustRun run = run_thrust_search(input_.dtype(), static_cast<Op>(mode_), &value_, d_in_.get(),
+                                            static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get());
+    BaselineTiming b;
+    b.name = mode_ == SearchMode::count ? "thrust::count" : "thrust::find";
+    if (!run.error.empty()) {
+      b.note = "Thrust did not run: " + run.error;
+      return b;
+    }
+    b.ms.assign(run.kernel_ms.begin(), run.kernel_ms.end());
+    if (reference_ready_) {
+      // thrust::find gives the first match, so it is held to find's answer for any as well.
+      if (run.result != ref_)
+        b.note = "Thrust's answer " + std::to_string(run.result) + " differs from the reference " + std::to_string(ref_);
+    }
+    return b;
+  }
+
+  std::vector<std::pair<std::string, std::string>> result() const override {
+    const std::string value = format_value(value_);
+    if (mode_ == SearchMode::count) return {{"value", value}, {"count", show(result_)}};
+    return {{"value", value}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
+  }
+
+  void write_result(const std::filesystem::path& path) const override {
+    HostArray out(DType::int64, 1);
+    out.as<std::int64_t>()[0] = result_;
+    write_npy(path, out);
+  }
+
+ private:
+  static constexpr unsigned char kPoison = 0xA5;
+  // Mirrors gpuk::SearchState in search.cuh: best = kNoIndex, count = 0, ticket = 0.
+  struct State {
+    std::int64_t best = std::numeric_limits<std::int64_t>::max();
+    std::uint64_t count = 0;
+    std::uint32_t ticket = 0, unused = 0;
+  };
+  static_assert(sizeof(State) == 24);
+
+  static std::string show(std::int64_t r) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &r, sizeof bits);
+    if (bits == 0xA5A5A5A5A5A5A5A5ull) return "nothing (the output still holds its poison)";
+    return std::to_string(r);
+  }
+
+  HostArray input_;
+  SearchMode mode_;
+  T value_;
+  alignas(8) unsigned char value_arg_[8] = {};
+  DeviceBuffer d_in_, d_out_, d_state_;
+  CUdeviceptr in_ = 0, out_ = 0, state_ = 0;
+  std::int64_t n_ = 0;
+  std::int64_t result_ = 0;
+  std::int64_t ref_ = -1;
+  bool reference_ready_ = false;
+};
+
+class SearchPlugin final : public Searcher {
+ public:
+  std::string name() const override { return "search"; }
+  std::string description() const override {
+    return "find (lowest index), any (some index) or count of a value in an unsorted array";
+  }
+  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<DType> dtypes() const override { return kDtypes; }
+  std::vector<OptionSpec> options() const override {
+    return {
+        {"value", OptionSpec::Kind::number, kNone, {},
+         "the value to search for, exact in the dtype (nan and -0.0 allowed for floats)"},
+        {"value_at", OptionSpec::Kind::choice, "random", kValueAt,
+         "without value / value_index: search for the element at a random position (from data.seed), the first, "
+         "the last, the middle one, or a value that is absent"},
+        {"value_index", OptionSpec::Kind::integer, kNone, {}, "search for the element at this index"},
+    };
+  }
+  std::string default_kernel() const override { return "fast"; }
+
+  std::vector<std::string> template_args(const RunSpec& spec) const override {
+    check_options(spec);
+    return {leading_arg(spec.dtype, parse_mode(spec.operation))};
+  }
+
+  std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& op : kOperations) {
+      if (!file.supports(op)) continue;
+      for (DType dtype : file.dtypes)
+        if (std::find(kDtypes.begin(), kDtypes.end(), dtype) != kDtypes.end())
+          out.push_back({leading_arg(dtype, parse_mode(op))});
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
+    const SearchMode mode = parse_mode(spec.operation);
+    const SearchValue value = target(spec, input);
+    return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
+      using T = decltype(zero);
+      if constexpr (std::is_same_v<T, std::uint64_t>) {
+        throw ConfigError("the search family does not support uint64");
+      } else {
+        return std::make_unique<SearchWorkload<T>>(std::move(input), mode, value.as<T>());
+      }
+    });
+  }
+
+  std::int64_t search_on_cpu(const HostArray& input, const SearchValue& value, SearchMode mode) const override {
+    if (value.dtype != input.dtype())
+      throw Error("search_on_cpu: a " + std::string(dtype_name(value.dtype)) + " value for " +
+                  std::string(dtype_name(input.dtype())) + " data");
+    return visit_dtype(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      return search_range(input.as<T>().data(), static_cast<std::int64_t>(input.size()), value.as<T>(), mode, cpu_threads());
+    });
+  }
+
+  SearchValue target(const RunSpec& spec, const HostArray& input) const override {
+    check_options(spec);
+    if (input.dtype() != spec.dtype || input.size() != spec.size)
+      fail(spec, "the data does not match the config's dtype and size");
+    return visit_dtype(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const std::span<const T> data = input.as<T>();
+      const std::string& value = spec.option("value");
+      const std::string& value_index = spec.option("value_index");
+      const std::string& at = spec.option("value_at");
+      const std::uint64_t n = input.size();
+      if (value != kNone) return SearchValue::of(*parse_literal<T>(value));
+      if (value_index != kNone) return SearchValue::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
+      if (at == "absent") {
+        const auto v = absent_value<T>(data);
+        if (!v) fail(spec, "value_at: absent, but every " + std::string(dtype_name(spec.dtype)) + " value occurs");
+        return SearchValue::of(*v);
+      }
+      const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(spec.data.seed, n);
+      return SearchValue::of(data[static_cast<std::size_t>(i)]);
+    });
+  }
+};
+
+}  // namespace
+}  // namespace gpuk::search
+
+extern "C" const GpukPluginInfo* gpuk_plugin_info() {
+  static const GpukPluginInfo info = {
+      GPUK_PLUGIN_ABI_VERSION, "search", GPUK_VERSION,
+      []() -> gpuk::FamilyPlugin* { return new gpuk::search::SearchPlugin(); },
+      [](gpuk::FamilyPlugin* p) { delete p; }};
+  return &info;
+}

@@ -1,0 +1,104 @@
+// thrust::find / thrust::count as the library baseline (see thrust_baseline.hpp).
+#include "thrust_baseline.hpp"
+
+#include <cuda_runtime.h>
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/find.h>
+
+#include <cstring>
+#include <exception>
+
+namespace gpuk::search {
+namespace {
+
+struct CudaFailure {
+  std::string message;
+};
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw CudaFailure{std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e)};
+}
+
+// Owns the events of one run; waits for the stream before destroying them.
+struct Events {
+  cudaStream_t stream;
+  std::vector<cudaEvent_t> events;
+  explicit Events(cudaStream_t s) : stream(s) {}
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    (void)cudaStreamSynchronize(stream);
+    for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
+  }
+};
+
+template <class T>
+std::int64_t thrust_call(Op op, const T* in, std::int64_t n, T value, cudaStream_t stream) {
+  const auto policy = thrust::cuda::par.on(stream);
+  if (op == Op::Count) return static_cast<std::int64_t>(thrust::count(policy, in, in + n, value));
+  const T* it = thrust::find(policy, in, in + n, value);
+  const std::int64_t index = it - in;
+  return index == n ? -1 : index;
+}
+
+template <class T>
+void run_typed(ThrustRun& run, Op op, const T* in, std::int64_t n, T value, int warmup, int repeats,
+               cudaStream_t stream) {
+  Events ev(stream);
+  ev.events.reserve(2 * static_cast<size_t>(repeats));
+  for (int i = 0; i < 2 * repeats; ++i) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreate(&e), "cudaEventCreate");
+    ev.events.push_back(e);
+  }
+  for (int i = 0; i < warmup; ++i) run.result = thrust_call(op, in, n, value, stream);
+  for (int i = 0; i < repeats; ++i) {
+    check(cudaEventRecord(ev.events[2 * i], stream), "cudaEventRecord");
+    run.result = thrust_call(op, in, n, value, stream);
+    check(cudaEventRecord(ev.events[2 * i + 1], stream), "cudaEventRecord");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  run.kernel_ms.reserve(static_cast<size_t>(repeats));
+  for (int i = 0; i < repeats; ++i) {
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, ev.events[2 * i], ev.events[2 * i + 1]), "cudaEventElapsedTime");
+    run.kernel_ms.push_back(ms);
+  }
+}
+
+}  // namespace
+
+ThrustRun run_thrust_search(DType dtype, Op op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
+                            int repeats, void* stream) {
+  ThrustRun run;
+  try {
+    if (n < 0) {
+      run.error = "run_thrust_search: negative element count " + std::to_string(n);
+      return run;
+    }
+    warmup = warmup < 0 ? 0 : warmup;
+    repeats = repeats < 0 ? 0 : repeats;
+    if (warmup == 0 && repeats == 0) warmup = 1;  // still produce a result
+    (void)cudaGetLastError();                    // a stale (non-sticky) error is not Thrust's
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    visit_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T v;
+      std::memcpy(&v, value, sizeof v);
+      const T* in = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_in));
+      run_typed<T>(run, op, in, n, v, warmup, repeats, s);
+    });
+  } catch (const CudaFailure& f) {
+    run.error = f.message;
+  } catch (const std::exception& e) {
+    run.error = std::string("Thrust: ") + e.what();
+  } catch (...) {
+    run.error = "run_thrust_search: unknown exception";
+  }
+  if (!run.error.empty()) run.kernel_ms.clear();
+  return run;
+}
+
+}  // namespace gpuk::search

@@ -1,0 +1,29 @@
+// thrust::find and thrust::count as the library baseline, timed in the same run as gpuk's own
+// kernels. Compiled by nvcc into the search plugin; this header needs no CUDA headers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuk/dtype.hpp"
+
+namespace gpuk::search {
+
+// Mirrors gpuk::SearchOp in kernels_src/include/gpuk/search.cuh.
+enum class Op : int { Find = 0, Any = 1, Count = 2 };
+
+struct ThrustRun {
+  std::vector<float> kernel_ms;  // one per timed repeat: CUDA events around the Thrust call
+  std::int64_t result = -1;      // find / any: the index or -1; count: the count
+  std::string error;             // non-empty when Thrust could not run; kernel_ms is then empty
+};
+
+// Searches n elements of `dtype` at device address d_in (a CUdeviceptr) for the element at host
+// address `value` (one element of `dtype`) on `stream` (a CUstream), in the calling thread's
+// current CUDA context. find and any call thrust::find (Thrust has no "any index" search),
+// count calls thrust::count. Each call is timed as a user makes it: Thrust allocates its
+// temporary storage and waits for the answer inside the call.
+ThrustRun run_thrust_search(DType dtype, Op op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
+                            int repeats, void* stream);
+
+}  // namespace gpuk::search

@@ -1,0 +1,48 @@
+// The search kernel files, compiled with NVRTC for sm_90 for every allowed value of every
+// parameter (the tuner sweeps K = 1..64). Needs no GPU.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "gpuk/error.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+TEST_CASE("every allowed value of every search parameter compiles (int32 find, other parameters at default)") {
+  const KernelLibrary kernels({test::kernels_dir()});
+  JitOptions options;
+  options.arch = "sm_90";
+  options.include_dirs = kernels.include_dirs();
+  const Jit jit(options, nullptr);
+  const auto files = kernels.family("search");
+  REQUIRE(files.size() >= 5);
+  for (const auto& file : files) {
+    CAPTURE(file->path.string());
+    auto shared = std::make_shared<const KernelFile>(*file);
+    std::vector<std::string> names;
+    int variants = 0;
+    for (const auto& p : file->params) {
+      for (const auto value : p.values) {
+        try {
+          const Variant v(shared, {"gpuk::Search<int, gpuk::SearchOp::Find>"}, {{p.name, value}});
+          ++variants;
+          for (const auto& l : file->launches) {
+            const std::string name = v.name_expression(l);
+            if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+          }
+        } catch (const ConfigError&) {
+          // Ruled out by a constraint together with the other parameters' defaults.
+        }
+      }
+    }
+    if (names.empty()) continue;
+    const CompiledKernels c = jit.compile(*file, names);  // one NVRTC program per file
+    CHECK(c.lowered_names.size() == names.size());
+    for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+    MESSAGE(file->name << ": " << variants << " parameter values, " << names.size() << " kernels");
+  }
+}
