@@ -1,0 +1,291 @@
+// The Sorter family's device contract (docs/kernels/sort.md explains it for kernel writers).
+//
+// Every sort kernel is a template whose first argument is a policy S = gpuk::Sort<K, V, DESC,
+// KIND> and whose remaining arguments are the kernel file's own parameters, in metadata order.
+// Every entry takes one argument, the SortArgs<S> of its launch, by value:
+//
+//   template <class S, int BLOCK, ...>
+//   __global__ void entry(gpuk::SortArgs<S> a);
+//
+// The host fills SortArgs per launch: a single-launch sort reads keys_in (and values_in) and
+// writes keys_out (and values_out); a digit pass (an entry named *_pass) gets the ping-pong
+// buffers of its pass. Keys are ordered by S::bits(key): IEEE total order for floats with every
+// NaN equal to every other NaN and after +inf; descending order inverts the bits. Sorting is
+// stable: equal keys (equal bits) keep their input order.
+#pragma once
+#include "gpuk/common.cuh"
+
+namespace gpuk {
+
+struct NoValue {};  // the value type of a keys-only sort
+
+enum class SortKind : int { Keys = 0, Pairs = 1, Index = 2 };
+
+template <int BYTES> struct UnsignedOfSize;
+template <> struct UnsignedOfSize<4> { using type = u32; };
+template <> struct UnsignedOfSize<8> { using type = u64; };
+
+// Order-preserving maps of a key to an unsigned integer ("bits").
+template <class K> struct KeyBits {
+  using Bits = typename UnsignedOfSize<sizeof(K)>::type;
+  static __device__ __forceinline__ Bits of(K k) { return static_cast<Bits>(k); }  // unsigned
+};
+template <> struct KeyBits<int> {
+  using Bits = u32;
+  static __device__ __forceinline__ Bits of(int k) { return static_cast<u32>(k) ^ 0x80000000u; }
+};
+template <> struct KeyBits<long long> {
+  using Bits = u64;
+  static __device__ __forceinline__ Bits of(long long k) { return static_cast<u64>(k) ^ 0x8000000000000000ull; }
+};
+// Floats: negatives have every bit flipped, positives only the sign bit, so -inf < -0.0 < +0.0 <
+// +inf; every NaN (either sign, any payload) maps to all ones: after +inf, and all NaNs equal.
+template <> struct KeyBits<float> {
+  using Bits = u32;
+  static __device__ __forceinline__ Bits of(float k) {
+    const u32 b = __float_as_uint(k);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  }
+};
+template <> struct KeyBits<double> {
+  using Bits = u64;
+  static __device__ __forceinline__ Bits of(double k) {
+    const u64 b = static_cast<u64>(__double_as_longlong(k));
+    if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return ~0ull;
+    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+  }
+};
+
+// The policy. K: key type; V: value type (NoValue for keys only; the index type for argsort).
+template <class K_, class V_, bool DESC, SortKind KIND>
+struct Sort {
+  using K = K_;
+  using V = V_;
+  using Bits = typename KeyBits<K>::Bits;
+  static constexpr int kKeyBits = 8 * sizeof(K);
+  static constexpr bool kDescending = DESC;
+  static constexpr bool kHasValues = KIND != SortKind::Keys;
+  static constexpr bool kIndex = KIND == SortKind::Index;
+
+  // The bits a kernel sorts by, ascending: descending order flips them, which keeps ties stable.
+  static __device__ __forceinline__ Bits bits(K key) {
+    const Bits b = KeyBits<K>::of(key);
+    return DESC ? static_cast<Bits>(~b) : b;
+  }
+  // RADIX_BITS-wide digit `pass` (0 = least significant).
+  template <int RADIX_BITS>
+  static __device__ __forceinline__ u32 digit(K key, int pass) {
+    return static_cast<u32>(bits(key) >> (pass * RADIX_BITS)) & ((1u << RADIX_BITS) - 1u);
+  }
+  template <int RADIX_BITS> __host__ __device__ static constexpr int passes() { return (kKeyBits + RADIX_BITS - 1) / RADIX_BITS; }
+  // The value of element i: values[i], or for argsort's first read (values == nullptr) i itself.
+  static __device__ __forceinline__ V value_at(const V* values, i64 i) {
+    if constexpr (kIndex) {
+      if (values == nullptr) return static_cast<V>(i);
+    }
+    return values[i];
+  }
+};
+
+// The one argument of every sort entry (host mirror in plugins/sort/sort_plugin.cpp: keep the
+// layout in step).
+template <class S> struct SortArgs {
+  const typename S::K* keys_in;    // this launch's input keys (the user's input: never written)
+  typename S::K* keys_out;         // this launch's output keys
+  const typename S::V* values_in;  // input values; nullptr for keys-only, and for argsort when
+                                   // the values are the indices themselves
+  typename S::V* values_out;       // output values (nullptr for keys-only)
+  u32* scratch;                    // the metadata's `scratch` words, zero when first bound
+  i64 n;                           // elements, >= 1
+  int pass;                        // the digit pass of a *_pass launch, else 0
+  int passes;                      // the number of digit passes of a *_pass entry, else 1
+};
+
+// ---- block-level building blocks (radix_block.cu, radix.cu) ---------------------------------
+
+__device__ __forceinline__ u32 lanemask_lt() {
+  u32 m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+// The lanes of the warp whose RADIX_BITS-bit digit equals this lane's: one ballot per bit, as
+// CUB's MatchAny does (faster than __match_any_sync on sm_70 to sm_90). All 32 lanes call it.
+template <int RADIX_BITS>
+__device__ __forceinline__ u32 match_digit(u32 digit) {
+  u32 peers = 0xffffffffu;
+#pragma unroll
+  for (int b = 0; b < RADIX_BITS; ++b) {
+    const bool set = (digit >> b) & 1u;
+    const u32 ballot = __ballot_sync(0xffffffffu, set);
+    peers &= set ? ballot : ~ballot;
+  }
+  return peers;
+}
+
+// Exclusive scan of N <= BLOCK counters `in[0, N)` into `out[0, N)` (shared memory), every thread
+// of the block calling it. `tmp` holds (N + 31) / 32 words. Ends with a barrier.
+template <int BLOCK, int N>
+__device__ __forceinline__ void block_exclusive_scan(const u32* in, u32* out, u32* tmp) {
+  constexpr int kWarps = (N + 31) / 32;
+  static_assert(kWarps * 32 <= BLOCK, "the scan needs a thread per counter");
+  const int t = threadIdx.x, lane = t & 31;
+  u32 v = 0, inclusive = 0;
+  if (t < kWarps * 32) {
+    v = t < N ? in[t] : 0u;
+    inclusive = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const u32 y = __shfl_up_sync(0xffffffffu, inclusive, o);
+      if (lane >= o) inclusive += y;
+    }
+    if (lane == 31) tmp[t >> 5] = inclusive;
+  }
+  __syncthreads();
+  if (t < N) {
+    u32 add = 0;
+    for (int w = 0; w < (t >> 5); ++w) add += tmp[w];
+    out[t] = inclusive - v + add;
+  }
+  __syncthreads();
+}
+
+// Stable ranking of one tile of BLOCK * ITEMS digits in the warp-striped layout: item k of lane
+// l of warp w is tile element w * 32 * ITEMS + k * 32 + l. On return rank[k] is the item's
+// position in the tile sorted by digit (ties in element order), count[d] the tile's number of
+// digit d and start[d] their first position. Every thread of the block calls it.
+template <int BLOCK, int ITEMS, int RADIX_BITS>
+struct BlockRank {
+  static constexpr int kWarps = BLOCK / 32;
+  static constexpr int kRadix = 1 << RADIX_BITS;
+  static_assert(BLOCK % 32 == 0 && BLOCK >= kRadix, "BLOCK: a multiple of 32, at least 2^RADIX_BITS");
+  struct Shared {
+    u32 warp_counts[kWarps][kRadix];
+    u32 count[kRadix];
+    u32 start[kRadix];
+    u32 scan_tmp[(kRadix + 31) / 32];
+  };
+
+  static __device__ __forceinline__ void rank(const u32 (&digit)[ITEMS], u32 (&rank)[ITEMS], Shared& s) {
+    const int warp = threadIdx.x >> 5;
+    u32* flat = &s.warp_counts[0][0];
+    for (int i = threadIdx.x; i < kWarps * kRadix; i += BLOCK) flat[i] = 0;
+    __syncthreads();
+    // Within a warp, item by item: lanes with the same digit find each other (match_digit); the
+    // lowest of them bumps the warp's counter once for the group. Counters are per warp, so the
+    // only sharing is inside the warp, ordered by __syncwarp.
+    const u32 lt = lanemask_lt();
+    u32* mine = s.warp_counts[warp];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const u32 peers = match_digit<RADIX_BITS>(digit[k]);
+      const u32 before = __popc(peers & lt);
+      const u32 base = mine[digit[k]];
+      __syncwarp();
+      if (before == 0) mine[digit[k]] = base + __popc(peers);
+      __syncwarp();
+      rank[k] = base + before;
+    }
+    __syncthreads();
+    // Per digit: exclusive over the warps (in place), and the tile's total.
+    for (int d = threadIdx.x; d < kRadix; d += BLOCK) {
+      u32 sum = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const u32 c = s.warp_counts[w][d];
+        s.warp_counts[w][d] = sum;
+        sum += c;
+      }
+      s.count[d] = sum;
+    }
+    __syncthreads();
+    block_exclusive_scan<BLOCK, kRadix>(s.count, s.start, s.scan_tmp);
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) rank[k] += s.start[digit[k]] + mine[digit[k]];
+  }
+};
+
+// Tile element of item k of the calling thread in the warp-striped layout.
+template <int ITEMS>
+__device__ __forceinline__ int striped_index(int k) {
+  return (threadIdx.x >> 5) * 32 * ITEMS + k * 32 + (threadIdx.x & 31);
+}
+
+// Moves items to their ranks through shared memory `buf` (room for BLOCK * ITEMS values of T)
+// and reads them back warp-striped: afterwards item k holds tile element striped_index(k) of the
+// ranked order. Starts and ends with a barrier.
+template <class T, int BLOCK, int ITEMS>
+__device__ __forceinline__ void exchange_striped(T (&item)[ITEMS], const u32 (&rank)[ITEMS], T* buf) {
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) buf[rank[k]] = item[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) item[k] = buf[striped_index<ITEMS>(k)];
+  __syncthreads();
+}
+
+// One block sorts n <= BLOCK * ITEMS elements: ceil(key bits / RADIX_BITS) stable digit passes
+// through shared memory, then coalesced writes of keys_out (and values_out). `smem` holds
+// BLOCK * ITEMS * 8 bytes for the exchanges, then BlockRank's Shared. Every thread calls it.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS>
+__device__ __forceinline__ void block_radix_sort(const SortArgs<S>& a, unsigned char* smem) {
+  using K = typename S::K;
+  using V = typename S::V;
+  using Rank = BlockRank<BLOCK, ITEMS, RADIX_BITS>;
+  constexpr int kTile = BLOCK * ITEMS;
+  constexpr int kPasses = S::template passes<RADIX_BITS>();
+  typename Rank::Shared& rs = *reinterpret_cast<typename Rank::Shared*>(smem + kTile * 8);
+  const int n = static_cast<int>(a.n);
+
+  K key[ITEMS];
+  V value[ITEMS];
+  bool valid[ITEMS];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int e = striped_index<ITEMS>(k);
+    valid[k] = e < n;
+    key[k] = K{};
+    if constexpr (S::kHasValues) value[k] = V{};
+    if (valid[k]) {
+      key[k] = a.keys_in[e];
+      if constexpr (S::kHasValues) value[k] = S::value_at(a.values_in, e);
+    }
+  }
+#pragma unroll 1
+  for (int pass = 0; pass < kPasses; ++pass) {
+    // Elements past n take the largest digit in every pass: they start last and stay last.
+    u32 digit[ITEMS], rank[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+      digit[k] = valid[k] ? S::template digit<RADIX_BITS>(key[k], pass) : (1u << RADIX_BITS) - 1u;
+    Rank::rank(digit, rank, rs);
+    if (pass + 1 < kPasses) {
+      exchange_striped<K, BLOCK, ITEMS>(key, rank, reinterpret_cast<K*>(smem));
+      if constexpr (S::kHasValues) exchange_striped<V, BLOCK, ITEMS>(value, rank, reinterpret_cast<V*>(smem));
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) valid[k] = striped_index<ITEMS>(k) < n;
+    } else {
+      // Last pass: scatter to the ranks, then write out in blocked-striped (coalesced) order.
+      K* kbuf = reinterpret_cast<K*>(smem);
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k)
+        if (rank[k] < static_cast<u32>(n)) kbuf[rank[k]] = key[k];
+      __syncthreads();
+      for (int i = threadIdx.x; i < n; i += BLOCK) a.keys_out[i] = kbuf[i];
+      if constexpr (S::kHasValues) {
+        V* vbuf = reinterpret_cast<V*>(smem);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+          if (rank[k] < static_cast<u32>(n)) vbuf[rank[k]] = value[k];
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += BLOCK) a.values_out[i] = vbuf[i];
+      }
+    }
+  }
+}
+
+}  // namespace gpuk

@@ -1,0 +1,546 @@
+// The Sorter family: sort keys, sort key-value pairs, argsort; ascending or descending; stable.
+// Kernel contract: docs/kernels/sort.md and kernels_src/include/gpuk/sort.cuh.
+#include <parallel/algorithm>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "cub_baseline.hpp"
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/families.hpp"
+
+namespace gpuk::sort {
+
+CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, std::uint64_t d_keys_in,
+                        std::uint64_t d_values_in, std::int64_t n, int warmup, int repeats, void* stream,
+                        void* keys_out, void* values_out) {
+  if (n < 1 || n > std::numeric_limits<int>::max()) {
+    CubSortRun run;
+    run.error = "n = " + std::to_string(n) + " is outside CUB's 32-bit num_items";
+    return run;
+  }
+  const void* vin = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(d_values_in));
+  const int count = static_cast<int>(n);
+  return visit_dtype(key_dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* kin = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_keys_in));
+    if constexpr (std::is_same_v<T, std::uint32_t>)
+      return run_cub_sort_uint32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+    else if constexpr (std::is_same_v<T, std::int32_t>)
+      return run_cub_sort_int32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+    else if constexpr (std::is_same_v<T, float>)
+      return run_cub_sort_float32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+    else if constexpr (std::is_same_v<T, std::uint64_t>)
+      return run_cub_sort_uint64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+      return run_cub_sort_int64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+    else
+      return run_cub_sort_float64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+  });
+}
+
+namespace {
+
+const std::vector<std::string> kOperations = {"sort", "sort_pairs", "argsort"};
+enum class Op { sort = 0, sort_pairs = 1, argsort = 2 };
+
+Op parse_op(const std::string& name) {
+  for (std::size_t i = 0; i < kOperations.size(); ++i)
+    if (kOperations[i] == name) return static_cast<Op>(i);
+  throw ConfigError("the sort family has no operation '" + name + "'");
+}
+
+// argsort's index type: uint32 while every index fits, uint64 beyond.
+DType index_dtype(std::uint64_t n) { return n <= (std::uint64_t{1} << 32) ? DType::uint32 : DType::uint64; }
+
+DType value_dtype_of(const RunSpec& spec, Op op) {
+  if (op == Op::argsort) return index_dtype(spec.size);
+  return *parse_dtype(spec.option("values"));
+}
+
+std::string leading_arg(DType key, Op op, std::optional<DType> value, bool descending) {
+  static const char* kinds[] = {"Keys", "Pairs", "Index"};
+  return "gpuk::Sort<" + std::string(dtype_cuda_name(key)) + ", " +
+         (op == Op::sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
+         (descending ? "true" : "false") + ", gpuk::SortKind::" + kinds[static_cast<int>(op)] + ">";
+}
+
+// ---- host semantics (mirror kernels_src/include/gpuk/sort.cuh) ------------------------------
+
+template <class K> using BitsOf = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
+
+// The order-preserving unsigned image of a key: IEEE total order for floats with every NaN equal
+// and last; signed integers with the sign bit flipped; descending flips every bit.
+template <class K> BitsOf<K> key_bits(K k, bool descending) {
+  using B = BitsOf<K>;
+  B b;
+  if constexpr (std::is_floating_point_v<K>) {
+    std::memcpy(&b, &k, sizeof b);
+    constexpr B sign = B{1} << (8 * sizeof(B) - 1);
+    if (std::isnan(k)) b = ~B{0};
+    else b = (b & sign) ? ~b : (b | sign);
+  } else if constexpr (std::is_signed_v<K>) {
+    b = static_cast<B>(k) ^ (B{1} << (8 * sizeof(B) - 1));
+  } else {
+    b = static_cast<B>(k);
+  }
+  return descending ? static_cast<B>(~b) : b;
+}
+
+template <class T> std::string format_value(T v) {
+  std::ostringstream out;
+  if constexpr (std::is_floating_point_v<T>) out << std::setprecision(std::numeric_limits<T>::max_digits10);
+  out << +v;
+  return out.str();
+}
+
+template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+
+int cpu_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// The stable permutation that sorts `keys`: perm[i] is the input index of output element i.
+template <class K, class I>
+std::vector<I> sorted_order(std::span<const K> keys, bool descending, bool parallel) {
+  struct Item {
+    BitsOf<K> bits;
+    I index;
+  };
+  std::vector<Item> items(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) items[i] = {key_bits(keys[i], descending), static_cast<I>(i)};
+  const auto by_bits = [](const Item& a, const Item& b) { return a.bits < b.bits; };
+  if (parallel) __gnu_parallel::stable_sort(items.begin(), items.end(), by_bits);
+  else std::stable_sort(items.begin(), items.end(), by_bits);
+  std::vector<I> perm(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) perm[i] = items[i].index;
+  return perm;
+}
+
+// Values a sort_pairs run carries: distinct (an odd multiplier is a bijection), not sorted, so
+// that any unstable reordering of equal keys shows in the values.
+template <class V> V pair_value(std::uint64_t i) { return static_cast<V>(i * 0x9E3779B97F4A7C15ull); }
+
+// The host mirror of gpuk::SortArgs<S> (sort.cuh): the same fields, the same layout (56 bytes).
+struct SortArgs {
+  CUdeviceptr keys_in, keys_out, values_in, values_out, scratch;
+  std::int64_t n;
+  std::int32_t pass, passes;
+};
+static_assert(sizeof(SortArgs) == 56);
+
+std::string entry_of(const ResolvedLaunch& l) { return l.name_expression.substr(0, l.name_expression.find('<')); }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+std::optional<std::int64_t> param_of(const LaunchPlan& plan, const std::string& name) {
+  for (const auto& [k, v] : plan.params)
+    if (k == name) return v;
+  return std::nullopt;
+}
+
+struct NoValue {};
+
+template <class K, class V>
+class SortWorkload final : public Workload {
+  static constexpr bool kHasValues = !std::is_same_v<V, NoValue>;
+
+ public:
+  SortWorkload(HostArray keys, Op op, bool descending)
+      : keys_(std::move(keys)), op_(op), descending_(descending), n_(static_cast<std::int64_t>(keys_.size())) {
+    if constexpr (kHasValues) {
+      if (op_ == Op::sort_pairs) {
+        values_ = HostArray(dtype_of<V>(), keys_.size());
+        auto v = values_.as<V>();
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = pair_value<V>(i);
+      }
+    }
+  }
+
+  std::uint64_t bytes_moved() const override {
+    std::uint64_t bytes = 2 * keys_.bytes();  // keys read once and written once
+    if constexpr (kHasValues) bytes += (op_ == Op::sort_pairs ? 2 : 1) * keys_.size() * sizeof(V);
+    return bytes;
+  }
+
+  void upload(const Stream& stream) override {
+    d_keys_in_ = DeviceBuffer(keys_.bytes());
+    d_keys_in_.upload(keys_.data(), keys_.bytes(), stream);
+    d_keys_out_ = DeviceBuffer(keys_.bytes());
+    if constexpr (kHasValues) {
+      if (op_ == Op::sort_pairs) {
+        d_values_in_ = DeviceBuffer(values_.bytes());
+        d_values_in_.upload(values_.data(), values_.bytes(), stream);
+      }
+      d_values_out_ = DeviceBuffer(keys_.size() * sizeof(V));
+    }
+  }
+
+  void bind(const LaunchPlan& plan) override {
+    const Stream stream;
+    d_scratch_ = DeviceBuffer(std::max<std::int64_t>(1, plan.scratch_slots) * sizeof(std::uint32_t));
+    d_scratch_.fill_bytes(0, stream);
+    passes_ = 1;
+    bool has_pass = false;
+    for (const auto& l : plan.launches) has_pass |= ends_with(entry_of(l), "_pass");
+    if (has_pass) {
+      const auto radix_bits = param_of(plan, "RADIX_BITS");
+      if (!radix_bits || *radix_bits < 1)
+        throw ConfigError("a sort kernel with a *_pass entry needs a RADIX_BITS parameter (docs/kernels/sort.md)");
+      passes_ = static_cast<int>((8 * sizeof(K) + *radix_bits - 1) / *radix_bits);
+      d_keys_alt_ = DeviceBuffer(keys_.bytes());
+      if constexpr (kHasValues) d_values_alt_ = DeviceBuffer(keys_.size() * sizeof(V));
+    }
+    small_limit_ = 0;
+    if (const auto small = param_of(plan, "SMALL"); small && *small != 0)
+      small_limit_ = param_of(plan, "BLOCK").value_or(0) * param_of(plan, "ITEMS").value_or(0);
+    stream.synchronize();
+  }
+
+  // Every launch the same whole-sort arguments, as the default would; used only by the default
+  // Workload::launch, which this class does not call.
+  std::vector<void*> kernel_args() override {
+    args_ = whole_sort_args();
+    return {&args_};
+  }
+
+  // The sort family's launch loop (docs/kernels/sort.md, "How the host runs a file"):
+  //   *_small      when the file has SMALL != 0 and n <= BLOCK * ITEMS: that launch alone;
+  //   *_pass       once per digit pass, ping-ponging so that the last pass writes the outputs;
+  //   anything else once, with the whole sort's arguments (input -> output).
+  void launch(const LaunchTarget& target) override {
+    const auto& launches = target.plan.launches;
+    const bool small = n_ <= small_limit_;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const std::string entry = entry_of(launches[i]);
+      const bool is_small = ends_with(entry, "_small");
+      if (is_small != small) continue;
+      if (ends_with(entry, "_pass")) {
+        for (int p = 0; p < passes_; ++p) {
+          SortArgs a = pass_args(p);
+          void* args[] = {&a};
+          launch_kernel(target.functions[i], launches[i], args, target.stream, target.where);
+        }
+      } else {
+        SortArgs a = whole_sort_args();
+        void* args[] = {&a};
+        launch_kernel(target.functions[i], launches[i], args, target.stream, target.where);
+      }
+    }
+  }
+
+  void poison(const Stream& stream) override {
+    d_keys_out_.fill_bytes(kPoison, stream);
+    if constexpr (kHasValues) d_values_out_.fill_bytes(kPoison, stream);
+  }
+
+  void download(const Stream& stream) override {
+    got_keys_ = HostArray(keys_.dtype(), keys_.size());
+    d_keys_out_.download(got_keys_.data(), got_keys_.bytes(), stream);
+    if constexpr (kHasValues) {
+      got_values_ = HostArray(dtype_of<V>(), keys_.size());
+      d_values_out_.download(got_values_.data(), got_values_.bytes(), stream);
+    }
+    stream.synchronize();
+  }
+
+  std::vector<CpuTiming> cpu_reference(int repeats) override {
+    CpuTiming sequential{"std::stable_sort", {}};
+    CpuTiming parallel{"__gnu_parallel::stable_sort, " + std::to_string(cpu_threads()) + " threads", {}};
+    // Past 2^26 elements the sequential sort takes tens of seconds a run: the parallel one alone
+    // then computes (and times) the reference.
+    const bool sequential_too = cpu_threads() == 1 || n_ <= (std::int64_t{1} << 26);
+    for (int r = 0; sequential_too && r < std::max(1, repeats); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      compute_reference(false);
+      sequential.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::vector<CpuTiming> out;
+    if (sequential_too) out.push_back(sequential);
+    if (cpu_threads() > 1) {
+      for (int r = 0; r < std::max(1, repeats); ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        compute_reference(true);
+        parallel.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      out.push_back(parallel);
+    }
+    return out;
+  }
+
+  Verification verify() const override {
+    if (!reference_ready_) return {false, "no CPU reference was computed"};
+    return compare(got_keys_.as<K>().data(), kHasValues ? got_values_.data() : nullptr, "");
+  }
+
+  std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
+    CubValues values = CubValues::none;
+    if constexpr (kHasValues) values = sizeof(V) == 4 ? CubValues::uint32 : CubValues::uint64;
+    // argsort through CUB is SortPairs with the indices as values, filled (untimed) beforehand.
+    DeviceBuffer indices;
+    CUdeviceptr d_values = 0;
+    if constexpr (kHasValues) {
+      if (op_ == Op::argsort) {
+        HostArray iota(dtype_of<V>(), keys_.size());
+        auto v = iota.as<V>();
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<V>(i);
+        indices = DeviceBuffer(iota.bytes());
+        indices.upload(iota.data(), iota.bytes(), stream);
+        stream.synchronize();
+        d_values = indices.get();
+      } else {
+        d_values = d_values_in_.get();
+      }
+    }
+    HostArray cub_keys(keys_.dtype(), keys_.size());
+    HostArray cub_values = kHasValues ? HostArray(values == CubValues::uint32 ? DType::uint32 : DType::uint64, keys_.size())
+                                      : HostArray();
+    const CubSortRun run = run_cub_sort(keys_.dtype(), values, descending_, d_keys_in_.get(), d_values, n_, warmup,
+                                        repeats, stream.get(), cub_keys.data(), kHasValues ? cub_values.data() : nullptr);
+    BaselineTiming b;
+    b.name = run.name;
+    if (!run.error.empty()) {
+      b.note = "CUB did not run: " + run.error;
+      return b;
+    }
+    b.ms.assign(run.kernel_ms.begin(), run.kernel_ms.end());
+    if (reference_ready_) {
+      const Verification v = compare(cub_keys.as<K>().data(), kHasValues ? cub_values.data() : nullptr, "CUB's ");
+      if (!v.passed) b.note = "its answer differs from the reference: " + v.detail;
+    }
+    return b;
+  }
+
+  std::vector<std::pair<std::string, std::string>> result() const override {
+    if (got_keys_.size() == 0) return {};
+    const auto k = got_keys_.as<K>();
+    std::vector<std::pair<std::string, std::string>> r = {{"first", format_value(k.front())},
+                                                          {"last", format_value(k.back())}};
+    if constexpr (kHasValues) {
+      const auto v = got_values_.as<V>();
+      r.push_back({op_ == Op::argsort ? "first_index" : "first_value", format_value(v.front())});
+    }
+    return r;
+  }
+
+  void write_result(const std::filesystem::path& path) const override {
+    write_npy(path, got_keys_);
+    if constexpr (kHasValues) {
+      std::filesystem::path values_path = path;
+      values_path.replace_filename(path.stem().string() + (op_ == Op::argsort ? "_indices.npy" : "_values.npy"));
+      write_npy(values_path, got_values_);
+    }
+  }
+
+ private:
+  static constexpr unsigned char kPoison = 0xA5;
+
+  SortArgs whole_sort_args() const {
+    return {d_keys_in_.get(), d_keys_out_.get(), kHasValues && op_ == Op::sort_pairs ? d_values_in_.get() : 0,
+            kHasValues ? d_values_out_.get() : 0, d_scratch_.get(), n_, 0, 1};
+  }
+
+  // Pass p writes the outputs when passes - 1 - p is even, the spare buffers otherwise, so that
+  // the last pass lands in the outputs; pass 0 reads the input, every later pass the one before.
+  SortArgs pass_args(int p) const {
+    const auto keys_of = [&](int q) { return (passes_ - 1 - q) % 2 == 0 ? d_keys_out_.get() : d_keys_alt_.get(); };
+    const auto values_of = [&](int q) -> CUdeviceptr {
+      if constexpr (kHasValues) return (passes_ - 1 - q) % 2 == 0 ? d_values_out_.get() : d_values_alt_.get();
+      return 0;
+    };
+    SortArgs a = whole_sort_args();
+    a.pass = p;
+    a.passes = passes_;
+    if (p > 0) {
+      a.keys_in = keys_of(p - 1);
+      if constexpr (kHasValues) a.values_in = values_of(p - 1);
+    }
+    a.keys_out = keys_of(p);
+    if constexpr (kHasValues) a.values_out = values_of(p);
+    return a;
+  }
+
+  void compute_reference(bool parallel) {
+    const auto keys = keys_.as<K>();
+    std::vector<std::uint64_t> perm;
+    if (n_ <= std::numeric_limits<std::uint32_t>::max()) {
+      const auto p = sorted_order<K, std::uint32_t>(keys, descending_, parallel);
+      perm.assign(p.begin(), p.end());
+    } else {
+      perm = sorted_order<K, std::uint64_t>(keys, descending_, parallel);
+    }
+    ref_keys_.resize(keys.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) ref_keys_[i] = keys[perm[i]];
+    if constexpr (kHasValues) {
+      ref_values_.resize(keys.size());
+      if (op_ == Op::argsort) {
+        for (std::size_t i = 0; i < perm.size(); ++i) ref_values_[i] = static_cast<V>(perm[i]);
+      } else {
+        const auto values = values_.as<V>();
+        for (std::size_t i = 0; i < perm.size(); ++i) ref_values_[i] = values[perm[i]];
+      }
+    }
+    reference_ready_ = true;
+  }
+
+  // Every element, bit for bit: the keys, then the values (which prove stability).
+  Verification compare(const K* keys, const void* values_raw, const std::string& who) const {
+    std::uint64_t key_mismatches = 0, value_mismatches = 0;
+    std::int64_t first_key = -1, first_value = -1;
+    for (std::int64_t i = 0; i < n_; ++i) {
+      if (!same_bits(keys[i], ref_keys_[i])) {
+        ++key_mismatches;
+        if (first_key < 0) first_key = i;
+      }
+    }
+    if constexpr (kHasValues) {
+      const V* values = static_cast<const V*>(values_raw);
+      for (std::int64_t i = 0; i < n_; ++i) {
+        if (values[i] != ref_values_[i]) {
+          ++value_mismatches;
+          if (first_value < 0) first_value = i;
+        }
+      }
+    }
+    const char* what = op_ == Op::argsort ? "indices" : "values";
+    if (key_mismatches == 0 && value_mismatches == 0)
+      return {true, std::to_string(n_) + " keys" + (kHasValues ? std::string(" and ") + what : std::string()) +
+                        " equal the stable CPU sort, element by element"};
+    std::ostringstream out;
+    out << who << "mismatch: ";
+    if (key_mismatches)
+      out << key_mismatches << " keys differ, the first at " << first_key << " (got " << format_value(keys[first_key])
+          << ", expected " << format_value(ref_keys_[first_key]) << ")";
+    if constexpr (kHasValues) {
+      const V* values = static_cast<const V*>(values_raw);
+      if (value_mismatches)
+        out << (key_mismatches ? "; " : "") << value_mismatches << " " << what << " differ, the first at " << first_value
+            << " (got " << format_value(values[first_value]) << ", expected "
+            << format_value(ref_values_[first_value]) << ")";
+    }
+    return {false, out.str()};
+  }
+
+  HostArray keys_, values_;
+  Op op_;
+  bool descending_;
+  std::int64_t n_;
+  int passes_ = 1;
+  std::int64_t small_limit_ = 0;
+  DeviceBuffer d_keys_in_, d_keys_out_, d_keys_alt_, d_values_in_, d_values_out_, d_values_alt_, d_scratch_;
+  SortArgs args_{};
+  HostArray got_keys_, got_values_;
+  std::vector<K> ref_keys_;
+  std::vector<std::conditional_t<kHasValues, V, char>> ref_values_;
+  bool reference_ready_ = false;
+};
+
+template <class K, class V> void sort_keys_on_cpu(HostArray& keys, HostArray* values, bool descending) {
+  const auto k = keys.as<K>();
+  const auto perm = sorted_order<K, std::uint64_t>(std::span<const K>(k.data(), k.size()), descending, false);
+  std::vector<K> sorted(k.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) sorted[i] = k[perm[i]];
+  std::copy(sorted.begin(), sorted.end(), k.begin());
+  if (values) {
+    auto v = values->as<V>();
+    std::vector<V> moved(v.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) moved[i] = v[perm[i]];
+    std::copy(moved.begin(), moved.end(), v.begin());
+  }
+}
+
+class SortPlugin final : public Sorter {
+ public:
+  std::string name() const override { return "sort"; }
+  std::string description() const override {
+    return "stable sort of keys, key-value pairs (sort_pairs) or indices (argsort), ascending or descending; "
+           "floats in IEEE total order with NaN last";
+  }
+  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<DType> dtypes() const override { return all_dtypes(); }
+  std::vector<OptionSpec> options() const override {
+    return {{"order", OptionSpec::Kind::choice, "ascending", {"ascending", "descending"}, "sort order (both stable)"},
+            {"values", OptionSpec::Kind::choice, "uint32", {"uint32", "uint64"},
+             "sort_pairs: the values' dtype (argsort's indices are uint32 up to 2^32 elements, then uint64)"}};
+  }
+  std::string default_kernel() const override { return "radix"; }
+
+  std::vector<std::string> template_args(const RunSpec& spec) const override {
+    const Op op = parse_op(spec.operation);
+    return {leading_arg(spec.dtype, op, op == Op::sort ? std::nullopt : std::optional<DType>(value_dtype_of(spec, op)),
+                        spec.option("order") == "descending")};
+  }
+
+  // Every operation and key dtype, both orders, both value dtypes: 6 leading-argument lists per
+  // key dtype (not the full product, to keep `gpuk check` and the JIT test quick).
+  std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
+    std::vector<std::vector<std::string>> out;
+    for (DType dtype : file.dtypes) {
+      if (file.supports("sort"))
+        for (bool desc : {false, true}) out.push_back({leading_arg(dtype, Op::sort, std::nullopt, desc)});
+      if (file.supports("sort_pairs")) {
+        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint32, false)});
+        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint64, true)});
+      }
+      if (file.supports("argsort")) {
+        out.push_back({leading_arg(dtype, Op::argsort, DType::uint32, true)});
+        out.push_back({leading_arg(dtype, Op::argsort, DType::uint64, false)});
+      }
+    }
+    return out;
+  }
+
+  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
+    const Op op = parse_op(spec.operation);
+    const bool descending = spec.option("order") == "descending";
+    const DType value = value_dtype_of(spec, op);
+    return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
+      using K = decltype(zero);
+      if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(std::move(input), op, descending);
+      if (value == DType::uint32)
+        return std::make_unique<SortWorkload<K, std::uint32_t>>(std::move(input), op, descending);
+      return std::make_unique<SortWorkload<K, std::uint64_t>>(std::move(input), op, descending);
+    });
+  }
+
+  void sort_on_cpu(HostArray& keys, HostArray* values, SortOrder order) const override {
+    if (values && values->size() != keys.size())
+      throw Error("sort_on_cpu: " + std::to_string(values->size()) + " values for " + std::to_string(keys.size()) +
+                  " keys");
+    const bool descending = order == SortOrder::descending;
+    visit_dtype(keys.dtype(), [&](auto zero) {
+      using K = decltype(zero);
+      if (!values) return sort_keys_on_cpu<K, std::uint32_t>(keys, nullptr, descending);
+      visit_dtype(values->dtype(), [&](auto vzero) {
+        using V = decltype(vzero);
+        sort_keys_on_cpu<K, V>(keys, values, descending);
+      });
+    });
+  }
+};
+
+}  // namespace
+}  // namespace gpuk::sort
+
+extern "C" const GpukPluginInfo* gpuk_plugin_info() {
+  static const GpukPluginInfo info = {
+      GPUK_PLUGIN_ABI_VERSION, "sort", GPUK_VERSION,
+      []() -> gpuk::FamilyPlugin* { return new gpuk::sort::SortPlugin(); },
+      [](gpuk::FamilyPlugin* p) { delete p; }};
+  return &info;
+}

@@ -1,0 +1,243 @@
+// Every sort variant against std::stable_sort on fresh random data, element by element, values
+// included (which proves stability). Needs a GPU: without one this program prints why and exits
+// 77, which CTest reports as skipped.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <random>
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/runner.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+struct Gpu {
+  PluginRegistry plugins{{test::plugin_dir()}};
+  KernelLibrary kernels{{test::kernels_dir()}};
+  Device device{0};
+  CompileCache cache{CompileCache::default_dir()};
+  test::TempDir dir;
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+std::uint64_t fresh_seed() {
+  static const std::uint64_t base = [] {
+    const std::uint64_t s = std::random_device{}();
+    std::cout << "GPU tests draw their data from seed " << s << "\n";
+    return s;
+  }();
+  static std::uint64_t counter = 0;
+  return base + counter++;
+}
+
+// What the test runs: an operation, a value dtype for pairs, an order.
+struct Case {
+  std::string op;
+  std::string values;  // sort_pairs: uint32 / uint64
+  bool descending;
+};
+const std::vector<Case> kCases = {
+    {"sort", "uint32", false},       {"sort", "uint32", true},         {"sort_pairs", "uint32", false},
+    {"sort_pairs", "uint32", true},  {"sort_pairs", "uint64", false},  {"sort_pairs", "uint64", true},
+    {"argsort", "uint32", false},    {"argsort", "uint32", true},
+};
+
+std::string range_of(DType dtype) {
+  switch (dtype) {
+    case DType::uint32: return "low: 0, high: 4294967295";
+    case DType::int32: return "low: -2147483648, high: 2147483647";
+    case DType::uint64: return "low: 0, high: 18000000000000000000";
+    case DType::int64: return "low: -9000000000000000000, high: 9000000000000000000";
+    default: return "low: -1000000, high: 1000000";
+  }
+}
+
+// n floats mixing NaN of both signs, +-0.0, +-inf and ordinary numbers, as a .npy file.
+std::filesystem::path special_floats(DType dtype, std::uint64_t n) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto path = gpu().dir.path() / ("special-" + std::to_string(rng()) + ".npy");
+  HostArray a(dtype, n);
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+      const T pick[] = {nan, -nan, T(0), -T(0), inf, -inf, T(1.5), T(-1.5)};
+      std::uniform_real_distribution<double> uniform(-100, 100);
+      for (auto& x : a.as<T>()) {
+        const auto r = rng() % 16;
+        x = r < 8 ? pick[r] : static_cast<T>(uniform(rng));
+      }
+    }
+  });
+  write_npy(path, a);
+  return path;
+}
+
+struct Pattern {
+  const char* name;
+  std::string data;
+};
+
+std::vector<Pattern> patterns(DType dtype, std::uint64_t size) {
+  const std::string seed = "seed: " + std::to_string(fresh_seed());
+  std::vector<Pattern> p = {
+      {"random", "{generator: uniform, " + range_of(dtype) + ", " + seed + "}"},
+      {"sorted", "{generator: sorted, " + range_of(dtype) + ", " + seed + "}"},
+      {"reversed", "{generator: reversed, " + range_of(dtype) + ", " + seed + "}"},
+      {"all equal", "{generator: few_distinct, distinct: 1, " + range_of(dtype) + ", " + seed + "}"},
+      {"few distinct", "{generator: few_distinct, distinct: 5, " + range_of(dtype) + ", " + seed + "}"},
+  };
+  if (dtype_is_float(dtype)) p.push_back({"NaN, +-0.0, +-inf", "{file: " + special_floats(dtype, size).string() + "}"});
+  return p;
+}
+
+RunSpec spec_for(const std::string& kernel, const Case& c, DType dtype, std::uint64_t size, const std::string& data) {
+  const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: " + kernel + "\ndtype: " +
+                           std::string(dtype_name(dtype)) + "\norder: " + (c.descending ? "descending" : "ascending") +
+                           "\nvalues: " + c.values + "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                           "\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
+  return parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+}
+
+// Every variant the test runs from one file, in one NVRTC program.
+CompiledKernels compile_all(const std::shared_ptr<const KernelFile>& file) {
+  JitOptions options;
+  options.arch = gpu().device.info().arch();
+  options.include_dirs = gpu().kernels.include_dirs();
+  const Jit jit(options, &gpu().cache);
+  std::vector<std::string> names;
+  for (DType dtype : file->dtypes)
+    for (const auto& c : kCases) {
+      const RunSpec spec = spec_for(file->name, c, dtype, 1, "{generator: uniform}");
+      const Variant v(file, gpu().plugins.get("sort").template_args(spec), {});
+      for (const auto& l : file->launches)
+        if (std::find(names.begin(), names.end(), v.name_expression(l)) == names.end())
+          names.push_back(v.name_expression(l));
+    }
+  return jit.compile(*file, names);
+}
+
+// The O(n^2) rank sorts are run where that stays quick.
+std::uint64_t largest_size_for(const std::string& kernel) {
+  return kernel.rfind("rank_", 0) == 0 ? 4097 : std::numeric_limits<std::uint64_t>::max();
+}
+
+}  // namespace
+
+// GPUK_SORT_KERNELS=radix_block,rank_shared limits the sweep below to those files.
+bool selected(const std::string& kernel) {
+  const char* only = std::getenv("GPUK_SORT_KERNELS");
+  if (!only || !*only) return true;
+  const std::string list = "," + std::string(only) + ",";
+  return list.find("," + kernel + ",") != std::string::npos;
+}
+
+TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, operation, size and pattern") {
+  const std::vector<std::uint64_t> sizes = {1, 2, 31, 33, 4096, 4097, (1u << 20) + 7};
+  for (const auto& file : gpu().kernels.family("sort")) {
+    if (!selected(file->name)) continue;
+    const CompiledKernels compiled = compile_all(file);
+    int runs = 0, failures = 0, refused = 0;
+    for (DType dtype : file->dtypes)
+      for (const auto& c : kCases)
+        for (auto size : sizes) {
+          if (size > largest_size_for(file->name)) continue;
+          for (const auto& pattern : patterns(dtype, size)) {
+            const std::string what = file->name + " " + c.op + (c.op == "sort_pairs" ? "(" + c.values + ")" : "") +
+                                     (c.descending ? " descending " : " ascending ") +
+                                     std::string(dtype_name(dtype)) + " n=" + std::to_string(size) + " " +
+                                     pattern.name + " data " + pattern.data;
+            try {
+              const RunSpec spec = spec_for(file->name, c, dtype, size, pattern.data);
+              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, &compiled);
+              ++runs;
+              if (!r.verification.passed) ++failures;
+              CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
+            } catch (const ConfigError& e) {
+              // A size the file's metadata refuses (rank_shared, radix_block: one block's worth).
+              if (std::string(e.what()).find("breaks the constraint") == std::string::npos) {
+                ++failures;
+                FAIL_CHECK((what + ": " + std::string(e.what())));
+              }
+              ++refused;
+            } catch (const Error& e) {
+              ++runs;
+              ++failures;
+              FAIL_CHECK((what + ": " + std::string(e.what())));
+            }
+          }
+        }
+    MESSAGE(file->name << ": " << runs << " runs, " << failures << " failed, " << refused << " refused by constraints");
+    std::cout << file->name << ": " << runs << " runs, " << failures << " failed, " << refused
+              << " refused by constraints\n";
+    CHECK(runs > 0);
+  }
+}
+
+TEST_CASE("radix takes the digit passes when the one-block path is off, and at every radix width") {
+  const auto file = gpu().kernels.find("sort", "radix");
+  int runs = 0;
+  for (const std::string params : {"{SMALL: 0}", "{SMALL: 0, RADIX_BITS: 5}", "{RADIX_BITS: 7, BLOCK: 128, ITEMS: 8}",
+                                   "{RADIX_BITS: 6, BLOCK: 384, ITEMS: 10}", "{BLOCK: 512, ITEMS: 4, RADIX_BITS: 4}"})
+    for (DType dtype : {DType::uint32, DType::float64, DType::int64})
+      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
+        for (const Case& c : {Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
+          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
+                                   ", seed: " + std::to_string(fresh_seed()) + "}";
+          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: radix\nparams: " + params +
+                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
+          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          ++runs;
+          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
+                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
+        }
+  CHECK(runs == 5 * 3 * 4 * 2);
+  (void)file;
+}
+
+TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poisoned before every run") {
+  const test::TempDir dir;
+  dir.write("lazy.cu",
+            "/* gpuk\nfamily: sort\noperations: [sort, sort_pairs, argsort]\n"
+            "launch:\n  - {entry: lazy, grid: 1, block: 32}\n*/\n"
+            "#include \"gpuk/sort.cuh\"\n"
+            "template <class S> __global__ void lazy(gpuk::SortArgs<S> a) {}\n");
+  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  for (const char* op : {"sort", "sort_pairs", "argsort"}) {
+    const std::string yaml = std::string("family: sort\noperation: ") + op +
+                             "\nkernel: lazy\ndtype: uint32\nsize: 1000\nrepeats: 1\nbaseline: false\n";
+    const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
+    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    CHECK_FALSE(r.verification.passed);
+  }
+}
+
+TEST_CASE("the sort configs run, verify, and CUB runs in the same run and agrees") {
+  for (const char* config : {"configs/sort.yaml", "configs/sort_pairs.yaml", "configs/ranksort.yaml"}) {
+    CAPTURE(config);
+    RunSpec spec = load_run_spec(test::source_dir() / config, gpu().plugins, gpu().kernels);
+    spec.warmup = 2;
+    spec.repeats = 5;
+    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    REQUIRE(r.baseline.has_value());
+    CHECK(r.baseline->ms.count > 0);
+    CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    CHECK(r.kernel.median > 0);
+  }
+}

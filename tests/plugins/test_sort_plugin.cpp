@@ -1,0 +1,225 @@
+// The sort plugin's semantics, options and errors, without a GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "gpuk/config.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/families.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+const PluginRegistry& plugins() {
+  static const PluginRegistry registry({test::plugin_dir()});
+  return registry;
+}
+const KernelLibrary& kernels() {
+  static const KernelLibrary library({test::kernels_dir()});
+  return library;
+}
+
+const Sorter& sorter() {
+  const auto* s = dynamic_cast<const Sorter*>(&plugins().get("sort"));
+  REQUIRE(s != nullptr);
+  return *s;
+}
+
+template <class T> HostArray array(std::initializer_list<T> values) {
+  HostArray a(dtype_of<T>(), values.size());
+  std::copy(values.begin(), values.end(), a.as<T>().begin());
+  return a;
+}
+
+template <class T> std::vector<T> items(const HostArray& a) {
+  const auto s = a.as<T>();
+  return {s.begin(), s.end()};
+}
+
+template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+std::string config_error(const std::string& yaml) {
+  try {
+    parse_run_spec(yaml, "c.yaml", plugins(), kernels());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+LaunchPlan plan_for(const std::string& kernel, const std::string& leading, std::int64_t n, int elem_bytes,
+                    const std::map<std::string, std::int64_t>& params = {}) {
+  const Variant v(kernels().find("sort", kernel), {leading}, params);
+  return plan_launches(v, {n, 132, elem_bytes, 1024, 48 * 1024});
+}
+
+const std::string kU32Keys = "gpuk::Sort<unsigned int, gpuk::NoValue, false, gpuk::SortKind::Keys>";
+
+}  // namespace
+
+TEST_CASE("the sort plugin loads and describes itself") {
+  const FamilyPlugin& sort = plugins().get("sort");
+  CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort"});
+  CHECK(sort.default_kernel() == "radix");
+  CHECK(sort.dtypes().size() == 6);
+  REQUIRE(sort.options().size() == 2);
+  CHECK(sort.options()[0].name == "order");
+  CHECK(sort.options()[0].default_value == "ascending");
+  CHECK(sort.options()[1].name == "values");
+  for (const char* kernel : {"rank_global", "rank_shared", "radix", "radix_block"})
+    CHECK_NOTHROW(kernels().find("sort", kernel));
+}
+
+TEST_CASE("floats sort in IEEE total order: -0.0 before +0.0, every NaN last in input order") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float negative_nan = -nan;
+  HostArray keys = array<float>({nan, 1.0f, +0.0f, -0.0f, -inf, negative_nan, inf, -1.0f});
+  HostArray order = array<std::uint32_t>({0, 1, 2, 3, 4, 5, 6, 7});
+  sorter().sort_on_cpu(keys, &order, SortOrder::ascending);
+  const auto k = items<float>(keys);
+  CHECK(k[0] == -inf);
+  CHECK(k[1] == -1.0f);
+  CHECK((k[2] == 0.0f && std::signbit(k[2])));
+  CHECK((k[3] == 0.0f && !std::signbit(k[3])));
+  CHECK(k[4] == 1.0f);
+  CHECK(k[5] == inf);
+  CHECK(std::isnan(k[6]));
+  CHECK(std::isnan(k[7]));
+  // The NaNs keep their input order and their bits (the positive one came first).
+  CHECK(items<std::uint32_t>(order) == std::vector<std::uint32_t>{4, 7, 3, 2, 1, 6, 0, 5});
+  CHECK(same_bits(k[6], nan));
+  CHECK(same_bits(k[7], negative_nan));
+}
+
+TEST_CASE("descending is the reverse total order: NaN first, +0.0 before -0.0, ties still in input order") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  HostArray keys = array<double>({-0.0, 2.0, nan, 0.0, 2.0, -nan});
+  HostArray order = array<std::uint64_t>({0, 1, 2, 3, 4, 5});
+  sorter().sort_on_cpu(keys, &order, SortOrder::descending);
+  CHECK(items<std::uint64_t>(order) == std::vector<std::uint64_t>{2, 5, 1, 4, 3, 0});
+  const auto k = items<double>(keys);
+  CHECK(!std::signbit(k[4]));
+  CHECK(std::signbit(k[5]));
+}
+
+TEST_CASE("sorting is stable: equal keys keep their input order, ascending and descending") {
+  HostArray keys = array<std::int32_t>({2, 1, 2, 1, 2});
+  HostArray values = array<std::uint32_t>({10, 11, 12, 13, 14});
+  sorter().sort_on_cpu(keys, &values, SortOrder::ascending);
+  CHECK(items<std::int32_t>(keys) == std::vector<std::int32_t>{1, 1, 2, 2, 2});
+  CHECK(items<std::uint32_t>(values) == std::vector<std::uint32_t>{11, 13, 10, 12, 14});
+
+  HostArray keys2 = array<std::int32_t>({2, 1, 2, 1, 2});
+  HostArray values2 = array<std::uint32_t>({10, 11, 12, 13, 14});
+  sorter().sort_on_cpu(keys2, &values2, SortOrder::descending);
+  CHECK(items<std::int32_t>(keys2) == std::vector<std::int32_t>{2, 2, 2, 1, 1});
+  CHECK(items<std::uint32_t>(values2) == std::vector<std::uint32_t>{10, 12, 14, 11, 13});
+}
+
+TEST_CASE("signed and unsigned integers sort by value across the sign boundary") {
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  HostArray keys = array<std::int64_t>({0, hi, -1, lo, 1});
+  sorter().sort_on_cpu(keys, nullptr, SortOrder::ascending);
+  CHECK(items<std::int64_t>(keys) == std::vector<std::int64_t>{lo, -1, 0, 1, hi});
+  HostArray u = array<std::uint32_t>({0x80000000u, 1u, 0xffffffffu, 0u});
+  sorter().sort_on_cpu(u, nullptr, SortOrder::descending);
+  CHECK(items<std::uint32_t>(u) == std::vector<std::uint32_t>{0xffffffffu, 0x80000000u, 1u, 0u});
+}
+
+TEST_CASE("argsort's values are the original indices: the stable permutation") {
+  HostArray keys = array<float>({3.0f, -1.0f, 3.0f, 0.5f});
+  HostArray index = array<std::uint32_t>({0, 1, 2, 3});
+  sorter().sort_on_cpu(keys, &index, SortOrder::ascending);
+  CHECK(items<std::uint32_t>(index) == std::vector<std::uint32_t>{1, 3, 0, 2});
+}
+
+TEST_CASE("values of another length are refused") {
+  HostArray keys = array<std::uint32_t>({3, 1});
+  HostArray values = array<std::uint32_t>({1});
+  CHECK_THROWS_AS(sorter().sort_on_cpu(keys, &values, SortOrder::ascending), Error);
+}
+
+TEST_CASE("the plugin spells the sort policy: key type, value type, order, kind") {
+  const RunSpec keys = parse_run_spec("family: sort\noperation: sort\ndtype: float64\nsize: 10\norder: descending\n",
+                                      "c.yaml", plugins(), kernels());
+  CHECK(plugins().get("sort").template_args(keys) ==
+        std::vector<std::string>{"gpuk::Sort<double, gpuk::NoValue, true, gpuk::SortKind::Keys>"});
+  const RunSpec pairs = parse_run_spec("family: sort\noperation: sort_pairs\ndtype: int32\nsize: 10\nvalues: uint64\n",
+                                       "c.yaml", plugins(), kernels());
+  CHECK(plugins().get("sort").template_args(pairs) ==
+        std::vector<std::string>{"gpuk::Sort<int, unsigned long long, false, gpuk::SortKind::Pairs>"});
+  const RunSpec arg = parse_run_spec("family: sort\noperation: argsort\ndtype: uint64\nsize: 10\n", "c.yaml",
+                                     plugins(), kernels());
+  CHECK(plugins().get("sort").template_args(arg) ==
+        std::vector<std::string>{"gpuk::Sort<unsigned long long, unsigned int, false, gpuk::SortKind::Index>"});
+  // Every operation and dtype of a file, both orders and both value dtypes among them.
+  const auto sets = plugins().get("sort").all_template_args(*kernels().find("sort", "radix"));
+  CHECK(sets.size() == 6 * 6);
+}
+
+TEST_CASE("sort options are checked where they are written") {
+  CHECK(config_error("family: sort\noperation: sort\nsize: 10\norder: sideways\n")
+            .find("c.yaml:4:8: order must be one of") == 0);
+  CHECK(config_error("family: sort\noperation: sort_pairs\nsize: 10\nvalues: float32\n")
+            .find("c.yaml:4:9: values must be one of") == 0);
+  CHECK(config_error("family: sort\noperation: shuffle\nsize: 10\n").find("shuffle") != std::string::npos);
+  CHECK(config_error("family: sort\noperation: sort\nsize: 10\nabs: true\n").find("unknown key 'abs'") !=
+        std::string::npos);
+}
+
+TEST_CASE("rank_shared refuses arrays that do not fit in shared memory, naming the limit") {
+  CHECK_NOTHROW(plan_for("rank_shared", kU32Keys, 12288, 4));
+  try {
+    plan_for("rank_shared", kU32Keys, 12289, 4);
+    FAIL("12,289 4-byte keys were accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("breaks the constraint 'n * elem_bytes <= 49152' for n = 12289") !=
+          std::string::npos);
+  }
+  CHECK_THROWS_AS(plan_for("rank_shared", kU32Keys, 6145, 8), ConfigError);
+  CHECK_THROWS_AS(plan_for("radix_block", kU32Keys, 4097, 4), ConfigError);
+}
+
+TEST_CASE("radix plans a one-block launch, a histogram and a digit pass, and its look-back scratch") {
+  const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].name_expression.rfind("radix_small<", 0) == 0);
+  CHECK(plan.launches[1].name_expression.rfind("radix_histogram<", 0) == 0);
+  CHECK(plan.launches[2].name_expression.rfind("radix_pass<", 0) == 0);
+  CHECK(plan.launches[2].grid == (1 << 24) / 4096);  // one block per tile of 256 x 16 keys
+  CHECK(plan.scratch_slots == 32 + 4 * 256 + 2 * 4096 * 256);
+  const auto has = [&](const char* name, std::int64_t value) {
+    return std::find(plan.params.begin(), plan.params.end(), std::pair<std::string, std::int64_t>{name, value}) !=
+           plan.params.end();
+  };
+  CHECK(has("RADIX_BITS", 8));
+  CHECK(has("SMALL", 1));
+  CHECK_THROWS_AS(plan_for("radix", kU32Keys, std::int64_t{1} << 30, 4), ConfigError);
+}
+
+TEST_CASE("the sort configs are the issue's setups") {
+  const RunSpec sort = load_run_spec(test::source_dir() / "configs/sort.yaml", plugins(), kernels());
+  CHECK(sort.family == "sort");
+  CHECK(sort.operation == "sort");
+  CHECK(sort.kernel == "radix");
+  CHECK(sort.dtype == DType::uint32);
+  CHECK(sort.size == (1u << 24));
+  CHECK(sort.option("order") == "ascending");
+  const RunSpec pairs = load_run_spec(test::source_dir() / "configs/sort_pairs.yaml", plugins(), kernels());
+  CHECK(pairs.operation == "sort_pairs");
+  CHECK(pairs.option("values") == "uint32");
+  CHECK(pairs.size == (1u << 24));
+  const RunSpec rank = load_run_spec(test::source_dir() / "configs/ranksort.yaml", plugins(), kernels());
+  CHECK(rank.kernel == "rank_shared");
+  CHECK(rank.size == 1000);
+  CHECK(rank.data.generator == Generator::permutation);
+  // The write-up's keys are unique.
+  const HostArray data = generate(rank.data, rank.dtype, rank.size);
+  auto sorted = items<std::uint32_t>(data);
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# compute-sanitizer memcheck, racecheck and synccheck over every sort kernel file: sort_pairs of
+# float32 keys with uint64 values (descending) and argsort of int64, at odd sizes (radix: 20,003,
+# four whole tiles and a partial one, through its digit passes; the one-block kernels and radix's
+# one-block path: 3,001).
+# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]
+set -uo pipefail
+build=${1:-build}
+out=${2:-.}
+mkdir -p "$out"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+tmp=$(mktemp -d)
+status=0
+size_for() {  # a moderate size each file accepts
+  case $1 in
+    rank_global) echo 3001 ;; rank_shared) echo 3001 ;; radix_block) echo 3001 ;; *) echo 20003 ;;
+  esac
+}
+for kernel in kernels_src/sort/*.cu; do
+  name=$(basename "$kernel" .cu)
+  for case in "sort_pairs float32 descending uint64 passes" "argsort int64 ascending uint32 passes" \
+              "sort uint32 ascending uint32 small"; do
+    set -- $case
+    [ "$name" != radix ] && [ "$5" = small ] && continue
+    size=$(size_for "$name")
+    [ "$5" = small ] && size=3001  # radix's one-block path (SMALL = 1, n <= BLOCK * ITEMS)
+    config="$tmp/$name-$1-$2-$size.yaml"
+    params="{}"
+    printf 'family: sort\noperation: %s\nkernel: %s\ndtype: %s\norder: %s\nvalues: %s\nparams: %s\nsize: %s\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$1" "$name" "$2" "$3" "$4" "$params" "$size" > "$config"
+    for tool in memcheck racecheck synccheck; do
+      log="$out/sanitize-$name-$1-$2-$size-$tool.log"
+      if "$sanitizer" --tool "$tool" --error-exitcode 9 "$build/gpuk" run "$config" > "$log" 2>&1 &&
+         grep -q "verify      PASS" "$log"; then
+        echo "clean   $tool  $name $1 $2 n=$size"
+      else
+        echo "FAILED  $tool  $name $1 $2 n=$size (see $log)"
+        status=1
+      fi
+    done
+  done
+done
+rm -rf "$tmp"
+exit $status
