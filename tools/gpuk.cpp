@@ -1,9 +1,16 @@
 // The gpuk command line: parses arguments and calls core. Nothing here knows a family.
 #include <CLI/CLI.hpp>
 
+#include <execinfo.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <csignal>
+
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -44,6 +51,30 @@ std::optional<fs::path> cache_dir(const Global& g) {
 void print_load_problems(const PluginRegistry& plugins, const KernelLibrary& kernels) {
   for (const auto& e : plugins.errors()) std::cerr << "gpuk: warning: " << e << "\n";
   for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << e << "\n";
+}
+
+// Runs a command; an error is one line on stderr and the exit status: 2 a bad config, 4 a variant
+// that faulted or ran past its time limit, 1 anything else (no GPU, compile error, CUDA error).
+template <class Body>
+int with_errors(Body&& body) {
+  try {
+    return body();
+  } catch (const FaultError& e) {
+    std::cerr << "gpuk: " << e.what() << "\n";
+    return 4;
+  } catch (const TimeLimitError& e) {
+    std::cerr << "gpuk: " << e.what() << "\n";
+    return 4;
+  } catch (const NoDeviceError& e) {
+    std::cerr << "gpuk: " << e.what() << ".\n";
+    return 1;
+  } catch (const ConfigError& e) {
+    std::cerr << "gpuk: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "gpuk: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 int cmd_list(const Global& g) {
@@ -162,7 +193,7 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
 
 int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::path>& json,
             const std::optional<fs::path>& csv, int device_ordinal, int repeats,
-            const std::optional<fs::path>& tuning) {
+            const std::optional<fs::path>& tuning, double time_limit) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   print_load_problems(plugins, kernels);
@@ -181,7 +212,7 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
       throw ConfigError(db_path.string() + ": the tuning file does not exist");
     chosen = resolve_auto_variant(spec, device.info(), TuningDb::read(db_path), db_path, kernels);
   }
-  RunReport report = run(spec, {plugins, kernels, &cache}, device);
+  RunReport report = run(spec, {plugins, kernels, &cache, time_limit}, device);
   report.variant_source = chosen;
   print_report(std::cout, report);
   if (json) write_json(*json, report);
@@ -197,6 +228,7 @@ struct TuneArgs {
   std::optional<double> seconds;
   std::optional<std::uint64_t> seed;
   bool no_save = false;
+  double time_limit = 0;
 };
 
 std::string utc_now() {
@@ -265,17 +297,18 @@ void export_db(const fs::path& db_path, const fs::path& out, const std::string& 
             << "\n";
 }
 
-int cmd_tune(const Global& g, const TuneArgs& a) {
-  const auto wall_start = std::chrono::steady_clock::now();
+// The exit status of a sweep's process that lost its CUDA context: go on in a fresh one.
+constexpr int kGoOn = 75;
+
+// One process's part of a sweep: from `state` (the evaluations of the processes before it, when
+// `restarts` > 0) on, until the sweep ends (then the report) or a variant takes the CUDA context
+// down (then the state for the next process, and kGoOn).
+int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int restarts,
+               std::chrono::steady_clock::time_point wall_start) {
   const fs::path db_path = tuning_db_path(g);
-  if (!a.config) {
-    if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
-    export_db(db_path, *a.export_file, a.family, "", "");
-    return 0;
-  }
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
-  print_load_problems(plugins, kernels);
+  if (restarts == 0) print_load_problems(plugins, kernels);
   TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
   if (!a.strategy.empty()) {
     if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
@@ -289,7 +322,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   if (a.show > 0) t.show = a.show;
   if (a.no_save) t.save = false;
   const Space space = Space::from_spec(t, kernels);
-  for (const auto& f : space.files())
+  for (const auto& f : restarts > 0 ? std::vector<SpaceFile>{} : space.files())
     for (const auto& w : f.widened)
       std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
                 << "'s metadata list; it is swept anyway (constraints still apply)\n";
@@ -307,6 +340,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   mo.repeats = t.run.repeats;
   mo.flush_l2 = flush;
   mo.threads = a.threads;
+  mo.time_limit_s = a.time_limit;
   const auto measurer = make_gpu_measurer({plugins, kernels, &cache}, device, bench, mo, &stats);
 
   TuneOptions options;
@@ -316,10 +350,17 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   options.seed = t.seed;
   options.recheck_top = t.recheck_top;
   options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  if (restarts > 0) options.prior = read_tune_state(state, space);
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
   TuneResult result = tune(space, *measurer, options);
   bar.finish();
+  if (result.context_lost) {
+    // Nothing more can run in this process: the next one goes on from here.
+    write_tune_state(state, result.evaluations);
+    std::cerr << "gpuk: " << result.stopped << "; the sweep goes on in a fresh process\n";
+    return kGoOn;
+  }
 
   TuneReport report;
   report.config = a.config->string();
@@ -357,7 +398,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   if (a.csv) write_tune_csv(*a.csv, report);
 
   const Evaluation* w = report.result.winner();
-  const bool dead = report.result.stopped.find("CUDA context") != std::string::npos;
+  const bool dead = report.result.aborted;
   if (w && t.save && !dead) {
     TuningEntry e;
     e.key = {info.name, info.arch(), t.run.family, t.run.operation, options_key(t.run.options), report.dtype,
@@ -385,9 +426,72 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   return w ? 0 : 3;
 }
 
+// `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
+// variant that faults or hangs leaves the child's CUDA context unusable for good; the child then
+// writes what it measured and exits with kGoOn, and a fresh child goes on with the sweep from
+// there (the faulted variant recorded, never measured again).
+int cmd_tune(const Global& g, const TuneArgs& a) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (!a.config) {
+    if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
+    export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
+    return 0;
+  }
+  char name[] = "/tmp/gpuk-tune-state-XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) throw Error("cannot create a temporary file for the state of the sweep");
+  ::close(fd);
+  const fs::path state = name;
+  struct Remove {
+    fs::path path;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } remove_state{state};
+  constexpr int kMostRestarts = 1000;
+  for (int restarts = 0;; ++restarts) {
+    std::cout.flush();
+    std::cerr.flush();
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
+    if (pid == 0) {
+      const int status = with_errors([&] { return tune_sweep(g, a, state, restarts, wall_start); });
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(status);  // a kernel may still run: no exit handlers that would wait for it
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kGoOn) {
+      if (restarts + 1 < kMostRestarts) continue;
+      std::cerr << "gpuk: the sweep lost its CUDA context " << kMostRestarts << " times; it stops here\n";
+      return 1;
+    }
+    if (WIFSIGNALED(status)) {
+      std::cerr << "gpuk: the sweep's process died of signal " << WTERMSIG(status) << "\n";
+      return 1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+}
+
+// A crash of gpuk itself (not of a kernel): say so on stderr with the stack, then die of the signal.
+extern "C" void crash_handler(int signal) {
+  static const char message[] = "gpuk: crashed; the stack:\n";
+  (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+  void* frames[64];
+  ::backtrace_symbols_fd(frames, ::backtrace(frames, 64), STDERR_FILENO);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGSEGV, crash_handler);
+  std::signal(SIGBUS, crash_handler);
   CLI::App app{"gpuk: GPU kernels compiled at run time, verified, timed and compared with CUB"};
   app.set_version_flag("--version", std::string("gpuk ") + GPUK_VERSION);
   app.require_subcommand(1);
@@ -412,6 +516,11 @@ int main(int argc, char** argv) {
   run->add_option("--repeats", repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
   std::optional<fs::path> tuning;
   run->add_option("--tuning", tuning, "with variant: auto, pick from this exported tuning file")->type_name("FILE");
+  double run_time_limit = 0;
+  const std::string time_limit_help = "seconds one run of a variant may take before it is abandoned (default " +
+                                      std::to_string(static_cast<int>(kDefaultTimeLimitSeconds)) +
+                                      ", plus 1 per GB the workload moves)";
+  run->add_option("--time-limit", run_time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
 
   auto* tune_cmd = app.add_subcommand("tune", "sweep kernel parameters: verify, time, rank, keep the best (docs/tuning.md)");
   TuneArgs ta;
@@ -428,6 +537,7 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--threads", ta.threads, "compile threads (default: every core)")->check(CLI::PositiveNumber);
   tune_cmd->add_option("--show", ta.show, "rows of the ranked table (overrides the config)")->check(CLI::PositiveNumber);
   tune_cmd->add_flag("--no-save", ta.no_save, "do not write the best variant to the tuning database");
+  tune_cmd->add_option("--time-limit", ta.time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
   tune_cmd->add_option("--export", ta.export_file,
                        "write the tuning database as JSON (with CONFIG: its family and operation on this GPU)")
       ->type_name("FILE");
@@ -443,19 +553,18 @@ int main(int argc, char** argv) {
       ->type_name("sm_XX");
 
   CLI11_PARSE(app, argc, argv);
-  try {
-    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning);
+  const int status = with_errors([&] {
+    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning, run_time_limit);
     if (tune_cmd->parsed()) return cmd_tune(g, ta);
     if (check->parsed()) return cmd_check(g, targets, arch);
     return cmd_list(g);
-  } catch (const NoDeviceError& e) {
-    std::cerr << "gpuk: " << e.what() << ".\n";
-    return 1;
-  } catch (const ConfigError& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 2;
-  } catch (const Error& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 1;
+  });
+  if (device_hung()) {
+    // A kernel abandoned past its time limit may still run: leave at once, without the driver's
+    // exit handlers, which would wait for it; the kernel dies with the process.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(status);
   }
+  return status;
 }

@@ -2,8 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <chrono>
+#include <iomanip>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 namespace gpuk {
@@ -52,6 +56,18 @@ const LoadedDriver& loaded_driver() {
   return loaded;
 }
 
+std::atomic<bool> g_hung{false};
+
+// May a handle's destructor call the driver? Not while a kernel that was abandoned may still be
+// running: cuMemFree and friends would wait for it.
+bool alive() { return !g_hung.load(); }
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << std::setprecision(3) << s;
+  return out.str();
+}
+
 int attribute(CUdevice device, CUdevice_attribute attr) {
   int value = 0;
   GPUK_CU(driver().cuDeviceGetAttribute(&value, attr, device));
@@ -78,6 +94,43 @@ int device_count(std::string* why) {
     return 0;
   }
   return count;
+}
+
+bool device_hung() { return g_hung.load(); }
+
+std::string describe(CUresult result) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  const LoadedDriver& loaded = loaded_driver();
+  if (loaded.api.cuGetErrorName) loaded.api.cuGetErrorName(result, &name);
+  if (loaded.api.cuGetErrorString) loaded.api.cuGetErrorString(result, &text);
+  std::string out = name ? name : "CUDA error " + std::to_string(result);
+  if (text) out += std::string(" (") + text + ")";
+  return out;
+}
+
+void wait_stream(CUstream stream, double limit_seconds, const std::string& where) {
+  const DriverApi& api = driver();
+  if (limit_seconds <= 0) {
+    const CUresult r = api.cuStreamSynchronize(stream);
+    if (r != CUDA_SUCCESS) throw_driver_error("cuStreamSynchronize", r, "after running " + where);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    const CUresult r = api.cuStreamQuery(stream);
+    if (r == CUDA_SUCCESS) return;
+    if (r != CUDA_ERROR_NOT_READY) throw_driver_error("cuStreamQuery", r, "after running " + where);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited >= limit_seconds) {
+      g_hung = true;
+      throw TimeLimitError(where + " ran past its time limit of " + seconds_text(limit_seconds) +
+                           " s and was abandoned");
+    }
+    // Short kernels are met within microseconds; long ones are polled a thousand times a second.
+    if (waited < 0.002) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.1 ? 50 : 1000));
+  }
 }
 
 void throw_driver_error(std::string_view call, CUresult result, std::string_view context) {
@@ -117,7 +170,7 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (ptr_) driver().cuMemFree(ptr_);
+    if (ptr_ && alive()) driver().cuMemFree(ptr_);
     ptr_ = std::exchange(other.ptr_, 0);
     bytes_ = std::exchange(other.bytes_, 0);
   }
@@ -125,7 +178,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) driver().cuMemFree(ptr_);
+  if (ptr_ && alive()) driver().cuMemFree(ptr_);
 }
 
 void DeviceBuffer::upload(const void* src, std::size_t bytes, const Stream& stream) {
@@ -148,13 +201,13 @@ void DeviceBuffer::fill_bytes(unsigned char value, const Stream& stream) {
 
 Stream::Stream() { GPUK_CU(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)); }
 Stream::~Stream() {
-  if (stream_) driver().cuStreamDestroy(stream_);
+  if (stream_ && alive()) driver().cuStreamDestroy(stream_);
 }
 void Stream::synchronize() const { GPUK_CU(driver().cuStreamSynchronize(stream_)); }
 
 Event::Event() { GPUK_CU(driver().cuEventCreate(&event_, CU_EVENT_DEFAULT)); }
 Event::~Event() {
-  if (event_) driver().cuEventDestroy(event_);
+  if (event_ && alive()) driver().cuEventDestroy(event_);
 }
 void Event::record(const Stream& stream) { GPUK_CU(driver().cuEventRecord(event_, stream.get())); }
 float Event::elapsed_since(const Event& start) const {
@@ -170,7 +223,7 @@ Module::Module(const std::vector<char>& image, std::string_view what) : what_(wh
   GPUK_CU(driver().cuModuleLoadData(&module_, image.data()), what_);
 }
 Module::~Module() {
-  if (module_) driver().cuModuleUnload(module_);
+  if (module_ && alive()) driver().cuModuleUnload(module_);
 }
 CUfunction Module::function(const std::string& lowered_name) const {
   CUfunction fn = nullptr;
@@ -212,10 +265,11 @@ Device::Device(int ordinal) {
 }
 
 Device::~Device() {
-  if (context_) {
-    driver().cuCtxSynchronize();
-    driver().cuDevicePrimaryCtxRelease(device_);
-  }
+  // A kernel that was abandoned may still run: releasing the context would wait for it. The
+  // process's exit tears it down instead.
+  if (!context_ || g_hung.load()) return;
+  driver().cuCtxSynchronize();
+  driver().cuDevicePrimaryCtxRelease(device_);
 }
 
 std::size_t Device::free_memory() const {

@@ -59,7 +59,14 @@ LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
 
 // --- Bench -----------------------------------------------------------------------------------
 
-Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) : spec_(spec), device_(device) {
+Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
+    : spec_(spec), plugin_(plugin), device_(device) {
+  make();
+}
+
+void Bench::make() {
+  const RunSpec& spec = spec_;
+  Device& device = device_;
   const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
   if (input_bytes > device.free_memory())
     throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
@@ -69,7 +76,9 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) : 
     throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
                       std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
                       std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
-  workload_ = plugin.make_workload(spec, std::move(input));
+  workload_ = plugin_.make_workload(spec, std::move(input));
+  workload_has_reference_ = false;
+  bytes_moved_ = workload_->bytes_moved();
   stream_ = std::make_unique<Stream>();
   start_ = std::make_unique<Event>();
   stop_ = std::make_unique<Event>();
@@ -79,21 +88,26 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) : 
   upload_ms_ = stop_->elapsed_since(*start_);
 }
 
+double Bench::time_limit() const {
+  return time_limit_base_ + static_cast<double>(bytes_moved_) / 1e9;
+}
+
 Bench::~Bench() = default;
 
 bool Bench::input_fits_l2() const {
   return static_cast<std::int64_t>(spec_.size * dtype_size(spec_.dtype)) < 2 * device_.info().l2_bytes;
 }
 
-void Bench::synchronize(const std::string& where) const {
-  const CUresult r = driver().cuStreamSynchronize(stream_->get());
-  if (r != CUDA_SUCCESS) throw_driver_error("cuStreamSynchronize", r, "after running " + where);
-}
+void Bench::synchronize(const std::string& where) const { wait_stream(stream_->get(), time_limit(), where); }
 
 const std::vector<CpuTiming>& Bench::reference(int repeats) {
   if (!reference_done_) {
     reference_ = workload_->cpu_reference(repeats);
     reference_done_ = true;
+    workload_has_reference_ = true;
+  } else if (!workload_has_reference_) {
+    (void)workload_->cpu_reference(1);  // a rebuilt workload needs the answer again, not the timings
+    workload_has_reference_ = true;
   }
   return reference_;
 }
@@ -118,7 +132,7 @@ std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repe
                workload_->poison(*stream_);
                if (flush_l2 && flush_) flush_->fill_bytes(fill++, *stream_);
              },
-             target.where)
+             target.where, time_limit())
       .ms;
 }
 
@@ -130,6 +144,14 @@ double Bench::download() {
 }
 
 // --- run -------------------------------------------------------------------------------------
+
+void throw_if_faulted(const std::string& where, const Error& /*error*/) {
+  // A launch error (bad configuration, out of resources) leaves the context alive; a fault
+  // (illegal address, trap, assert, ...) does not, and every later call returns its error.
+  const CUresult r = driver().cuCtxSynchronize();
+  if (r == CUDA_SUCCESS) return;
+  throw FaultError(where + " faulted: " + describe(r) + "; the CUDA context is unusable, so nothing after it ran");
+}
 
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
   const FamilyPlugin& plugin = context.plugins.get(spec.family);
@@ -188,11 +210,19 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.bytes_moved = bench.bytes_moved();
   report.upload_ms = bench.upload_ms();
 
+  bench.set_time_limit(context.time_limit_s);
   bench.bind(plan);
   const std::string where = "variant " + variant.label() + " of " + file->path.string();
   const LaunchTarget target{plan, functions, bench.stream(), where};
-  report.kernel = Stats::of(bench.time(target, spec.warmup, spec.repeats, false));
-  report.download_ms = bench.download();
+  try {
+    report.kernel = Stats::of(bench.time(target, spec.warmup, spec.repeats, false));
+    report.download_ms = bench.download();
+  } catch (const TimeLimitError&) {
+    throw;
+  } catch (const DeviceError& e) {
+    throw_if_faulted(where, e);
+    throw;
+  }
   report.total_ms = report.upload_ms + report.kernel.median + report.download_ms;
   Workload& workload = bench.workload();
   report.result = workload.result();

@@ -29,10 +29,19 @@ class Gate {
   ~Gate() {
     open_all();
     if (flag_) {
-      // The stream may still be waiting on the flag: let it drain before the memory goes.
-      (void)driver().cuStreamSynchronize(stream_);
-      release_memory();
+      // The stream may still be waiting on the flag: let it drain before the memory goes. A
+      // kernel that was abandoned may never let it: then the flag is left to the context's reset.
+      if (!device_hung()) {
+        (void)driver().cuStreamSynchronize(stream_);
+        release_memory();
+      }
     }
+  }
+  // Opens the gate and waits for the stream (the watchdog's limit when > 0); the memory goes.
+  void drain(double limit_seconds, const std::string& where) {
+    open_all();
+    wait_stream(stream_, limit_seconds, where);
+    if (flag_) release_memory();
   }
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;
@@ -73,9 +82,16 @@ void record(CUevent event, CUstream stream, const std::string& where) {
 }  // namespace
 
 DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::function<void()>& timed,
-                         const std::function<void()>& untimed, const std::string& where) {
-  for (int i = 0; i < warmup; ++i) timed();
-  GPUK_CU(driver().cuStreamSynchronize(stream), "after the warm-up of " + where);
+                         const std::function<void()>& untimed, const std::string& where,
+                         double limit_per_run_seconds) {
+  const bool watched = limit_per_run_seconds > 0;
+  for (int i = 0; i < warmup; ++i) {
+    timed();
+    // With the watchdog, each warm-up run is waited for on its own: a kernel that hangs is
+    // abandoned after one limit, not `warmup` of them.
+    if (watched) wait_stream(stream, limit_per_run_seconds, where);
+  }
+  if (!watched) GPUK_CU(driver().cuStreamSynchronize(stream), "after the warm-up of " + where);
 
   DeviceTiming result;
   if (repeats <= 0) return result;
@@ -108,8 +124,9 @@ DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::fu
       }
       if (held) gate.open();
     }
+    // The first batch's runs may still be queued behind the gate when a later one is refused.
+    gate.drain(watched ? limit_per_run_seconds * repeats : 0, where);
   }
-  GPUK_CU(driver().cuStreamSynchronize(stream), "after running " + where);
   result.ms.reserve(static_cast<std::size_t>(repeats));
   for (const auto& p : events.pairs) {
     float ms = 0;

@@ -59,6 +59,8 @@ std::string_view status_name(Status s) {
     case Status::pruned: return "pruned";
     case Status::compile_error: return "compile error";
     case Status::launch_error: return "launch error";
+    case Status::faulted: return "faulted";
+    case Status::timed_out: return "time limit";
   }
   return "?";
 }
@@ -287,11 +289,18 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     report(e.label);
     try {
       e.outcome = measurer.measure(space, c);
+    } catch (const ContextLost& ex) {
+      e.outcome = ex.outcome;
+      result.stopped = ex.what();
+      result.aborted = true;
+      result.context_lost = true;
+      context_dead = true;
     } catch (const SweepAborted& ex) {
       e.outcome.status = Status::launch_error;
-      e.outcome.why = "the CUDA context is unusable";
+      e.outcome.why = "the GPU could not be recovered";
       e.outcome.detail = ex.what();
       result.stopped = ex.what();
+      result.aborted = true;
       context_dead = true;
     }
     e.time = Spread::of(e.outcome.samples);
@@ -301,6 +310,12 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     report({});
     return result.evaluations.back();
   };
+  for (const Evaluation& e : options.prior) {
+    known[e.candidate] = result.evaluations.size();
+    result.evaluations.push_back(e);
+    if (e.outcome.status == Status::pruned) ++progress.pruned;
+    else ++progress.done;
+  }
   const auto stop_for_time = [&](std::size_t left) {
     result.stopped = "the time budget of " + fixed(*options.seconds, 1) + " s ran out with " + std::to_string(left) +
                      " planned variant" + (left == 1 ? "" : "s") + " not measured";
@@ -458,8 +473,19 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
         try {
           const auto s = measurer.time(space, e.candidate, per_round);
           samples[k].insert(samples[k].end(), s.begin(), s.end());
+        } catch (const ContextLost& ex) {
+          // It ran correctly before and faulted now: it is not to be chosen.
+          e.outcome.status = ex.outcome.status;
+          e.outcome.why = ex.outcome.why;
+          e.outcome.detail = ex.outcome.detail;
+          samples[k].clear();
+          result.stopped = ex.what();
+          result.aborted = true;
+          result.context_lost = true;
+          aborted = true;
         } catch (const SweepAborted& ex) {
           result.stopped = ex.what();
+          result.aborted = true;
           aborted = true;
         }
       }
@@ -471,6 +497,7 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       e.rechecked = true;
     }
     std::stable_sort(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(top), by_median);
+    std::erase_if(ok, [&](std::size_t i) { return result.evaluations[i].outcome.status != Status::ok; });
   }
   result.ranking = ok;
   if (!ok.empty()) {
@@ -483,6 +510,71 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
   }
   result.seconds = seconds_since(start);
   return result;
+}
+
+// --- State of a sweep that goes on in another process ----------------------------------------
+
+void write_tune_state(const std::filesystem::path& path, const std::vector<Evaluation>& evaluations) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& e : evaluations) {
+    nlohmann::json launches = nlohmann::json::array();
+    for (const auto& l : e.outcome.launches)
+      launches.push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block},
+                          {"shared_bytes", l.shared_bytes}});
+    j.push_back({{"file", e.candidate.file}, {"values", e.candidate.values}, {"label", e.label},
+                 {"status", static_cast<int>(e.outcome.status)}, {"why", e.outcome.why},
+                 {"detail", e.outcome.detail}, {"samples", e.outcome.samples},
+                 {"registers", e.outcome.registers}, {"spill_bytes", e.outcome.spill_bytes},
+                 {"launches", launches}, {"at_seconds", e.at_seconds}});
+  }
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump() << "\n";
+    if (!out) throw Error(tmp.string() + ": cannot write the state of the sweep");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error(path.string() + ": cannot write the state of the sweep");
+}
+
+std::vector<Evaluation> read_tune_state(const std::filesystem::path& path, const Space& space) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot read the state of the sweep");
+  std::vector<Evaluation> out;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    for (const auto& v : j) {
+      Evaluation e;
+      e.candidate.file = v.at("file").get<std::size_t>();
+      e.candidate.values = v.at("values").get<std::vector<std::int64_t>>();
+      e.label = space.label(e.candidate);
+      if (e.label != v.at("label").get<std::string>()) throw Error("the state does not match the space");
+      e.params = space.params(e.candidate);
+      const int status = v.at("status").get<int>();
+      if (status < 0 || status > static_cast<int>(Status::timed_out)) throw Error("bad status");
+      e.outcome.status = static_cast<Status>(status);
+      e.outcome.why = v.at("why").get<std::string>();
+      e.outcome.detail = v.at("detail").get<std::string>();
+      e.outcome.samples = v.at("samples").get<std::vector<double>>();
+      e.outcome.registers = v.at("registers").get<int>();
+      e.outcome.spill_bytes = v.at("spill_bytes").get<int>();
+      for (const auto& l : v.at("launches")) {
+        ResolvedLaunch r;
+        r.name_expression = l.at("name_expression").get<std::string>();
+        r.grid = l.at("grid").get<decltype(r.grid)>();
+        r.block = l.at("block").get<decltype(r.block)>();
+        r.shared_bytes = l.at("shared_bytes").get<decltype(r.shared_bytes)>();
+        e.outcome.launches.push_back(std::move(r));
+      }
+      e.at_seconds = v.at("at_seconds").get<double>();
+      e.time = Spread::of(e.outcome.samples);
+      out.push_back(std::move(e));
+    }
+  } catch (const std::exception& e) {
+    throw Error(path.string() + ": the state of the sweep is damaged (" + e.what() + ")");
+  }
+  return out;
 }
 
 // --- Reports ---------------------------------------------------------------------------------
@@ -536,7 +628,8 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   }
 
   // Failures, grouped by reason.
-  for (Status s : {Status::invalid, Status::compile_error, Status::launch_error, Status::pruned}) {
+  for (Status s : {Status::faulted, Status::timed_out, Status::invalid, Status::compile_error, Status::launch_error,
+                   Status::pruned}) {
     std::map<std::string, std::pair<int, std::string>> groups;  // why -> count, first label
     for (const auto& e : res.evaluations)
       if (e.outcome.status == s) {
@@ -549,7 +642,11 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
     for (const auto& [why, g] : groups)
       out << "      " << g.first << " x " << why << "  (e.g. " << g.second << ")\n";
   }
-  if (res.count(Status::invalid) + res.count(Status::compile_error) + res.count(Status::launch_error) > 0)
+  if (res.count(Status::faulted) + res.count(Status::timed_out) > 0)
+    out << "  (a fault or a time limit kills the CUDA context of its process; the sweep went on in a fresh process)\n";
+  if (res.count(Status::invalid) + res.count(Status::compile_error) + res.count(Status::launch_error) +
+          res.count(Status::faulted) + res.count(Status::timed_out) >
+      0)
     out << "  (--json has every variant's full message)\n";
   if (!res.stopped.empty()) out << "  stopped  " << res.stopped << "\n";
 }
@@ -583,6 +680,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
   j["compile"] = {{"programs", r.compile.programs}, {"from_cache", r.compile.from_cache},
                   {"variants", r.compile.variants}, {"thread_seconds", r.compile.seconds}};
   j["stopped"] = r.result.stopped;
+  j["aborted"] = r.result.aborted;
   std::map<std::size_t, std::size_t> rank;
   for (std::size_t k = 0; k < r.result.ranking.size(); ++k) rank[r.result.ranking[k]] = k + 1;
   if (const Evaluation* w = r.result.winner()) {

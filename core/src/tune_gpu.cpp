@@ -117,6 +117,7 @@ class GpuMeasurer final : public Measurer {
         jit_(jit_options(context, device), context.cache), pool_(threads_) {
     leading_ = context.plugins.get(bench.spec().family).template_args(bench.spec());
     limits_ = launch_limits(bench.spec(), device.info());
+    bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
   }
 
   LaunchLimits limits() const override { return limits_; }
@@ -243,9 +244,19 @@ class GpuMeasurer final : public Measurer {
   }
 
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
+    // A point measured by an earlier process of the sweep (TuneOptions::prior) is compiled (the
+    // cache has it) and loaded here first.
+    prepare(space, {c});
     const auto it = prepared_.find(c);
-    if (it == prepared_.end() || !it->second.loaded) throw Error("time(): " + space.label(c) + " was not measured");
+    if (it == prepared_.end()) throw Error("time(): " + space.label(c) + " cannot run here");
     Prepared& p = it->second;
+    if (!p.loaded) {
+      p.chunk->done.wait();
+      for (const auto& l : p.plan.launches)
+        if (const auto& error = p.chunk->errors[index_of(*p.chunk, l.name_expression)]; !error.empty())
+          throw Error("time(): " + p.label + " does not compile: " + compile_error_of(error));
+      load(p);
+    }
     try {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions, bench_.stream(), p.where};
@@ -326,19 +337,32 @@ class GpuMeasurer final : public Measurer {
     p.loaded = true;
   }
 
-  // A CUDA error while running a variant: recorded, unless the context is gone, which ends the
-  // sweep (every later launch would fail too).
+  // A CUDA error while running a variant. One that leaves the context alive is a launch error,
+  // and the sweep goes on here. A sticky one (the kernel faulted) or a kernel past its time limit
+  // ends this process's part of the sweep: the context cannot be rebuilt in-process (after
+  // cuDevicePrimaryCtxReset the driver still returns the sticky error, on the H100 and driver
+  // tested), so ContextLost carries the variant's outcome to the caller, which goes on in a fresh
+  // process (`gpuk tune` does).
   void failed(Outcome& o, const Error& e, const Prepared& p) {
-    const CUresult alive = driver().cuCtxSynchronize();
-    if (alive != CUDA_SUCCESS) {
-      const char* name = nullptr;
-      driver().cuGetErrorName(alive, &name);
-      throw SweepAborted(p.where + " left the CUDA context unusable (" + (name ? name : "unknown error") +
-                         "): " + e.what() + "; the sweep stops here, with the results so far");
+    const bool hung = dynamic_cast<const TimeLimitError*>(&e) != nullptr;
+    const CUresult alive = hung ? CUDA_SUCCESS : driver().cuCtxSynchronize();
+    if (!hung && alive == CUDA_SUCCESS) {
+      o.status = Status::launch_error;
+      o.why = cuda_error_of(e.what());
+      o.detail = e.what();
+      return;
     }
-    o.status = Status::launch_error;
-    o.why = cuda_error_of(e.what());
-    o.detail = e.what();
+    o.samples.clear();
+    if (hung) {
+      o.status = Status::timed_out;
+      o.why = "ran past its time limit";
+      o.detail = e.what();
+    } else {
+      o.status = Status::faulted;
+      o.why = describe(alive);
+      o.detail = p.where + " faulted: " + describe(alive);
+    }
+    throw ContextLost(o.detail, o);
   }
 
   Device& device_;

@@ -28,6 +28,31 @@ const DriverApi& driver();
 // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" plus `context` when given.
 [[noreturn]] void throw_driver_error(std::string_view call, CUresult result, std::string_view context = {});
 
+// A kernel ran past its time limit and was abandoned; it may still be running, so nothing may
+// wait on the device again in this process (it dies with the process: leave with _Exit).
+class TimeLimitError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// A variant's kernel faulted (illegal address, trap, ...) and took the CUDA context with it.
+class FaultError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
+std::string describe(CUresult result);
+
+// Waits for `stream` by polling cuStreamQuery. Throws the driver's error (naming `where`) when the
+// stream failed, and TimeLimitError when it has not finished after `limit_seconds` (then the
+// device counts as hung: see device_hung()). limit_seconds <= 0 waits as long as it takes.
+void wait_stream(CUstream stream, double limit_seconds, const std::string& where);
+
+// True after a TimeLimitError: a kernel may still be running, and the handles' destructors skip
+// the driver calls that would wait for it.
+bool device_hung();
+
 #define GPUK_CU(call_expr, ...)                                                        \
   do {                                                                                 \
     const CUresult gpuk_cu_result_ = (call_expr);                                      \
@@ -125,6 +150,7 @@ class Device {
   Device& operator=(const Device&) = delete;
   const DeviceInfo& info() const { return info_; }
   std::size_t free_memory() const;
+
 
  private:
   CUdevice device_ = 0;

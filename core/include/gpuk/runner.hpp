@@ -57,10 +57,15 @@ struct RunReport {
   double speedup_over_baseline() const;  // baseline median / kernel median (0 without one)
 };
 
+// The watchdog's limit on one run of a variant, before the input's share is added (see
+// Bench::time_limit); `--time-limit` overrides it.
+inline constexpr double kDefaultTimeLimitSeconds = 10;
+
 struct RunContext {
   const PluginRegistry& plugins;
   const KernelLibrary& kernels;
   const CompileCache* cache = nullptr;
+  double time_limit_s = 0;  // per run of a variant; 0: kDefaultTimeLimitSeconds
 };
 
 // The limits a variant's launches are checked against on this device for this problem.
@@ -81,7 +86,7 @@ class Bench {
   Workload& workload() { return *workload_; }
   const Stream& stream() const { return *stream_; }
   double upload_ms() const { return upload_ms_; }
-  std::uint64_t bytes_moved() const { return workload_->bytes_moved(); }
+  std::uint64_t bytes_moved() const { return bytes_moved_; }
   // True when the input is smaller than twice the L2 cache: repeated runs would read it from L2.
   bool input_fits_l2() const;
 
@@ -101,10 +106,21 @@ class Bench {
   // Downloads the result; returns the milliseconds it took.
   double download();
 
+  // The watchdog: one run of a variant may take `base_seconds` plus one second per GB the
+  // workload moves; past it, a wait throws TimeLimitError. 0 restores the default.
+  void set_time_limit(double base_seconds) { time_limit_base_ = base_seconds > 0 ? base_seconds : kDefaultTimeLimitSeconds; }
+  double time_limit() const;
+
+
  private:
+  void make();
   void synchronize(const std::string& where) const;
   RunSpec spec_;
+  const FamilyPlugin& plugin_;
   Device& device_;
+  double time_limit_base_ = kDefaultTimeLimitSeconds;
+  bool workload_has_reference_ = false;
+  std::uint64_t bytes_moved_ = 0;
   std::unique_ptr<Workload> workload_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> start_, stop_;
@@ -114,7 +130,12 @@ class Bench {
   double upload_ms_ = 0;
 };
 
-// Throws ConfigError, CompileError or DeviceError with the variant named. `precompiled`, when
+// When the context is dead after `error` (a sticky error: the kernel of `where` faulted), throws
+// FaultError: "<where> faulted: CUDA_ERROR_... (...)"; else returns.
+void throw_if_faulted(const std::string& where, const Error& error);
+
+// Throws ConfigError, CompileError or DeviceError with the variant named: FaultError when the
+// variant faulted, TimeLimitError when it ran past its time limit. `precompiled`, when
 // it holds the variant's kernels, spares the JIT (tests compile a whole file's variants at once).
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device,
               const CompiledKernels* precompiled = nullptr);

@@ -27,7 +27,12 @@ struct DeviceTiming {
 // one at a time from an idle stream, a few-microsecond kernel would also be charged the host's
 // launch latency, which says nothing about the kernel (nvbench's blocking kernel does the same).
 // `where` names what runs, for error messages.
+//
+// `limit_per_run_seconds` > 0 is a watchdog: the stream is polled instead of waited on, each
+// warm-up run may take that long and the timed repeats that long each; past it, TimeLimitError
+// (gpuk/device.hpp) says that `where` was abandoned.
 DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::function<void()>& timed,
-                         const std::function<void()>& untimed, const std::string& where);
+                         const std::function<void()>& untimed, const std::string& where,
+                         double limit_per_run_seconds = 0);
 
 }  // namespace gpuk

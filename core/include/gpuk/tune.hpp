@@ -84,7 +84,10 @@ class Space {
 
 // --- Measuring -------------------------------------------------------------------------------
 
-enum class Status { ok, invalid, pruned, compile_error, launch_error };
+// faulted: the variant's kernel took the CUDA context down (illegal address, trap, ...);
+// timed_out: it ran past its time limit and was abandoned. After either, the GPU measurer
+// rebuilds the context and the sweep goes on.
+enum class Status { ok, invalid, pruned, compile_error, launch_error, faulted, timed_out };
 std::string_view status_name(Status s);  // "ok", "wrong answer", "pruned", "compile error", ...
 
 struct Spread {
@@ -104,10 +107,20 @@ struct Outcome {
   std::vector<ResolvedLaunch> launches;
 };
 
-// The sweep cannot go on (the CUDA context is dead); the results so far are kept.
+// The sweep cannot go on in this process; the results so far are kept.
 class SweepAborted : public DeviceError {
  public:
   using DeviceError::DeviceError;
+};
+
+// A variant faulted (sticky CUDA error) or ran past its time limit: its outcome is known
+// (Status::faulted or Status::timed_out), but the CUDA context is gone for good (a reset does not
+// bring it back: the driver keeps the sticky error for the process's lifetime), so the sweep
+// goes on in a fresh process (`gpuk tune` does that; see TuneOptions::prior).
+class ContextLost : public SweepAborted {
+ public:
+  ContextLost(const std::string& what, Outcome lost) : SweepAborted(what), outcome(std::move(lost)) {}
+  Outcome outcome;
 };
 
 // Verifies and times points. The GPU one (make_gpu_measurer) compiles in bulk in the background
@@ -120,7 +133,8 @@ class Measurer {
   // These points will be measured soon: start compiling them (in bulk, in the background).
   virtual void prepare(const Space& space, const std::vector<Candidate>& points) = 0;
   // Verifies the point against the CPU reference, then times it (warm-up, repeats). A wrong
-  // answer is Status::invalid and not timed. Throws SweepAborted when nothing more can run.
+  // answer is Status::invalid and not timed. A fault or a hang throws ContextLost with the
+  // variant's outcome (Status::faulted, Status::timed_out); SweepAborted when nothing more can run.
   virtual Outcome measure(const Space& space, const Candidate& c) = 0;
   // More timed repeats of a point measure() found ok.
   virtual std::vector<double> time(const Space& space, const Candidate& c, int repeats) = 0;
@@ -130,6 +144,7 @@ struct GpuMeasurerOptions {
   int warmup = 5, repeats = 30;
   bool flush_l2 = false;
   int threads = 0;  // compile threads; 0: every core
+  double time_limit_s = 0;  // per run of a variant (Bench::set_time_limit); 0: the default
 };
 
 struct CompileStats {
@@ -171,6 +186,9 @@ struct TuneOptions {
   int recheck_repeats = 60;
   int recheck_rounds = 4;
   std::function<void(const Progress&)> progress;
+  // Evaluations of this sweep made by an earlier process (that lost its CUDA context): they are
+  // taken as they are and never measured again (read_tune_state).
+  std::vector<Evaluation> prior;
 };
 
 struct TuneResult {
@@ -178,12 +196,20 @@ struct TuneResult {
   std::vector<std::size_t> ranking;     // indices of the ok evaluations, fastest first
   std::vector<std::size_t> ties;        // ranked ok evaluations within the winner's noise
   std::string stopped;                  // why the sweep stopped early, if it did
+  bool aborted = false;                 // it stopped because the GPU could not go on
+  bool context_lost = false;            // ... because a variant took the CUDA context down:
+                                        // a fresh process can go on (write_tune_state)
   double seconds = 0;
   std::size_t count(Status s) const;
   const Evaluation* winner() const { return ranking.empty() ? nullptr : &evaluations[ranking.front()]; }
 };
 
 TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& options);
+
+// The evaluations of a sweep, for the process that goes on with it (JSON, written atomically).
+void write_tune_state(const std::filesystem::path& path, const std::vector<Evaluation>& evaluations);
+// Throws Error when the file does not match `space`.
+std::vector<Evaluation> read_tune_state(const std::filesystem::path& path, const Space& space);
 
 // Milliseconds -> GB/s for `bytes` moved.
 double gbs_of(std::uint64_t bytes, double ms);

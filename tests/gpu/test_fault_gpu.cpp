@@ -1,0 +1,185 @@
+// Faulting and hanging kernels (tests/data/kernels/reduce/faulty.cu: FAULT 0 is correct, 1 writes
+// through a wild pointer, 2 traps, 3 spins forever). `gpuk tune` goes on with the sweep in a fresh
+// process after each; `gpuk run` names the variant and the error and exits 4. They run as child
+// `gpuk` processes under `timeout` (a fault kills the CUDA context of the process it happens in,
+// for good), so that a hang fails the test instead of hanging it. Without a GPU this program
+// prints why and exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gpuk/config.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/tune.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path test_kernels() { return test::source_dir() / "tests" / "data" / "kernels"; }
+
+struct Gpu {
+  PluginRegistry plugins{{test::plugin_dir()}};
+  Device device{0};
+  CompileCache cache{CompileCache::default_dir()};
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+struct Cli {
+  int status = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+// `gpuk ARGS` with the test kernels, killed after `limit` seconds (status 137 then).
+Cli gpuk_cli(const std::string& args, int limit) {
+  const std::string command = "timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) +
+                              " --kernels " + test_kernels().string() + " " + args + " 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  Cli r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string run_config(int fault) {
+  return "family: reduce\noperation: max\ndtype: float32\nsize: 100000\nkernel: faulty\n"
+         "params: {FAULT: " + std::to_string(fault) + ", BLOCK: 256}\n"
+         "data: {generator: uniform, low: -1, high: 1, seed: 5}\nwarmup: 2\nrepeats: 5\n";
+}
+
+}  // namespace
+
+TEST_CASE("the faulty kernel file compiles for every FAULT, and FAULT 0 is a correct reduction") {
+  const KernelLibrary kernels{{test::kernels_dir(), test_kernels()}};
+  RunSpec spec = parse_run_spec(run_config(0), "faulty.yaml", gpu().plugins, kernels);
+  spec.baseline = false;
+  const RunReport r = run(spec, {gpu().plugins, kernels, &gpu().cache}, gpu().device);
+  CHECK(r.verified);
+  CHECK(r.verification.passed);
+}
+
+TEST_CASE("gpuk tune over faulting variants finishes, marks each with its CUDA error, and picks a correct one") {
+  const test::TempDir dir;
+  // faulty first (FAULT 1 and 2 fault, 0 is correct), then onepass: each fault ends one process's
+  // part of the sweep and a fresh process goes on; FAULT 0, measured before the faults, is
+  // rechecked by the last process.
+  const fs::path config = dir.write(
+      "tune.yaml",
+      "family: reduce\noperation: max\ndtype: float32\nsize: 1_000_000\n"
+      "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
+      "kernels: [faulty, onepass]\n"
+      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [256]\n  UNROLL: [1, 4]\n"
+      "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
+  const fs::path json = dir.path() / "tune.json";
+  const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune " + config.string() +
+                             " --json " + json.string(),
+                         150);
+  CAPTURE(r.output);
+  MESSAGE("gpuk tune over FAULT 0, 1, 2 and onepass: exit " << r.status << " after " << r.seconds << " s\n"
+                                                             << r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("faulted:") != std::string::npos);
+  CHECK(r.output.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
+  CHECK(r.output.find("the sweep goes on in a fresh process") != std::string::npos);
+  REQUIRE(fs::exists(json));
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["aborted"] == false);
+  CHECK(j["stopped"] == "");
+  int faulted = 0, ok = 0;
+  for (const auto& v : j["variants"]) {
+    CAPTURE(v.dump());
+    const std::string label = v["variant"];
+    if (label.rfind("faulty FAULT=1", 0) == 0 || label.rfind("faulty FAULT=2", 0) == 0) {
+      CHECK(v["status"] == "faulted");
+      CHECK(v["why"].get<std::string>().rfind("CUDA_ERROR_", 0) == 0);
+      CHECK(v["detail"].get<std::string>().find("faulty.cu faulted: CUDA_ERROR_") != std::string::npos);
+      CHECK(v["rank"].is_null());
+      ++faulted;
+    } else if (v["status"] != "pruned") {
+      CHECK(v["status"] == "ok");
+      ++ok;
+    }
+    if (label.rfind("faulty FAULT=1", 0) == 0) CHECK(v["why"].get<std::string>().find("ILLEGAL_ADDRESS") != std::string::npos);
+    if (label.rfind("faulty FAULT=0", 0) == 0) CHECK(v["rechecked"] == true);
+  }
+  CHECK(faulted == 2);
+  CHECK(ok >= 2);
+  REQUIRE(j.contains("best"));
+  CHECK(j["best"]["variant"].get<std::string>().find("FAULT=1") == std::string::npos);
+  CHECK(j["best"]["variant"].get<std::string>().find("FAULT=2") == std::string::npos);
+}
+
+TEST_CASE("gpuk run of a faulting variant exits 4 naming the variant, the kernel file and the CUDA error") {
+  const test::TempDir dir;
+  for (int fault : {1, 2}) {
+    CAPTURE(fault);
+    const fs::path config = dir.write("fault" + std::to_string(fault) + ".yaml", run_config(fault));
+    const Cli r = gpuk_cli("run " + config.string(), 120);
+    CAPTURE(r.output);
+    CHECK(r.status == 4);
+    CHECK(r.output.find("gpuk: variant faulty FAULT=" + std::to_string(fault) + " BLOCK=256") != std::string::npos);
+    CHECK(r.output.find("faulty.cu faulted: CUDA_ERROR_") != std::string::npos);
+    if (fault == 1) CHECK(r.output.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
+    MESSAGE("gpuk run, FAULT=" << fault << ": exit " << r.status << "\n" << r.output);
+  }
+}
+
+TEST_CASE("gpuk run of a hanging variant is abandoned after its time limit and exits 4") {
+  const test::TempDir dir;
+  const fs::path config = dir.write("hang.yaml", run_config(3));
+  const Cli r = gpuk_cli("run " + config.string() + " --time-limit 2", 90);
+  CAPTURE(r.output);
+  CHECK(r.status == 4);
+  CHECK(r.output.find("ran past its time limit of 2 s and was abandoned") != std::string::npos);
+  CHECK(r.output.find("variant faulty FAULT=3 BLOCK=256") != std::string::npos);
+  CHECK(r.seconds < 30);
+  MESSAGE("gpuk run, FAULT=3: exit " << r.status << " after " << r.seconds << " s\n" << r.output);
+}
+
+TEST_CASE("gpuk tune abandons a hanging variant after its time limit, goes on in a fresh process and finishes") {
+  const test::TempDir dir;
+  const fs::path config = dir.write(
+      "tune.yaml",
+      "family: reduce\noperation: max\ndtype: float32\nsize: 100000\n"
+      "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
+      "kernels: [faulty]\nparams:\n  FAULT: [3, 1, 0]\n  BLOCK: [256]\n"
+      "warmup: 2\nrepeats: 5\nrecheck: {top: 1, repeats: 4}\n");
+  const fs::path json = dir.path() / "tune.json";
+  const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune " + config.string() +
+                             " --time-limit 2 --json " + json.string(),
+                         150);
+  CAPTURE(r.output);
+  MESSAGE("gpuk tune over FAULT 3, 1, 0: exit " << r.status << " after " << r.seconds << " s\n" << r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("time limit:") != std::string::npos);
+  CHECK(r.output.find("faulted:") != std::string::npos);
+  CHECK(r.output.find("best     faulty FAULT=0 BLOCK=256") != std::string::npos);
+  REQUIRE(fs::exists(json));
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["aborted"] == false);
+  std::map<std::int64_t, std::string> status;
+  for (const auto& v : j["variants"]) status[v["params"]["FAULT"].get<std::int64_t>()] = v["status"];
+  CHECK(status[3] == "time limit");
+  CHECK(status[1] == "faulted");
+  CHECK(status[0] == "ok");
+}
