@@ -1,8 +1,10 @@
 // Shared test helpers: the built-in directories and a scratch directory per test.
 #pragma once
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <string>
 
@@ -11,6 +13,19 @@ namespace gpuk::test {
 inline std::filesystem::path source_dir() { return GPUK_SOURCE_DIR; }
 inline std::filesystem::path kernels_dir() { return GPUK_BUILTIN_KERNELS_DIR; }
 inline std::filesystem::path plugin_dir() { return GPUK_BUILTIN_PLUGIN_DIR; }
+
+// Seeds for the GPU tests' data: fresh each run (printed, so that a failure can be replayed
+// with GPUK_TEST_SEED=that number), one after another within a run.
+inline std::uint64_t fresh_seed() {
+  static const std::uint64_t base = [] {
+    const char* fixed = std::getenv("GPUK_TEST_SEED");
+    const std::uint64_t s = fixed && *fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
+    std::cout << "GPU tests draw their data from seed " << s << " (replay: GPUK_TEST_SEED=" << s << ")\n";
+    return s;
+  }();
+  static std::uint64_t counter = 0;
+  return base + counter++;
+}
 
 // A fresh directory, removed when the object goes.
 class TempDir {

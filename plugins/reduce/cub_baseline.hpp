@@ -22,7 +22,15 @@ struct CubRun {
 // Reduces n elements of `dtype` at device address d_in (a CUdeviceptr) on `stream` (a CUstream),
 // in the calling thread's current CUDA context. Temporary storage is allocated once, before the
 // warm-up; only the reduction itself is timed.
+#ifndef GPUK_NO_BASELINES
 CubRun run_cub_reduce(DType dtype, Op op, bool abs, std::uint64_t d_in, std::int64_t n, int warmup,
                       int repeats, void* stream);
+#else
+inline CubRun run_cub_reduce(DType, Op, bool, std::uint64_t, std::int64_t, int, int, void*) {
+  CubRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
+#endif
 
 }  // namespace gpuk::reduce

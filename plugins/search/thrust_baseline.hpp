@@ -23,7 +23,15 @@ struct ThrustRun {
 // current CUDA context. find and any call thrust::find (Thrust has no "any index" search),
 // count calls thrust::count. Each call is timed as a user makes it: Thrust allocates its
 // temporary storage and waits for the answer inside the call.
+#ifndef GPUK_NO_BASELINES
 ThrustRun run_thrust_search(DType dtype, Op op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
                             int repeats, void* stream);
+#else
+inline ThrustRun run_thrust_search(DType, Op, const void*, std::uint64_t, std::int64_t, int, int, void*) {
+  ThrustRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
+#endif
 
 }  // namespace gpuk::search

@@ -29,9 +29,22 @@ CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, std:
                         void* keys_out, void* values_out);
 
 // One per key dtype (cub_baseline_<dtype>.cu); run_cub_sort dispatches to them.
+#ifndef GPUK_NO_BASELINES
 #define GPUK_CUB_SORT_DECLARE(T, NAME)                                                                    \
   CubSortRun run_cub_sort_##NAME(CubValues values, bool descending, const T* keys_in, const void* values_in, \
                                  int n, int warmup, int repeats, void* stream, void* keys_out, void* values_out);
+#else
+inline CubSortRun no_cub_sort() {
+  CubSortRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
+#define GPUK_CUB_SORT_DECLARE(T, NAME)                                                                  \
+  inline CubSortRun run_cub_sort_##NAME(CubValues, bool, const T*, const void*, int, int, int, void*, void*, \
+                                        void*) {                                                        \
+    return no_cub_sort();                                                                                \
+  }
+#endif
 GPUK_CUB_SORT_DECLARE(std::uint32_t, uint32)
 GPUK_CUB_SORT_DECLARE(std::int32_t, int32)
 GPUK_CUB_SORT_DECLARE(float, float32)

@@ -25,15 +25,7 @@ Gpu& gpu() {
   return g;
 }
 
-std::uint64_t fresh_seed() {
-  static const std::uint64_t base = [] {
-    const std::uint64_t s = std::random_device{}();
-    std::cout << "GPU tests draw their data from seed " << s << "\n";
-    return s;
-  }();
-  static std::uint64_t counter = 0;
-  return base + counter++;
-}
+using test::fresh_seed;
 
 struct Pattern {
   const char* name;

@@ -30,15 +30,7 @@ Gpu& gpu() {
   return g;
 }
 
-std::uint64_t fresh_seed() {
-  static const std::uint64_t base = [] {
-    const std::uint64_t s = std::random_device{}();
-    std::cout << "GPU tests draw their data from seed " << s << "\n";
-    return s;
-  }();
-  static std::uint64_t counter = 0;
-  return base + counter++;
-}
+using test::fresh_seed;
 
 // One case: the data (generated, or a .npy written here), how the value is chosen, and what the
 // answer must be beyond agreeing with the CPU reference (find's index, or -1 when checked).
