@@ -4,6 +4,7 @@
 set -euo pipefail
 build=${1:-build}
 out=${2:-.}
+mkdir -p "$out"
 for config in configs/argmax.yaml configs/argmax_large.yaml configs/vecmax.yaml; do
   name=$(basename "$config" .yaml)
   "$build/gpuk" run "$config" --json "$out/$name.json"
