@@ -90,7 +90,10 @@ struct Source {
         }
         return value;
       }
-      value = std::stoll(digits, &used, 0);
+      // Decimal, or hexadecimal with 0x; never octal: `size: 010` is ten, as a reader expects.
+      const std::size_t sign = !digits.empty() && (digits[0] == '-' || digits[0] == '+') ? 1 : 0;
+      const bool hex = digits.size() > sign + 2 && digits[sign] == '0' && (digits[sign + 1] == 'x' || digits[sign + 1] == 'X');
+      value = std::stoll(digits, &used, hex ? 16 : 10);
       if (used != digits.size()) throw std::invalid_argument(text);
     } catch (const std::out_of_range&) {
       fail(node, what + " is out of range: '" + text + "'");

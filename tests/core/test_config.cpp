@@ -59,6 +59,13 @@ TEST_CASE("configs/argmax.yaml is the write-up's setup") {
   CHECK(spec.data.high == 1.0);
 }
 
+TEST_CASE("integers read as a person writes them: 1_000, 2^20, 0x100, and 010 is ten") {
+  CHECK(parse("family: reduce\noperation: max\nsize: 1_000\n").size == 1000);
+  CHECK(parse("family: reduce\noperation: max\nsize: 2^20\n").size == (1u << 20));
+  CHECK(parse("family: reduce\noperation: max\nsize: 0x100\n").size == 256);
+  CHECK(parse("family: reduce\noperation: max\nsize: 010\n").size == 10);
+}
+
 TEST_CASE("defaults: the family's default kernel, its default options, 10 warm-ups, 100 repeats") {
   const RunSpec spec = parse("family: reduce\noperation: max\nsize: 10\n");
   CHECK(spec.kernel == "onepass");
