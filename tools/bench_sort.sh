@@ -36,8 +36,11 @@ case_ keys_2p28 radix sort uint32 268435456 "{}" 20
 case_ keys_2p20 radix sort uint32 1048576 "{}" 100
 case_ keys_2p12 radix sort uint32 4096 "{}" 200
 case_ keys_2p12_block radix_block sort uint32 4096 "{}" 200
-case_ pairs_2p26 radix sort_pairs uint32 67108864 "{}" 50
-for config in configs/sort.yaml configs/sort_pairs.yaml configs/ranksort.yaml; do
+case_ keys_2p12_split rank_split sort uint32 4096 "{}" 500
+case_ keys_2p28_big radix sort uint32 268435456 "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}" 20
+case_ pairs_2p26 radix sort_pairs uint32 67108864 "{ITEMS: 20, MIN_BLOCKS: 2}" 50
+case_ pairs_2p26_default radix sort_pairs uint32 67108864 "{}" 50
+for config in configs/sort.yaml configs/sort_pairs.yaml configs/sort_small.yaml configs/ranksort.yaml; do
   name=$(basename "$config" .yaml)
   echo "== $config"
   "$build/gpuk" run "$config" --json "$out/$name.json" | tee "$out/$name.txt" |
@@ -50,6 +53,7 @@ if [ "${QUICK:-0}" != 1 ]; then
   for n in 256 1024 4096 12288 65536; do
     case_ rank_global_$n rank_global sort uint32 $n "{}" 20
     [ $n -le 12288 ] && case_ rank_shared_$n rank_shared sort uint32 $n "{}" 20
+    case_ rank_split_$n rank_split sort uint32 $n "{}" 20
     [ $n -le 4096 ] && case_ radix_block_$n radix_block sort uint32 $n "{}" 20
     case_ radix_$n radix sort uint32 $n "{SMALL: 0}" 20
   done
