@@ -17,6 +17,13 @@ std::string gpuk_version() { return GPUK_VERSION; }
 
 void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, const Stream& stream,
                    const std::string& where) {
+  // Above 48 KiB of dynamic shared memory a function must opt in (the plan was checked against
+  // the device's opt-in limit). Setting the attribute is a host-side call, idempotent and cheap.
+  if (l.shared_bytes > kSharedWithoutOptIn)
+    GPUK_CU(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(l.shared_bytes)),
+            "opting " + l.name_expression + " of " + where + " in to " + std::to_string(l.shared_bytes) +
+                " bytes of dynamic shared memory");
   GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(), args, nullptr),
           "launching " + l.name_expression + " of " + where);
 }

@@ -53,8 +53,9 @@ double RunReport::speedup_over_baseline() const {
 }
 
 LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
+  // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
   return {static_cast<std::int64_t>(spec.size), info.sm_count, static_cast<int>(dtype_size(spec.dtype)),
-          info.max_threads_per_block, 48 * 1024};
+          info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
 }
 
 // --- Bench -----------------------------------------------------------------------------------

@@ -222,7 +222,7 @@ class GpuMeasurer final : public Measurer {
         o.why = "more shared memory than a block may use";
         o.detail = p.label + ": " + l.name_expression + " needs " + std::to_string(static_shared) +
                    " bytes of static and " + std::to_string(l.shared_bytes) + " of dynamic shared memory; " +
-                   info.name + " gives a block " + std::to_string(shared_limit) + " without opt-in";
+                   info.name + " gives a block at most " + std::to_string(shared_limit) + " (with opt-in)";
         return o;
       }
     }

@@ -177,11 +177,14 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
   }
 }
 
-TEST_CASE("radix takes the digit passes when the one-block path is off, and at every radix width") {
+TEST_CASE("radix takes the digit passes when the one-block path is off, at every radix width, tile and register cap") {
   const auto file = gpu().kernels.find("sort", "radix");
   int runs = 0;
   for (const std::string params : {"{SMALL: 0}", "{SMALL: 0, RADIX_BITS: 5}", "{RADIX_BITS: 7, BLOCK: 128, ITEMS: 8}",
-                                   "{RADIX_BITS: 6, BLOCK: 384, ITEMS: 10}", "{BLOCK: 512, ITEMS: 4, RADIX_BITS: 4}"})
+                                   "{RADIX_BITS: 6, BLOCK: 384, ITEMS: 10}", "{BLOCK: 512, ITEMS: 4, RADIX_BITS: 4}",
+                                   // tiles above 48 KiB of shared memory (opted in at launch);
+                                   // the compiler's own register choice
+                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}", "{MIN_BLOCKS: 1}"})
     for (DType dtype : {DType::uint32, DType::float64, DType::int64})
       for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
         for (const Case& c : {Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
@@ -198,7 +201,7 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, and at e
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
         }
-  CHECK(runs == 5 * 3 * 4 * 2);
+  CHECK(runs == 7 * 3 * 4 * 2);
   (void)file;
 }
 
@@ -220,7 +223,8 @@ TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poi
 }
 
 TEST_CASE("the sort configs run, verify, and CUB runs in the same run and agrees") {
-  for (const char* config : {"configs/sort.yaml", "configs/sort_pairs.yaml", "configs/ranksort.yaml"}) {
+  for (const char* config :
+       {"configs/sort.yaml", "configs/sort_pairs.yaml", "configs/sort_small.yaml", "configs/ranksort.yaml"}) {
     CAPTURE(config);
     RunSpec spec = load_run_spec(test::source_dir() / config, gpu().plugins, gpu().kernels);
     spec.warmup = 2;

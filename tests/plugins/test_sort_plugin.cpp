@@ -52,9 +52,9 @@ std::string config_error(const std::string& yaml) {
 }
 
 LaunchPlan plan_for(const std::string& kernel, const std::string& leading, std::int64_t n, int elem_bytes,
-                    const std::map<std::string, std::int64_t>& params = {}) {
+                    const std::map<std::string, std::int64_t>& params = {}, int max_shared = 48 * 1024) {
   const Variant v(kernels().find("sort", kernel), {leading}, params);
-  return plan_launches(v, {n, 132, elem_bytes, 1024, 48 * 1024});
+  return plan_launches(v, {n, 132, elem_bytes, 1024, max_shared});
 }
 
 const std::string kU32Keys = "gpuk::Sort<unsigned int, gpuk::NoValue, false, gpuk::SortKind::Keys>";
@@ -70,7 +70,7 @@ TEST_CASE("the sort plugin loads and describes itself") {
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");
-  for (const char* kernel : {"rank_global", "rank_shared", "radix", "radix_block"})
+  for (const char* kernel : {"rank_global", "rank_shared", "rank_split", "radix", "radix_block"})
     CHECK_NOTHROW(kernels().find("sort", kernel));
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("sort options are checked where they are written") {
 }
 
 TEST_CASE("rank_shared refuses arrays that do not fit in shared memory, naming the limit") {
-  CHECK_NOTHROW(plan_for("rank_shared", kU32Keys, 12288, 4));
+  CHECK_NOTHROW(plan_for("rank_shared", kU32Keys, 12288, 4, {}, 232448));  // 48 KiB + padding: opted in
   try {
     plan_for("rank_shared", kU32Keys, 12289, 4);
     FAIL("12,289 4-byte keys were accepted");
@@ -182,6 +182,22 @@ TEST_CASE("rank_shared refuses arrays that do not fit in shared memory, naming t
   }
   CHECK_THROWS_AS(plan_for("rank_shared", kU32Keys, 6145, 8), ConfigError);
   CHECK_THROWS_AS(plan_for("radix_block", kU32Keys, 4097, 4), ConfigError);
+}
+
+TEST_CASE("a radix tile above 48 KiB of shared memory plans up to the device's opt-in limit, not past it") {
+  const std::map<std::string, std::int64_t> big = {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 2}};
+  try {
+    plan_for("radix", kU32Keys, 1 << 24, 4, big);
+    FAIL("80,000 bytes of shared memory were planned against a 48 KiB limit");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("bytes; this GPU allows at most 49152") != std::string::npos);
+  }
+  const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4, big, 232448);  // an H100's opt-in limit
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[2].shared_bytes == 384 * 20 * 8 + (384 / 32 + 6) * 256 * 4 + 128);
+  CHECK(plan.launches[2].shared_bytes > kSharedWithoutOptIn);
+  CHECK_THROWS_AS(plan_for("radix", kU32Keys, 1 << 24, 4, {{"BLOCK", 512}, {"ITEMS", 24}, {"MIN_BLOCKS", 2}}, 100000),
+                  ConfigError);
 }
 
 TEST_CASE("radix plans a one-block launch, a histogram and a digit pass, and its look-back scratch") {

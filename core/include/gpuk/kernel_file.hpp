@@ -120,12 +120,16 @@ struct LaunchPlan {
   std::vector<std::pair<std::string, std::int64_t>> params;
 };
 
+// Dynamic shared memory a kernel gets without opting in (cuFuncSetAttribute); launch_kernel opts
+// in above it, up to the device's limit (DeviceInfo::max_shared_per_block_optin).
+inline constexpr int kSharedWithoutOptIn = 48 * 1024;
+
 struct LaunchLimits {
   std::int64_t n = 0;
   int sm_count = 0;
   int elem_bytes = 0;
   int max_threads_per_block = 1024;
-  int max_shared_bytes = 48 * 1024;
+  int max_shared_bytes = kSharedWithoutOptIn;  // a device's: its opt-in limit
 };
 
 // Evaluates grid, block, shared memory and scratch, and checks every constraint and device limit.
