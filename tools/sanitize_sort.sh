@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck over every sort kernel file: sort_pairs of
 # float32 keys with uint64 values (descending) and argsort of int64, at odd sizes (radix: 20,003,
-# four whole tiles and a partial one, through its digit passes; the one-block kernels and radix's
+# three whole tiles of its default 512 x 12 and a partial one, through its digit passes; the one-block kernels and radix's
 # one-block path: 3,001).
 # Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]
 set -uo pipefail

@@ -3,11 +3,11 @@ family: sort
 operations: [sort, sort_pairs, argsort]
 summary: Onesweep least-significant-digit radix sort. One histogram launch counts every digit pass at once; then one launch per RADIX_BITS-wide digit pass ranks a tile of BLOCK * ITEMS keys in shared memory and finds the tile's global offsets with a decoupled look-back over the tiles before it (a chained scan), then scatters keys and values. Arrays of at most one tile take a one-launch, one-block path instead (SMALL = 1).
 params:
-  BLOCK: {default: 256, values: [128, 256, 384, 512]}
-  ITEMS: {default: 16, values: [4, 6, 8, 10, 12, 14, 16, 18, 20, 24]}
+  BLOCK: {default: 512, values: [128, 256, 384, 512]}
+  ITEMS: {default: 12, values: [4, 6, 8, 10, 12, 14, 16, 18, 20, 24]}
   RADIX_BITS: {default: 8, values: [4, 5, 6, 7, 8]}
   SMALL: {default: 1, values: [0, 1]}
-  MIN_BLOCKS: {default: 4, values: [1, 2, 3, 4]}
+  MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
 constraints:
   - BLOCK >= pow2(RADIX_BITS)
   - BLOCK * MIN_BLOCKS <= 2048
@@ -36,6 +36,11 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 2 * ceil
 // registers (4 blocks of 256 threads: 64 each) so that more tiles are in flight while others
 // wait on their look-back. On the H100, 2^28 uint32 keys at BLOCK 256, ITEMS 16 took 15.5 ms
 // with 1 (the compiler's free choice), 9.7 ms with 2 and 7.8 ms with 4.
+//
+// The defaults (512 x 12, MIN_BLOCKS 2) are the best compromise of `gpuk tune` on the H100
+// between keys (2^28: 8.10 ms, best 7.74) and pairs (2^26: 3.08 ms, best 2.72): the best for keys
+// spills registers once values are loaded too. configs/sort.yaml and sort_pairs.yaml carry each
+// operation's best (docs/PERFORMANCE.md).
 //
 // Scratch (u32 words, zero when bound; each run leaves it as it found it, except look-back
 // entries, which are cleared before they are used):

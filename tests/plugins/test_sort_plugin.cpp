@@ -201,20 +201,21 @@ TEST_CASE("a radix tile above 48 KiB of shared memory plans up to the device's o
 }
 
 TEST_CASE("radix plans a one-block launch, a histogram and a digit pass, and its look-back scratch") {
-  const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4);
+  const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4, {}, 232448);  // an H100's shared memory
   REQUIRE(plan.launches.size() == 3);
   CHECK(plan.launches[0].name_expression.rfind("radix_small<", 0) == 0);
   CHECK(plan.launches[1].name_expression.rfind("radix_histogram<", 0) == 0);
   CHECK(plan.launches[2].name_expression.rfind("radix_pass<", 0) == 0);
-  CHECK(plan.launches[2].grid == (1 << 24) / 4096);  // one block per tile of 256 x 16 keys
-  CHECK(plan.scratch_slots == 32 + 4 * 256 + 2 * 4096 * 256);
+  const int tiles = ((1 << 24) + 6143) / 6144;  // one block per tile of 512 x 12 keys
+  CHECK(plan.launches[2].grid == tiles);
+  CHECK(plan.scratch_slots == 32 + 4 * 256 + 2 * tiles * 256);
   const auto has = [&](const char* name, std::int64_t value) {
     return std::find(plan.params.begin(), plan.params.end(), std::pair<std::string, std::int64_t>{name, value}) !=
            plan.params.end();
   };
   CHECK(has("RADIX_BITS", 8));
   CHECK(has("SMALL", 1));
-  CHECK_THROWS_AS(plan_for("radix", kU32Keys, std::int64_t{1} << 30, 4), ConfigError);
+  CHECK_THROWS_AS(plan_for("radix", kU32Keys, std::int64_t{1} << 30, 4, {}, 232448), ConfigError);
 }
 
 TEST_CASE("the sort configs are the issue's setups") {
