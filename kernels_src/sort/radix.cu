@@ -11,7 +11,7 @@ params:
 constraints:
   - BLOCK >= pow2(RADIX_BITS)
   - BLOCK * MIN_BLOCKS <= 2048
-  - n < 1073741824
+  - n < 4294967296
 launch:
   - entry: radix_small
     grid: 1
@@ -24,7 +24,7 @@ launch:
     grid: ceil_div(n, BLOCK * ITEMS)
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 6) * pow2(RADIX_BITS) * 4 + 128
-scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 2 * ceil_div(n, BLOCK * ITEMS) * pow2(RADIX_BITS)
+scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * ceil_div(n, BLOCK * ITEMS) * pow2(RADIX_BITS)
 */
 
 // How the host runs it (plugins/sort): n <= BLOCK * ITEMS with SMALL = 1: radix_small alone.
@@ -48,10 +48,12 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 2 * ceil
 //             block only ever waits on tiles already held by running blocks (no deadlock)
 //   [16, 32)  done counter of pass p (atomicInc wraps it back to 0)
 //   [32, 32 + P * R)                 the global digit histogram of each pass (P passes, R digits)
-//   then 2 look-back buffers of tiles * R words: pass p uses buffer p % 2. The histogram launch
-//   clears buffer 0; pass p clears its own tile's entries of buffer (p + 1) % 2 for pass p + 1.
-// A look-back entry is flag (bits 30-31: 0 not ready, 1 this tile's count, 2 inclusive prefix)
-// and a 30-bit count, one word, so the flag and the count are read together; n < 2^30.
+//   then 2 look-back buffers of tiles * R 64-bit entries: pass p uses buffer p % 2. The
+//   histogram launch clears buffer 0; pass p clears its own tile's entries of buffer
+//   (p + 1) % 2 for pass p + 1.
+// A look-back entry is a flag (bits 32-33: 0 not ready, 1 this tile's count, 2 inclusive prefix)
+// and a 32-bit count in one 64-bit word, so the flag and the count are read together. Offsets
+// are 32-bit: n < 2^32.
 //
 // Passes clear after themselves: the last block of pass p to finish (done ticket) zeroes the
 // pass's histogram and tile counter. Every block reads the histogram before taking its ticket.
@@ -60,7 +62,7 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 2 * ceil
 
 namespace {
 
-constexpr gpuk::u32 kAggregate = 1u << 30, kInclusive = 2u << 30, kCountMask = (1u << 30) - 1u;
+constexpr gpuk::u64 kAggregate = 1ull << 32, kInclusive = 2ull << 32;
 
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS>
 struct Onesweep {
@@ -68,8 +70,9 @@ struct Onesweep {
   static constexpr int kRadix = 1 << RADIX_BITS;
   static constexpr int kPasses = S::template passes<RADIX_BITS>();
   static __device__ __forceinline__ gpuk::u32* histogram(gpuk::u32* scratch) { return scratch + 32; }
-  static __device__ __forceinline__ gpuk::u32* lookback(gpuk::u32* scratch, gpuk::i64 tiles, int buffer) {
-    return scratch + 32 + kPasses * kRadix + buffer * tiles * kRadix;
+  // 64-bit entries; 32 + kPasses * kRadix is even (kRadix >= 16), so they are 8-byte aligned.
+  static __device__ __forceinline__ gpuk::u64* lookback(gpuk::u32* scratch, gpuk::i64 tiles, int buffer) {
+    return reinterpret_cast<gpuk::u64*>(scratch + 32 + kPasses * kRadix) + buffer * tiles * kRadix;
   }
 };
 
@@ -92,7 +95,7 @@ __global__ void __launch_bounds__(BLOCK) radix_histogram(gpuk::SortArgs<S> a) {
   const gpuk::i64 n = a.n;
   const gpuk::i64 tiles = gpuk::ceil_div(n, O::kTile);
   const gpuk::i64 first = gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x, stride = gpuk::i64(gridDim.x) * BLOCK;
-  gpuk::u32* lookback0 = O::lookback(a.scratch, tiles, 0);
+  gpuk::u64* lookback0 = O::lookback(a.scratch, tiles, 0);
   for (gpuk::i64 i = first; i < tiles * kRadix; i += stride) lookback0[i] = 0;
   __syncthreads();
 
@@ -152,7 +155,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   const gpuk::i64 n = a.n, tiles = gpuk::ceil_div(n, kTile);
   gpuk::u32* counters = a.scratch;
   gpuk::u32* histogram = O::histogram(a.scratch) + pass * kRadix;
-  gpuk::u32* lookback = O::lookback(a.scratch, tiles, pass & 1);
+  gpuk::u64* lookback = O::lookback(a.scratch, tiles, pass & 1);
 
   if (t == 0) ps.tile = atomicAdd(&counters[pass], 1u);
   if (t < kRadix) {
@@ -192,7 +195,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   for (int k = 0; k < ITEMS; ++k)
     if (gpuk::striped_index<ITEMS>(k) < valid) atomicAdd(&ps.tile_count[digit[k]], 1u);
   __syncthreads();
-  volatile gpuk::u32* mine = lookback + gpuk::i64(tile) * kRadix;
+  volatile gpuk::u64* mine = lookback + gpuk::i64(tile) * kRadix;
   if (t < kRadix) *(mine + t) = (tile == 0 ? kInclusive : kAggregate) | ps.tile_count[t];
 
   Rank::rank(digit, rank, rs);
@@ -207,17 +210,17 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
       gpuk::i64 next = gpuk::i64(tile) - 1;  // the newest tile not yet added
       bool found = false;
       while (!found) {
-        gpuk::u32 word[8];
+        gpuk::u64 word[8];
 #pragma unroll
         for (int q = 0; q < 8; ++q)
-          word[q] = next - q >= 0 ? *(volatile const gpuk::u32*)(lookback + (next - q) * kRadix + t) : kInclusive;
+          word[q] = next - q >= 0 ? *(volatile const gpuk::u64*)(lookback + (next - q) * kRadix + t) : kInclusive;
         int used = 0;
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
           if (found) break;
-          const gpuk::u32 flag = word[q] >> 30;
+          const gpuk::u32 flag = static_cast<gpuk::u32>(word[q] >> 32);
           if (flag == 0) break;  // not published yet: load it again
-          prefix += word[q] & kCountMask;
+          prefix += static_cast<gpuk::u32>(word[q]);
           used = q + 1;
           found = flag == 2;
         }
