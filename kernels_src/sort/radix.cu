@@ -48,12 +48,12 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * ceil
 //             block only ever waits on tiles already held by running blocks (no deadlock)
 //   [16, 32)  done counter of pass p (atomicInc wraps it back to 0)
 //   [32, 32 + P * R)                 the global digit histogram of each pass (P passes, R digits)
-//   then 2 look-back buffers of 2 * tiles * R words: pass p uses buffer p % 2. The histogram
-//   launch clears buffer 0; pass p clears its own tile's entries of buffer (p + 1) % 2 for
-//   pass p + 1.
-// A look-back entry is a flag (0 not ready, 1 this tile's count, 2 inclusive prefix) and a count
-// in one word, so the flag and the count are read together: a 32-bit word below 2^30 elements,
-// a 64-bit one from there (struct Lookback). Offsets are 32-bit: n < 2^32.
+//   then 2 look-back buffers of tiles * R 64-bit entries: pass p uses buffer p % 2. The
+//   histogram launch clears buffer 0; pass p clears its own tile's entries of buffer
+//   (p + 1) % 2 for pass p + 1.
+// A look-back entry is a flag (bits 32-33: 0 not ready, 1 this tile's count, 2 inclusive prefix)
+// and a 32-bit count in one 64-bit word, so the flag and the count are read together. Offsets
+// are 32-bit: n < 2^32.
 //
 // Passes clear after themselves: the last block of pass p to finish (done ticket) zeroes the
 // pass's histogram and tile counter. Every block reads the histogram before taking its ticket.
@@ -62,33 +62,7 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * ceil
 
 namespace {
 
-enum : gpuk::u32 { kNotReady = 0, kAggregate = 1, kInclusive = 2 };
-
-// One look-back buffer: tiles * R entries of a flag and a count, read and written as one word.
-// Below 2^30 elements a 32-bit word (flag in bits 30-31, a 30-bit count); from 2^30 a 64-bit one
-// (flag in bits 32-33, a 32-bit count), which moves twice the bytes: 2.6% slower at 2^28 keys on
-// the H100, so it is used only where it is needed. The choice is uniform over the whole grid.
-struct Lookback {
-  gpuk::u32* base;
-  bool wide;
-  __device__ __forceinline__ void store(gpuk::i64 i, gpuk::u32 flag, gpuk::u32 count) const {
-    if (wide)
-      reinterpret_cast<volatile gpuk::u64*>(base)[i] = (static_cast<gpuk::u64>(flag) << 32) | count;
-    else
-      reinterpret_cast<volatile gpuk::u32*>(base)[i] = (flag << 30) | count;
-  }
-  __device__ __forceinline__ void load(gpuk::i64 i, gpuk::u32& flag, gpuk::u32& count) const {
-    if (wide) {
-      const gpuk::u64 w = reinterpret_cast<const volatile gpuk::u64*>(base)[i];
-      flag = static_cast<gpuk::u32>(w >> 32);
-      count = static_cast<gpuk::u32>(w);
-    } else {
-      const gpuk::u32 w = reinterpret_cast<const volatile gpuk::u32*>(base)[i];
-      flag = w >> 30;
-      count = w & ((1u << 30) - 1u);
-    }
-  }
-};
+constexpr gpuk::u64 kAggregate = 1ull << 32, kInclusive = 2ull << 32;
 
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS>
 struct Onesweep {
@@ -96,11 +70,9 @@ struct Onesweep {
   static constexpr int kRadix = 1 << RADIX_BITS;
   static constexpr int kPasses = S::template passes<RADIX_BITS>();
   static __device__ __forceinline__ gpuk::u32* histogram(gpuk::u32* scratch) { return scratch + 32; }
-  // Each buffer has room for 64-bit entries; 32 + kPasses * kRadix is even (kRadix >= 16), so
-  // they are 8-byte aligned.
-  static __device__ __forceinline__ Lookback lookback(gpuk::u32* scratch, gpuk::i64 n, int buffer) {
-    const gpuk::i64 tiles = gpuk::ceil_div(n, kTile);
-    return {scratch + 32 + kPasses * kRadix + 2 * buffer * tiles * kRadix, n >= (gpuk::i64{1} << 30)};
+  // 64-bit entries; 32 + kPasses * kRadix is even (kRadix >= 16), so they are 8-byte aligned.
+  static __device__ __forceinline__ gpuk::u64* lookback(gpuk::u32* scratch, gpuk::i64 tiles, int buffer) {
+    return reinterpret_cast<gpuk::u64*>(scratch + 32 + kPasses * kRadix) + buffer * tiles * kRadix;
   }
 };
 
@@ -123,9 +95,8 @@ __global__ void __launch_bounds__(BLOCK) radix_histogram(gpuk::SortArgs<S> a) {
   const gpuk::i64 n = a.n;
   const gpuk::i64 tiles = gpuk::ceil_div(n, O::kTile);
   const gpuk::i64 first = gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x, stride = gpuk::i64(gridDim.x) * BLOCK;
-  const Lookback lookback0 = O::lookback(a.scratch, n, 0);
-  const gpuk::i64 words0 = (lookback0.wide ? 2 : 1) * tiles * kRadix;
-  for (gpuk::i64 i = first; i < words0; i += stride) lookback0.base[i] = 0;
+  gpuk::u64* lookback0 = O::lookback(a.scratch, tiles, 0);
+  for (gpuk::i64 i = first; i < tiles * kRadix; i += stride) lookback0[i] = 0;
   __syncthreads();
 
   const auto count = [&](K key) {
@@ -184,7 +155,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   const gpuk::i64 n = a.n, tiles = gpuk::ceil_div(n, kTile);
   gpuk::u32* counters = a.scratch;
   gpuk::u32* histogram = O::histogram(a.scratch) + pass * kRadix;
-  const Lookback lookback = O::lookback(a.scratch, n, pass & 1);
+  gpuk::u64* lookback = O::lookback(a.scratch, tiles, pass & 1);
 
   if (t == 0) ps.tile = atomicAdd(&counters[pass], 1u);
   if (t < kRadix) {
@@ -224,8 +195,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   for (int k = 0; k < ITEMS; ++k)
     if (gpuk::striped_index<ITEMS>(k) < valid) atomicAdd(&ps.tile_count[digit[k]], 1u);
   __syncthreads();
-  const gpuk::i64 mine = gpuk::i64(tile) * kRadix;
-  if (t < kRadix) lookback.store(mine + t, tile == 0 ? kInclusive : kAggregate, ps.tile_count[t]);
+  volatile gpuk::u64* mine = lookback + gpuk::i64(tile) * kRadix;
+  if (t < kRadix) *(mine + t) = (tile == 0 ? kInclusive : kAggregate) | ps.tile_count[t];
 
   Rank::rank(digit, rank, rs);
   gpuk::block_exclusive_scan<BLOCK, kRadix>(ps.histogram, ps.base, ps.scan_tmp);
@@ -239,25 +210,23 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
       gpuk::i64 next = gpuk::i64(tile) - 1;  // the newest tile not yet added
       bool found = false;
       while (!found) {
-        gpuk::u32 flag[8], count[8];
+        gpuk::u64 word[8];
 #pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          flag[q] = kInclusive;  // before tile 0: nothing to add
-          count[q] = 0;
-          if (next - q >= 0) lookback.load((next - q) * kRadix + t, flag[q], count[q]);
-        }
+        for (int q = 0; q < 8; ++q)
+          word[q] = next - q >= 0 ? *(volatile const gpuk::u64*)(lookback + (next - q) * kRadix + t) : kInclusive;
         int used = 0;
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
           if (found) break;
-          if (flag[q] == kNotReady) break;  // not published yet: load it again
-          prefix += count[q];
+          const gpuk::u32 flag = static_cast<gpuk::u32>(word[q] >> 32);
+          if (flag == 0) break;  // not published yet: load it again
+          prefix += static_cast<gpuk::u32>(word[q]);
           used = q + 1;
-          found = flag[q] == kInclusive;
+          found = flag == 2;
         }
         next -= used;
       }
-      lookback.store(mine + t, kInclusive, prefix + ps.tile_count[t]);
+      *(mine + t) = kInclusive | (prefix + ps.tile_count[t]);
     }
     ps.offset[t] = ps.base[t] + prefix - rs.start[t];
   }
@@ -295,7 +264,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   }
 
   // Clear this tile's entries of the next pass's look-back buffer (the previous pass's).
-  if (pass + 1 < a.passes && t < kRadix) O::lookback(a.scratch, n, (pass + 1) & 1).store(gpuk::i64(tile) * kRadix + t, 0, 0);
+  if (pass + 1 < a.passes && t < kRadix) O::lookback(a.scratch, tiles, (pass + 1) & 1)[gpuk::i64(tile) * kRadix + t] = 0;
   // The last block of the pass to finish resets the pass's histogram and tile counter; every
   // block read the histogram before taking its ticket.
   if (t == 0) {
