@@ -40,7 +40,8 @@ scratch: 32 + ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * ceil
 // The defaults (512 x 12, MIN_BLOCKS 2) are the best compromise of `gpuk tune` on the H100
 // between keys (2^28: 8.10 ms, best 7.74) and pairs (2^26: 3.08 ms, best 2.72): the best for keys
 // spills registers once values are loaded too. configs/sort.yaml and sort_pairs.yaml carry each
-// operation's best (docs/PERFORMANCE.md).
+// operation's best (docs/PERFORMANCE.md). These figures are from the 32-bit look-back entries
+// (below); with the 64-bit ones the defaults take 8.33 and 3.11 ms.
 //
 // Scratch (u32 words, zero when bound; each run leaves it as it found it, except look-back
 // entries, which are cleared before they are used):
