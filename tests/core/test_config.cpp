@@ -4,20 +4,14 @@
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
-#include "helpers.hpp"
+#include "builtins.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-const PluginRegistry& plugins() {
-  static const PluginRegistry registry({test::plugin_dir()});
-  return registry;
-}
-const KernelLibrary& kernels() {
-  static const KernelLibrary library({test::kernels_dir()});
-  return library;
-}
+using test::plugins;
+using test::kernels;
 
 RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "c.yaml", plugins(), kernels()); }
 

@@ -6,27 +6,19 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/families.hpp"
-#include "helpers.hpp"
+#include "builtins.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-const PluginRegistry& plugins() {
-  static const PluginRegistry registry({test::plugin_dir()});
-  return registry;
-}
+using test::plugins;
+using test::array;
 
 const Reducer& reducer() {
   const auto* r = dynamic_cast<const Reducer*>(&plugins().get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
-}
-
-template <class T> HostArray array(std::initializer_list<T> values) {
-  HostArray a(dtype_of<T>(), values.size());
-  std::copy(values.begin(), values.end(), a.as<T>().begin());
-  return a;
 }
 
 }  // namespace

@@ -9,31 +9,20 @@
 #include "gpuk/error.hpp"
 #include "gpuk/families.hpp"
 #include "gpuk/kernel_file.hpp"
-#include "helpers.hpp"
+#include "builtins.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-const PluginRegistry& plugins() {
-  static const PluginRegistry registry({test::plugin_dir()});
-  return registry;
-}
-const KernelLibrary& kernels() {
-  static const KernelLibrary library({test::kernels_dir()});
-  return library;
-}
+using test::plugins;
+using test::kernels;
+using test::array;
 
 const Searcher& searcher() {
   const auto* s = dynamic_cast<const Searcher*>(&plugins().get("search"));
   REQUIRE(s != nullptr);
   return *s;
-}
-
-template <class T> HostArray array(std::initializer_list<T> values) {
-  HostArray a(dtype_of<T>(), values.size());
-  std::copy(values.begin(), values.end(), a.as<T>().begin());
-  return a;
 }
 
 template <class T> std::int64_t cpu(const HostArray& a, T value, SearchMode mode) {

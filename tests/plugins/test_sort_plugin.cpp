@@ -8,31 +8,20 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/families.hpp"
-#include "helpers.hpp"
+#include "builtins.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-const PluginRegistry& plugins() {
-  static const PluginRegistry registry({test::plugin_dir()});
-  return registry;
-}
-const KernelLibrary& kernels() {
-  static const KernelLibrary library({test::kernels_dir()});
-  return library;
-}
+using test::plugins;
+using test::kernels;
+using test::array;
 
 const Sorter& sorter() {
   const auto* s = dynamic_cast<const Sorter*>(&plugins().get("sort"));
   REQUIRE(s != nullptr);
   return *s;
-}
-
-template <class T> HostArray array(std::initializer_list<T> values) {
-  HostArray a(dtype_of<T>(), values.size());
-  std::copy(values.begin(), values.end(), a.as<T>().begin());
-  return a;
 }
 
 template <class T> std::vector<T> items(const HostArray& a) {
