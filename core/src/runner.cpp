@@ -58,6 +58,19 @@ LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
           info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
 }
 
+namespace {
+
+// The input alone must fit in the device's free memory; a family's further buffers are checked
+// when they are allocated (DeviceBuffer's error names the bytes asked for and free).
+void refuse_if_input_does_not_fit(const RunSpec& spec, Device& device) {
+  const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
+  if (input_bytes > device.free_memory())
+    throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
+                      device.info().name + " has " + std::to_string(device.free_memory()) + " bytes free");
+}
+
+}  // namespace
+
 // --- Bench -----------------------------------------------------------------------------------
 
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
@@ -68,10 +81,7 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
 void Bench::make() {
   const RunSpec& spec = spec_;
   Device& device = device_;
-  const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
-  if (input_bytes > device.free_memory())
-    throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
-                      device.info().name + " has " + std::to_string(device.free_memory()) + " bytes free");
+  refuse_if_input_does_not_fit(spec, device);
   HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
   if (input.dtype() != spec.dtype || input.size() != spec.size)
     throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
@@ -175,11 +185,8 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.driver_version = info.driver_version;
   report.peak_gbs = info.peak_bandwidth_gbs;
 
-  // Refuse up front what cannot fit, rather than failing halfway.
-  const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
-  if (input_bytes > device.free_memory())
-    throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
-                      info.name + " has " + std::to_string(device.free_memory()) + " bytes free");
+  // Refuse up front what cannot fit (before compiling), rather than failing halfway.
+  refuse_if_input_does_not_fit(spec, device);
 
   const LaunchPlan plan = plan_launches(variant, launch_limits(spec, info));
   report.launches = plan.launches;
