@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
 
@@ -33,6 +34,8 @@ void Workload::launch(const LaunchTarget& target) {
   for (std::size_t i = 0; i < target.plan.launches.size(); ++i)
     launch_kernel(target.functions[i], target.plan.launches[i], args.data(), target.stream, target.where);
 }
+
+std::uint64_t FamilyPlugin::device_bytes(const RunSpec& spec) const { return spec.size * dtype_size(spec.dtype); }
 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;

@@ -60,13 +60,17 @@ LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
 
 namespace {
 
-// The input alone must fit in the device's free memory; a family's further buffers are checked
-// when they are allocated (DeviceBuffer's error names the bytes asked for and free).
-void refuse_if_input_does_not_fit(const RunSpec& spec, Device& device) {
+// What the family allocates for the run (FamilyPlugin::device_bytes) must fit in the device's
+// free memory; scratch and the library baseline's buffers are checked when they are allocated
+// (DeviceBuffer's error names the bytes asked for and free).
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) {
   const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
-  if (input_bytes > device.free_memory())
-    throw DeviceError("the input needs " + std::to_string(input_bytes) + " bytes of device memory; " +
-                      device.info().name + " has " + std::to_string(device.free_memory()) + " bytes free");
+  const std::uint64_t bytes = std::max(input_bytes, plugin.device_bytes(spec));
+  const std::uint64_t free = device.free_memory();
+  if (bytes <= free) return;
+  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
+  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with the " + spec.family + " run's other buffers)";
+  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
 }
 
 }  // namespace
@@ -81,7 +85,7 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
 void Bench::make() {
   const RunSpec& spec = spec_;
   Device& device = device_;
-  refuse_if_input_does_not_fit(spec, device);
+  refuse_if_run_does_not_fit(spec, plugin_, device);
   HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
   if (input.dtype() != spec.dtype || input.size() != spec.size)
     throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
@@ -186,7 +190,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.peak_gbs = info.peak_bandwidth_gbs;
 
   // Refuse up front what cannot fit (before compiling), rather than failing halfway.
-  refuse_if_input_does_not_fit(spec, device);
+  refuse_if_run_does_not_fit(spec, plugin, device);
 
   const LaunchPlan plan = plan_launches(variant, launch_limits(spec, info));
   report.launches = plan.launches;

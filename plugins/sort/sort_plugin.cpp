@@ -518,6 +518,14 @@ class SortPlugin final : public Sorter {
     });
   }
 
+  // Keys in, out and the digit passes' other buffer; values likewise (argsort: no values in).
+  std::uint64_t device_bytes(const RunSpec& spec) const override {
+    const Op op = parse_op(spec.operation);
+    std::uint64_t bytes = 3 * spec.size * dtype_size(spec.dtype);
+    if (op != Op::sort) bytes += (op == Op::sort_pairs ? 3 : 2) * spec.size * dtype_size(value_dtype_of(spec, op));
+    return bytes;
+  }
+
   void sort_on_cpu(HostArray& keys, HostArray* values, SortOrder order) const override {
     if (values && values->size() != keys.size())
       throw Error("sort_on_cpu: " + std::to_string(values->size()) + " values for " + std::to_string(keys.size()) +

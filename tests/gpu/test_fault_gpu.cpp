@@ -189,3 +189,51 @@ TEST_CASE("gpuk tune abandons a hanging variant after its time limit, goes on in
   CHECK(status[1] == "faulted");
   CHECK(status[0] == "ok");
 }
+
+TEST_CASE("an input larger than the device's memory is refused up front by run and tune, with the sizes") {
+  const test::TempDir dir;
+  // Twice the device's memory, so that it cannot fit whatever else is resident. The refusal
+  // comes before the data is generated: a few seconds, not the minutes 2 x 80 GB would take.
+  const std::int64_t elements = gpu().device.info().total_memory / 8 * 2;
+  const std::string data = "dtype: float64\nsize: " + std::to_string(elements) +
+                           "\ndata: {generator: uniform, low: -1, high: 1, seed: 3}\n";
+  const std::vector<std::pair<std::string, std::string>> configs = {
+      {"run", "family: reduce\noperation: argmax\n" + data},
+      {"run", "family: search\noperation: find\nvalue_index: 5\n" + data},
+      {"run", "family: sort\noperation: sort\n" + data},
+      {"tune", "family: reduce\noperation: max\nkernels: [onepass]\nparams: {BLOCK: [256, 512]}\n" + data}};
+  int i = 0;
+  for (const auto& [command, text] : configs) {
+    CAPTURE(text);
+    const fs::path config = dir.write("huge" + std::to_string(i++) + ".yaml", text);
+    const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " " + command + " " +
+                               config.string(),
+                           60);
+    CAPTURE(r.output);
+    MESSAGE("gpuk " << command << " of " << elements << " float64: exit " << r.status << " after " << r.seconds
+                    << " s\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("the input needs " + std::to_string(elements * 8) + " bytes of device memory") !=
+          std::string::npos);
+    CHECK(r.output.find("bytes free") != std::string::npos);
+    CHECK(r.seconds < 20);
+  }
+}
+
+TEST_CASE("a sort whose input fits but whose buffers do not is refused up front, with the sizes") {
+  const test::TempDir dir;
+  // 2^32 - 1 uint64 keys: 34 GB of input, within the H100's 80 GB; with the output and the
+  // digit passes' other buffer, 103 GB.
+  const std::int64_t elements = 4294967295;
+  REQUIRE(elements * 8 < gpu().device.info().total_memory);
+  const fs::path config = dir.write("sort.yaml", "family: sort\noperation: sort\ndtype: uint64\nsize: " +
+                                                     std::to_string(elements) +
+                                                     "\ndata: {generator: uniform, low: 0, high: 1000, seed: 3}\n");
+  const Cli r = gpuk_cli("run " + config.string(), 60);
+  CAPTURE(r.output);
+  MESSAGE("gpuk run of 2^32 - 1 uint64 keys: exit " << r.status << " after " << r.seconds << " s\n" << r.output);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("the input needs " + std::to_string(elements * 8) + " bytes of device memory (" +
+                      std::to_string(elements * 8 * 3) + " with the sort run's other buffers)") != std::string::npos);
+  CHECK(r.seconds < 20);
+}

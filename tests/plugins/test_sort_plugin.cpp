@@ -230,3 +230,19 @@ TEST_CASE("the sort configs are the issue's setups") {
   std::sort(sorted.begin(), sorted.end());
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
 }
+
+TEST_CASE("a sort's device memory, counted before any data exists: keys and values three times over") {
+  const auto bytes = [](const std::string& yaml) {
+    return plugins().get("sort").device_bytes(parse_run_spec(yaml, "c.yaml", plugins(), kernels()));
+  };
+  // keys in, out and the digit passes' other buffer
+  CHECK(bytes("family: sort\noperation: sort\ndtype: uint64\nsize: 1000\n") == 3 * 8000);
+  // and values in, out, other (uint32 by default; uint64 when asked)
+  CHECK(bytes("family: sort\noperation: sort_pairs\ndtype: float32\nsize: 1000\n") == 3 * 4000 + 3 * 4000);
+  CHECK(bytes("family: sort\noperation: sort_pairs\ndtype: int32\nvalues: uint64\nsize: 1000\n") == 3 * 4000 + 3 * 8000);
+  // argsort has no values in: the indices (uint32 below 2^32 elements) out and other
+  CHECK(bytes("family: sort\noperation: argsort\ndtype: int64\nsize: 1000\n") == 3 * 8000 + 2 * 4000);
+  // the other families allocate the input, and outputs too small to count
+  CHECK(plugins().get("reduce").device_bytes(parse_run_spec("family: reduce\noperation: sum\ndtype: float64\nsize: 1000\n",
+                                                            "c.yaml", plugins(), kernels())) == 8000);
+}

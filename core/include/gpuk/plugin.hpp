@@ -14,7 +14,7 @@
 #include "gpuk/dtype.hpp"
 #include "gpuk/kernel_file.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 2
+#define GPUK_PLUGIN_ABI_VERSION 3
 
 namespace gpuk {
 
@@ -104,6 +104,10 @@ class FamilyPlugin {
   // `gpuk check` compiles.
   virtual std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const = 0;
   virtual std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const = 0;
+  // The device memory a run of `spec` allocates at most, without scratch: the runner refuses a
+  // run that needs more than the device has free before it generates any data. The default is
+  // the input alone.
+  virtual std::uint64_t device_bytes(const RunSpec& spec) const;
 };
 
 }  // namespace gpuk
