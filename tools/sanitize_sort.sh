@@ -3,7 +3,7 @@
 # float32 keys with uint64 values (descending) and argsort of int64, at odd sizes (radix: 20,003,
 # three whole tiles of its default 512 x 12 and a partial one, through its digit passes; the one-block kernels and radix's
 # one-block path: 3,001).
-# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]
+# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files)
 set -uo pipefail
 build=${1:-build}
 out=${2:-.}
@@ -18,6 +18,7 @@ size_for() {  # a moderate size each file accepts
 }
 for kernel in kernels_src/sort/*.cu; do
   name=$(basename "$kernel" .cu)
+  [ -n "${KERNELS:-}" ] && [[ ",$KERNELS," != *",$name,"* ]] && continue
   for case in "sort_pairs float32 descending uint64 passes" "argsort int64 ascending uint32 passes" \
               "sort uint32 ascending uint32 small"; do
     set -- $case
