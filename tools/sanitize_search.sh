@@ -2,7 +2,7 @@
 # compute-sanitizer memcheck, racecheck and synccheck over every search kernel file: find of int32
 # (the value at a random position), count of float64 (the value in the middle) and any of int64
 # (the value absent), n = 100,003 few_distinct data, two runs each.
-# Usage: tools/sanitize_search.sh BUILD_DIR [OUT_DIR]
+# Usage: tools/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
 set -uo pipefail
 build=${1:-build}
 out=${2:-.}
@@ -17,7 +17,7 @@ for kernel in kernels_src/search/*.cu; do
     config="$tmp/$name-$1-$2.yaml"
     printf 'family: search\noperation: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
       "$1" "$name" "$2" "$3" > "$config"
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${TOOLS:-memcheck racecheck synccheck}; do
       log="$out/sanitize-$name-$1-$2-$tool.log"
       if "$sanitizer" --tool "$tool" --error-exitcode 9 "$build/gpuk" run "$config" > "$log" 2>&1 &&
          grep -q "verify      PASS" "$log"; then

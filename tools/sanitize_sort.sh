@@ -3,7 +3,7 @@
 # float32 keys with uint64 values (descending) and argsort of int64, at odd sizes (radix: 20,003,
 # three whole tiles of its default 512 x 12 and a partial one, through its digit passes; the one-block kernels and radix's
 # one-block path: 3,001).
-# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files)
+# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files; TOOLS=memcheck: only that tool)
 set -uo pipefail
 build=${1:-build}
 out=${2:-.}
@@ -29,7 +29,7 @@ for kernel in kernels_src/sort/*.cu; do
     params="{}"
     printf 'family: sort\noperation: %s\nkernel: %s\ndtype: %s\norder: %s\nvalues: %s\nparams: %s\nsize: %s\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
       "$1" "$name" "$2" "$3" "$4" "$params" "$size" > "$config"
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${TOOLS:-memcheck racecheck synccheck}; do
       log="$out/sanitize-$name-$1-$2-$size-$tool.log"
       if "$sanitizer" --tool "$tool" --error-exitcode 9 "$build/gpuk" run "$config" > "$log" 2>&1 &&
          grep -q "verify      PASS" "$log"; then
