@@ -1,6 +1,9 @@
 #include "gpuk/timing.hpp"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <utility>
 
 #include "gpuk/device.hpp"
@@ -110,7 +113,17 @@ DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::fu
     GPUK_CU(driver().cuEventCreate(&p.stop, CU_EVENT_DEFAULT));
   }
 
-  result.gated = true;
+  // GPUK_NO_GATE=1 leaves the gate out: a profiler that serializes launches (Nsight Compute)
+  // would wait forever for a launch queued behind the closed gate. The host then paces the
+  // stream, which adds launch latency to short kernels: said once on stderr.
+  result.gated = std::getenv("GPUK_NO_GATE") == nullptr;
+  if (!result.gated) {
+    static std::once_flag said;
+    std::call_once(said, [] {
+      std::fprintf(stderr, "gpuk: GPUK_NO_GATE is set: repeats are not queued behind a stream gate, so times "
+                           "include launch latency\n");
+    });
+  }
   {
     Gate gate(stream);  // its destructor opens the gate, also when a launch throws
     for (int first = 0; first < repeats; first += kBatch) {

@@ -26,6 +26,8 @@ struct DeviceTiming {
 // with its kernels already waiting behind it, and the events measure device time alone. Timed
 // one at a time from an idle stream, a few-microsecond kernel would also be charged the host's
 // launch latency, which says nothing about the kernel (nvbench's blocking kernel does the same).
+// GPUK_NO_GATE=1 in the environment turns the gate off, for profilers that serialize launches
+// (Nsight Compute: `GPUK_NO_GATE=1 ncu ... gpuk run ...`), which would otherwise wait forever.
 // `where` names what runs, for error messages.
 //
 // `limit_per_run_seconds` > 0 is a watchdog: the stream is polled instead of waited on, each
