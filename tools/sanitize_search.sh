@@ -7,7 +7,7 @@ set -uo pipefail
 build=${1:-build}
 out=${2:-.}
 mkdir -p "$out"
-sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+source "$(dirname "$0")/sanitize_common.sh"
 tmp=$(mktemp -d)
 status=0
 for kernel in kernels_src/search/*.cu; do
@@ -17,16 +17,7 @@ for kernel in kernels_src/search/*.cu; do
     config="$tmp/$name-$1-$2.yaml"
     printf 'family: search\noperation: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
       "$1" "$name" "$2" "$3" > "$config"
-    for tool in ${TOOLS:-memcheck racecheck synccheck}; do
-      log="$out/sanitize-$name-$1-$2-$tool.log"
-      if "$sanitizer" --tool "$tool" --error-exitcode 9 "$build/gpuk" run "$config" > "$log" 2>&1 &&
-         grep -q "verify      PASS" "$log"; then
-        echo "clean   $tool  $name $1 $2 ($3)"
-      else
-        echo "FAILED  $tool  $name $1 $2 ($3) (see $log)"
-        status=1
-      fi
-    done
+    sanitize_run "$config" "$out/sanitize-$name-$1-$2" "$name $1 $2 ($3)"
   done
 done
 rm -rf "$tmp"
