@@ -2,12 +2,7 @@
 # compute-sanitizer memcheck, racecheck and synccheck over every reduce kernel file (argmax of
 # float32 |x| and sum of int64, odd size). Usage: tools/sanitize_reduce.sh BUILD_DIR [OUT_DIR]
 # (TOOLS=synccheck: only that tool)
-set -uo pipefail
-build=${1:-build}
-out=${2:-.}
-source "$(dirname "$0")/sanitize_common.sh"
-tmp=$(mktemp -d)
-status=0
+source "$(dirname "$0")/sanitize_common.sh" "$@"
 for kernel in kernels_src/reduce/*.cu; do
   name=$(basename "$kernel" .cu)
   for case in "argmax float32 true" "sum int64 false"; do
@@ -18,5 +13,4 @@ for kernel in kernels_src/reduce/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1" "$name $1 $2"
   done
 done
-rm -rf "$tmp"
 exit $status

@@ -3,13 +3,7 @@
 # (the value at a random position), count of float64 (the value in the middle) and any of int64
 # (the value absent), n = 100,003 few_distinct data, two runs each.
 # Usage: tools/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
-set -uo pipefail
-build=${1:-build}
-out=${2:-.}
-mkdir -p "$out"
-source "$(dirname "$0")/sanitize_common.sh"
-tmp=$(mktemp -d)
-status=0
+source "$(dirname "$0")/sanitize_common.sh" "$@"
 for kernel in kernels_src/search/*.cu; do
   name=$(basename "$kernel" .cu)
   for case in "find int32 random" "count float64 middle" "any int64 absent"; do
@@ -20,5 +14,4 @@ for kernel in kernels_src/search/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1-$2" "$name $1 $2 ($3)"
   done
 done
-rm -rf "$tmp"
 exit $status

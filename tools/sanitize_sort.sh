@@ -4,13 +4,7 @@
 # three whole tiles of its default 512 x 12 and a partial one, through its digit passes; the one-block kernels and radix's
 # one-block path: 3,001).
 # Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files; TOOLS=memcheck: only that tool)
-set -uo pipefail
-build=${1:-build}
-out=${2:-.}
-mkdir -p "$out"
-source "$(dirname "$0")/sanitize_common.sh"
-tmp=$(mktemp -d)
-status=0
+source "$(dirname "$0")/sanitize_common.sh" "$@"
 size_for() {  # a moderate size each file accepts
   case $1 in
     rank_*) echo 3001 ;; radix_block) echo 3001 ;; *) echo 20003 ;;  # rank_*: n^2, slow under racecheck
@@ -32,5 +26,4 @@ for kernel in kernels_src/sort/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1-$2-$size" "$name $1 $2 n=$size"
   done
 done
-rm -rf "$tmp"
 exit $status
