@@ -32,18 +32,18 @@ YAML
 }
 
 # The targets: uint32 keys at 2^28, 2^20, 2^12 and uint32 pairs at 2^26.
-case_ keys_2p28 radix sort uint32 268435456 "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}" 20
+case_ keys_2p28 radix sort uint32 268435456 "{BLOCK: 256, ITEMS: 16, MIN_BLOCKS: 4, LB32: 1}" 20
+case_ keys_2p28_lb64 radix sort uint32 268435456 "{BLOCK: 256, ITEMS: 16, MIN_BLOCKS: 4}" 20
 case_ keys_2p28_default radix sort uint32 268435456 "{}" 20
-case_ keys_2p20 radix sort uint32 1048576 "{}" 100
+case_ keys_2p20 radix sort uint32 1048576 "{BLOCK: 256, ITEMS: 16, MIN_BLOCKS: 4, LB32: 1}" 100
+case_ keys_2p20_default radix sort uint32 1048576 "{}" 100
 case_ keys_2p12 radix sort uint32 4096 "{}" 200
 case_ keys_2p12_block radix_block sort uint32 4096 "{}" 200
 case_ keys_2p12_split rank_split sort uint32 4096 "{}" 500
 case_ keys_2p12_bucket rank_bucket sort uint32 4096 "{}" 500
 case_ keys_8192_bucket rank_bucket sort uint32 8192 "{}" 500
 case_ keys_16384_bucket rank_bucket sort uint32 16384 "{}" 500
-case_ keys_2p28_256 radix sort uint32 268435456 "{BLOCK: 256, ITEMS: 16, MIN_BLOCKS: 4}" 20
-case_ keys_2p20_keys radix sort uint32 1048576 "{BLOCK: 256, ITEMS: 16, MIN_BLOCKS: 4}" 100
-case_ pairs_2p26 radix sort_pairs uint32 67108864 "{BLOCK: 256, ITEMS: 20, MIN_BLOCKS: 2}" 50
+case_ pairs_2p26 radix sort_pairs uint32 67108864 "{BLOCK: 256, ITEMS: 23, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1}" 50
 case_ pairs_2p26_default radix sort_pairs uint32 67108864 "{}" 50
 for config in configs/sort.yaml configs/sort_pairs.yaml configs/sort_small.yaml configs/ranksort.yaml; do
   name=$(basename "$config" .yaml)

@@ -177,14 +177,17 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
   }
 }
 
-TEST_CASE("radix takes the digit passes when the one-block path is off, at every radix width, tile and register cap") {
+TEST_CASE("radix takes the digit passes when the one-block path is off, at every radix width, tile, register cap, value load and look-back width") {
   const auto file = gpu().kernels.find("sort", "radix");
   int runs = 0;
   for (const std::string params : {"{SMALL: 0}", "{SMALL: 0, RADIX_BITS: 5}", "{RADIX_BITS: 7, BLOCK: 128, ITEMS: 8}",
                                    "{RADIX_BITS: 6, BLOCK: 384, ITEMS: 10}", "{BLOCK: 512, ITEMS: 4, RADIX_BITS: 4}",
                                    // tiles above 48 KiB of shared memory (opted in at launch);
                                    // the compiler's own register choice
-                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}", "{MIN_BLOCKS: 1}"})
+                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}", "{MIN_BLOCKS: 1}",
+                                   // values loaded with the keys; 32-bit look-back entries
+                                   "{SMALL: 0, VLOAD: 0}", "{SMALL: 0, LB32: 1, RADIX_BITS: 6}",
+                                   "{BLOCK: 256, ITEMS: 23, VLOAD: 0, LB32: 1}"})
     for (DType dtype : {DType::uint32, DType::float64, DType::int64})
       for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
         for (const Case& c : {Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
@@ -201,7 +204,7 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, at every
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
         }
-  CHECK(runs == 7 * 3 * 4 * 2);
+  CHECK(runs == 10 * 3 * 4 * 2);
   (void)file;
 }
 

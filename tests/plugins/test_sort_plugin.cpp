@@ -177,13 +177,13 @@ TEST_CASE("a radix tile above 48 KiB of shared memory plans up to the device's o
   const std::map<std::string, std::int64_t> big = {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 2}};
   try {
     plan_for("radix", kU32Keys, 1 << 24, 4, big);
-    FAIL("80,000 bytes of shared memory were planned against a 48 KiB limit");
+    FAIL("74,816 bytes of shared memory were planned against a 48 KiB limit");
   } catch (const ConfigError& e) {
     CHECK(std::string(e.what()).find("bytes; this GPU allows at most 49152") != std::string::npos);
   }
   const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4, big, 232448);  // an H100's opt-in limit
   REQUIRE(plan.launches.size() == 3);
-  CHECK(plan.launches[2].shared_bytes == 384 * 20 * 8 + (384 / 32 + 6) * 256 * 4 + 128);
+  CHECK(plan.launches[2].shared_bytes == 384 * 20 * 8 + (384 / 32 + 1) * 256 * 4 + 64);
   CHECK(plan.launches[2].shared_bytes > kSharedWithoutOptIn);
   CHECK_THROWS_AS(plan_for("radix", kU32Keys, 1 << 24, 4, {{"BLOCK", 512}, {"ITEMS", 24}, {"MIN_BLOCKS", 2}}, 100000),
                   ConfigError);
@@ -195,17 +195,28 @@ TEST_CASE("radix plans a one-block launch, a histogram and a digit pass, and its
   CHECK(plan.launches[0].name_expression.rfind("radix_small<", 0) == 0);
   CHECK(plan.launches[1].name_expression.rfind("radix_histogram<", 0) == 0);
   CHECK(plan.launches[2].name_expression.rfind("radix_pass<", 0) == 0);
-  const int tiles = ((1 << 24) + 6143) / 6144;  // one block per tile of 512 x 12 keys
+  const int tiles = ((1 << 24) + 7679) / 7680;  // one block per tile of 384 x 20 keys
   CHECK(plan.launches[2].grid == tiles);
-  CHECK(plan.scratch_slots == 32 + 4 * 256 + 2 * 2 * tiles * 256);  // two buffers of 64-bit entries
+  // counters, 4 passes' counts and bases, two look-back buffers of 64-bit entries (LB32 = 0)
+  CHECK(plan.scratch_slots == 32 + 2 * 4 * 256 + 2 * 2 * tiles * 256);
   const auto has = [&](const char* name, std::int64_t value) {
     return std::find(plan.params.begin(), plan.params.end(), std::pair<std::string, std::int64_t>{name, value}) !=
            plan.params.end();
   };
   CHECK(has("RADIX_BITS", 8));
   CHECK(has("SMALL", 1));
+  CHECK(has("LB32", 0));
   CHECK_NOTHROW(plan_for("radix", kU32Keys, (std::int64_t{1} << 31) + 17, 4, {}, 232448));
   CHECK_THROWS_AS(plan_for("radix", kU32Keys, std::int64_t{1} << 32, 4, {}, 232448), ConfigError);
+  // 32-bit look-back entries hold a 30-bit count: below 2^30 elements only.
+  CHECK_NOTHROW(plan_for("radix", kU32Keys, (std::int64_t{1} << 30) - 1, 4, {{"LB32", 1}}, 232448));
+  try {
+    plan_for("radix", kU32Keys, std::int64_t{1} << 30, 4, {{"LB32", 1}}, 232448);
+    FAIL("2^30 keys were planned with 30-bit look-back counts");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("breaks the constraint 'LB32 == 0 || n < 1073741824' for n = 1073741824") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("the sort configs are the issue's setups") {

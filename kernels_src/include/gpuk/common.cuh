@@ -9,6 +9,10 @@ using i64 = long long;
 using u64 = unsigned long long;
 using u32 = unsigned int;
 
+// Select<C, A, B>::type is A when C, else B (std::conditional; kernels include no std headers).
+template <bool C, class A, class B> struct Select { using type = A; };
+template <class A, class B> struct Select<false, A, B> { using type = B; };
+
 constexpr i64 kNoIndex = 0x7fffffffffffffffLL;  // "no element seen yet"
 
 template <class T> __device__ __forceinline__ bool is_nan(T) { return false; }

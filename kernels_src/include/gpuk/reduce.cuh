@@ -29,9 +29,6 @@ template <> struct SumAccumulator<float> { using type = double; };
 template <> struct SumAccumulator<int> { using type = long long; };
 template <> struct SumAccumulator<unsigned int> { using type = unsigned long long; };
 
-template <bool C, class A, class B> struct Select { using type = A; };
-template <class A, class B> struct Select<false, A, B> { using type = B; };
-
 template <class T_, ReduceOp OP, bool ABS>
 struct Reduce {
   using T = T_;                                                        // element in memory
