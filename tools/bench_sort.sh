@@ -43,9 +43,6 @@ case_ keys_2p12_split rank_split sort uint32 4096 "{}" 500
 case_ keys_2p12_bucket rank_bucket sort uint32 4096 "{}" 500
 case_ keys_8192_bucket rank_bucket sort uint32 8192 "{}" 500
 case_ keys_16384_bucket rank_bucket sort uint32 16384 "{}" 500
-case_ keys_2p12_range rank_range sort uint32 4096 "{}" 500
-case_ keys_8192_range rank_range sort uint32 8192 "{}" 500
-case_ keys_16384_range rank_range sort uint32 16384 "{}" 500
 case_ pairs_2p26 radix sort_pairs uint32 67108864 "{BLOCK: 256, ITEMS: 23, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1}" 50
 case_ pairs_2p26_default radix sort_pairs uint32 67108864 "{}" 50
 for config in configs/sort.yaml configs/sort_pairs.yaml configs/sort_small.yaml configs/ranksort.yaml; do
@@ -63,7 +60,6 @@ if [ "${QUICK:-0}" != 1 ]; then
     [ $n -le 12288 ] && case_ rank_shared_$n rank_shared sort uint32 $n "{}" 20
     case_ rank_split_$n rank_split sort uint32 $n "{}" 20
     [ $n -le 16384 ] && case_ rank_bucket_$n rank_bucket sort uint32 $n "{}" 20
-    [ $n -le 16384 ] && case_ rank_range_$n rank_range sort uint32 $n "{}" 20
     [ $n -le 4096 ] && case_ radix_block_$n radix_block sort uint32 $n "{}" 20
     case_ radix_$n radix sort uint32 $n "{SMALL: 0}" 20
   done

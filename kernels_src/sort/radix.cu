@@ -46,11 +46,12 @@ scratch: 32 + 2 * ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * 
 //   took 2.44 ms with 0 and 2.53 with 1; 384 x 20, 2.67 ms with 1 and more than 2.9 with 0.
 // - LB32: the width of a look-back entry. 0: 64 bits (a 32-bit count), any n < 2^32; 1: 32 bits
 //   (a 30-bit count, 2 flag bits), n < 2^30 (a constraint), half the look-back's traffic and
-//   registers: 2^28 keys at 256 x 16 x 4 took 6.83 ms against 7.14 with 0.
+//   registers: 2^28 keys at 256 x 16 x 4 took 6.82 ms against 7.13 with 0.
 //
-// The defaults (384 x 20, MIN_BLOCKS 2, VLOAD 1, LB32 0) sort any n and are within about 8% of
-// gpuk tune's best for 2^28 keys and 10% for 2^26 pairs on the H100; configs/sort.yaml and
-// sort_pairs.yaml carry each operation's best (docs/PERFORMANCE.md).
+// The defaults (384 x 20, MIN_BLOCKS 2, VLOAD 1, LB32 0) sort any n < 2^32. On the H100 they take
+// 7.34 ms for 2^28 keys (gpuk tune's best, 256 x 16 x 4 with LB32 1: 6.82) and 2.97 ms for 2^26
+// pairs (best, 256 x 23 x 2 with VLOAD 0 and LB32 1: 2.45; the same defaults with LB32 1: 2.67);
+// configs/sort.yaml and sort_pairs.yaml carry each operation's best (docs/PERFORMANCE.md).
 //
 // Scratch (u32 words, zero when bound):
 //   [0, 16)   tile counter of pass p: blocks take tiles in the order they start (atomicAdd), so a

@@ -26,8 +26,9 @@ launch:
 // - Buckets cover [lo, hi], the array's least and greatest bits, split evenly by the high bits
 //   of bits - lo: keys packed in a narrow range (small integers, floats near 1) spread over the
 //   buckets as well as keys over the full range do. Equal keys share a bucket whatever the
-//   split, so an array of one repeated key puts all n in one bucket: n comparisons per element,
-//   the plain rank sort's work (correct, and slow: use radix there).
+//   split, so many repeats of a key load one bucket: up to n comparisons per element, the plain
+//   rank sort's work (correct, and slow: use radix there). An array of one repeated key
+//   (least == greatest) is already in order and is copied.
 // - In its bucket a key has a slot from a shared atomic counter, in no particular order, so the
 //   ranking compares indices for ties (the element counts equal keys at lower indices). Ranks
 //   are distinct: the writes never collide, and the sort is stable.
@@ -101,6 +102,18 @@ __global__ void __launch_bounds__(BLOCK) rank_bucket(gpuk::SortArgs<S> a) {
   for (int w = 1; w < kWarps; ++w) {
     lo = lo_part[w] < lo ? lo_part[w] : lo;
     hi = hi_part[w] > hi ? hi_part[w] : hi;
+  }
+  if (lo == hi) {
+    // One key repeated n times: the input order is the stable order, so each block copies its
+    // elements (instead of n comparisons each, all keys sharing one bucket).
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int i = blockIdx.x * BLOCK * ITEMS + k * BLOCK + t;
+      if (i >= n) break;
+      a.keys_out[i] = a.keys_in[i];
+      if constexpr (S::kHasValues) a.values_out[i] = S::value_at(a.values_in, i);
+    }
+    return;
   }
   // bucket(b) = (b - lo) >> shift, below kBuckets for every b in [lo, hi].
   const int width = bit_width(static_cast<Bits>(hi - lo));

@@ -59,7 +59,7 @@ TEST_CASE("the sort plugin loads and describes itself") {
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");
-  for (const char* kernel : {"rank_global", "rank_shared", "rank_split", "rank_bucket", "rank_range", "radix", "radix_block"})
+  for (const char* kernel : {"rank_global", "rank_shared", "rank_split", "rank_bucket", "radix", "radix_block"})
     CHECK_NOTHROW(kernels().find("sort", kernel));
 }
 
