@@ -2,7 +2,8 @@
 # The sort benchmark of docs/PERFORMANCE.md: gpuk's sorts against CUB's DeviceRadixSort (and the
 # CPU) in the same run, every result verified element by element against std::stable_sort.
 # Usage: tools/bench_sort.sh BUILD_DIR [OUT_DIR]
-#   QUICK=1: skip the O(n^2) rank-sort sweep; SWEEP=1: also time other parameter sets (unverified)
+#   QUICK=1: skip the O(n^2) rank-sort sweep; SWEEP=1: also time other parameter sets (unverified);
+#   ONLY=REGEX: only the cases (and configs) whose name matches, e.g. ONLY='bucket|sort_small'
 set -euo pipefail
 build=${1:-build}
 out=${2:-.}
@@ -13,6 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 # case NAME KERNEL OPERATION DTYPE SIZE PARAMS REPEATS
 case_() {
   local name=$1 kernel=$2 op=$3 dtype=$4 size=$5 params=$6 repeats=$7
+  [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]] && return 0
   cat > "$tmp/$name.yaml" <<YAML
 family: sort
 operation: $op
@@ -40,13 +42,14 @@ case_ keys_2p20_default radix sort uint32 1048576 "{}" 100
 case_ keys_2p12 radix sort uint32 4096 "{}" 200
 case_ keys_2p12_block radix_block sort uint32 4096 "{}" 200
 case_ keys_2p12_split rank_split sort uint32 4096 "{}" 500
-case_ keys_2p12_bucket rank_bucket sort uint32 4096 "{}" 500
+case_ keys_2p12_bucket rank_bucket sort uint32 4096 "{ITEMS: 4}" 500
 case_ keys_8192_bucket rank_bucket sort uint32 8192 "{}" 500
-case_ keys_16384_bucket rank_bucket sort uint32 16384 "{}" 500
+case_ keys_16384_bucket rank_bucket sort uint32 16384 "{ITEMS: 16}" 500
 case_ pairs_2p26 radix sort_pairs uint32 67108864 "{BLOCK: 256, ITEMS: 23, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1}" 50
 case_ pairs_2p26_default radix sort_pairs uint32 67108864 "{}" 50
 for config in configs/sort.yaml configs/sort_pairs.yaml configs/sort_small.yaml configs/ranksort.yaml; do
   name=$(basename "$config" .yaml)
+  [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]] && continue
   echo "== $config"
   "$build/gpuk" run "$config" --json "$out/$name.json" | tee "$out/$name.txt" |
     grep -E "kernel:|baseline:|speed-up .*cub|verify|differs" || true
@@ -59,7 +62,7 @@ if [ "${QUICK:-0}" != 1 ]; then
     case_ rank_global_$n rank_global sort uint32 $n "{}" 20
     [ $n -le 12288 ] && case_ rank_shared_$n rank_shared sort uint32 $n "{}" 20
     case_ rank_split_$n rank_split sort uint32 $n "{}" 20
-    [ $n -le 16384 ] && case_ rank_bucket_$n rank_bucket sort uint32 $n "{}" 20
+    [ $n -le 16384 ] && case_ rank_bucket_$n rank_bucket sort uint32 $n "{ITEMS: $([ $n -le 8192 ] && echo 8 || echo 16)}" 20
     [ $n -le 4096 ] && case_ radix_block_$n radix_block sort uint32 $n "{}" 20
     case_ radix_$n radix sort uint32 $n "{SMALL: 0}" 20
   done

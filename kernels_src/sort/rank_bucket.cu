@@ -1,47 +1,54 @@
 /* gpuk
 family: sort
 operations: [sort, sort_pairs, argsort]
-summary: The write-up's rank sort with the comparisons cut down by buckets, for small arrays in one launch. Every block copies all n keys into shared memory grouped into 2^BUCKET_BITS buckets of equal key range (between the array's least and greatest key), then ranks its BLOCK * ITEMS elements, each counting only the smaller keys (and equal keys at lower indices) of its own bucket and adding the sizes of the buckets below it. About n / 2^BUCKET_BITS comparisons per element instead of n.
+summary: The write-up's rank sort with the comparisons cut down by buckets, for small arrays in one launch. Each of SPLIT blocks loads all n elements once into registers, counts them into 2^BUCKET_BITS buckets of equal key range (between the array's least and greatest key) with shared atomics, scans the counts and groups the keys by bucket in shared memory. It then ranks the buckets that start in its share of the positions. A key's rank is its bucket's start plus the number of smaller keys (and equal keys at lower indices) in its bucket. With about one bucket per key, that is one or two comparisons.
 params:
-  BLOCK: {default: 256, values: [128, 256, 512, 1024]}
-  ITEMS: {default: 1, values: [1, 2, 4]}
-  BUCKET_BITS: {default: 8, values: [6, 7, 8, 9, 10]}
+  BLOCK: {default: 1024, values: [256, 512, 1024]}
+  ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
+  BUCKET_BITS: {default: 12, values: [8, 9, 10, 11, 12, 13, 14]}
+  SPLIT: {default: 16, values: [1, 2, 4, 8, 16]}
+  SHARE: {default: 1, values: [0, 1]}
 constraints:
-  - BLOCK >= pow2(BUCKET_BITS)
-  - n <= 16384
+  - n <= BLOCK * ITEMS
+  - n * elem_bytes <= 65536
+  - pow2(BUCKET_BITS) >= BLOCK
+  - pow2(BUCKET_BITS) <= 16 * BLOCK
 launch:
   - entry: rank_bucket
-    grid: ceil_div(n, BLOCK * ITEMS)
+    grid: SPLIT
     block: BLOCK
-    shared: n * (elem_bytes + 6) + 64 * elem_bytes + pow2(BUCKET_BITS) * 8 + 144
+    shared: pow2(BUCKET_BITS) * 4 + 16 + n * 3 * elem_bytes + 64 * elem_bytes + 128 + 32
 */
 
 // Why it is shaped like this:
-// - rank_split spreads the n^2 comparisons of the plain rank sort over the GPU; at n = 4,096 they
-//   are still 16.7 million and take most of its launch. Here an element only compares against
-//   the keys that share its bucket: with 256 buckets, 16 keys on average for uniform keys.
-// - Every block builds the same bucket table from the whole array (n keys, a few per thread,
-//   read from L2 after the first block), because one launch has no grid-wide barrier; the
-//   table costs O(n) per block, and the blocks only split the ranking.
-// - Buckets cover [lo, hi], the array's least and greatest bits, split evenly by the high bits
-//   of bits - lo: keys packed in a narrow range (small integers, floats near 1) spread over the
-//   buckets as well as keys over the full range do. Equal keys share a bucket whatever the
-//   split, so many repeats of a key load one bucket: up to n comparisons per element, the plain
-//   rank sort's work (correct, and slow: use radix there). An array of one repeated key
-//   (least == greatest) is already in order and is copied.
-// - In its bucket a key has a slot from a shared atomic counter, in no particular order, so the
-//   ranking compares indices for ties (the element counts equal keys at lower indices). Ranks
-//   are distinct: the writes never collide, and the sort is stable.
+// - At a few thousand keys a sort is latency, not work. A block reads every element once,
+//   coalesced, into registers (hence n <= BLOCK * ITEMS); everything after that is in shared
+//   memory, five barriers in all. The fourth session's rank_bucket instead had every block of
+//   n / BLOCK read the whole array three times in strided loops, each thread waiting on each
+//   load: 7.7 us at 4,096 keys on the H100, where this takes 6.1 (docs/PERFORMANCE.md).
+// - Buckets: the high BUCKET_BITS bits of bits - lo, where [lo, hi] is the array's range. With
+//   about as many buckets as keys, a uniform key shares its bucket with one other on average.
+//   Keys packed in a narrow range spread as well as keys over the full range; equal keys share
+//   a bucket, so many repeats of one value cost up to n comparisons per element (correct, slow:
+//   use radix there). One repeated key (lo == hi) is copied.
+// - SPLIT blocks: one block alone spent half its time ranking (H100, 4,096 keys, clock64 stamps,
+//   tools/experiments/sort_small_block: loading and min/max to 600-870 cycles, counting 700,
+//   scan 800, grouping 1,300, ranking 3,600), and the ranking is the phase blocks can share.
+//   Every block builds the same buckets; each ranks the buckets that start in its SPLIT-th of
+//   the positions. Buckets, not positions: a key's slot in its bucket comes from the block's own
+//   shared atomics, so two blocks order a bucket differently, and a bucket split between them
+//   would have some keys ranked twice and others never. With SHARE 1 a block groups only the
+//   keys of its own buckets.
+// - The ranking breaks ties by input index, packed below the bits (one load, one compare per
+//   key: Packed), so ranks are distinct and the sort is stable.
+// - It walks the grouped keys by position, so neighbouring threads write neighbouring outputs (a
+//   bucket's keys land in one range), and a thread's positions step through their buckets
+//   together, so that their loads overlap.
 //
-// Measured on the H100 (docs/PERFORMANCE.md): 4,096 uint32 keys in 7.7 us, a tie with rank_split;
-// 8,192 in 9.7 us and 16,384 in 13.7 us, where rank_split's n^2 comparisons take 15.5 and 46.7.
-// Holding each thread's keys in registers (a fully unrolled load, no slot array) was tried and
-// was no faster: 8.4 us at 4,096 with BLOCK 256, worse with bigger blocks.
-//
-// Shared memory: the bucketed bits (n Bits), their indices (n u32), each key's slot in its
-// bucket (n u16), the bucket counts and starts (2^BUCKET_BITS u32 each), the scan's and the
-// min/max reduction's words: at n = 16,384 8-byte keys, 226 KiB, within the H100's 227 KiB (gpuk
-// opts in above 48 KiB; a device with less refuses the launch by its shared-memory limit).
+// Shared memory: the counters (2^BUCKET_BITS + 4 u32: counts, then starts, then the end), the
+// grouped keys (n K) and their packed bits and indices (n Packed: 8 bytes for 4-byte keys, 16
+// for 8-byte), the reductions' words: 208 KiB at 16,384 4-byte keys and 2^12 buckets (2^13
+// does not fit the H100's 227 KiB). Values are read from global memory at the end, by index.
 
 #include "gpuk/sort.cuh"
 
@@ -56,34 +63,71 @@ __device__ __forceinline__ int bit_width(T x) {
   }
 }
 
+// A key's bits and its input index, ordered as the sort orders elements.
+template <class Bits> struct Packed;
+template <> struct Packed<gpuk::u32> {
+  using T = gpuk::u64;
+  static __device__ __forceinline__ T make(gpuk::u32 bits, gpuk::u32 index) { return (T(bits) << 32) | index; }
+  static __device__ __forceinline__ gpuk::u32 bits(T p) { return static_cast<gpuk::u32>(p >> 32); }
+  static __device__ __forceinline__ gpuk::u32 index(T p) { return static_cast<gpuk::u32>(p); }
+  static __device__ __forceinline__ bool less(T a, T b) { return a < b; }
+};
+template <> struct Packed<gpuk::u64> {
+  struct __align__(16) T {
+    gpuk::u64 bits;
+    gpuk::u32 index;
+  };
+  static __device__ __forceinline__ T make(gpuk::u64 bits, gpuk::u32 index) { return T{bits, index}; }
+  static __device__ __forceinline__ gpuk::u64 bits(T p) { return p.bits; }
+  static __device__ __forceinline__ gpuk::u32 index(T p) { return p.index; }
+  static __device__ __forceinline__ bool less(T a, T b) {
+    return a.bits < b.bits || (a.bits == b.bits && a.index < b.index);
+  }
+};
+
 }  // namespace
 
-template <class S, int BLOCK, int ITEMS, int BUCKET_BITS>
-__global__ void __launch_bounds__(BLOCK) rank_bucket(gpuk::SortArgs<S> a) {
+template <class S, int BLOCK, int ITEMS, int BUCKET_BITS, int SPLIT, int SHARE>
+__global__ void __launch_bounds__(BLOCK, 1) rank_bucket(gpuk::SortArgs<S> a) {
+  using K = typename S::K;
   using Bits = typename S::Bits;
+  using P = Packed<Bits>;
+  using PT = typename P::T;
+  using gpuk::u32;
   constexpr int kBuckets = 1 << BUCKET_BITS, kWarps = BLOCK / 32;
-  static_assert(BLOCK % 32 == 0 && BLOCK >= kBuckets, "BLOCK: a multiple of 32, at least 2^BUCKET_BITS");
+  constexpr int kPer = kBuckets / BLOCK;                // counters a thread scans, contiguous
+  constexpr int kRanked = (ITEMS + SPLIT - 1) / SPLIT;  // positions a thread ranks, at most
+  static_assert(BLOCK % 32 == 0 && kPer >= 1 && kPer <= 16 && kBuckets % BLOCK == 0,
+                "BLOCK <= 2^BUCKET_BITS <= 16 * BLOCK");
   extern __shared__ __align__(16) unsigned char smem[];
   const int n = static_cast<int>(a.n);
-  // Layout (8-byte Bits first, for alignment): bits[n], the min/max reduction's lo_part[32] and
-  // hi_part[32], index[n], count and start (kBuckets each), the scan's 32 words, slot[n].
-  Bits* bits = reinterpret_cast<Bits*>(smem);
-  Bits* lo_part = bits + n;
-  Bits* hi_part = lo_part + 32;
-  gpuk::u32* index = reinterpret_cast<gpuk::u32*>(hi_part + 32);
-  gpuk::u32* count = index + n;
-  gpuk::u32* start = count + kBuckets;
-  gpuk::u32* scan_tmp = start + kBuckets;
-  unsigned short* slot = reinterpret_cast<unsigned short*>(scan_tmp + 32);  // a key's place in its bucket
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  // Layout, each part aligned to its type: start[kBuckets + 4] (u32, 16-byte aligned for the
+  // vector scan), packed[n] (PT), lo_part[32] and hi_part[32] (Bits), keys[n] (K),
+  // warp_total[32] (u32).
+  u32* start = reinterpret_cast<u32*>(smem);
+  PT* packed = reinterpret_cast<PT*>(smem + (kBuckets + 4) * 4);
+  Bits* lo_part = reinterpret_cast<Bits*>(packed + n);
+  Bits* hi_part = lo_part + 32;
+  K* skey = reinterpret_cast<K*>(hi_part + 32);
+  u32* warp_total = reinterpret_cast<u32*>(skey + n + (n & 1));
 
-  // 1. The array's least and greatest bits (each thread a strided share), and cleared counts.
-  if (t < kBuckets) count[t] = 0;
+  // 1. Clear the counters; each thread loads its elements (striped: item k is element
+  //    k * BLOCK + t) and the block finds the least and greatest bits.
+#pragma unroll
+  for (int c = 0; c < kPer; ++c) start[c * BLOCK + t] = 0;
+  if (t == 0) start[kBuckets] = static_cast<u32>(n);
+  K key[ITEMS];
   Bits lo = ~Bits(0), hi = 0;
-  for (int j = t; j < n; j += BLOCK) {
-    const Bits b = S::bits(a.keys_in[j]);
-    lo = b < lo ? b : lo;
-    hi = b > hi ? b : hi;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int i = k * BLOCK + t;
+    if (i < n) {
+      key[k] = a.keys_in[i];
+      const Bits b = S::bits(key[k]);
+      lo = b < lo ? b : lo;
+      hi = b > hi ? b : hi;
+    }
   }
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) {
@@ -96,60 +140,143 @@ __global__ void __launch_bounds__(BLOCK) rank_bucket(gpuk::SortArgs<S> a) {
     hi_part[warp] = hi;
   }
   __syncthreads();
-  lo = lo_part[0];
-  hi = hi_part[0];
+  lo = lane < kWarps ? lo_part[lane] : ~Bits(0);
+  hi = lane < kWarps ? hi_part[lane] : Bits(0);
 #pragma unroll
-  for (int w = 1; w < kWarps; ++w) {
-    lo = lo_part[w] < lo ? lo_part[w] : lo;
-    hi = hi_part[w] > hi ? hi_part[w] : hi;
+  for (int o = 16; o > 0; o /= 2) {
+    const Bits l = __shfl_xor_sync(0xffffffffu, lo, o), h = __shfl_xor_sync(0xffffffffu, hi, o);
+    lo = l < lo ? l : lo;
+    hi = h > hi ? h : hi;
   }
   if (lo == hi) {
-    // One key repeated n times: the input order is the stable order, so each block copies its
-    // elements (instead of n comparisons each, all keys sharing one bucket).
+    // One key repeated n times: input order is the stable order; block 0 copies.
+    if (blockIdx.x != 0) return;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-      const int i = blockIdx.x * BLOCK * ITEMS + k * BLOCK + t;
-      if (i >= n) break;
-      a.keys_out[i] = a.keys_in[i];
-      if constexpr (S::kHasValues) a.values_out[i] = S::value_at(a.values_in, i);
+      const int i = k * BLOCK + t;
+      if (i < n) {
+        a.keys_out[i] = key[k];
+        if constexpr (S::kHasValues) a.values_out[i] = S::value_at(a.values_in, i);
+      }
     }
     return;
   }
   // bucket(b) = (b - lo) >> shift, below kBuckets for every b in [lo, hi].
   const int width = bit_width(static_cast<Bits>(hi - lo));
   const int shift = width > BUCKET_BITS ? width - BUCKET_BITS : 0;
-  const auto bucket = [&](Bits b) { return static_cast<gpuk::u32>(static_cast<Bits>(b - lo) >> shift); };
+  const auto bucket = [&](Bits b) { return static_cast<u32>(static_cast<Bits>(b - lo) >> shift); };
 
-  // 2. Count the buckets; each key keeps the slot its counter gave it.
-  for (int j = t; j < n; j += BLOCK)
-    slot[j] = static_cast<unsigned short>(atomicAdd(&count[bucket(S::bits(a.keys_in[j]))], 1u));
-  __syncthreads();
-  gpuk::block_exclusive_scan<BLOCK, kBuckets>(count, start, scan_tmp);
-
-  // 3. The keys' bits and indices, grouped by bucket.
-  for (int j = t; j < n; j += BLOCK) {
-    const Bits b = S::bits(a.keys_in[j]);
-    const gpuk::u32 p = start[bucket(b)] + slot[j];
-    bits[p] = b;
-    index[p] = static_cast<gpuk::u32>(j);
+  // 2. Count the buckets; each element keeps the slot its counter gave it.
+  u32 slot[ITEMS], home[ITEMS];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    if (k * BLOCK + t < n) {
+      home[k] = bucket(S::bits(key[k]));
+      slot[k] = atomicAdd(&start[home[k]], 1u);
+    }
   }
   __syncthreads();
 
-  // 4. Rank this block's elements within their buckets and write them there.
+  // 3. Exclusive scan of the counts, in place: a thread's kPer contiguous counters, the warp's
+  //    shuffle scan, then the totals of the warps before it.
+  u32 c[kPer];
+  if constexpr (kPer % 4 == 0) {
+#pragma unroll
+    for (int v = 0; v < kPer / 4; ++v) {
+      const uint4 q = reinterpret_cast<const uint4*>(start + t * kPer)[v];
+      c[4 * v] = q.x, c[4 * v + 1] = q.y, c[4 * v + 2] = q.z, c[4 * v + 3] = q.w;
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < kPer; ++v) c[v] = start[t * kPer + v];
+  }
+  u32 mine = 0;
+#pragma unroll
+  for (int v = 0; v < kPer; ++v) mine += c[v];
+  u32 inclusive = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const u32 y = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += y;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  u32 run = __reduce_add_sync(0xffffffffu, lane < warp ? warp_total[lane] : 0u) + inclusive - mine;
+#pragma unroll
+  for (int v = 0; v < kPer; ++v) {
+    const u32 count = c[v];
+    c[v] = run;
+    run += count;
+  }
+  if constexpr (kPer % 4 == 0) {
+#pragma unroll
+    for (int v = 0; v < kPer / 4; ++v)
+      reinterpret_cast<uint4*>(start + t * kPer)[v] = make_uint4(c[4 * v], c[4 * v + 1], c[4 * v + 2], c[4 * v + 3]);
+  } else {
+#pragma unroll
+    for (int v = 0; v < kPer; ++v) start[t * kPer + v] = c[v];
+  }
+  __syncthreads();
+
+  // 4. Group the keys (and their packed bits and indices) by bucket. Each block ranks the
+  //    buckets that start in its share [q0, q1) of the positions (buckets, not positions: two
+  //    blocks order a bucket's keys differently, by their own atomics), so with SHARE 1 it groups
+  //    only their keys. Those buckets cover positions [r0, r1): the keys that land at q0 and q1
+  //    tell where, from the bucket each is in (the same bucket in every block).
+  const int chunk = (n + SPLIT - 1) / SPLIT;
+  const int q0 = min(n, static_cast<int>(blockIdx.x) * chunk), q1 = min(n, q0 + chunk);
+  int* edge = reinterpret_cast<int*>(warp_total);  // r0, r1 (the scan's words are read by now)
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
-    const int i = blockIdx.x * BLOCK * ITEMS + k * BLOCK + t;
-    if (i >= n) break;
-    const typename S::K key = a.keys_in[i];
-    const Bits mine = S::bits(key);
-    const gpuk::u32 d = bucket(mine);
-    const int begin = static_cast<int>(start[d]), end = begin + static_cast<int>(count[d]);
-    gpuk::u32 rank = static_cast<gpuk::u32>(begin);
-    for (int j = begin; j < end; ++j) {
-      const Bits other = bits[j];
-      rank += (other < mine) | ((other == mine) & (index[j] < static_cast<gpuk::u32>(i)));
+    const int i = k * BLOCK + t;
+    if (i < n) {
+      const int first = static_cast<int>(start[home[k]]), at = first + static_cast<int>(slot[k]);
+      if (SHARE == 0 || SPLIT == 1 || (first >= q0 && first < q1)) {
+        skey[at] = key[k];
+        packed[at] = P::make(S::bits(key[k]), static_cast<u32>(i));
+      }
+      if (SPLIT > 1 && (at == q0 || at == q1)) {
+        const int end = static_cast<int>(start[home[k] + 1]);
+        edge[at == q0 ? 0 : 1] = first == at ? at : end;  // q0 != q1 here: q0 == q1 only at n
+      }
     }
-    a.keys_out[rank] = key;
-    if constexpr (S::kHasValues) a.values_out[rank] = S::value_at(a.values_in, i);
+  }
+  __syncthreads();
+
+  // 5. Rank positions [r0, r1): the element at grouped position q counts the elements before it
+  //    in its bucket's order and goes to its bucket's start plus that count. A thread's
+  //    positions walk their buckets in step.
+  const int r0 = SPLIT == 1 || q0 == n ? q0 : edge[0];
+  const int r1 = SPLIT == 1 || q1 == n ? q1 : edge[1];
+  for (int base = r0; base < r1; base += BLOCK * kRanked) {
+    PT me[kRanked];
+    int begin[kRanked], len[kRanked], longest = 0;
+#pragma unroll
+    for (int k = 0; k < kRanked; ++k) {
+      const int q = base + k * BLOCK + t;
+      len[k] = 0;
+      if (q < r1) {
+        me[k] = packed[q];
+        const u32 d = bucket(P::bits(me[k]));
+        begin[k] = static_cast<int>(start[d]);
+        len[k] = static_cast<int>(start[d + 1]) - begin[k];
+        longest = max(longest, len[k]);
+      }
+    }
+    u32 before[kRanked] = {};
+    for (int s = 0; s < longest; ++s) {
+#pragma unroll
+      for (int k = 0; k < kRanked; ++k)
+        if (s < len[k]) before[k] += P::less(packed[begin[k] + s], me[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < kRanked; ++k) {
+      const int q = base + k * BLOCK + t;
+      if (q < r1) {
+        const u32 rank = static_cast<u32>(begin[k]) + before[k];
+        a.keys_out[rank] = skey[q];
+        if constexpr (S::kHasValues) a.values_out[rank] = S::value_at(a.values_in, P::index(me[k]));
+      }
+    }
   }
 }

@@ -208,6 +208,36 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, at every
   (void)file;
 }
 
+TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
+  // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
+  // which bucket must not depend on that order: buckets crossing a block's share of the
+  // positions are where it would show, and repeated keys make them long.
+  int runs = 0;
+  for (const std::string params : {"{SPLIT: 1}", "{SPLIT: 2, SHARE: 0}", "{SPLIT: 2}", "{SPLIT: 4, SHARE: 0}",
+                                   "{SPLIT: 4}", "{SPLIT: 8, BUCKET_BITS: 10}", "{SPLIT: 16, BUCKET_BITS: 11}",
+                                   "{SPLIT: 16, ITEMS: 8, BUCKET_BITS: 13}", "{BLOCK: 256, ITEMS: 16, BUCKET_BITS: 8, SPLIT: 8}"})
+    for (DType dtype : {DType::uint32, DType::float64})
+      for (std::uint64_t size : {33ull, 1000ull, 4096ull})
+        for (const std::string data : {"{generator: few_distinct, distinct: 5, " + range_of(dtype),
+                                       std::string("{generator: uniform, low: 1000, high: 1100"),
+                                       "{generator: uniform, " + range_of(dtype)})
+          for (const Case& c : {Case{"sort_pairs", "uint32", true}, Case{"argsort", "uint32", false}}) {
+            const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: rank_bucket\nparams: " + params +
+                                     "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                                     (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                                     "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                                     ", seed: " + std::to_string(fresh_seed()) +
+                                     "}\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
+            const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+            const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+            ++runs;
+            CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
+                                                  std::to_string(size) + " " + data + " " + c.op + ": " +
+                                                  r.verification.detail));
+          }
+  CHECK(runs == 9 * 2 * 3 * 3 * 2);
+}
+
 TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poisoned before every run") {
   const test::TempDir dir;
   dir.write("lazy.cu",
