@@ -7,13 +7,11 @@
 #include <thread>
 #include <type_traits>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 #include "cub_baseline.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/host.hpp"
 #include "gpuk/families.hpp"
 
 namespace gpuk::reduce {
@@ -122,13 +120,6 @@ template <class T, bool ABS> struct Semantics {
   }
 };
 
-int cpu_threads() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 template <class T, bool ABS>
 class ReduceWorkload final : public Workload {

@@ -10,12 +10,10 @@
 #include <sstream>
 #include <type_traits>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/host.hpp"
 #include "gpuk/families.hpp"
 #include "thrust_baseline.hpp"
 
@@ -161,13 +159,6 @@ template <class T> std::optional<T> absent_value(std::span<const T> data) {
   return std::nullopt;
 }
 
-int cpu_threads() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 // The CPU reference: std::find / std::count over [begin, end), on `threads` threads (contiguous
 // chunks; find keeps the lowest chunk's match).

@@ -11,13 +11,11 @@
 #include <sstream>
 #include <type_traits>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 #include "cub_baseline.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/host.hpp"
 #include "gpuk/families.hpp"
 
 namespace gpuk::sort {
@@ -107,13 +105,6 @@ template <class T> std::string format_value(T v) {
 
 template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
 
-int cpu_threads() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 // The stable permutation that sorts `keys`: perm[i] is the input index of output element i.
 template <class K, class I>

@@ -71,6 +71,10 @@ struct RunContext {
 // The limits a variant's launches are checked against on this device for this problem.
 LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info);
 
+// Throws DeviceError with the bytes needed and free when what the family allocates for a run of
+// `spec` (FamilyPlugin::device_bytes) does not fit in the device's free memory.
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
+
 // One uploaded workload that many variants can run on: the data is generated (or read) and
 // uploaded once, the CPU reference computed once, and each variant is bound, checked and timed in
 // turn. run() is one Bench with one variant; `gpuk tune` measures a whole sweep on one Bench.

@@ -1,6 +1,7 @@
 // Small text helpers for messages.
 #pragma once
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,23 @@ namespace gpuk {
 
 // " (did you mean 'size'?)" when a candidate is close to `word`, else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// The arguments written one after another (numbers with 17 significant digits).
+template <class... Args>
+std::string cat(const Args&... args) {
+  std::ostringstream out;
+  out.precision(17);
+  (out << ... << args);
+  return out.str();
+}
+
+// "1.50 GiB": bytes in the largest binary unit below them, with 3 significant digits.
+std::string human_bytes(double bytes);
+
+// `value` with `digits` digits after the point.
+std::string fixed(double value, int digits);
+// Milliseconds with enough digits for microsecond-scale kernels: 0.0123, 12.345, 123.4.
+std::string ms_text(double value);
 
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");

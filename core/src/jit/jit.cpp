@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace gpuk {
 
@@ -178,25 +179,17 @@ std::optional<CompiledKernels> CompileCache::load(const std::string& key) const 
 
 void CompileCache::store(const CompiledKernels& c) const {
   if (!dir_) return;
-  static std::atomic<unsigned> counter{0};
-  const fs::path final_path = entry_path(c.cache_key);
-  const fs::path tmp = final_path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << kCacheMagic << "key " << c.cache_key << "\nnames " << c.name_expressions.size() << "\n";
-    for (std::size_t i = 0; i < c.name_expressions.size(); ++i)
-      out << c.name_expressions[i] << '\t' << c.lowered_names[i] << '\n';
-    out << "cubin " << c.cubin.size() << ' ' << checksum(c.cubin) << '\n';
-    out.write(c.cubin.data(), static_cast<std::streamsize>(c.cubin.size()));
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;  // a full disk costs a recompile next time, nothing more
-    }
+  std::ostringstream out(std::ios::binary);
+  out << kCacheMagic << "key " << c.cache_key << "\nnames " << c.name_expressions.size() << "\n";
+  for (std::size_t i = 0; i < c.name_expressions.size(); ++i)
+    out << c.name_expressions[i] << '\t' << c.lowered_names[i] << '\n';
+  out << "cubin " << c.cubin.size() << ' ' << checksum(c.cubin) << '\n';
+  out.write(c.cubin.data(), static_cast<std::streamsize>(c.cubin.size()));
+  try {
+    write_file_atomically(entry_path(c.cache_key), out.str(), "a compile cache entry");
+  } catch (const Error&) {
+    // A full disk costs a recompile next time, nothing more.
   }
-  std::error_code ec;
-  fs::rename(tmp, final_path, ec);  // atomic: readers see the old entry or the whole new one
-  if (ec) fs::remove(tmp, ec);
 }
 
 // --- Jit -------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
-#include "yaml_util.hpp"
+#include "util/yaml_util.hpp"
 
 namespace gpuk {
 

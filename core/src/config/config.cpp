@@ -9,7 +9,7 @@
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
 #include "gpuk/text.hpp"
-#include "yaml_util.hpp"
+#include "util/yaml_util.hpp"
 
 namespace gpuk {
 

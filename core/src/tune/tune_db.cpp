@@ -15,6 +15,7 @@
 #include "gpuk/error.hpp"
 #include "gpuk/jit.hpp"
 #include "gpuk/tune.hpp"
+#include "util/atomic_file.hpp"
 
 namespace gpuk {
 
@@ -137,33 +138,12 @@ TuningDb TuningDb::read(const fs::path& path) {
 }
 
 void TuningDb::write(const fs::path& path) const {
-  static std::atomic<unsigned> counter{0};
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   nlohmann::ordered_json j;  // format and version first
   j["format"] = kFormat;
   j["version"] = kVersion;
   j["entries"] = nlohmann::ordered_json::array();
   for (const auto& e : entries_) j["entries"].push_back(nlohmann::ordered_json::parse(to_json(e).dump()));
-  const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw Error(path.string() + ": cannot write the tuning database");
-    }
-  }
-  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(path.string() + ": cannot rename the new tuning database into place");
-  }
+  write_file_atomically(path, j.dump(2) + "\n", "the tuning database");
 }
 
 void TuningDb::merge_into(const fs::path& path, const std::vector<TuningEntry>& entries) {

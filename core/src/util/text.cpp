@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 namespace gpuk {
@@ -58,6 +59,33 @@ std::vector<std::filesystem::path> search_dirs(const std::filesystem::path& buil
   }
   dirs.insert(dirs.end(), extra.begin(), extra.end());
   return dirs;
+}
+
+}  // namespace gpuk
+
+namespace gpuk {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+std::string ms_text(double value) {
+  return value < 1 ? fixed(value, 4) : value < 100 ? fixed(value, 3) : fixed(value, 1);
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  std::ostringstream out;
+  out.precision(bytes < 10 ? 2 : 3);
+  out << bytes << ' ' << units[u];
+  return out.str();
 }
 
 }  // namespace gpuk

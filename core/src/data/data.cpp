@@ -1,0 +1,71 @@
+// Host arrays: aligned, size-checked against the machine's memory.
+#include "gpuk/data.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <new>
+#include <sstream>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "gpuk/error.hpp"
+#include "gpuk/text.hpp"
+
+namespace gpuk {
+
+namespace {
+constexpr std::size_t kAlignment = 64;
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// HostArray
+
+HostArray::HostArray(DType dtype, std::uint64_t size) : dtype_(dtype), size_(size) {
+  const std::uint64_t esize = dtype_size(dtype);
+  std::uint64_t bytes = 0;
+  const bool overflow = __builtin_mul_overflow(size, esize, &bytes) ||
+                        bytes > std::numeric_limits<std::size_t>::max() - kAlignment;
+  if (overflow)
+    throw Error(cat("cannot allocate ", size, " elements of ", dtype_name(dtype),
+                    ": the byte count overflows"));
+  if (bytes == 0) return;
+  const auto refuse = [&](const std::string& why) {
+    throw Error(cat("cannot allocate ", bytes, " bytes (", human_bytes(static_cast<double>(bytes)), ") for ", size,
+                    " elements of ", dtype_name(dtype), ": ", why));
+  };
+  // More than the machine's memory is refused before asking: the allocator's answer to such a
+  // request is not always an exception (sanitizers abort, overcommit may say yes).
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0 && bytes > static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size))
+    refuse(cat("more than this machine's ", static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size),
+               " bytes of memory"));
+  const std::size_t rounded = (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  try {
+    storage_.reset(static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlignment})));
+  } catch (const std::bad_alloc&) {
+    refuse("out of host memory");
+  }
+  if (!storage_) refuse("out of host memory");
+}
+
+void HostArray::FreeAligned::operator()(std::byte* p) const {
+  ::operator delete(p, std::align_val_t{kAlignment});
+}
+
+void HostArray::check_type(DType wanted) const {
+  if (wanted != dtype_)
+    throw Error(cat("array holds ", dtype_name(dtype_), ", not ", dtype_name(wanted)));
+}
+
+
+}  // namespace gpuk

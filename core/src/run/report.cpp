@@ -1,0 +1,137 @@
+// The report of one run: printed, JSON and CSV.
+#include "gpuk/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpuk/error.hpp"
+#include "gpuk/text.hpp"
+#include "gpuk/timing.hpp"
+
+namespace gpuk {
+
+void print_report(std::ostream& out, const RunReport& r) {
+  out << "gpuk run " << r.config << "\n";
+  out << "  " << r.family << " " << r.operation;
+  for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
+  out << "  dtype " << r.dtype << "  n " << r.size << "\n";
+  out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
+  if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
+  for (const auto& l : r.launches)
+    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block << "\n";
+  out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
+      << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n";
+  out << "  compile  " << ms_text(r.compile_ms) << " ms" << (r.from_cache ? " (from the cache)" : "") << "\n\n";
+
+  out << "  " << std::left << std::setw(44) << "time (ms)" << std::right << std::setw(11) << "median"
+      << std::setw(11) << "min" << std::setw(11) << "max" << std::setw(8) << "runs" << "\n";
+  const auto row = [&](const std::string& name, const Stats& s) {
+    out << "  " << std::left << std::setw(44) << name << std::right << std::setw(11) << ms_text(s.median)
+        << std::setw(11) << ms_text(s.min) << std::setw(11) << ms_text(s.max) << std::setw(8) << s.count << "\n";
+  };
+  row("upload (host to device)", {r.upload_ms, r.upload_ms, r.upload_ms, 1});
+  row("kernel: " + r.variant, r.kernel);
+  row("download (device to host)", {r.download_ms, r.download_ms, r.download_ms, 1});
+  row("total (upload + kernel median + download)", {r.total_ms, r.total_ms, r.total_ms, 1});
+  if (r.baseline) row("baseline: " + r.baseline->name, r.baseline->ms);
+  for (const auto& c : r.cpu) row("CPU: " + c.name, c.ms);
+  out << "\n";
+  out << "  throughput  " << fixed(r.gbs, 1) << " GB/s effective (" << r.bytes_moved << " bytes), "
+      << fixed(r.percent_of_peak, 1) << "% of the device's " << fixed(r.peak_gbs, 0) << " GB/s\n";
+  if (!r.cpu.empty()) out << "  speed-up    " << fixed(r.speedup_over_cpu(), 1) << "x over the fastest CPU reference\n";
+  if (r.baseline) {
+    if (r.baseline->ms.count)
+      out << "  speed-up    " << fixed(r.speedup_over_baseline(), 2) << "x over " << r.baseline->name << "\n";
+    if (!r.baseline->note.empty()) out << "  baseline    " << r.baseline->note << "\n";
+  }
+  out << "  result     ";
+  for (const auto& [k, v] : r.result) out << " " << k << " " << v;
+  out << "\n";
+  if (r.verified)
+    out << "  verify      " << (r.verification.passed ? "PASS" : "FAIL") << "  " << r.verification.detail << "\n";
+  else
+    out << "  verify      skipped (verify: false)\n";
+}
+
+namespace {
+nlohmann::json to_json(const Stats& s) {
+  return {{"median_ms", s.median}, {"min_ms", s.min}, {"max_ms", s.max}, {"runs", s.count}};
+}
+}  // namespace
+
+void write_json(const std::filesystem::path& path, const RunReport& r) {
+  nlohmann::json j;
+  j["config"] = r.config;
+  j["family"] = r.family;
+  j["operation"] = r.operation;
+  j["options"] = nlohmann::json::object();
+  for (const auto& [k, v] : r.options) j["options"][k] = v;
+  j["dtype"] = r.dtype;
+  j["size"] = r.size;
+  j["kernel_file"] = r.kernel_file;
+  j["variant"] = r.variant;
+  if (!r.variant_source.empty()) j["variant_source"] = r.variant_source;
+  j["launches"] = nlohmann::json::array();
+  for (const auto& l : r.launches)
+    j["launches"].push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block},
+                             {"shared_bytes", l.shared_bytes}});
+  j["device"] = {{"name", r.gpu}, {"arch", r.arch}, {"driver_version", r.driver_version},
+                 {"peak_bandwidth_gbs", r.peak_gbs}};
+  j["nvrtc_version"] = r.nvrtc;
+  j["compile"] = {{"ms", r.compile_ms}, {"from_cache", r.from_cache}};
+  j["upload_ms"] = r.upload_ms;
+  j["kernel"] = to_json(r.kernel);
+  j["download_ms"] = r.download_ms;
+  j["total_ms"] = r.total_ms;
+  j["bytes_moved"] = r.bytes_moved;
+  j["gbs"] = r.gbs;
+  j["percent_of_peak"] = r.percent_of_peak;
+  j["cpu"] = nlohmann::json::array();
+  for (const auto& c : r.cpu) j["cpu"].push_back({{"name", c.name}, {"time", to_json(c.ms)}});
+  j["speedup_over_cpu"] = r.speedup_over_cpu();
+  if (r.baseline) {
+    j["baseline"] = {{"name", r.baseline->name}, {"time", to_json(r.baseline->ms)}, {"note", r.baseline->note}};
+    j["speedup_over_baseline"] = r.speedup_over_baseline();
+  }
+  j["result"] = nlohmann::json::object();
+  for (const auto& [k, v] : r.result) j["result"][k] = v;
+  if (r.verified) j["verification"] = {{"passed", r.verification.passed}, {"detail", r.verification.detail}};
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot write the JSON report");
+  out << j.dump(2) << "\n";
+}
+
+void write_csv(const std::filesystem::path& path, const RunReport& r) {
+  const auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::string options;
+  for (const auto& [k, v] : r.options) options += (options.empty() ? "" : " ") + k + "=" + v;
+  std::string result;
+  for (const auto& [k, v] : r.result) result += (result.empty() ? "" : " ") + k + "=" + v;
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot write the CSV report");
+  out << "config,family,operation,options,dtype,size,variant,gpu,arch,driver_version,nvrtc_version,"
+         "upload_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,kernel_runs,download_ms,total_ms,"
+         "bytes_moved,gbs,percent_of_peak,cpu_best_ms,baseline,baseline_median_ms,speedup_over_cpu,"
+         "speedup_over_baseline,verified,result\n";
+  double cpu_best = 0;
+  for (const auto& c : r.cpu)
+    if (cpu_best == 0 || c.ms.median < cpu_best) cpu_best = c.ms.median;
+  out << quote(r.config) << ',' << r.family << ',' << r.operation << ',' << quote(options) << ',' << r.dtype << ','
+      << r.size << ',' << quote(r.variant) << ',' << quote(r.gpu) << ',' << r.arch << ',' << r.driver_version << ','
+      << r.nvrtc << ',' << r.upload_ms << ',' << r.kernel.median << ',' << r.kernel.min << ',' << r.kernel.max << ','
+      << r.kernel.count << ',' << r.download_ms << ',' << r.total_ms << ',' << r.bytes_moved << ',' << r.gbs << ','
+      << r.percent_of_peak << ',' << cpu_best << ',' << quote(r.baseline ? r.baseline->name : "") << ','
+      << (r.baseline ? r.baseline->ms.median : 0) << ',' << r.speedup_over_cpu() << ',' << r.speedup_over_baseline()
+      << ',' << (r.verified ? (r.verification.passed ? "pass" : "FAIL") : "skipped") << ',' << quote(result) << "\n";
+}
+
+}  // namespace gpuk
+
