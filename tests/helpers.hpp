@@ -8,11 +8,15 @@
 #include <random>
 #include <string>
 
+#include "gpuk/install_dirs.hpp"
+
 namespace gpuk::test {
 
 inline std::filesystem::path source_dir() { return GPUK_SOURCE_DIR; }
-inline std::filesystem::path kernels_dir() { return GPUK_BUILTIN_KERNELS_DIR; }
-inline std::filesystem::path plugin_dir() { return GPUK_BUILTIN_PLUGIN_DIR; }
+// Found as gpuk finds them, relative to libgpuk_core: the build tree's lib/gpuk/plugins and its
+// link to kernels_src/ (cmake/layout.cmake).
+inline std::filesystem::path kernels_dir() { return builtin_kernel_dir(); }
+inline std::filesystem::path plugin_dir() { return builtin_plugin_dir(); }
 
 // Seeds for the GPU tests' data: fresh each run (printed, so that a failure can be replayed
 // with GPUK_TEST_SEED=that number), one after another within a run.

@@ -7,13 +7,14 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/install_dirs.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
 
 namespace {
 struct World {
-  gpuk::PluginRegistry plugins{{GPUK_BUILTIN_PLUGIN_DIR}};
-  gpuk::KernelLibrary kernels{{GPUK_BUILTIN_KERNELS_DIR}};
+  gpuk::PluginRegistry plugins{{gpuk::builtin_plugin_dir()}};
+  gpuk::KernelLibrary kernels{{gpuk::builtin_kernel_dir()}};
 };
 }  // namespace
 

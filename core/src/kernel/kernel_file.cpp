@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/install_dirs.hpp"
 #include "gpuk/text.hpp"
 #include "util/yaml_util.hpp"
 
@@ -254,7 +255,7 @@ std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family,
 }
 
 std::vector<fs::path> kernel_dirs(const std::vector<fs::path>& extra) {
-  return search_dirs(GPUK_BUILTIN_KERNELS_DIR, "GPUK_KERNELS", extra);
+  return search_dirs(builtin_kernel_dir(), "GPUK_KERNELS", extra);
 }
 
 // --- Variant ---------------------------------------------------------------------------------

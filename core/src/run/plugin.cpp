@@ -8,6 +8,7 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/install_dirs.hpp"
 #include "gpuk/text.hpp"
 
 namespace gpuk {
@@ -132,7 +133,7 @@ fs::path PluginRegistry::path_of(const std::string& family) const {
 }
 
 std::vector<fs::path> plugin_dirs(const std::vector<fs::path>& extra) {
-  return search_dirs(GPUK_BUILTIN_PLUGIN_DIR, "GPUK_PLUGINS", extra);
+  return search_dirs(builtin_plugin_dir(), "GPUK_PLUGINS", extra);
 }
 
 }  // namespace gpuk
