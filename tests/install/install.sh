@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `cmake --install` into a scratch prefix, then from another working directory: the installed
+# gpuk lists its own plugins and kernels and checks a kernel with NVRTC (no GPU needed); the
+# prefix moved elsewhere still works; its files name no build path; and an application built
+# against it with find_package(gpuk) finds the prefix's plugins and kernels.
+# Usage: install.sh SOURCE_DIR BUILD_DIR [CMAKE_ARGS for the application's configure...]
+source "$(dirname "$0")/common.sh"
+
+prefix=$scratch/prefix
+cmake --install "$build_dir" --prefix "$prefix" >"$scratch/install.txt" ||
+  { cat "$scratch/install.txt" >&2; fail "cmake --install"; }
+for file in bin/gpuk lib/libgpuk_core.so lib/gpuk/plugins/libgpuk_family_reduce.so \
+  share/gpuk/kernels/reduce/onepass.cu share/gpuk/kernels/include/gpuk/reduce.cuh \
+  include/gpuk/kernel_file.hpp lib/cmake/gpuk/gpukConfig.cmake lib/cmake/gpuk/gpukConfigVersion.cmake \
+  lib/cmake/gpuk/gpukTargets.cmake; do
+  [ -e "$prefix/$file" ] || fail "cmake --install did not install $file"
+done
+[ ! -L "$prefix/share/gpuk/kernels" ] || fail "the installed kernels are a link, not a copy"
+
+list_from_elsewhere "$prefix/bin/gpuk" "$prefix"
+check_from_elsewhere "$prefix/bin/gpuk" "$prefix/share/gpuk/kernels/reduce/onepass.cu"
+
+# Nothing installed may lead back to the build tree: its RUNPATHs are $ORIGIN-relative.
+for file in "$prefix"/bin/gpuk "$prefix"/lib/libgpuk_core.so "$prefix"/lib/gpuk/plugins/*.so; do
+  readelf -d "$file" | grep -F "$build_dir" && fail "$file's dynamic section names the build tree"
+  readelf -d "$file" | grep -q 'R.*PATH.*\$ORIGIN' || fail "$file has no \$ORIGIN-relative RUNPATH"
+done
+
+# A prefix is relocatable: move it, and the moved one finds its own files.
+moved=$scratch/moved/prefix
+mkdir -p "$scratch/moved"
+mv "$prefix" "$moved"
+list_from_elsewhere "$moved/bin/gpuk" "$moved"
+
+# An application configured against the moved prefix, as a user's project would be.
+cmake -S "$source_dir/tests/package" -B "$scratch/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
+  >"$scratch/consumer.txt" 2>&1 || { cat "$scratch/consumer.txt" >&2; fail "configuring tests/package"; }
+cmake --build "$scratch/consumer" >>"$scratch/consumer.txt" 2>&1 ||
+  { cat "$scratch/consumer.txt" >&2; fail "building tests/package"; }
+(cd "$scratch/elsewhere" && "$scratch/consumer/consumer") >"$scratch/consumer_run.txt" 2>&1 ||
+  { cat "$scratch/consumer_run.txt" >&2; fail "tests/package's program"; }
+grep -qx "library $moved/lib" "$scratch/consumer_run.txt" || fail "the application did not load the prefix's libgpuk_core"
+grep -qx "plugin $moved/lib/gpuk/plugins/libgpuk_family_reduce.so" "$scratch/consumer_run.txt" ||
+  fail "the application did not find the prefix's reduce plugin"
+grep -qx "kernel $moved/share/gpuk/kernels/reduce/onepass.cu" "$scratch/consumer_run.txt" ||
+  fail "the application did not find the prefix's kernels"
+cat "$scratch/consumer_run.txt"
+echo "install: ok ($prefix, moved to $moved, find_package(gpuk))"
