@@ -20,23 +20,23 @@ install(TARGETS ${gpuk_family_plugins} LIBRARY DESTINATION ${GPUK_INSTALL_PLUGIN
 # file dropped in since the build is installed too.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels_src/ DESTINATION ${GPUK_INSTALL_KERNELSDIR})
 
-# Core's headers, and each family's public headers where its plugin folder has an include/.
+# Core's headers, and each family's public headers where its plugin folder has an include/
+# (looked for at install time: OPTIONAL).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(plugin IN LISTS gpuk_family_plugins)
   get_target_property(plugin_source_dir ${plugin} SOURCE_DIR)
-  if(IS_DIRECTORY ${plugin_source_dir}/include)
-    install(DIRECTORY ${plugin_source_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  endif()
+  install(DIRECTORY ${plugin_source_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} OPTIONAL)
 endforeach()
 
 # find_package(gpuk) -> gpuk::gpuk
 install(EXPORT gpukTargets NAMESPACE gpuk:: DESTINATION ${GPUK_INSTALL_CMAKEDIR})
+set(gpuk_package_dir ${CMAKE_CURRENT_BINARY_DIR}/package)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gpukConfig.cmake.in
-  ${CMAKE_CURRENT_BINARY_DIR}/gpukConfig.cmake
+  ${gpuk_package_dir}/gpukConfig.cmake
   INSTALL_DESTINATION ${GPUK_INSTALL_CMAKEDIR}
   PATH_VARS GPUK_INSTALL_PLUGINDIR GPUK_INSTALL_KERNELSDIR)
 # 0.x: the plugin ABI may change between minor versions.
-write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpukConfigVersion.cmake
+write_basic_package_version_file(${gpuk_package_dir}/gpukConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpukConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/gpukConfigVersion.cmake
+install(FILES ${gpuk_package_dir}/gpukConfig.cmake ${gpuk_package_dir}/gpukConfigVersion.cmake
   DESTINATION ${GPUK_INSTALL_CMAKEDIR})

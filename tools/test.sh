@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: build, then run the CPU, JIT and GPU tests. Without a GPU the GPU tests are
-# skipped, and the reason is printed below CTest's summary. Then the sanitizer stage
-# (tools/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each fuzzer.
+# The test command: build, then run the CPU, JIT, GPU and install tests (cmake --install, a moved
+# build tree, find_package(gpuk)). Without a GPU the GPU tests are skipped, and the reason is
+# printed below CTest's summary. Then the sanitizer stage (tools/fuzz.sh): the CPU tests under
+# ASan + UBSan, and a bounded run of each fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset default

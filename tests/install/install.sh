@@ -16,6 +16,17 @@ for file in bin/gpuk lib/libgpuk_core.so lib/gpuk/plugins/libgpuk_family_reduce.
   [ -e "$prefix/$file" ] || fail "cmake --install did not install $file"
 done
 [ ! -L "$prefix/share/gpuk/kernels" ] || fail "the installed kernels are a link, not a copy"
+# Every file of kernels_src/ (include/, tuned/ too), and each plugin's public headers.
+installed_copy() {
+  local from=$1 to=$2 file
+  while read -r file; do
+    cmp -s "$from/$file" "$to/$file" || fail "cmake --install did not install $from/$file as $to/$file"
+  done < <(cd "$from" && find . -type f)
+}
+installed_copy "$source_dir/kernels_src" "$prefix/share/gpuk/kernels"
+for headers in "$source_dir"/plugins/*/include; do
+  if [ -d "$headers" ]; then installed_copy "$headers" "$prefix/include"; fi
+done
 
 list_from_elsewhere "$prefix/bin/gpuk" "$prefix"
 check_from_elsewhere "$prefix/bin/gpuk" "$prefix/share/gpuk/kernels/reduce/onepass.cu"
@@ -33,7 +44,8 @@ mv "$prefix" "$moved"
 list_from_elsewhere "$moved/bin/gpuk" "$moved"
 
 # An application configured against the moved prefix, as a user's project would be.
-cmake -S "$source_dir/tests/package" -B "$scratch/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
+package_project=$source_dir/tests/package
+cmake -S "$package_project" -B "$scratch/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
   >"$scratch/consumer.txt" 2>&1 || { cat "$scratch/consumer.txt" >&2; fail "configuring tests/package"; }
 cmake --build "$scratch/consumer" >>"$scratch/consumer.txt" 2>&1 ||
   { cat "$scratch/consumer.txt" >&2; fail "building tests/package"; }
