@@ -217,14 +217,27 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   // tile reads its published counts).
   K key[ITEMS];
   gpuk::u32 digit[ITEMS], rank[ITEMS];
+  if constexpr (K(1) / K(2) != K(0)) {
+    // Floats: all loads first, then the digits. A float's digit takes several instructions, and
+    // computed inside each load's bounds check it kept the loads from being issued together.
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const int e = gpuk::striped_index<ITEMS>(k);
-    key[k] = K{};
-    digit[k] = kRadix - 1;
-    if (e < valid) {
-      key[k] = a.keys_in[tile_begin + e];
-      digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      key[k] = e < valid ? a.keys_in[tile_begin + e] : K{};
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+      digit[k] = gpuk::striped_index<ITEMS>(k) < valid ? S::template digit<RADIX_BITS>(key[k], pass) : kRadix - 1;
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      key[k] = K{};
+      digit[k] = kRadix - 1;
+      if (e < valid) {
+        key[k] = a.keys_in[tile_begin + e];
+        digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
+      }
     }
   }
   V value[ITEMS];
