@@ -189,6 +189,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   };
   extern __shared__ __align__(16) unsigned char smem[];
   PassShared& ps = *reinterpret_cast<PassShared*>(smem + kTile * 8);
+  // Keys and values of 4 bytes leave half of the exchange buffer's 8 bytes per element free:
+  // there each element's digit is kept as a byte at its tile position. The key scatter reads it
+  // instead of mapping the key again (a float's map is several instructions), and the value
+  // scatter finds its destinations from it instead of holding them in ITEMS registers from the
+  // key scatter on. Those registers made the default 384 x 20 tile spill about 110 bytes per
+  // thread for pairs under its 80-register cap (docs/PERFORMANCE.md, "the seventh session").
+  constexpr bool kDigitBytes = S::kHasValues && sizeof(K) <= 4 && sizeof(V) <= 4;
+  unsigned char* const dbuf = smem + kTile * 4;
 
   const int t = threadIdx.x, pass = a.pass;
   const int warp = t >> 5, lane = t & 31;
@@ -209,14 +217,27 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   // tile reads its published counts).
   K key[ITEMS];
   gpuk::u32 digit[ITEMS], rank[ITEMS];
+  if constexpr (K(1) / K(2) != K(0)) {
+    // Floats: all loads first, then the digits. A float's digit takes several instructions, and
+    // computed inside each load's bounds check it kept the loads from being issued together.
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const int e = gpuk::striped_index<ITEMS>(k);
-    key[k] = K{};
-    digit[k] = kRadix - 1;
-    if (e < valid) {
-      key[k] = a.keys_in[tile_begin + e];
-      digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      key[k] = e < valid ? a.keys_in[tile_begin + e] : K{};
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k)
+      digit[k] = gpuk::striped_index<ITEMS>(k) < valid ? S::template digit<RADIX_BITS>(key[k], pass) : kRadix - 1;
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      key[k] = K{};
+      digit[k] = kRadix - 1;
+      if (e < valid) {
+        key[k] = a.keys_in[tile_begin + e];
+        digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
+      }
     }
   }
   V value[ITEMS];
@@ -235,14 +256,11 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   // the tile-wide start of the digit (a block scan, inlined so that the counts stay in registers).
   volatile E* mine = lookback + gpuk::i64(tile) * kRadix;
   constexpr int kScanThreads = kRadix < 32 ? 32 : kRadix;  // whole warps for the shuffles
-  gpuk::u32 c[kWarps], count = 0, inclusive = 0;
+  gpuk::u32 count = 0, inclusive = 0;
   if (t < kScanThreads) {
     if (t < kRadix) {
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        c[w] = ps.warp_offset[w][t];
-        count += c[w];
-      }
+      for (int w = 0; w < kWarps; ++w) count += ps.warp_offset[w][t];
       *(mine + t) = (tile == 0 ? O::kInclusive : O::kAggregate) | count;
     }
     inclusive = count;
@@ -258,11 +276,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   if (t < kRadix) {
     start = inclusive - count;
     for (int w = 0; w < warp; ++w) start += ps.scan_tmp[w];
+    // The counts are read again rather than kept in kWarps registers (which spilled at 256 x 16
+    // with 64 registers); column t of warp_offset is thread t's alone, so no barrier is needed.
     gpuk::u32 run = start;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
+      const gpuk::u32 c = ps.warp_offset[w][t];
       ps.warp_offset[w][t] = run;
-      run += c[w];
+      run += c;
     }
   }
   __syncthreads();
@@ -280,6 +301,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
       if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][digit[k]], upto);
       offset = __shfl_sync(0xffffffffu, offset, leader);
       rank[k] = offset + upto - 1;
+      if constexpr (kDigitBytes) dbuf[rank[k]] = static_cast<unsigned char>(digit[k]);
     }
   }
 
@@ -319,14 +341,16 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) kbuf[rank[k]] = key[k];
   __syncthreads();
-  gpuk::u32 destination[ITEMS];
+  gpuk::u32 destination[kDigitBytes ? 1 : ITEMS];  // kept for the values only without digit bytes
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const int i = j * BLOCK + t;
     if (i < valid) {
       const K k = kbuf[i];
-      destination[j] = ps.offset[S::template digit<RADIX_BITS>(k, pass)] + static_cast<gpuk::u32>(i);
-      a.keys_out[destination[j]] = k;
+      const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : S::template digit<RADIX_BITS>(k, pass);
+      const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
+      if constexpr (!kDigitBytes) destination[j] = to;
+      a.keys_out[to] = k;
     }
   }
   if constexpr (S::kHasValues) {
@@ -348,7 +372,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const int i = j * BLOCK + t;
-      if (i < valid) a.values_out[destination[j]] = vbuf[i];
+      if (i < valid) {
+        if constexpr (kDigitBytes) a.values_out[ps.offset[dbuf[i]] + static_cast<gpuk::u32>(i)] = vbuf[i];
+        else a.values_out[destination[j]] = vbuf[i];
+      }
     }
   }
 

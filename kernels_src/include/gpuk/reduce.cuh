@@ -165,7 +165,49 @@ template <class R> struct PackedCandidate {
     return ((R::order_key(a.value) & 0xffffffffull) << 32) | (0xffffffffull - static_cast<u64>(a.index));
   }
   static __device__ __forceinline__ i64 index(u64 packed) { return i64(0xffffffffull - (packed & 0xffffffffull)); }
+  // Element x at index i as a packed candidate.
+  static __device__ __forceinline__ u64 of(typename R::T x, i64 i) {
+    return ((R::order_key(R::value(x)) & 0xffffffffull) << 32) | (0xffffffffull - static_cast<u64>(i));
+  }
+  // The value whose order key a packed candidate holds, where the key names exactly one value:
+  // every key but a NaN's (its sign and payload are not in the key) and, without abs, a float
+  // zero's (-0.0 and +0.0 share one). Returns false for those: read the element back instead.
+  static __device__ __forceinline__ bool value(u64 packed, typename R::V& v) {
+    using V = typename R::V;
+    const u32 key = static_cast<u32>(packed >> 32);
+    const u32 ordered = R::kLargest ? key : 0xffffffffu - key;
+    if constexpr (V(1) / V(2) != V(0)) {  // floating point
+      if (key == 0xffffffffu) return false;                  // a NaN's key (order_key masked)
+      if (!R::kAbs && ordered == 0x80000000u) return false;  // -0.0 or +0.0
+      v = __uint_as_float((ordered & 0x80000000u) ? (ordered ^ 0x80000000u) : ~ordered);
+    } else if constexpr (V(-1) < V(0)) {
+      v = static_cast<V>(ordered ^ 0x80000000u);
+    } else {
+      v = static_cast<V>(ordered);
+    }
+    return true;
+  }
 };
+
+// The largest packed candidate of the warp, in every lane: the key halves first, then the index
+// halves of the lanes holding the best key. Two redux.sync (sm_80 on) instead of five rounds of
+// shuffles of a value and a 64-bit index.
+__device__ __forceinline__ u64 warp_max_packed(u64 p) {
+  const u32 hi = static_cast<u32>(p >> 32);
+#if __CUDA_ARCH__ >= 800
+  const u32 best_hi = __reduce_max_sync(0xffffffffu, hi);
+  const u32 best_lo = __reduce_max_sync(0xffffffffu, hi == best_hi ? static_cast<u32>(p) : 0u);
+  return (static_cast<u64>(best_hi) << 32) | best_lo;
+#else
+  (void)hi;
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const u64 q = __shfl_xor_sync(0xffffffffu, p, mask);
+    p = q > p ? q : p;
+  }
+  return p;
+#endif
+}
 
 // Reads an accumulator that another block of the same launch wrote, from L2 (ld.global.cg): L1
 // is not coherent across multiprocessors. The writer stores, __threadfence()s, then signals (an

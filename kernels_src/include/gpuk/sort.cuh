@@ -40,20 +40,23 @@ template <> struct KeyBits<long long> {
 };
 // Floats: negatives have every bit flipped, positives only the sign bit, so -inf < -0.0 < +0.0 <
 // +inf; every NaN (either sign, any payload) maps to all ones: after +inf, and all NaNs equal.
+// Written without a branch (the sign spread by an arithmetic shift, the NaN case a select), so
+// that a pass can map each key as it arrives without splitting its loads into regions (the same
+// map as the branching form for all 2^32 float patterns).
 template <> struct KeyBits<float> {
   using Bits = u32;
   static __device__ __forceinline__ Bits of(float k) {
     const u32 b = __float_as_uint(k);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    const u32 flipped = b ^ (static_cast<u32>(static_cast<int>(b) >> 31) | 0x80000000u);
+    return (b & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : flipped;
   }
 };
 template <> struct KeyBits<double> {
   using Bits = u64;
   static __device__ __forceinline__ Bits of(double k) {
     const u64 b = static_cast<u64>(__double_as_longlong(k));
-    if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return ~0ull;
-    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+    const u64 flipped = b ^ (static_cast<u64>(static_cast<long long>(b) >> 63) | 0x8000000000000000ull);
+    return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? ~0ull : flipped;
   }
 };
 
