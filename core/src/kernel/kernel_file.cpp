@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/safe_dirs.hpp"
 #include "gpuk/text.hpp"
 #include "util/yaml_util.hpp"
 
@@ -200,6 +201,7 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
       errors_.push_back(dir.string() + ": kernel directory does not exist");
       continue;
     }
+    refuse_tree_if_writable_by_others(dir, "kernel directory");  // its kernels run on your GPU, as you
     std::vector<fs::path> paths;
     for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
          it.increment(ec)) {

@@ -8,6 +8,8 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/host_memory.hpp"
+#include "gpuk/safe_dirs.hpp"
 #include "gpuk/text.hpp"
 
 namespace gpuk {
@@ -36,6 +38,9 @@ void Workload::launch(const LaunchTarget& target) {
 }
 
 std::uint64_t FamilyPlugin::device_bytes(const RunSpec& spec) const { return spec.size * dtype_size(spec.dtype); }
+std::uint64_t FamilyPlugin::host_bytes(const RunSpec& spec) const {
+  return bytes_for(spec.size, 2 * dtype_size(spec.dtype));
+}
 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;
@@ -52,6 +57,7 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
+    refuse_if_writable_by_others(dir, "plugin directory");  // a plugin runs as you
     std::vector<fs::path> paths;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
@@ -59,6 +65,7 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
     }
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
+      refuse_if_writable_by_others(path, "plugin", false);
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
         errors_.push_back(path.string() + ": cannot load plugin: " + dlerror());
