@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 namespace gpuk::test {
@@ -46,6 +47,20 @@ class ScopedEnv {
  private:
   std::string name_;
   std::optional<std::string> old_;
+};
+
+// What std::cerr says while the object lives (core's warnings and notes).
+class CaptureCerr {
+ public:
+  CaptureCerr() : old_(std::cerr.rdbuf(text_.rdbuf())) {}
+  ~CaptureCerr() { std::cerr.rdbuf(old_); }
+  CaptureCerr(const CaptureCerr&) = delete;
+  CaptureCerr& operator=(const CaptureCerr&) = delete;
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* old_;
 };
 
 // A fresh directory, removed when the object goes.

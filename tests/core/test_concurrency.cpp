@@ -31,9 +31,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs `body(i)` in `count` child processes at once; returns their exit statuses (0: all well).
-// A child leaves with _exit, so that nothing of the parent (doctest, the TempDir) runs twice.
-std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
+// Starts `body(i)` in `count` child processes at once and returns their ids; a child exits with
+// what body returns (98 when it throws). A child leaves with _exit, so that nothing of the
+// parent (doctest, the TempDir) runs twice.
+std::vector<pid_t> start_processes(int count, const std::function<int(int)>& body) {
   std::vector<pid_t> pids;
   for (int i = 0; i < count; ++i) {
     const pid_t pid = ::fork();
@@ -49,33 +50,18 @@ std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
     }
     pids.push_back(pid);
   }
+  return pids;
+}
+
+// Runs `body(i)` in `count` child processes at once; returns their exit statuses (0: all well).
+std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
   std::vector<int> statuses;
-  for (const pid_t pid : pids) {
+  for (const pid_t pid : start_processes(count, body)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     statuses.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   return statuses;
-}
-
-// Starts `body(i)` in `count` child processes and returns their ids at once (the caller kills
-// and reaps them). `body` never returns normally; a child leaves with _exit.
-std::vector<pid_t> start_processes(int count, const std::function<void(int)>& body) {
-  std::vector<pid_t> pids;
-  for (int i = 0; i < count; ++i) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      try {
-        body(i);
-      } catch (...) {
-        ::_exit(98);
-      }
-      ::_exit(0);
-    }
-    pids.push_back(pid);
-  }
-  return pids;
 }
 
 // Kills each process with SIGKILL after a random pause of up to `most_ms` and reaps it. Returns
@@ -94,7 +80,7 @@ int kill_at_random_moments(const std::vector<pid_t>& pids, std::mt19937& random,
 
 std::mt19937 seeded_random(const char* what) {
   const unsigned seed = std::random_device{}();
-  MESSAGE(what << ": random seed " << seed);
+  MESSAGE(std::string(what) << ": random seed " << seed);
   return std::mt19937(seed);
 }
 
@@ -103,18 +89,6 @@ int temporaries_in(const fs::path& dir) {
   for (const auto& f : fs::directory_iterator(dir)) n += f.path().filename().string().find(".tmp-") != std::string::npos;
   return n;
 }
-
-// What std::cerr says while the object lives.
-class CaptureCerr {
- public:
-  CaptureCerr() : old_(std::cerr.rdbuf(text_.rdbuf())) {}
-  ~CaptureCerr() { std::cerr.rdbuf(old_); }
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::streambuf* old_;
-};
 
 // An entry of `bytes` bytes whose content is a function of its key alone, as a real one is.
 CompiledKernels cache_entry(int key, std::size_t bytes) {
@@ -252,7 +226,7 @@ TEST_CASE("cache writers killed at random moments leave no damaged entry, and th
   int rounds = 0, left = 0;
   // Until some writer has been killed inside a write (it left a temporary file), at most 20 rounds.
   for (; rounds < 20 && left == 0; ++rounds) {
-    const auto pids = start_processes(kWriters, [&](int p) {
+    const auto pids = start_processes(kWriters, [&](int p) -> int {
       const CompileCache cache(cache_dir);
       for (int n = 0;; ++n) cache.store(cache_entry((n * 3 + p) % kKeys, kBytes));
     });
@@ -261,7 +235,7 @@ TEST_CASE("cache writers killed at random moments leave no damaged entry, and th
   }
   MESSAGE(rounds << " round(s) of " << kWriters << " writers killed; " << left << " temporary file(s) left");
   CHECK(left > 0);
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   const CompileCache next(cache_dir);  // the next process: it removes what the killed ones left, and says so
   CHECK(cerr.text().find("removed " + std::to_string(left) + " temporary file") != std::string::npos);
   CHECK(temporaries_in(cache_dir) == 0);
@@ -295,7 +269,7 @@ TEST_CASE("tuning database writers killed at random moments lose no update that 
       int fds[2];
       REQUIRE(::pipe(fds) == 0);
       const int start = done[static_cast<std::size_t>(p)];
-      const auto child = start_processes(1, [&](int) {
+      const auto child = start_processes(1, [&](int) -> int {
         ::close(fds[0]);
         for (int i = start;; ++i) {
           TuningDb::merge_into(db, {killed_writer_entry(p, i)});
@@ -315,7 +289,7 @@ TEST_CASE("tuning database writers killed at random moments lose no update that 
     left += temporaries_in(db.parent_path());
   }
   MESSAGE(rounds << " rounds of " << kWriters << " writers killed; temporary files seen after kills: " << left);
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   const TuningDb read = TuningDb::read(db);  // valid JSON, every entry readable
   CHECK(cerr.text().empty());
   int finished = 0;
@@ -356,7 +330,7 @@ TEST_CASE("only the temporary files of writers that are gone are removed; a live
   const auto dead_entry = dir.write("cache/0123.cubin.tmp-" + dead + "-3", "half");
   const auto live_entry = dir.write("cache/4567.cubin.tmp-" + alive + "-4", "half");
   const auto not_ours = dir.write("cache/notes.tmp-x", "?");
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   const CompileCache cache(cache_dir);
   CHECK_FALSE(fs::exists(dead_entry));
   CHECK(fs::exists(live_entry));

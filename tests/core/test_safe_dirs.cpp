@@ -151,6 +151,22 @@ TEST_CASE("--allow-unsafe-dirs (GPUK_ALLOW_UNSAFE_DIRS=1) uses such directories,
   CHECK_THROWS_AS(KernelLibrary({kernels}), ConfigError);
 }
 
+TEST_CASE("gpuk's own built-in directories are warned about, not refused, when others can write them") {
+  const test::ScopedEnv strict("GPUK_ALLOW_UNSAFE_DIRS", nullptr);
+  const test::TempDir dir;
+  set_mode(dir.path(), 0777);
+  CHECK(origin_of(test::plugin_dir(), test::plugin_dir()) == DirOrigin::builtin);
+  CHECK(origin_of(test::plugin_dir() / ".", test::plugin_dir()) == DirOrigin::builtin);
+  CHECK(origin_of(dir.path(), test::plugin_dir()) == DirOrigin::named);
+  {
+    const test::CaptureCerr said;
+    CHECK_NOTHROW(refuse_if_writable_by_others(dir.path(), "plugin directory", true, DirOrigin::builtin));
+    CHECK(said.text().find("warning: gpuk's own plugin directory " + dir.path().string() + " is not private") !=
+          std::string::npos);
+  }
+  CHECK_THROWS_AS(refuse_if_writable_by_others(dir.path(), "plugin directory"), ConfigError);
+}
+
 TEST_CASE("the built-in plugin and kernel directories pass the check") {
   const test::ScopedEnv strict("GPUK_ALLOW_UNSAFE_DIRS", nullptr);
   CHECK_FALSE(writable_by_others(test::plugin_dir()).has_value());

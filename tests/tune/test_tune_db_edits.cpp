@@ -14,25 +14,13 @@
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
 #include "gpuk/tune.hpp"
-#include "helpers.hpp"
+#include "builtins.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-// What std::cerr says while the object lives.
-class CaptureCerr {
- public:
-  CaptureCerr() : old_(std::cerr.rdbuf(text_.rdbuf())) {}
-  ~CaptureCerr() { std::cerr.rdbuf(old_); }
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::streambuf* old_;
-};
 
 json good_entry(int bucket) {
   return {{"gpu", "NVIDIA H100 80GB HBM3"}, {"arch", "sm_90"},         {"family", "reduce"},
@@ -73,7 +61,7 @@ TEST_CASE("hand-edited entries with wrong types or values are skipped with a war
   entries.push_back(good_entry(27));
   const fs::path path = write_db(dir, entries);
 
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   const TuningDb db = TuningDb::read(path);
   CHECK(db.entries().size() == 2);
   const std::string said = cerr.text();
@@ -101,7 +89,7 @@ TEST_CASE("a merge writes the skipped entries back as they were: a hand edit is 
   added.kernel = "onepass";
   added.params = {{"BLOCK", 512}};
   {
-    const CaptureCerr cerr;
+    const test::CaptureCerr cerr;
     TuningDb::merge_into(path, {added});
     CHECK(cerr.text().find("entry 2") != std::string::npos);
   }
@@ -109,7 +97,7 @@ TEST_CASE("a merge writes the skipped entries back as they were: a hand edit is 
   const json written = json::parse(in);
   REQUIRE(written["entries"].size() == 3);
   CHECK(written["entries"][2] == bad);
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   CHECK(TuningDb::read(path).entries().size() == 2);
 }
 
@@ -126,7 +114,7 @@ TEST_CASE("every field of an entry set to every wrong kind of value: a warning o
       json e = good_entry(20);
       e[field] = w;
       const fs::path path = write_db(dir, json::array({e, good_entry(21)}));
-      const CaptureCerr cerr;
+      const test::CaptureCerr cerr;
       const TuningDb db = TuningDb::read(path);  // must not throw: one entry's value is not the database's damage
       REQUIRE(db.entries().size() >= 1);
       CHECK(db.find(TuningKey{"NVIDIA H100 80GB HBM3", "sm_90", "reduce", "argmax", "abs=false", "float32", 21}));
@@ -142,12 +130,10 @@ TEST_CASE("every field of an entry set to every wrong kind of value: a warning o
 }
 
 TEST_CASE("an entry that names a kernel or parameter that is not there: variant: auto says so and uses the defaults") {
-  const PluginRegistry plugins{{test::plugin_dir()}};
-  const KernelLibrary kernels{{test::kernels_dir()}};
-  const std::string yaml = "family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\nvariant: auto\n";
   DeviceInfo h100;
   h100.name = "NVIDIA H100 80GB HBM3";
   h100.cc_major = 9;
+  const auto& kernels = test::kernels();
   TuningEntry e;
   e.key = {h100.name, "sm_90", "reduce", "argmax", "abs=false", "float32", 20};
   for (const auto& [kernel, params] : std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>>{
@@ -157,7 +143,8 @@ TEST_CASE("an entry that names a kernel or parameter that is not there: variant:
     e.params = params;
     TuningDb db;
     db.put(e);
-    RunSpec spec = parse_run_spec(yaml, "c.yaml", plugins, kernels);
+    RunSpec spec = parse_run_spec("family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\nvariant: auto\n",
+                                  "c.yaml", test::plugins(), kernels);
     const std::string why = resolve_auto_variant(spec, h100, db, "db.json", kernels);
     CHECK(why.find("found " + kernel) != std::string::npos);
     CHECK(why.find("no longer fits") != std::string::npos);
@@ -174,7 +161,7 @@ TEST_CASE("a database that is not JSON stops a read with its position, and a mer
   TuningEntry added;
   added.key = {"GPU", "sm_90", "reduce", "max", "", "float32", 10};
   added.kernel = "onepass";
-  const CaptureCerr cerr;
+  const test::CaptureCerr cerr;
   TuningDb::merge_into(path, {added});
   CHECK(cerr.text().find("moved it to " + path.string() + ".damaged-") != std::string::npos);
   CHECK(TuningDb::read(path).entries().size() == 1);

@@ -22,13 +22,24 @@ std::optional<std::string> writable_by_others(const std::filesystem::path& path,
 // $GPUK_ALLOW_UNSAFE_DIRS is set (and not 0); `gpuk --allow-unsafe-dirs` sets it.
 bool unsafe_dirs_allowed();
 
+// Whose directory it is: one the user named (--plugins, --kernels, $GPUK_PLUGINS, ...), or one of
+// gpuk's own, built in at build time. Others' write access to gpuk's own is warned about, not
+// refused: whoever can write there can as well replace gpuk's binary and libraries beside it, and
+// refusing would only stop gpuk.
+enum class DirOrigin { named, builtin };
+
 // Throws ConfigError naming `what` ("plugin directory"), the path and the reason when others can
-// write to `path` (see writable_by_others); with unsafe_dirs_allowed() it warns on stderr instead.
-// A path that does not exist passes (its users report that).
-void refuse_if_writable_by_others(const std::filesystem::path& path, std::string_view what, bool parents = true);
+// write to `path` (see writable_by_others); with unsafe_dirs_allowed(), or for a builtin
+// directory, it warns on stderr instead. A path that does not exist passes (its users report that).
+void refuse_if_writable_by_others(const std::filesystem::path& path, std::string_view what, bool parents = true,
+                                  DirOrigin origin = DirOrigin::named);
 
 // The same for a directory and everything below it (subdirectories, sources, headers).
-void refuse_tree_if_writable_by_others(const std::filesystem::path& dir, std::string_view what);
+void refuse_tree_if_writable_by_others(const std::filesystem::path& dir, std::string_view what,
+                                       DirOrigin origin = DirOrigin::named);
+
+// builtin when `dir` is `builtin_dir` (GPUK_BUILTIN_PLUGIN_DIR, GPUK_BUILTIN_KERNELS_DIR), else named.
+DirOrigin origin_of(const std::filesystem::path& dir, const std::filesystem::path& builtin_dir);
 
 // Creates `dir` and any missing directory above it with mode 0700 (private to you). Existing
 // directories are left as they are. Returns false when it cannot.

@@ -201,7 +201,8 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
       errors_.push_back(dir.string() + ": kernel directory does not exist");
       continue;
     }
-    refuse_tree_if_writable_by_others(dir, "kernel directory");  // its kernels run on your GPU, as you
+    // Its kernels run on your GPU, as you.
+    refuse_tree_if_writable_by_others(dir, "kernel directory", origin_of(dir, GPUK_BUILTIN_KERNELS_DIR));
     std::vector<fs::path> paths;
     for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
          it.increment(ec)) {

@@ -57,7 +57,8 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
-    refuse_if_writable_by_others(dir, "plugin directory");  // a plugin runs as you
+    const DirOrigin origin = origin_of(dir, GPUK_BUILTIN_PLUGIN_DIR);
+    refuse_if_writable_by_others(dir, "plugin directory", true, origin);  // a plugin runs as you
     std::vector<fs::path> paths;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
@@ -65,7 +66,7 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
     }
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
-      refuse_if_writable_by_others(path, "plugin", false);
+      refuse_if_writable_by_others(path, "plugin", false, origin);
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
         errors_.push_back(path.string() + ": cannot load plugin: " + dlerror());

@@ -106,9 +106,20 @@ bool unsafe_dirs_allowed() {
   return value && *value && std::string_view(value) != "0";
 }
 
-void refuse_if_writable_by_others(const fs::path& path, std::string_view what, bool parents) {
+DirOrigin origin_of(const fs::path& dir, const fs::path& builtin_dir) {
+  std::error_code ec;
+  return fs::weakly_canonical(dir, ec) == fs::weakly_canonical(builtin_dir, ec) ? DirOrigin::builtin
+                                                                                : DirOrigin::named;
+}
+
+void refuse_if_writable_by_others(const fs::path& path, std::string_view what, bool parents, DirOrigin origin) {
   const auto why = writable_by_others(path, parents);
   if (!why) return;
+  if (origin == DirOrigin::builtin) {
+    std::cerr << "gpuk: warning: gpuk's own " << what << " " << path.string() << " is not private: " << *why
+              << "; whoever can write there can change what gpuk runs (chmod go-w it)\n";
+    return;
+  }
   if (unsafe_dirs_allowed()) {
     std::cerr << "gpuk: warning: using the " << what << " " << path.string() << " although " << *why
               << " (--allow-unsafe-dirs / GPUK_ALLOW_UNSAFE_DIRS)\n";
@@ -120,15 +131,15 @@ void refuse_if_writable_by_others(const fs::path& path, std::string_view what, b
                     "every user of this machine");
 }
 
-void refuse_tree_if_writable_by_others(const fs::path& dir, std::string_view what) {
-  refuse_if_writable_by_others(dir, what);
+void refuse_tree_if_writable_by_others(const fs::path& dir, std::string_view what, DirOrigin origin) {
+  refuse_if_writable_by_others(dir, what, true, origin);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     const auto type = it->status(ec).type();
     if (type == fs::file_type::directory || type == fs::file_type::regular)
-      refuse_if_writable_by_others(it->path(), what, false);
+      refuse_if_writable_by_others(it->path(), what, false, origin);
   }
 }
 
