@@ -69,7 +69,9 @@ TEST_CASE("8 threads compile into one cache at once: every variant compiles, ide
   for (auto& t : threads) t.join();
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(cubins.size() == 12);
-  for (const auto& [name, copies] : cubins) {
+  for (const auto& entry : cubins) {
+    const std::string& name = entry.first;
+    const auto& copies = entry.second;
     CAPTURE(name);
     CHECK(copies.size() == 2);
     for (const auto& c : copies) CHECK(c == copies.front());

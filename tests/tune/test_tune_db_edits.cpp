@@ -107,7 +107,8 @@ TEST_CASE("every field of an entry set to every wrong kind of value: a warning o
                                    json::array(), std::uint64_t{1} << 63};
   int cases = 0, skipped = 0;
   const json original = good_entry(20);
-  for (const auto& [field, value] : original.items()) {
+  for (const auto& item : original.items()) {
+    const std::string field = item.key();
     for (const json& w : wrong) {
       CAPTURE(field);
       CAPTURE(w.dump());
@@ -136,8 +137,10 @@ TEST_CASE("an entry that names a kernel or parameter that is not there: variant:
   const auto& kernels = test::kernels();
   TuningEntry e;
   e.key = {h100.name, "sm_90", "reduce", "argmax", "abs=false", "float32", 20};
-  for (const auto& [kernel, params] : std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>>{
+  for (const auto& edit : std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>>{
            {"no_such_kernel", {{"BLOCK", 256}}}, {"onepass", {{"NO_SUCH_PARAM", 1}}}}) {
+    const std::string& kernel = edit.first;
+    const auto& params = edit.second;
     CAPTURE(kernel);
     e.kernel = kernel;
     e.params = params;
