@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "gpuk/install_dirs.hpp"
@@ -30,6 +32,40 @@ inline std::uint64_t fresh_seed() {
   static std::uint64_t counter = 0;
   return base + counter++;
 }
+
+// Sets (or, with nullptr, unsets) an environment variable for the object's lifetime.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// What std::cerr says while the object lives (core's warnings and notes).
+class CaptureCerr {
+ public:
+  CaptureCerr() : old_(std::cerr.rdbuf(text_.rdbuf())) {}
+  ~CaptureCerr() { std::cerr.rdbuf(old_); }
+  CaptureCerr(const CaptureCerr&) = delete;
+  CaptureCerr& operator=(const CaptureCerr&) = delete;
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* old_;
+};
 
 // A fresh directory, removed when the object goes.
 class TempDir {

@@ -504,6 +504,9 @@ int main(int argc, char** argv) {
   app.add_option("--tuning-db", g.tuning_db,
                  "tuning database (default: $GPUK_TUNING_DB or tuning/tuning.json in the cache directory)")
       ->type_name("FILE");
+  bool allow_unsafe_dirs = false;
+  app.add_flag("--allow-unsafe-dirs", allow_unsafe_dirs,
+               "use plugin, kernel and cache directories that other users can write (also $GPUK_ALLOW_UNSAFE_DIRS=1)");
 
   auto* run = app.add_subcommand("run", "run one config: upload, JIT, launch, verify, report");
   fs::path config;
@@ -553,6 +556,7 @@ int main(int argc, char** argv) {
       ->type_name("sm_XX");
 
   CLI11_PARSE(app, argc, argv);
+  if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (gpuk/safe_dirs.hpp)
   const int status = with_errors([&] {
     if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning, run_time_limit);
     if (tune_cmd->parsed()) return cmd_tune(g, ta);

@@ -13,4 +13,4 @@ for kernel in kernels_src/reduce/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1" "$name $1 $2"
   done
 done
-exit $status
+sanitize_summary

@@ -3,8 +3,9 @@
 # float32 keys with uint64 values (descending) and argsort of int64, at odd sizes (radix: 20,003,
 # two whole tiles of its default 384 x 20 and a partial one, through its digit passes, and again
 # with its other value load and look-back width; the one-block kernels and radix's one-block
-# path: 3,001).
-# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files; TOOLS=memcheck: only that tool)
+# path: 3,001, for sort of uint32 and argsort of int64).
+# Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
+# TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 size_for() {  # a moderate size each file accepts
   case $1 in
@@ -15,9 +16,10 @@ for kernel in kernels_src/sort/*.cu; do
   name=$(basename "$kernel" .cu)
   [ -n "${KERNELS:-}" ] && [[ ",$KERNELS," != *",$name,"* ]] && continue
   for case in "sort_pairs float32 descending uint64 passes {}" "argsort int64 ascending uint32 passes {}" \
-              "sort uint32 ascending uint32 small {}" \
+              "sort uint32 ascending uint32 small {}" "argsort int64 ascending uint32 small {}" \
               "sort_pairs float32 descending uint64 passes {VLOAD:0,LB32:1,BLOCK:256,ITEMS:23}"; do
     set -- $case
+    [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
     [ "$name" != radix ] && { [ "$5" = small ] || [ "$6" != "{}" ]; } && continue
     size=$(size_for "$name")
     [ "$5" = small ] && size=3001  # radix's one-block path (SMALL = 1, n <= BLOCK * ITEMS)
@@ -29,4 +31,4 @@ for kernel in kernels_src/sort/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1-$2-$size$tag" "$name $1 $2 n=$size $params"
   done
 done
-exit $status
+sanitize_summary

@@ -12,6 +12,7 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/host.hpp"
+#include "gpuk/host_memory.hpp"
 #include "gpuk/families.hpp"
 
 namespace gpuk::reduce {
@@ -363,6 +364,9 @@ class ReducePlugin final : public Reducer {
       return std::make_unique<ReduceWorkload<T, false>>(std::move(input), op);
     });
   }
+
+  // The input alone: the CPU reference and the baseline read it in place and keep one value.
+  std::uint64_t host_bytes(const RunSpec& spec) const override { return bytes_for(spec.size, dtype_size(spec.dtype)); }
 
   ReduceAnswer reduce_on_cpu(const HostArray& input, ReduceOp op, bool abs) const override {
     return visit_dtype(input.dtype(), [&](auto zero) {

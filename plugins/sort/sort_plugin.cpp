@@ -16,6 +16,7 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/host.hpp"
+#include "gpuk/host_memory.hpp"
 #include "gpuk/families.hpp"
 
 namespace gpuk::sort {
@@ -515,6 +516,16 @@ class SortPlugin final : public Sorter {
     std::uint64_t bytes = 3 * spec.size * dtype_size(spec.dtype);
     if (op != Op::sort) bytes += (op == Op::sort_pairs ? 3 : 2) * spec.size * dtype_size(value_dtype_of(spec, op));
     return bytes;
+  }
+
+  // Keys: the input, the CPU reference, the download and CUB's copy; values likewise (argsort's
+  // indices for CUB); and while the reference is made, its stable permutation (a key and an
+  // index per element, then the index twice).
+  std::uint64_t host_bytes(const RunSpec& spec) const override {
+    const Op op = parse_op(spec.operation);
+    const std::uint64_t key = dtype_size(spec.dtype);
+    const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(spec, op));
+    return bytes_for(spec.size, 4 * key + 4 * value + (key + 8) + 16);
   }
 
   void sort_on_cpu(HostArray& keys, HostArray* values, SortOrder order) const override {

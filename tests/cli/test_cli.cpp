@@ -64,6 +64,23 @@ TEST_CASE("gpuk list picks up a kernel directory given on the command line") {
   CHECK(list.output.find("my drop-in") != std::string::npos);
 }
 
+TEST_CASE("gpuk refuses a kernel directory everyone can write, unless --allow-unsafe-dirs") {
+  const gpuk::test::ScopedEnv strict("GPUK_ALLOW_UNSAFE_DIRS", nullptr);
+  const gpuk::test::TempDir dir;
+  dir.write("open/mine.cu", "/* gpuk\nfamily: reduce\noperations: [max]\nsummary: my drop-in\n"
+                            "launch:\n  - {entry: mine, grid: 1, block: 32}\n*/\n"
+                            "template <class R> __global__ void mine() {}\n");
+  std::filesystem::permissions(dir.path() / "open", std::filesystem::perms::all);
+  const Result refused = gpuk_cli("--kernels " + (dir.path() / "open").string() + " list");
+  CHECK(refused.status == 2);
+  CHECK(refused.output.find("refusing the kernel directory " + (dir.path() / "open").string()) != std::string::npos);
+  CHECK(refused.output.find("is world-writable (mode 0777)") != std::string::npos);
+  const Result allowed = gpuk_cli("--allow-unsafe-dirs --kernels " + (dir.path() / "open").string() + " list");
+  CHECK(allowed.status == 0);
+  CHECK(allowed.output.find("my drop-in") != std::string::npos);
+  CHECK(allowed.output.find("warning: using the kernel directory") != std::string::npos);
+}
+
 TEST_CASE("gpuk check compiles a kernel file for a given architecture without a GPU") {
   const Result r = gpuk_cli("--no-cache check --arch sm_90 " + (gpuk::test::kernels_dir() / "reduce/single_thread.cu").string());
   CHECK(r.status == 0);

@@ -1,15 +1,24 @@
 // Several gpuk processes sharing one compile cache and one tuning database: real processes
 // (fork), hammering the same directory and the same file at once. A reader must never see half
-// an entry, and no writer's update may be lost.
+// an entry, and no writer's update may be lost; a writer killed (SIGKILL) at a random moment
+// leaves no damaged entry and no lost update of another, and the next process removes the
+// temporary files it left.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuk/error.hpp"
@@ -22,9 +31,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs `body(i)` in `count` child processes at once; returns their exit statuses (0: all well).
-// A child leaves with _exit, so that nothing of the parent (doctest, the TempDir) runs twice.
-std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
+// Starts `body(i)` in `count` child processes at once and returns their ids; a child exits with
+// what body returns (98 when it throws). A child leaves with _exit, so that nothing of the
+// parent (doctest, the TempDir) runs twice.
+std::vector<pid_t> start_processes(int count, const std::function<int(int)>& body) {
   std::vector<pid_t> pids;
   for (int i = 0; i < count; ++i) {
     const pid_t pid = ::fork();
@@ -40,13 +50,44 @@ std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
     }
     pids.push_back(pid);
   }
+  return pids;
+}
+
+// Runs `body(i)` in `count` child processes at once; returns their exit statuses (0: all well).
+std::vector<int> in_processes(int count, const std::function<int(int)>& body) {
   std::vector<int> statuses;
-  for (const pid_t pid : pids) {
+  for (const pid_t pid : start_processes(count, body)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     statuses.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   return statuses;
+}
+
+// Kills each process with SIGKILL after a random pause of up to `most_ms` and reaps it. Returns
+// how many were still running when killed (the others ended by themselves: a failure).
+int kill_at_random_moments(const std::vector<pid_t>& pids, std::mt19937& random, int most_ms) {
+  int killed = 0;
+  for (const pid_t pid : pids) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, most_ms)(random)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  }
+  return killed;
+}
+
+std::mt19937 seeded_random(const char* what) {
+  const unsigned seed = std::random_device{}();
+  MESSAGE(std::string(what) << ": random seed " << seed);
+  return std::mt19937(seed);
+}
+
+int temporaries_in(const fs::path& dir) {
+  int n = 0;
+  for (const auto& f : fs::directory_iterator(dir)) n += f.path().filename().string().find(".tmp-") != std::string::npos;
+  return n;
 }
 
 // An entry of `bytes` bytes whose content is a function of its key alone, as a real one is.
@@ -58,6 +99,16 @@ CompiledKernels cache_entry(int key, std::size_t bytes) {
   c.cubin.resize(bytes);
   for (std::size_t i = 0; i < bytes; ++i) c.cubin[i] = static_cast<char>((i * 131 + static_cast<std::size_t>(key)) & 0xff);
   return c;
+}
+
+// Writer p's i-th entry of the kill test: a key of its own for any i.
+TuningEntry killed_writer_entry(int p, int i) {
+  TuningEntry e;
+  e.key = {"GPU " + std::to_string(p), "sm_90", "reduce", "max", "i=" + std::to_string(i), "float32", 10};
+  e.kernel = "onepass";
+  e.params = {{"BLOCK", 256}};
+  e.evaluated = p * 100000 + i;
+  return e;
 }
 
 TuningEntry db_entry(int writer, int i) {
@@ -164,4 +215,125 @@ TEST_CASE("processes merging into one tuning database lose no update, and reader
       CHECK(e->params.at("BLOCK") == 128 * (w + 1));
     }
   for (const auto& f : fs::directory_iterator(db.parent_path())) CHECK(f.path().string().find(".tmp-") == std::string::npos);
+}
+
+TEST_CASE("cache writers killed at random moments leave no damaged entry, and the next process removes their leftovers") {
+  const test::TempDir dir;
+  const fs::path cache_dir = dir.path() / "cache";
+  constexpr int kWriters = 6, kKeys = 8;
+  constexpr std::size_t kBytes = 4 << 20;  // a write of several system calls and an fsync: killed inside it
+  auto random = seeded_random("killed cache writers");
+  int rounds = 0, left = 0;
+  // Until some writer has been killed inside a write (it left a temporary file), at most 20 rounds.
+  for (; rounds < 20 && left == 0; ++rounds) {
+    const auto pids = start_processes(kWriters, [&](int p) -> int {
+      const CompileCache cache(cache_dir);
+      for (int n = 0;; ++n) cache.store(cache_entry((n * 3 + p) % kKeys, kBytes));
+    });
+    CHECK(kill_at_random_moments(pids, random, 150) == kWriters);
+    left = temporaries_in(cache_dir);
+  }
+  MESSAGE(rounds << " round(s) of " << kWriters << " writers killed; " << left << " temporary file(s) left");
+  CHECK(left > 0);
+  const test::CaptureCerr cerr;
+  const CompileCache next(cache_dir);  // the next process: it removes what the killed ones left, and says so
+  CHECK(cerr.text().find("removed " + std::to_string(left) + " temporary file") != std::string::npos);
+  CHECK(temporaries_in(cache_dir) == 0);
+  // Every entry that is there is whole: its checksum holds and its bytes are the writer's.
+  int entries = 0;
+  for (int k = 0; k < kKeys; ++k) {
+    CAPTURE(k);
+    if (!fs::exists(next.entry_path(cache_entry(k, 0).cache_key))) continue;
+    ++entries;
+    const auto loaded = next.load(cache_entry(k, 0).cache_key);
+    REQUIRE(loaded);
+    CHECK(loaded->cubin == cache_entry(k, kBytes).cubin);
+  }
+  CHECK(entries > 0);
+  CHECK(cerr.text().find("damaged") == std::string::npos);
+}
+
+TEST_CASE("tuning database writers killed at random moments lose no update that finished, and leave a valid file") {
+  const test::TempDir dir;
+  const fs::path db = dir.path() / "tuning" / "tuning.json";
+  constexpr int kWriters = 6;
+  auto random = seeded_random("killed database writers");
+  std::vector<int> done(kWriters, 0);
+  int rounds = 0, left = 0;
+  for (; rounds < 20 && (left == 0 || rounds < 2); ++rounds) {
+    // Each writer merges entry after entry and reports each finished merge through its pipe, so
+    // that the test knows which updates must be there whatever moment the kill came at.
+    std::vector<int> read_ends;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < kWriters; ++p) {
+      int fds[2];
+      REQUIRE(::pipe(fds) == 0);
+      const int start = done[static_cast<std::size_t>(p)];
+      const auto child = start_processes(1, [&](int) -> int {
+        ::close(fds[0]);
+        for (int i = start;; ++i) {
+          TuningDb::merge_into(db, {killed_writer_entry(p, i)});
+          if (::write(fds[1], &i, sizeof i) != sizeof i) ::_exit(97);
+        }
+      });
+      ::close(fds[1]);
+      read_ends.push_back(fds[0]);
+      pids.push_back(child.front());
+    }
+    CHECK(kill_at_random_moments(pids, random, 120) == kWriters);
+    for (int p = 0; p < kWriters; ++p) {
+      int i = 0;
+      while (::read(read_ends[static_cast<std::size_t>(p)], &i, sizeof i) == sizeof i) done[static_cast<std::size_t>(p)] = i + 1;
+      ::close(read_ends[static_cast<std::size_t>(p)]);
+    }
+    left += temporaries_in(db.parent_path());
+  }
+  MESSAGE(rounds << " rounds of " << kWriters << " writers killed; temporary files seen after kills: " << left);
+  const test::CaptureCerr cerr;
+  const TuningDb read = TuningDb::read(db);  // valid JSON, every entry readable
+  CHECK(cerr.text().empty());
+  int finished = 0;
+  for (int p = 0; p < kWriters; ++p)
+    for (int i = 0; i < done[static_cast<std::size_t>(p)]; ++i, ++finished) {
+      CAPTURE(p);
+      CAPTURE(i);
+      const TuningEntry* e = read.find(killed_writer_entry(p, i).key);
+      REQUIRE(e);
+      CHECK(e->evaluated == p * 100000 + i);
+    }
+  MESSAGE(finished << " merges finished before their writer was killed; every one is in the database");
+  CHECK(finished > 0);
+  // The next merge (a writer killed while it held the lock let go of it by dying) removes the
+  // temporary files of killed merges.
+  TuningDb::merge_into(db, {killed_writer_entry(kWriters, 0)});
+  CHECK(temporaries_in(db.parent_path()) == 0);
+}
+
+TEST_CASE("only the temporary files of writers that are gone are removed; a live writer's stay") {
+  const test::TempDir dir;
+  const pid_t gone = ::fork();  // a process id that is surely dead: a child that has ended and been reaped
+  REQUIRE(gone >= 0);
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string dead = std::to_string(gone), alive = std::to_string(::getpid());
+  const fs::path db = dir.path() / "tuning.json";
+  const auto dead_db = dir.write("tuning.json.tmp-" + dead + "-0", "{");
+  const auto live_db = dir.write("tuning.json.tmp-" + alive + "-99", "{");
+  const auto other = dir.write("other.json.tmp-" + dead + "-0", "{");  // not this database's: not its business
+  TuningDb::merge_into(db, {killed_writer_entry(0, 0)});
+  CHECK_FALSE(fs::exists(dead_db));
+  CHECK(fs::exists(live_db));
+  CHECK(fs::exists(other));
+
+  const fs::path cache_dir = dir.path() / "cache";
+  fs::create_directories(cache_dir);
+  const auto dead_entry = dir.write("cache/0123.cubin.tmp-" + dead + "-3", "half");
+  const auto live_entry = dir.write("cache/4567.cubin.tmp-" + alive + "-4", "half");
+  const auto not_ours = dir.write("cache/notes.tmp-x", "?");
+  const test::CaptureCerr cerr;
+  const CompileCache cache(cache_dir);
+  CHECK_FALSE(fs::exists(dead_entry));
+  CHECK(fs::exists(live_entry));
+  CHECK(fs::exists(not_ours));
+  CHECK(cerr.text().find("removed 1 temporary file that killed gpuk processes left") != std::string::npos);
 }

@@ -24,7 +24,9 @@ std::string nvrtc_version();  // "13.0"
 
 // Content-keyed cache of compiled CUBINs. Entries are written to a temporary file and renamed
 // into place, so a reader never sees half an entry; a damaged entry is detected by its checksum
-// and rebuilt. When the directory cannot be written, the cache is off and gpuk warns once.
+// and rebuilt. The directory is created private to the user (0700); when it cannot be written, or
+// others can write to it (a planted CUBIN would run), the cache is off and gpuk warns once.
+// Temporary files of writers that were killed are removed when a cache is opened.
 class CompileCache {
  public:
   explicit CompileCache(std::optional<std::filesystem::path> dir);

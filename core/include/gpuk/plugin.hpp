@@ -14,7 +14,7 @@
 #include "gpuk/dtype.hpp"
 #include "gpuk/kernel_file.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 3
+#define GPUK_PLUGIN_ABI_VERSION 4
 
 namespace gpuk {
 
@@ -108,6 +108,10 @@ class FamilyPlugin {
   // run that needs more than the device has free before it generates any data. The default is
   // the input alone.
   virtual std::uint64_t device_bytes(const RunSpec& spec) const;
+  // The host memory a run of `spec` holds at its peak (input, CPU reference, downloaded outputs,
+  // the baseline's copies): a run that needs more than the machine has available is refused
+  // before any data is generated (gpuk/host_memory.hpp). The default is twice the input.
+  virtual std::uint64_t host_bytes(const RunSpec& spec) const;
 };
 
 }  // namespace gpuk
@@ -126,7 +130,8 @@ const GpukPluginInfo* gpuk_plugin_info();
 
 namespace gpuk {
 
-// The loaded family plugins. Searches each directory for libgpuk_family_*.so.
+// The loaded family plugins. Searches each directory for libgpuk_family_*.so. Throws ConfigError
+// when others can write to a directory or plugin (gpuk/safe_dirs.hpp).
 class PluginRegistry {
  public:
   explicit PluginRegistry(std::vector<std::filesystem::path> dirs);

@@ -262,12 +262,15 @@ class TuningDb {
  public:
   // $GPUK_TUNING_DB, else tuning/tuning.json in the compile cache's default directory.
   static std::filesystem::path default_path();
-  // A missing file is an empty database; a damaged one is a ConfigError naming the file.
+  // A missing file is an empty database; one that is not JSON, or not a gpuk database, is a
+  // ConfigError naming the file. An entry with a wrong type or value (a hand edit) is skipped
+  // with a warning naming it; the others are used.
   static TuningDb read(const std::filesystem::path& path);
   // Writes to a temporary file and renames it into place.
   void write(const std::filesystem::path& path) const;
   // Under an exclusive lock on PATH.lock: re-reads the file, adds or replaces `entries` (a key
-  // already there takes the new entry), writes atomically. Concurrent writers lose nothing.
+  // already there takes the new entry), writes atomically. Concurrent writers lose nothing;
+  // skipped entries are written back as they were; a file that is not JSON is moved aside.
   static void merge_into(const std::filesystem::path& path, const std::vector<TuningEntry>& entries);
 
   void put(const TuningEntry& entry);  // replaces the entry of the same key
@@ -284,6 +287,7 @@ class TuningDb {
 
  private:
   std::vector<TuningEntry> entries_;  // sorted by key
+  std::vector<std::string> unreadable_;  // entries read() skipped, as JSON text, written back as they were
 };
 
 // What `variant: auto` does: fills spec.kernel/params from the database's pick for this device

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/safe_dirs.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {
@@ -116,22 +117,43 @@ fs::path CompileCache::default_dir() {
   if (const char* dir = std::getenv("GPUK_CACHE_DIR"); dir && *dir) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "gpuk";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "gpuk";
-  return fs::temp_directory_path() / "gpuk-cache";
+  // Per user: another user's directory of the same name would be refused (or could not be written).
+  return fs::temp_directory_path() / ("gpuk-cache-" + std::to_string(::geteuid()));
 }
 
 CompileCache::CompileCache(std::optional<fs::path> dir) {
   if (!dir) return;
-  std::error_code ec;
-  fs::create_directories(*dir, ec);
-  const fs::path probe = *dir / (".probe-" + std::to_string(::getpid()));
+  const auto off = [&](const std::string& why) {
+    std::cerr << "gpuk: warning: the compile cache " << dir->string() << " " << why << "; compiling without a cache\n";
+  };
+  // Private to the user: a CUBIN loaded from here runs on the GPU, and the key is no secret.
+  if (!create_private_directories(*dir)) {
+    off("cannot be created");
+    return;
+  }
+  if (const auto why = writable_by_others(*dir)) {
+    if (!unsafe_dirs_allowed()) {
+      off("is not private: " + *why + ", so others could plant compiled code in it (chmod go-w it, or pass "
+          "--allow-unsafe-dirs / GPUK_ALLOW_UNSAFE_DIRS=1 to use it anyway)");
+      return;
+    }
+    std::cerr << "gpuk: warning: using the compile cache " << dir->string() << " although " << *why
+              << " (--allow-unsafe-dirs / GPUK_ALLOW_UNSAFE_DIRS)\n";
+  }
+  const fs::path probe = temporary_path(*dir / ".probe");
   std::ofstream out(probe);
-  if (ec || !out) {
-    std::cerr << "gpuk: warning: the compile cache " << dir->string()
-              << " cannot be written; compiling without a cache\n";
+  if (!out) {
+    off("cannot be written");
     return;
   }
   out.close();
+  std::error_code ec;
   fs::remove(probe, ec);
+  // Writers killed mid-entry (SIGKILL, power loss) leave their temporary files; their entries
+  // were never renamed into place, so nothing else is lost.
+  if (const int removed = remove_orphaned_temporaries(*dir))
+    std::cerr << "gpuk: note: removed " << removed << " temporary file" << (removed == 1 ? "" : "s")
+              << " that killed gpuk processes left in the compile cache " << dir->string() << "\n";
   dir_ = std::move(dir);
 }
 

@@ -8,6 +8,7 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/install_dirs.hpp"
+#include "gpuk/safe_dirs.hpp"
 #include "gpuk/text.hpp"
 #include "util/yaml_util.hpp"
 
@@ -201,6 +202,8 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
       errors_.push_back(dir.string() + ": kernel directory does not exist");
       continue;
     }
+    // Its kernels run on your GPU, as you.
+    refuse_tree_if_writable_by_others(dir, "kernel directory", origin_of(dir, builtin_kernel_dir()));
     std::vector<fs::path> paths;
     for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
          it.increment(ec)) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/host_memory.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/timing.hpp"
 
@@ -46,6 +47,7 @@ void Bench::make() {
   const RunSpec& spec = spec_;
   Device& device = device_;
   refuse_if_run_does_not_fit(spec, plugin_, device);
+  refuse_if_host_memory_short(spec, plugin_);
   HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
   if (input.dtype() != spec.dtype || input.size() != spec.size)
     throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +

@@ -8,7 +8,9 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/host_memory.hpp"
 #include "gpuk/install_dirs.hpp"
+#include "gpuk/safe_dirs.hpp"
 #include "gpuk/text.hpp"
 
 namespace gpuk {
@@ -37,6 +39,9 @@ void Workload::launch(const LaunchTarget& target) {
 }
 
 std::uint64_t FamilyPlugin::device_bytes(const RunSpec& spec) const { return spec.size * dtype_size(spec.dtype); }
+std::uint64_t FamilyPlugin::host_bytes(const RunSpec& spec) const {
+  return bytes_for(spec.size, 2 * dtype_size(spec.dtype));
+}
 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;
@@ -53,6 +58,8 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
+    const DirOrigin origin = origin_of(dir, builtin_plugin_dir());
+    refuse_if_writable_by_others(dir, "plugin directory", true, origin);  // a plugin runs as you
     std::vector<fs::path> paths;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
@@ -60,6 +67,7 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
     }
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
+      refuse_if_writable_by_others(path, "plugin", false, origin);
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
         errors_.push_back(path.string() + ": cannot load plugin: " + dlerror());

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/host_memory.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/timing.hpp"
 
@@ -79,6 +80,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
 
   // Refuse up front what cannot fit (before compiling), rather than failing halfway.
   refuse_if_run_does_not_fit(spec, plugin, device);
+  refuse_if_host_memory_short(spec, plugin);
 
   const LaunchPlan plan = plan_launches(variant, launch_limits(spec, info));
   report.launches = plan.launches;

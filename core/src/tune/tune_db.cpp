@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <climits>
+#include <cstdint>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -49,28 +52,85 @@ nlohmann::json to_json(const TuningEntry& e) {
   return j;
 }
 
+// One entry, checked field by field: a hand-edited entry with a wrong type or an impossible value
+// throws ConfigError saying which field, and read() skips it with a warning.
 TuningEntry from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("it is not a JSON object");
+  const auto text = [&](const char* name, bool required) {
+    if (!j.contains(name)) {
+      if (required) throw ConfigError(std::string("it has no \"") + name + "\"");
+      return std::string();
+    }
+    if (!j[name].is_string()) throw ConfigError(std::string("\"") + name + "\" must be a string");
+    return j[name].get<std::string>();
+  };
+  const auto number = [&](const char* name) {
+    if (!j.contains(name)) return 0.0;
+    if (!j[name].is_number() || !std::isfinite(j[name].get<double>()) || j[name].get<double>() < 0)
+      throw ConfigError(std::string("\"") + name + "\" must be a number, at least 0");
+    return j[name].get<double>();
+  };
+  const auto integer = [&](const char* name, bool required, std::int64_t low, std::int64_t high) -> std::int64_t {
+    if (!j.contains(name)) {
+      if (required) throw ConfigError(std::string("it has no \"") + name + "\"");
+      return 0;
+    }
+    const auto& v = j[name];
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high)) ||
+        v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+      throw ConfigError(std::string("\"") + name + "\" must be an integer from " + std::to_string(low) + " to " +
+                        std::to_string(high));
+    return v.get<std::int64_t>();
+  };
   TuningEntry e;
-  e.key.gpu = j.at("gpu").get<std::string>();
-  e.key.arch = j.at("arch").get<std::string>();
-  e.key.family = j.at("family").get<std::string>();
-  e.key.operation = j.at("operation").get<std::string>();
-  e.key.options = j.value("options", std::string());
-  e.key.dtype = j.at("dtype").get<std::string>();
-  e.key.bucket = j.at("size_bucket").get<int>();
-  e.kernel = j.at("kernel").get<std::string>();
-  e.params = j.at("params").get<std::map<std::string, std::int64_t>>();
-  e.median_ms = j.value("median_ms", 0.0);
-  e.gbs = j.value("gbs", 0.0);
-  e.size = j.value("size", std::uint64_t{0});
-  e.ties = j.value("ties", std::vector<std::string>{});
-  e.strategy = j.value("strategy", std::string());
-  e.evaluated = j.value("evaluated", 0);
-  e.tuned_at = j.value("tuned_at", std::string());
-  e.gpuk_version = j.value("gpuk_version", std::string());
-  e.nvrtc = j.value("nvrtc", std::string());
+  e.key.gpu = text("gpu", true);
+  e.key.arch = text("arch", true);
+  e.key.family = text("family", true);
+  e.key.operation = text("operation", true);
+  e.key.options = text("options", false);
+  e.key.dtype = text("dtype", true);
+  e.key.bucket = static_cast<int>(integer("size_bucket", true, 0, 64));
+  e.kernel = text("kernel", true);
+  if (!j.contains("params") || !j["params"].is_object()) throw ConfigError("\"params\" must be an object");
+  for (const auto& [name, value] : j["params"].items()) {
+    if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX))
+      throw ConfigError("parameter " + name + " must be an integer");
+    e.params[name] = value.get<std::int64_t>();
+  }
+  e.median_ms = number("median_ms");
+  e.gbs = number("gbs");
+  e.size = static_cast<std::uint64_t>(integer("size", false, 0, INT64_MAX));
+  if (j.contains("ties")) {
+    if (!j["ties"].is_array()) throw ConfigError("\"ties\" must be a list of strings");
+    for (const auto& t : j["ties"]) {
+      if (!t.is_string()) throw ConfigError("\"ties\" must be a list of strings");
+      e.ties.push_back(t.get<std::string>());
+    }
+  }
+  e.strategy = text("strategy", false);
+  e.evaluated = static_cast<int>(integer("evaluated", false, 0, INT32_MAX));
+  e.tuned_at = text("tuned_at", false);
+  e.gpuk_version = text("gpuk_version", false);
+  e.nvrtc = text("nvrtc", false);
   return e;
 }
+
+// "entry 3 (reduce argmax float32, kernel onepass)": what of an entry can be read, to name it.
+std::string describe_entry(std::size_t index, const nlohmann::json& j) {
+  std::string what;
+  if (j.is_object())
+    for (const char* field : {"family", "operation", "options", "dtype", "kernel"})
+      if (j.contains(field) && j[field].is_string() && !j[field].get<std::string>().empty())
+        what += (what.empty() ? "" : std::string(field) == "kernel" ? ", kernel " : " ") + j[field].get<std::string>();
+  return "entry " + std::to_string(index + 1) + (what.empty() ? "" : " (" + what + ")");
+}
+
+// A file that does not parse as JSON at all (a hand edit gone wrong; gpuk itself writes
+// atomically): `merge_into` moves it aside instead of failing a finished sweep.
+class DamagedDb : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
 
 // An exclusive flock on PATH.lock, held for the object's lifetime. flock locks belong to the
 // open file description, so two threads of one process exclude each other too.
@@ -123,16 +183,32 @@ TuningDb TuningDb::read(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (text.str().find_first_not_of(" \t\r\n") == std::string::npos) return db;
+  nlohmann::json j;
   try {
-    const auto j = nlohmann::json::parse(text.str());
-    if (j.value("format", std::string()) != kFormat)
-      throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
-    if (j.value("version", 0) > kVersion)
-      throw ConfigError(path.string() + ": tuning database version " + std::to_string(j.value("version", 0)) +
-                        " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
-    for (const auto& e : j.at("entries")) db.put(from_json(e));
+    j = nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(path.string() + ": the tuning database is damaged: " + e.what());
+    throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
+    throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
+  if (j.contains("version") && !j["version"].is_number_integer())
+    throw ConfigError(path.string() + ": the tuning database is damaged: \"version\" is not an integer");
+  if (j.contains("version") && j["version"].get<double>() > kVersion)
+    throw ConfigError(path.string() + ": tuning database version " + j["version"].dump() +
+                      " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
+  if (!j.contains("entries") || !j["entries"].is_array())
+    throw ConfigError(path.string() + ": the tuning database is damaged: \"entries\" is not a list");
+  const auto& entries = j["entries"];
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    try {
+      db.put(from_json(entries[i]));
+    } catch (const ConfigError& e) {
+      // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
+      // entry is written back as it was, so a later merge loses nothing.
+      std::cerr << "gpuk: warning: " << path.string() << ": " << describe_entry(i, entries[i])
+                << " is ignored: " << e.what() << "\n";
+      db.unreadable_.push_back(entries[i].dump());
+    }
   }
   return db;
 }
@@ -143,6 +219,7 @@ void TuningDb::write(const fs::path& path) const {
   j["version"] = kVersion;
   j["entries"] = nlohmann::ordered_json::array();
   for (const auto& e : entries_) j["entries"].push_back(nlohmann::ordered_json::parse(to_json(e).dump()));
+  for (const auto& raw : unreadable_) j["entries"].push_back(nlohmann::ordered_json::parse(raw));
   write_file_atomically(path, j.dump(2) + "\n", "the tuning database");
 }
 
@@ -150,7 +227,20 @@ void TuningDb::merge_into(const fs::path& path, const std::vector<TuningEntry>& 
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   const FileLock lock(path.string() + ".lock");
-  TuningDb db = read(path);
+  // Under the lock no other merge is writing: a temporary file of this database whose writer is
+  // gone was left by a merge that was killed; its update never landed, and its writer said nothing.
+  remove_orphaned_temporaries(path.has_parent_path() ? path.parent_path() : fs::path("."),
+                              path.filename().string());
+  TuningDb db;
+  try {
+    db = read(path);
+  } catch (const DamagedDb& e) {
+    const fs::path aside = path.string() + ".damaged-" + std::to_string(::getpid());
+    fs::rename(path, aside, ec);
+    if (ec) throw;
+    std::cerr << "gpuk: warning: " << e.what() << "\ngpuk: warning: moved it to " << aside.string()
+              << " and started a new one\n";
+  }
   for (const auto& e : entries) db.put(e);
   db.write(path);
 }

@@ -10,4 +10,12 @@ namespace gpuk {
 // ("the tuning database") and the path when it cannot; the temporary file is removed then.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, std::string_view what);
 
+// A temporary name beside `path`, unique per process and call: PATH.tmp-PID-N.
+std::filesystem::path temporary_path(const std::filesystem::path& path);
+
+// Removes the temporary files in `dir` whose name starts with `prefix` and whose writing process
+// is gone (killed while it wrote: SIGKILL runs no clean-up). A live writer's file is kept, as is
+// one of a process id this machine does not know to be dead. Returns how many it removed.
+int remove_orphaned_temporaries(const std::filesystem::path& dir, std::string_view prefix = {});
+
 }  // namespace gpuk
