@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -25,6 +24,7 @@
 #include "gpuk/jit.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
+#include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
@@ -119,24 +119,25 @@ int cmd_list(const Global& g) {
   return 0;
 }
 
-std::string default_arch(const std::string& requested) {
-  if (!requested.empty()) return requested;
+// The GPU's description when there is one (`check` then compiles for it and plans for it).
+std::optional<DeviceInfo> gpu_info() {
   std::string why;
   if (device_count(&why) > 0) {
     try {
-      return Device(0).info().arch();
+      return Device(0).info();
     } catch (const Error&) {
     }
   }
-  return "sm_90";
+  return std::nullopt;
 }
 
 int cmd_check(const Global& g, const std::vector<std::string>& targets, const std::string& arch_option) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   const CompileCache cache(cache_dir(g));
+  const std::optional<DeviceInfo> gpu = gpu_info();
   JitOptions options;
-  options.arch = default_arch(arch_option);
+  options.arch = !arch_option.empty() ? arch_option : gpu ? gpu->arch() : "sm_90";
   options.include_dirs = kernels.include_dirs();
   const Jit jit(options, &cache);
 
@@ -144,16 +145,13 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
   const auto check_file = [&](const KernelFile& file, const std::vector<std::vector<std::string>>& arg_sets,
                               const std::map<std::string, std::int64_t>& params) {
     std::vector<std::string> names;
-    for (const auto& args : arg_sets) {
-      const Variant v(std::make_shared<const KernelFile>(file), args, params);
-      for (const auto& l : file.launches) names.push_back(v.name_expression(l));
-    }
-    const auto start = std::chrono::steady_clock::now();
-    const CompiledKernels c = jit.compile(file, names);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto shared = std::make_shared<const KernelFile>(file);
+    for (const auto& args : arg_sets)
+      for (const auto& name : kernel_names(Variant(shared, args, params))) names.push_back(name);
+    const CompiledVariant c = compile_variant(file, names, jit);
     std::cout << "ok    " << file.path.string() << ": " << names.size() << " kernels for " << options.arch << " ("
-              << (c.from_cache ? "cached" : std::to_string(static_cast<int>(ms)) + " ms") << ")\n";
-    if (!c.log.empty()) std::cout << c.log << "\n";
+              << (c.from_cache ? "cached" : std::to_string(static_cast<int>(c.ms)) + " ms") << ")\n";
+    if (!c.kernels->log.empty()) std::cout << c.kernels->log << "\n";
   };
   const auto guarded = [&](const std::string& what, auto&& body) {
     try {
@@ -176,10 +174,17 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
     guarded(target, [&] {
       const fs::path path(target);
       if (path.extension() == ".yaml" || path.extension() == ".yml") {
+        // The variant a run would choose: on this GPU, or (no GPU) by the architecture alone.
         const RunSpec spec = load_run_spec(path, plugins, kernels);
         const FamilyPlugin& plugin = plugins.get(spec.family);
-        const auto file = kernels.find(spec.family, spec.kernel);
-        check_file(*file, {plugin.template_args(spec)}, spec.params);
+        const Problem problem = problem_of(spec);
+        const DeviceInfo info = gpu && gpu->arch() == options.arch ? *gpu : device_of_arch(options.arch);
+        const TuningSources tuning = tuning_sources(spec, kernels, g.tuning_db, options.arch);
+        const Choice choice = choose_variant(problem, variant_request(spec), plugin, kernels, info, tuning,
+                                             /*check_plans=*/info.sm_count > 0);
+        for (const auto& w : tuning.warnings) std::cerr << "gpuk: warning: " << w << "\n";
+        for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << w << "\n";
+        check_file(*choice.file, {plugin.template_args(problem)}, choice.params);
       } else {
         const KernelFile file = KernelFile::load(path);
         const FamilyPlugin& plugin = plugins.get(file.family);
@@ -199,21 +204,16 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
   print_load_problems(plugins, kernels);
   RunSpec spec = load_run_spec(config, plugins, kernels);
   if (repeats > 0) spec.repeats = repeats;
-  if (tuning && !spec.variant_auto)
-    throw ConfigError(config.string() + ": --tuning FILE picks the variant of a config with 'variant: auto'; this "
-                                        "config names its variant");
+  if (tuning) {
+    if (spec.pick != RunSpec::Pick::lookup)
+      throw ConfigError(config.string() + ": --tuning FILE replaces the tuning database that chooses the variant of "
+                                          "a config naming none; this config names its variant");
+    spec.tuning_file = *tuning;
+  }
   const CompileCache cache(cache_dir(g));
   Device device(device_ordinal);
-  std::string chosen;
-  if (spec.variant_auto) {
-    // The run's own file (--tuning, then the config's tuning:) or the database.
-    const fs::path db_path = tuning ? *tuning : spec.tuning_file ? *spec.tuning_file : tuning_db_path(g);
-    if ((tuning || spec.tuning_file) && !fs::exists(db_path))
-      throw ConfigError(db_path.string() + ": the tuning file does not exist");
-    chosen = resolve_auto_variant(spec, device.info(), TuningDb::read(db_path), db_path, kernels);
-  }
-  RunReport report = run(spec, {plugins, kernels, &cache, time_limit}, device);
-  report.variant_source = chosen;
+  const RunReport report = run(spec, {plugins, kernels, &cache, time_limit, g.tuning_db}, device);
+  for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
   print_report(std::cout, report);
   if (json) write_json(*json, report);
   if (csv) write_csv(*csv, report);
@@ -230,25 +230,6 @@ struct TuneArgs {
   bool no_save = false;
   double time_limit = 0;
 };
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string mib(std::int64_t bytes) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(bytes < (1 << 20) ? 2 : 0) << static_cast<double>(bytes) / (1 << 20) << " MiB";
-  return out.str();
-}
-
-const char* strategy_name(TuneStrategy s) {
-  return s == TuneStrategy::exhaustive ? "exhaustive" : s == TuneStrategy::random ? "random" : "anneal";
-}
 
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
 class ProgressBar {
@@ -327,103 +308,41 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
       std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
                 << "'s metadata list; it is swept anyway (constraints still apply)\n";
 
-  const FamilyPlugin& plugin = plugins.get(t.run.family);
   const CompileCache cache(cache_dir(g));
   Device device(a.device);
-  const DeviceInfo& info = device.info();
-  Bench bench(t.run, plugin, device);
-  const bool flush = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && bench.input_fits_l2());
-
-  CompileStats stats;
-  GpuMeasurerOptions mo;
-  mo.warmup = t.run.warmup;
-  mo.repeats = t.run.repeats;
-  mo.flush_l2 = flush;
-  mo.threads = a.threads;
-  mo.time_limit_s = a.time_limit;
-  const auto measurer = make_gpu_measurer({plugins, kernels, &cache}, device, bench, mo, &stats);
-
-  TuneOptions options;
-  options.strategy = t.strategy;
-  options.evaluations = t.budget_evaluations;
-  options.seconds = t.budget_seconds;
-  options.seed = t.seed;
-  options.recheck_top = t.recheck_top;
-  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  SweepOptions options;
+  options.threads = a.threads;
+  options.time_limit_s = a.time_limit;
   if (restarts > 0) options.prior = read_tune_state(state, space);
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
-  TuneResult result = tune(space, *measurer, options);
+  TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, g.tuning_db}, device, options);
   bar.finish();
-  if (result.context_lost) {
+  if (report.result.context_lost) {
     // Nothing more can run in this process: the next one goes on from here.
-    write_tune_state(state, result.evaluations);
-    std::cerr << "gpuk: " << result.stopped << "; the sweep goes on in a fresh process\n";
+    write_tune_state(state, report.result.evaluations);
+    std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
     return kGoOn;
   }
 
-  TuneReport report;
-  report.config = a.config->string();
-  report.family = t.run.family;
-  report.operation = t.run.operation;
-  report.dtype = std::string(dtype_name(t.run.dtype));
-  report.options.assign(t.run.options.begin(), t.run.options.end());
-  report.size = t.run.size;
-  report.bytes_moved = bench.bytes_moved();
-  report.gpu = info.name;
-  report.arch = info.arch();
-  report.nvrtc = nvrtc_version();
-  report.peak_gbs = info.peak_bandwidth_gbs;
-  report.strategy = strategy_name(t.strategy);
-  report.seed = t.seed;
-  const std::int64_t input_bytes = static_cast<std::int64_t>(t.run.size * dtype_size(t.run.dtype));
-  std::ostringstream timing;
-  timing << "CUDA events; per variant 1 verified run, " << t.run.warmup << " warm-ups, median of " << t.run.repeats
-         << " timed runs; the best " << options.recheck_top << " re-timed " << options.recheck_repeats
-         << " times more, interleaved; ";
-  if (flush)
-    timing << "L2 (" << mib(info.l2_bytes) << ") flushed by writing " << mib(2 * info.l2_bytes)
-           << " before each timed run (input " << mib(input_bytes) << ")";
-  else if (t.flush_l2 == FlushL2::off)
-    timing << "no L2 flush (flush_l2: false; input " << mib(input_bytes) << ")";
-  else
-    timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
-           << ")";
-  report.timing = timing.str();
-  report.compile = stats;
-  report.result = std::move(result);
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   print_tune_report(std::cout, report, t.show);
   if (a.json) write_tune_json(*a.json, report);
   if (a.csv) write_tune_csv(*a.csv, report);
 
-  const Evaluation* w = report.result.winner();
-  const bool dead = report.result.aborted;
-  if (w && t.save && !dead) {
-    TuningEntry e;
-    e.key = {info.name, info.arch(), t.run.family, t.run.operation, options_key(t.run.options), report.dtype,
-             size_bucket(t.run.size)};
-    e.kernel = space.files()[w->candidate.file].file->name;
-    e.params = w->params;
-    e.median_ms = w->time.median;
-    e.gbs = gbs_of(report.bytes_moved, w->time.median);
-    e.size = t.run.size;
-    for (auto i : report.result.ties) e.ties.push_back(report.result.evaluations[i].label);
-    e.strategy = report.strategy;
-    e.evaluated = static_cast<int>(report.result.evaluations.size() - report.result.count(Status::pruned));
-    e.tuned_at = utc_now();
-    e.gpuk_version = gpuk_version();
-    e.nvrtc = report.nvrtc;
-    TuningDb::merge_into(db_path, {e});
-    std::cout << "  saved    the best to " << db_path.string() << " (" << e.key.family << " " << e.key.operation
-              << " " << e.key.dtype << ", n in [2^" << e.key.bucket << ", 2^" << e.key.bucket + 1 << "))\n";
+  const auto winner = winner_entry(report, space);
+  if (winner && t.save) {
+    TuningDb::merge_into(db_path, {*winner});
+    std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
+              << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
+              << winner->key.bucket + 1 << "))\n";
   }
-  if (a.export_file) export_db(db_path, *a.export_file, t.run.family, t.run.operation, info.name);
-  if (dead) {
+  if (a.export_file) export_db(db_path, *a.export_file, t.run.family, t.run.operation, report.gpu);
+  if (report.result.aborted) {
     std::cerr << "gpuk: " << report.result.stopped << "\n";
     return 1;
   }
-  return w ? 0 : 3;
+  return report.result.winner() ? 0 : 3;
 }
 
 // `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
@@ -518,7 +437,8 @@ int main(int argc, char** argv) {
   run->add_option("--device", device_ordinal, "GPU ordinal")->check(CLI::NonNegativeNumber);
   run->add_option("--repeats", repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
   std::optional<fs::path> tuning;
-  run->add_option("--tuning", tuning, "with variant: auto, pick from this exported tuning file")->type_name("FILE");
+  run->add_option("--tuning", tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
+      ->type_name("FILE");
   double run_time_limit = 0;
   const std::string time_limit_help = "seconds one run of a variant may take before it is abandoned (default " +
                                       std::to_string(static_cast<int>(kDefaultTimeLimitSeconds)) +

@@ -17,23 +17,27 @@ constraints:
   - LB32 == 0 || n < 1073741824
 launch:
   - entry: radix_small
+    when: SMALL && n <= BLOCK * ITEMS
     grid: 1
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 5) * pow2(RADIX_BITS) * 4 + 128
   - entry: radix_histogram
+    when: SMALL == 0 || n > BLOCK * ITEMS
     grid: min(ceil_div(n, BLOCK * ITEMS), sm_count * 4)
     block: BLOCK
   - entry: radix_pass
+    when: SMALL == 0 || n > BLOCK * ITEMS
+    repeat: ceil_div(elem_bytes * 8, RADIX_BITS)
     grid: ceil_div(n, BLOCK * ITEMS)
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 1) * pow2(RADIX_BITS) * 4 + 64
 scratch: 32 + 2 * ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * ceil_div(n, BLOCK * ITEMS) * pow2(RADIX_BITS)
 */
 
-// How the host runs it (plugins/sort): n <= BLOCK * ITEMS with SMALL = 1: radix_small alone.
-// Otherwise radix_histogram once, then radix_pass once per digit pass (pass = 0, 1, ...),
-// reading the previous pass's output and writing the other buffer, so that the last pass lands
-// in keys_out / values_out and the input is never written.
+// How the host runs it (the launch list's `when` and `repeat`): n <= BLOCK * ITEMS with
+// SMALL = 1: radix_small alone. Otherwise radix_histogram once, then radix_pass once per digit
+// pass (pass = 0, 1, ...), reading the previous pass's output and writing the other buffer, so
+// that the last pass lands in keys_out / values_out and the input is never written.
 //
 // The parameters besides the tile (BLOCK x ITEMS keys) and the digit width:
 // - MIN_BLOCKS is radix_pass's __launch_bounds__ minimum of resident blocks per SM. It caps the

@@ -109,7 +109,7 @@ struct Resources {
 template <class T, Op OP, bool ABS, class NumItemsT>
 cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned char* out, NumItemsT n, cudaStream_t s) {
   using V = ValueOf<T, ABS>;
-  if constexpr (OP == Op::Sum) {
+  if constexpr (OP == Op::sum) {
     using Acc = typename SumAccOf<V>::type;
     if constexpr (ABS) {
       return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, in, reinterpret_cast<Acc*>(out), n,
@@ -117,9 +117,9 @@ cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned cha
     } else {
       return cub::DeviceReduce::Sum(d_temp, temp_bytes, in, reinterpret_cast<Acc*>(out), n, s);
     }
-  } else if constexpr (OP == Op::Max || OP == Op::Min) {
+  } else if constexpr (OP == Op::max || OP == Op::min) {
     if constexpr (ABS) {
-      if constexpr (OP == Op::Max) {
+      if constexpr (OP == Op::max) {
         return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n,
                                                   ::cuda::maximum<>{}, Magnitude<T>{},
                                                   ::cuda::std::numeric_limits<V>::lowest(), s);
@@ -128,7 +128,7 @@ cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned cha
                                                   ::cuda::minimum<>{}, Magnitude<T>{},
                                                   ::cuda::std::numeric_limits<V>::max(), s);
       }
-    } else if constexpr (OP == Op::Max) {
+    } else if constexpr (OP == Op::max) {
       return cub::DeviceReduce::Max(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n, s);
     } else {
       return cub::DeviceReduce::Min(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n, s);
@@ -141,7 +141,7 @@ cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned cha
       if constexpr (ABS) return thrust::make_transform_iterator(in, Magnitude<T>{});
       else return in;
     }();
-    if constexpr (OP == Op::ArgMax) {
+    if constexpr (OP == Op::argmax) {
       return cub::DeviceReduce::ArgMax(d_temp, temp_bytes, items, value_out, index_out, n, s);
     } else {
       return cub::DeviceReduce::ArgMin(d_temp, temp_bytes, items, value_out, index_out, n, s);
@@ -149,15 +149,14 @@ cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned cha
   }
 }
 
+// The baseline's own words: with abs, what CUB runs is a TransformReduce.
 constexpr const char* cub_name(Op op, bool abs) {
+  if (!abs || info(op).index) return info(op).cub;
   switch (op) {
-    case Op::Max: return abs ? "cub::DeviceReduce::TransformReduce(max)" : "cub::DeviceReduce::Max";
-    case Op::Min: return abs ? "cub::DeviceReduce::TransformReduce(min)" : "cub::DeviceReduce::Min";
-    case Op::Sum: return abs ? "cub::DeviceReduce::TransformReduce(sum)" : "cub::DeviceReduce::Sum";
-    case Op::ArgMax: return "cub::DeviceReduce::ArgMax";
-    case Op::ArgMin: return "cub::DeviceReduce::ArgMin";
+    case Op::max: return "cub::DeviceReduce::TransformReduce(max)";
+    case Op::min: return "cub::DeviceReduce::TransformReduce(min)";
+    default: return "cub::DeviceReduce::TransformReduce(sum)";
   }
-  return "cub::DeviceReduce";
 }
 
 template <class T, Op OP, bool ABS, class NumItemsT>
@@ -185,10 +184,10 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   run.kernel_ms.assign(timing.ms.begin(), timing.ms.end());
   run.gated = timing.gated;
 
-  if constexpr (OP == Op::Max || OP == Op::Min) {
+  if constexpr (OP == Op::max || OP == Op::min) {
     const std::int64_t no_index = -1;  // CUB's Max / Min give no index
     std::memcpy(run.result + 8, &no_index, sizeof no_index);
-  } else if constexpr (OP == Op::ArgMax || OP == Op::ArgMin) {
+  } else if constexpr (OP == Op::argmax || OP == Op::argmin) {
     if (n == 0) {  // CUB writes nothing for an empty input
       const std::int64_t no_index = -1;
       std::memcpy(run.result + 8, &no_index, sizeof no_index);
@@ -198,7 +197,7 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
 
 template <class T, Op OP, bool ABS>
 void run_op(CubRun& run, const T* in, std::int64_t n, int warmup, int repeats, cudaStream_t stream) {
-  if constexpr (OP == Op::ArgMax || OP == Op::ArgMin) {
+  if constexpr (OP == Op::argmax || OP == Op::argmin) {
     run_typed<T, OP, ABS>(run, in, n, warmup, repeats, stream);
   } else if (static_cast<std::uint64_t>(n) <= 0xffffffffull) {
     run_typed<T, OP, ABS>(run, in, static_cast<std::uint32_t>(n), warmup, repeats, stream);
@@ -210,13 +209,13 @@ void run_op(CubRun& run, const T* in, std::int64_t n, int warmup, int repeats, c
 template <class T, bool ABS>
 void run_abs(CubRun& run, Op op, const T* in, std::int64_t n, int warmup, int repeats, cudaStream_t stream) {
   switch (op) {
-    case Op::Max: return run_op<T, Op::Max, ABS>(run, in, n, warmup, repeats, stream);
-    case Op::Min: return run_op<T, Op::Min, ABS>(run, in, n, warmup, repeats, stream);
-    case Op::Sum: return run_op<T, Op::Sum, ABS>(run, in, n, warmup, repeats, stream);
-    case Op::ArgMax: return run_op<T, Op::ArgMax, ABS>(run, in, n, warmup, repeats, stream);
-    case Op::ArgMin: return run_op<T, Op::ArgMin, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::max: return run_op<T, Op::max, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::min: return run_op<T, Op::min, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::sum: return run_op<T, Op::sum, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::argmax: return run_op<T, Op::argmax, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::argmin: return run_op<T, Op::argmin, ABS>(run, in, n, warmup, repeats, stream);
   }
-  run.error = "unknown reduce op " + std::to_string(static_cast<int>(op));
+  run.error = std::string("unknown reduce op ") + info(op).name;
 }
 
 }  // namespace

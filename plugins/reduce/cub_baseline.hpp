@@ -6,11 +6,9 @@
 #include <vector>
 
 #include "gpuk/dtype.hpp"
+#include "gpuk/reduce_ops.hpp"
 
 namespace gpuk::reduce {
-
-// Mirrors gpuk::ReduceOp in kernels_src/include/gpuk/reduce.cuh.
-enum class Op : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4 };
 
 struct CubRun {
   std::vector<double> kernel_ms;     // one per timed repeat: CUDA events around the CUB call(s)

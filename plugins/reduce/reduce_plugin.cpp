@@ -13,30 +13,75 @@
 #include "gpuk/error.hpp"
 #include "gpuk/host.hpp"
 #include "gpuk/host_memory.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/reduce.hpp"
 
 namespace gpuk::reduce {
 namespace {
 
-const std::vector<std::string> kOperations = {"max", "min", "sum", "argmax", "argmin"};
+Op parse_op(const std::string& name) { return table_parse(kOps, name, "reduce").op; }
 
-ReduceOp parse_op(const std::string& name) {
-  for (std::size_t i = 0; i < kOperations.size(); ++i)
-    if (kOperations[i] == name) return static_cast<ReduceOp>(i);
-  throw ConfigError("the reduce family has no operation '" + name + "'");
-}
+bool has_index(Op op) { return info(op).index; }
 
-const char* cuda_op_name(ReduceOp op) {
-  static const char* names[] = {"Max", "Min", "Sum", "ArgMax", "ArgMin"};
-  return names[static_cast<int>(op)];
-}
-
-bool has_index(ReduceOp op) { return op == ReduceOp::argmax || op == ReduceOp::argmin; }
-
-std::string leading_arg(DType dtype, ReduceOp op, bool abs) {
-  return "gpuk::Reduce<" + std::string(dtype_cuda_name(dtype)) + ", gpuk::ReduceOp::" + cuda_op_name(op) + ", " +
+std::string leading_arg(DType dtype, Op op, bool abs) {
+  return "gpuk::Reduce<" + std::string(dtype_cuda_name(dtype)) + ", " + info(op).device + ", " +
          (abs ? "true" : "false") + ">";
 }
+
+// The dtype of the value compared or summed: |x| of a signed integer is its unsigned magnitude.
+DType value_dtype(DType t, bool abs) {
+  if (!abs) return t;
+  return t == DType::int32 ? DType::uint32 : t == DType::int64 ? DType::uint64 : t;
+}
+// Sums accumulate in 64 bits: floats in double, integers in (unsigned) int64.
+DType sum_dtype(DType v) {
+  if (dtype_is_float(v)) return DType::float64;
+  return dtype_is_signed(v) ? DType::int64 : DType::uint64;
+}
+
+// The device result of every reduce kernel: one Acc (docs/kernels/reduce.md), 16 bytes at most.
+constexpr std::uint64_t kResultBytes = 16;
+constexpr unsigned char kPoison = 0xA5;
+// Scratch: the ticket counter (16 zeroed bytes, zeroed once), then the partials (poisoned once:
+// a kernel writes a slot before reading it), 256-byte aligned.
+constexpr std::uint64_t kPartialsAt = 256;
+
+// The reduce kernels' launches on device pointers: (in, n, out, partials, counter) for every launch.
+class ReduceLauncher final : public Launcher {
+ public:
+  explicit ReduceLauncher(const Problem& p)
+      : dtype_(p.dtype), op_(parse_op(p.operation)), abs_(p.option_bool("abs")), n_(p.n) {}
+
+  std::vector<ArraySlot> arrays() const override {
+    const DType v = value_dtype(dtype_, abs_);
+    const std::string result = op_ == Op::sum ? std::string(dtype_name(sum_dtype(v)))
+                                              : "{" + std::string(dtype_name(v)) + " value; int64 index at byte 8}";
+    return {{"input", false, std::string(dtype_name(dtype_)), n_ * dtype_size(dtype_), false},
+            {"result", true, result, kResultBytes, true}};
+  }
+
+  std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
+    return kPartialsAt + static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * kResultBytes;
+  }
+
+  void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
+    GPUK_CU(driver().cuMemsetD8Async(scratch, 0, kPartialsAt, stream));
+    GPUK_CU(driver().cuMemsetD8Async(scratch + kPartialsAt, kPoison, bytes - kPartialsAt, stream));
+  }
+
+  void launch(const LaunchTarget& target, const DeviceCall& call) const override {
+    CUdeviceptr in = call.arrays[0], out = call.arrays[1];
+    CUdeviceptr partials = call.scratch + kPartialsAt, counter = call.scratch;
+    std::int64_t n = static_cast<std::int64_t>(call.n);
+    void* args[] = {&in, &n, &out, &partials, &counter};
+    launch_plan(target, args);
+  }
+
+ private:
+  DType dtype_;
+  Op op_;
+  bool abs_;
+  std::uint64_t n_;
+};
 
 // Host mirrors of the device types in reduce.cuh.
 template <class T> struct Magnitude { using type = T; };
@@ -129,7 +174,7 @@ class ReduceWorkload final : public Workload {
   using Sum = typename S::Sum;
 
  public:
-  ReduceWorkload(HostArray input, ReduceOp op) : input_(std::move(input)), op_(op) {}
+  ReduceWorkload(HostArray input, Op op) : input_(std::move(input)), op_(op) {}
 
   std::uint64_t bytes_moved() const override { return input_.bytes(); }
 
@@ -137,21 +182,9 @@ class ReduceWorkload final : public Workload {
     d_in_ = DeviceBuffer(input_.bytes());
     d_in_.upload(input_.data(), input_.bytes(), stream);
     d_out_ = DeviceBuffer(kResultBytes);
-    // Four zeroed words: the ticket counter, and a 64-bit word at byte 8 (docs/kernels/reduce.md).
-    d_counter_ = DeviceBuffer(4 * sizeof(unsigned));
-    d_counter_.fill_bytes(0, stream);
   }
 
-  void bind(const LaunchPlan& plan) override {
-    d_partials_ = DeviceBuffer(std::max<std::size_t>(1, plan.scratch_slots) * kResultBytes);
-    const Stream stream;
-    d_partials_.fill_bytes(kPoison, stream);  // a kernel that reads an unwritten slot gets garbage
-    stream.synchronize();
-    in_ = d_in_.get(), n_ = static_cast<std::int64_t>(input_.size()), out_ = d_out_.get();
-    partials_ = d_partials_.get(), counter_ = d_counter_.get();
-  }
-
-  std::vector<void*> kernel_args() override { return {&in_, &n_, &out_, &partials_, &counter_}; }
+  std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
 
   void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
 
@@ -180,7 +213,7 @@ class ReduceWorkload final : public Workload {
   }
 
   Verification verify() const override {
-    if (op_ == ReduceOp::sum) {
+    if (op_ == Op::sum) {
       const Sum got = read_result<Sum>();
       if constexpr (std::is_floating_point_v<V>) {
         // Any summation order is within n * eps * sum|x| of the exact sum (Higham, 2002).
@@ -213,11 +246,10 @@ class ReduceWorkload final : public Workload {
   }
 
   std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
-    const CubRun run = run_cub_reduce(input_.dtype(), static_cast<Op>(op_), ABS, d_in_.get(),
-                                      static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get());
+    const CubRun run = run_cub_reduce(input_.dtype(), op_, ABS, d_in_.get(), static_cast<std::int64_t>(input_.size()),
+                                      warmup, repeats, stream.get());
     BaselineTiming b;
-    static const char* names[] = {"Max", "Min", "Sum", "ArgMax", "ArgMin"};
-    b.name = std::string("cub::DeviceReduce::") + names[static_cast<int>(op_)];
+    b.name = info(op_).cub;
     if (!run.error.empty()) {
       b.note = "CUB did not run: " + run.error;
       return b;
@@ -225,7 +257,7 @@ class ReduceWorkload final : public Workload {
     b.ms.assign(run.kernel_ms.begin(), run.kernel_ms.end());
     if (!reference_ready_) return b;
     // Report, never hide, a baseline whose answer differs (CUB does not follow NaN semantics).
-    if (op_ == ReduceOp::sum) {
+    if (op_ == Op::sum) {
       Sum got;
       std::memcpy(&got, run.result, sizeof got);
       if constexpr (std::is_floating_point_v<V>) {
@@ -248,14 +280,14 @@ class ReduceWorkload final : public Workload {
   }
 
   std::vector<std::pair<std::string, std::string>> result() const override {
-    if (op_ == ReduceOp::sum) return {{"sum", format_value(read_result<Sum>())}};
+    if (op_ == Op::sum) return {{"sum", format_value(read_result<Sum>())}};
     const auto got = read_result<Candidate<V>>();
     if (!has_index(op_)) return {{"value", format_value(got.value)}};
     return {{"value", format_value(got.value)}, {"index", std::to_string(got.index)}};
   }
 
   void write_result(const std::filesystem::path& path) const override {
-    if (op_ == ReduceOp::sum) {
+    if (op_ == Op::sum) {
       HostArray value(dtype_of<Sum>(), 1);
       value.as<Sum>()[0] = read_result<Sum>();
       write_npy(path, value);
@@ -275,8 +307,6 @@ class ReduceWorkload final : public Workload {
   }
 
  private:
-  static constexpr std::size_t kResultBytes = 16;
-  static constexpr unsigned char kPoison = 0xA5;
   static_assert(sizeof(Candidate<V>) <= kResultBytes && sizeof(Sum) <= kResultBytes);
 
   template <class R> R read_result() const {
@@ -288,7 +318,7 @@ class ReduceWorkload final : public Workload {
   void compute_reference(int threads) {
     const T* data = input_.as<T>().data();
     const auto n = static_cast<std::int64_t>(input_.size());
-    const bool largest = op_ == ReduceOp::max || op_ == ReduceOp::argmax;
+    const bool largest = info(op_).largest;
     threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
     std::vector<Candidate<V>> best(threads, Candidate<V>{V(0), kNoIndex});
     std::vector<typename S::RefSum> sums(threads, 0);
@@ -298,7 +328,7 @@ class ReduceWorkload final : public Workload {
 #endif
     for (int t = 0; t < threads; ++t) {
       const std::int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-      if (op_ == ReduceOp::sum) sums[t] = S::sum(data, begin, end, &abs_sums[t]);
+      if (op_ == Op::sum) sums[t] = S::sum(data, begin, end, &abs_sums[t]);
       else best[t] = S::best_of(data, begin, end, largest);
     }
     ref_ = Candidate<V>{V(0), kNoIndex};
@@ -317,10 +347,8 @@ class ReduceWorkload final : public Workload {
   }
 
   HostArray input_;
-  ReduceOp op_;
-  DeviceBuffer d_in_, d_out_, d_partials_, d_counter_;
-  CUdeviceptr in_ = 0, out_ = 0, partials_ = 0, counter_ = 0;
-  std::int64_t n_ = 0;
+  Op op_;
+  DeviceBuffer d_in_, d_out_;
   unsigned char result_[kResultBytes] = {};
   Candidate<V> ref_{V(0), kNoIndex};
   typename S::RefSum ref_sum_ = 0;
@@ -334,29 +362,33 @@ class ReducePlugin final : public Reducer {
   std::string description() const override {
     return "max, min, sum, argmax, argmin of an array, optionally of |x| (abs: true)";
   }
-  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
   std::vector<OptionSpec> options() const override {
     return {{"abs", OptionSpec::Kind::boolean, "false", {}, "reduce |x| instead of x"}};
   }
   std::string default_kernel() const override { return "onepass"; }
 
-  std::vector<std::string> template_args(const RunSpec& spec) const override {
-    return {leading_arg(spec.dtype, parse_op(spec.operation), spec.option_bool("abs"))};
+  std::vector<std::string> template_args(const Problem& problem) const override {
+    return {leading_arg(problem.dtype, parse_op(problem.operation), problem.option_bool("abs"))};
   }
 
   std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
     std::vector<std::vector<std::string>> out;
-    for (const auto& op : kOperations) {
-      if (!file.supports(op)) continue;
+    for (const OpInfo& op : kOps) {
+      if (!file.supports(op.name)) continue;
       for (DType dtype : file.dtypes)
-        for (bool abs : {false, true}) out.push_back({leading_arg(dtype, parse_op(op), abs)});
+        for (bool abs : {false, true}) out.push_back({leading_arg(dtype, op.op, abs)});
     }
     return out;
   }
 
+  std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    return std::make_unique<ReduceLauncher>(problem);
+  }
+
   std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
-    const ReduceOp op = parse_op(spec.operation);
+    const Op op = parse_op(spec.operation);
     const bool abs = spec.option_bool("abs");
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
@@ -368,7 +400,7 @@ class ReducePlugin final : public Reducer {
   // The input alone: the CPU reference and the baseline read it in place and keep one value.
   std::uint64_t host_bytes(const RunSpec& spec) const override { return bytes_for(spec.size, dtype_size(spec.dtype)); }
 
-  ReduceAnswer reduce_on_cpu(const HostArray& input, ReduceOp op, bool abs) const override {
+  Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const override {
     return visit_dtype(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       return abs ? answer<T, true>(input, op) : answer<T, false>(input, op);
@@ -376,22 +408,22 @@ class ReducePlugin final : public Reducer {
   }
 
  private:
-  template <class T, bool ABS> static ReduceAnswer answer(const HostArray& input, ReduceOp op) {
+  template <class T, bool ABS> static Answer answer(const HostArray& input, Op op) {
     using S = Semantics<T, ABS>;
     using V = typename S::V;
     const T* data = input.as<T>().data();
     const auto n = static_cast<std::int64_t>(input.size());
-    ReduceAnswer a;
+    Answer a;
     const auto store = [&](auto v) {
       using X = decltype(v);
       if constexpr (std::is_floating_point_v<X>) a.float_value = static_cast<double>(v);
       else if constexpr (std::is_signed_v<X>) a.int_value = static_cast<std::int64_t>(v);
       else a.uint_value = static_cast<std::uint64_t>(v);
     };
-    if (op == ReduceOp::sum) {
+    if (op == Op::sum) {
       store(static_cast<typename S::Sum>(S::sum(data, 0, n, nullptr)));
     } else {
-      const Candidate<V> c = S::best_of(data, 0, n, op == ReduceOp::max || op == ReduceOp::argmax);
+      const Candidate<V> c = S::best_of(data, 0, n, info(op).largest);
       store(c.value);
       if (has_index(op)) a.index = c.index;
     }

@@ -14,27 +14,21 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/host.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/search.hpp"
 #include "thrust_baseline.hpp"
 
 namespace gpuk::search {
 namespace {
 
-const std::vector<std::string> kOperations = {"find", "any", "count"};
 const std::vector<DType> kDtypes = {DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64};
 const std::vector<std::string> kValueAt = {"random", "first", "last", "middle", "absent"};
 const std::string kNone = "none";  // the default of `value` and `value_index`: not given
 
-SearchMode parse_mode(const std::string& name) {
-  for (std::size_t i = 0; i < kOperations.size(); ++i)
-    if (kOperations[i] == name) return static_cast<SearchMode>(i);
-  throw ConfigError("the search family has no operation '" + name + "'");
-}
+Mode parse_mode(const std::string& name) { return table_parse(kModes, name, "search").op; }
 
-std::string leading_arg(DType dtype, SearchMode mode) {
-  static const char* names[] = {"Find", "Any", "Count"};
-  return "gpuk::Search<" + std::string(dtype_cuda_name(dtype)) + ", gpuk::SearchOp::" +
-         names[static_cast<int>(mode)] + ">";
+std::string leading_arg(DType dtype, Mode mode) {
+  return "gpuk::Search<" + std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device + ">";
 }
 
 [[noreturn]] void fail(const RunSpec& spec, const std::string& what) {
@@ -88,26 +82,72 @@ template <class T> std::optional<T> parse_literal(std::string text) {
   }
 }
 
-// Checks the options against each other and against the spec's dtype and size.
-void check_options(const RunSpec& spec) {
-  const std::string& value = spec.option("value");
-  const std::string& value_at = spec.option("value_at");
-  const std::string& value_index = spec.option("value_index");
+// Checks the options against each other and against the problem's dtype and size (ConfigError,
+// without a file name: the config reader adds it).
+void check_options(const Problem& p) {
+  const auto fail = [](const std::string& what) { throw ConfigError(what); };
+  const std::string& value = p.option("value");
+  const std::string& value_at = p.option("value_at");
+  const std::string& value_index = p.option("value_index");
   if (value != kNone && value_index != kNone)
-    fail(spec, "give either value (" + value + ") or value_index (" + value_index + "), not both");
+    fail("give either value (" + value + ") or value_index (" + value_index + "), not both");
   if ((value != kNone || value_index != kNone) && value_at != "random")
-    fail(spec, "value_at: " + value_at + " picks the value itself; it cannot be combined with " +
-                   (value != kNone ? "value" : "value_index"));
+    fail("value_at: " + value_at + " picks the value itself; it cannot be combined with " +
+         (value != kNone ? "value" : "value_index"));
   if (value != kNone) {
-    const bool ok = visit_dtype(spec.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value).has_value(); });
-    if (!ok) fail(spec, "value " + value + " is not a " + std::string(dtype_name(spec.dtype)) + " value");
+    const bool ok = visit_dtype(p.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value).has_value(); });
+    if (!ok) fail("value " + value + " is not a " + std::string(dtype_name(p.dtype)) + " value");
   }
   if (value_index != kNone) {
     const std::int64_t i = std::stoll(value_index);
-    if (i < 0 || static_cast<std::uint64_t>(i) >= spec.size)
-      fail(spec, "value_index " + value_index + " is outside the data (size " + std::to_string(spec.size) + ")");
+    if (i < 0 || static_cast<std::uint64_t>(i) >= p.n)
+      fail("value_index " + value_index + " is outside the data (size " + std::to_string(p.n) + ")");
   }
 }
+
+constexpr unsigned char kPoison = 0xA5;
+// Mirrors gpuk::SearchState in search.cuh: best = kNoIndex, count = 0, ticket = 0.
+struct State {
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  std::uint64_t count = 0;
+  std::uint32_t ticket = 0, unused = 0;
+};
+static_assert(sizeof(State) == 24);
+
+// The search kernels' launches on device pointers: (in, n, value, out, state) for every launch;
+// the state (scratch) is set once and every kernel leaves it as it found it.
+class SearchLauncher final : public Launcher {
+ public:
+  explicit SearchLauncher(const Problem& p) : dtype_(p.dtype), n_(p.n) {}
+
+  std::vector<ArraySlot> arrays() const override {
+    return {{"input", false, std::string(dtype_name(dtype_)), n_ * dtype_size(dtype_), false},
+            {"result", true, "int64", sizeof(std::int64_t), true}};
+  }
+  std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"value", dtype_}; }
+
+  std::uint64_t scratch_bytes(const LaunchPlan&) const override { return sizeof(State); }
+
+  void init_scratch(CUdeviceptr scratch, std::uint64_t, CUstream stream) const override {
+    // The words of a fresh State, written by memsets (asynchronous, with no host memory to keep).
+    GPUK_CU(driver().cuMemsetD8Async(scratch, 0, sizeof(State), stream));
+    GPUK_CU(driver().cuMemsetD8Async(scratch, 0xFF, sizeof(std::int64_t) - 1, stream));
+    GPUK_CU(driver().cuMemsetD8Async(scratch + sizeof(std::int64_t) - 1, 0x7F, 1, stream));
+  }
+
+  void launch(const LaunchTarget& target, const DeviceCall& call) const override {
+    CUdeviceptr in = call.arrays[0], out = call.arrays[1], state = call.scratch;
+    std::int64_t n = static_cast<std::int64_t>(call.n);
+    alignas(8) unsigned char value[8] = {};
+    std::memcpy(value, call.scalar, dtype_size(dtype_));
+    void* args[] = {&in, &n, value, &out, &state};
+    launch_plan(target, args);
+  }
+
+ private:
+  DType dtype_;
+  std::uint64_t n_;
+};
 
 // The splitmix64 mixer: the random position is a pure function of the data seed and n.
 std::uint64_t mix64(std::uint64_t z) {
@@ -162,7 +202,7 @@ template <class T> std::optional<T> absent_value(std::span<const T> data) {
 
 // The CPU reference: std::find / std::count over [begin, end), on `threads` threads (contiguous
 // chunks; find keeps the lowest chunk's match).
-template <class T> std::int64_t search_range(const T* data, std::int64_t n, T value, SearchMode mode, int threads) {
+template <class T> std::int64_t search_range(const T* data, std::int64_t n, T value, Mode mode, int threads) {
   threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
   std::vector<std::int64_t> part(threads, -1);
 #if defined(_OPENMP)
@@ -171,14 +211,14 @@ template <class T> std::int64_t search_range(const T* data, std::int64_t n, T va
   for (int t = 0; t < threads; ++t) {
     const T* begin = data + n * t / threads;
     const T* end = data + n * (t + 1) / threads;
-    if (mode == SearchMode::count) {
+    if (mode == Mode::count) {
       part[t] = static_cast<std::int64_t>(std::count(begin, end, value));
     } else {
       const T* it = std::find(begin, end, value);
       part[t] = it == end ? -1 : it - data;
     }
   }
-  if (mode == SearchMode::count) {
+  if (mode == Mode::count) {
     std::int64_t sum = 0;
     for (auto c : part) sum += c;
     return sum;
@@ -191,9 +231,7 @@ template <class T> std::int64_t search_range(const T* data, std::int64_t n, T va
 template <class T>
 class SearchWorkload final : public Workload {
  public:
-  SearchWorkload(HostArray input, SearchMode mode, T value) : input_(std::move(input)), mode_(mode), value_(value) {
-    std::memcpy(value_arg_, &value_, sizeof value_);
-  }
+  SearchWorkload(HostArray input, Mode mode, T value) : input_(std::move(input)), mode_(mode), value_(value) {}
 
   std::uint64_t bytes_moved() const override { return input_.bytes(); }
 
@@ -201,17 +239,10 @@ class SearchWorkload final : public Workload {
     d_in_ = DeviceBuffer(input_.bytes());
     d_in_.upload(input_.data(), input_.bytes(), stream);
     d_out_ = DeviceBuffer(sizeof(std::int64_t));
-    d_state_ = DeviceBuffer(sizeof(State));
-    const State fresh;
-    d_state_.upload(&fresh, sizeof fresh, stream);
-    stream.synchronize();  // `fresh` lives on this stack frame
   }
 
-  void bind(const LaunchPlan&) override {
-    in_ = d_in_.get(), n_ = static_cast<std::int64_t>(input_.size()), out_ = d_out_.get(), state_ = d_state_.get();
-  }
-
-  std::vector<void*> kernel_args() override { return {&in_, &n_, value_arg_, &out_, &state_}; }
+  std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
+  const void* scalar() const override { return &value_; }
 
   void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
 
@@ -221,7 +252,7 @@ class SearchWorkload final : public Workload {
   }
 
   std::vector<CpuTiming> cpu_reference(int repeats) override {
-    const char* what = mode_ == SearchMode::count ? "std::count" : "std::find";
+    const char* what = mode_ == Mode::count ? "std::count" : "std::find";
     CpuTiming sequential{std::string(what) + ", 1 thread", {}};
     CpuTiming parallel{std::string(what) + ", OpenMP, " + std::to_string(cpu_threads()) + " threads", {}};
     const auto timed = [&](CpuTiming& t, int threads) {
@@ -244,7 +275,7 @@ class SearchWorkload final : public Workload {
 
   Verification verify() const override {
     const std::string value = format_value(value_);
-    if (mode_ == SearchMode::count) {
+    if (mode_ == Mode::count) {
       const bool ok = result_ == ref_;
       return {ok, ok ? "count " + std::to_string(ref_) + " of " + value + " (exact)"
                      : "mismatch: expected count " + std::to_string(ref_) + " of " + value + ", got " + show(result_)};
@@ -254,7 +285,7 @@ class SearchWorkload final : public Workload {
       return {ok, ok ? "not found: no element equals " + value + " (index -1)"
                      : "mismatch: no element equals " + value + ", but the kernel returned " + show(result_)};
     }
-    if (mode_ == SearchMode::find) {
+    if (mode_ == Mode::find) {
       const bool ok = result_ == ref_;
       return {ok, ok ? "first " + value + " at index " + std::to_string(ref_)
                      : "mismatch: the first " + value + " is at index " + std::to_string(ref_) + ", got " + show(result_)};
@@ -268,10 +299,10 @@ class SearchWorkload final : public Workload {
   }
 
   std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
-    const ThrustRun run = run_thrust_search(input_.dtype(), static_cast<Op>(mode_), &value_, d_in_.get(),
+    const ThrustRun run = run_thrust_search(input_.dtype(), mode_, &value_, d_in_.get(),
                                             static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get());
     BaselineTiming b;
-    b.name = mode_ == SearchMode::count ? "thrust::count" : "thrust::find";
+    b.name = info(mode_).thrust;
     if (!run.error.empty()) {
       b.note = "Thrust did not run: " + run.error;
       return b;
@@ -287,7 +318,7 @@ class SearchWorkload final : public Workload {
 
   std::vector<std::pair<std::string, std::string>> result() const override {
     const std::string value = format_value(value_);
-    if (mode_ == SearchMode::count) return {{"value", value}, {"count", show(result_)}};
+    if (mode_ == Mode::count) return {{"value", value}, {"count", show(result_)}};
     return {{"value", value}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
   }
 
@@ -298,15 +329,6 @@ class SearchWorkload final : public Workload {
   }
 
  private:
-  static constexpr unsigned char kPoison = 0xA5;
-  // Mirrors gpuk::SearchState in search.cuh: best = kNoIndex, count = 0, ticket = 0.
-  struct State {
-    std::int64_t best = std::numeric_limits<std::int64_t>::max();
-    std::uint64_t count = 0;
-    std::uint32_t ticket = 0, unused = 0;
-  };
-  static_assert(sizeof(State) == 24);
-
   static std::string show(std::int64_t r) {
     std::uint64_t bits;
     std::memcpy(&bits, &r, sizeof bits);
@@ -315,11 +337,9 @@ class SearchWorkload final : public Workload {
   }
 
   HostArray input_;
-  SearchMode mode_;
+  Mode mode_;
   T value_;
-  alignas(8) unsigned char value_arg_[8] = {};
-  DeviceBuffer d_in_, d_out_, d_state_;
-  CUdeviceptr in_ = 0, out_ = 0, state_ = 0;
+  DeviceBuffer d_in_, d_out_;
   std::int64_t n_ = 0;
   std::int64_t result_ = 0;
   std::int64_t ref_ = -1;
@@ -332,7 +352,7 @@ class SearchPlugin final : public Searcher {
   std::string description() const override {
     return "find (lowest index), any (some index) or count of a value in an unsorted array";
   }
-  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<std::string> operations() const override { return table_names(kModes); }
   std::vector<DType> dtypes() const override { return kDtypes; }
   std::vector<OptionSpec> options() const override {
     return {
@@ -346,25 +366,30 @@ class SearchPlugin final : public Searcher {
   }
   std::string default_kernel() const override { return "fast"; }
 
-  std::vector<std::string> template_args(const RunSpec& spec) const override {
-    check_options(spec);
-    return {leading_arg(spec.dtype, parse_mode(spec.operation))};
+  void check(const Problem& problem) const override { check_options(problem); }
+
+  std::vector<std::string> template_args(const Problem& problem) const override {
+    return {leading_arg(problem.dtype, parse_mode(problem.operation))};
   }
 
   std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
     std::vector<std::vector<std::string>> out;
-    for (const auto& op : kOperations) {
-      if (!file.supports(op)) continue;
+    for (const ModeInfo& m : kModes) {
+      if (!file.supports(m.name)) continue;
       for (DType dtype : file.dtypes)
         if (std::find(kDtypes.begin(), kDtypes.end(), dtype) != kDtypes.end())
-          out.push_back({leading_arg(dtype, parse_mode(op))});
+          out.push_back({leading_arg(dtype, m.op)});
     }
     return out;
   }
 
+  std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    return std::make_unique<SearchLauncher>(problem);
+  }
+
   std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
-    const SearchMode mode = parse_mode(spec.operation);
-    const SearchValue value = target(spec, input);
+    const Mode mode = parse_mode(spec.operation);
+    const Value value = target(spec, input);
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, std::uint64_t>) {
@@ -375,7 +400,7 @@ class SearchPlugin final : public Searcher {
     });
   }
 
-  std::int64_t search_on_cpu(const HostArray& input, const SearchValue& value, SearchMode mode) const override {
+  std::int64_t search_on_cpu(const HostArray& input, const Value& value, Mode mode) const override {
     if (value.dtype != input.dtype())
       throw Error("search_on_cpu: a " + std::string(dtype_name(value.dtype)) + " value for " +
                   std::string(dtype_name(input.dtype())) + " data");
@@ -385,8 +410,8 @@ class SearchPlugin final : public Searcher {
     });
   }
 
-  SearchValue target(const RunSpec& spec, const HostArray& input) const override {
-    check_options(spec);
+  Value target(const RunSpec& spec, const HostArray& input) const override {
+    check_options(problem_of(spec));
     if (input.dtype() != spec.dtype || input.size() != spec.size)
       fail(spec, "the data does not match the config's dtype and size");
     return visit_dtype(input.dtype(), [&](auto zero) {
@@ -396,15 +421,15 @@ class SearchPlugin final : public Searcher {
       const std::string& value_index = spec.option("value_index");
       const std::string& at = spec.option("value_at");
       const std::uint64_t n = input.size();
-      if (value != kNone) return SearchValue::of(*parse_literal<T>(value));
-      if (value_index != kNone) return SearchValue::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
+      if (value != kNone) return Value::of(*parse_literal<T>(value));
+      if (value_index != kNone) return Value::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
       if (at == "absent") {
         const auto v = absent_value<T>(data);
         if (!v) fail(spec, "value_at: absent, but every " + std::string(dtype_name(spec.dtype)) + " value occurs");
-        return SearchValue::of(*v);
+        return Value::of(*v);
       }
       const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(spec.data.seed, n);
-      return SearchValue::of(data[static_cast<std::size_t>(i)]);
+      return Value::of(data[static_cast<std::size_t>(i)]);
     });
   }
 };

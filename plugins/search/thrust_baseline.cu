@@ -35,16 +35,16 @@ struct Events {
 };
 
 template <class T>
-std::int64_t thrust_call(Op op, const T* in, std::int64_t n, T value, cudaStream_t stream) {
+std::int64_t thrust_call(Mode op, const T* in, std::int64_t n, T value, cudaStream_t stream) {
   const auto policy = thrust::cuda::par.on(stream);
-  if (op == Op::Count) return static_cast<std::int64_t>(thrust::count(policy, in, in + n, value));
+  if (op == Mode::count) return static_cast<std::int64_t>(thrust::count(policy, in, in + n, value));
   const T* it = thrust::find(policy, in, in + n, value);
   const std::int64_t index = it - in;
   return index == n ? -1 : index;
 }
 
 template <class T>
-void run_typed(ThrustRun& run, Op op, const T* in, std::int64_t n, T value, int warmup, int repeats,
+void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, int warmup, int repeats,
                cudaStream_t stream) {
   Events ev(stream);
   ev.events.reserve(2 * static_cast<size_t>(repeats));
@@ -70,7 +70,7 @@ void run_typed(ThrustRun& run, Op op, const T* in, std::int64_t n, T value, int 
 
 }  // namespace
 
-ThrustRun run_thrust_search(DType dtype, Op op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
+ThrustRun run_thrust_search(DType dtype, Mode op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
                             int repeats, void* stream) {
   ThrustRun run;
   try {

@@ -6,11 +6,9 @@
 #include <vector>
 
 #include "gpuk/dtype.hpp"
+#include "gpuk/search_ops.hpp"
 
 namespace gpuk::search {
-
-// Mirrors gpuk::SearchOp in kernels_src/include/gpuk/search.cuh.
-enum class Op : int { Find = 0, Any = 1, Count = 2 };
 
 struct ThrustRun {
   std::vector<float> kernel_ms;  // one per timed repeat: CUDA events around the Thrust call
@@ -24,10 +22,10 @@ struct ThrustRun {
 // count calls thrust::count. Each call is timed as a user makes it: Thrust allocates its
 // temporary storage and waits for the answer inside the call.
 #ifndef GPUK_NO_BASELINES
-ThrustRun run_thrust_search(DType dtype, Op op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
+ThrustRun run_thrust_search(DType dtype, Mode mode, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
                             int repeats, void* stream);
 #else
-inline ThrustRun run_thrust_search(DType, Op, const void*, std::uint64_t, std::int64_t, int, int, void*) {
+inline ThrustRun run_thrust_search(DType, Mode, const void*, std::uint64_t, std::int64_t, int, int, void*) {
   ThrustRun run;
   run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
   return run;

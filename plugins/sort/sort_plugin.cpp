@@ -13,11 +13,13 @@
 
 
 #include "cub_baseline.hpp"
+#include "sort_launcher.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/host.hpp"
 #include "gpuk/host_memory.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/sort.hpp"
 
 namespace gpuk::sort {
 
@@ -51,28 +53,10 @@ CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, std:
 
 namespace {
 
-const std::vector<std::string> kOperations = {"sort", "sort_pairs", "argsort"};
-enum class Op { sort = 0, sort_pairs = 1, argsort = 2 };
-
-Op parse_op(const std::string& name) {
-  for (std::size_t i = 0; i < kOperations.size(); ++i)
-    if (kOperations[i] == name) return static_cast<Op>(i);
-  throw ConfigError("the sort family has no operation '" + name + "'");
-}
-
-// argsort's index type: uint32 while every index fits, uint64 beyond.
-DType index_dtype(std::uint64_t n) { return n <= (std::uint64_t{1} << 32) ? DType::uint32 : DType::uint64; }
-
-DType value_dtype_of(const RunSpec& spec, Op op) {
-  if (op == Op::argsort) return index_dtype(spec.size);
-  return *parse_dtype(spec.option("values"));
-}
-
 std::string leading_arg(DType key, Op op, std::optional<DType> value, bool descending) {
-  static const char* kinds[] = {"Keys", "Pairs", "Index"};
   return "gpuk::Sort<" + std::string(dtype_cuda_name(key)) + ", " +
          (op == Op::sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
-         (descending ? "true" : "false") + ", gpuk::SortKind::" + kinds[static_cast<int>(op)] + ">";
+         (descending ? "true" : "false") + ", " + info(op).device + ">";
 }
 
 // ---- host semantics (mirror kernels_src/include/gpuk/sort.cuh) ------------------------------
@@ -128,24 +112,6 @@ std::vector<I> sorted_order(std::span<const K> keys, bool descending, bool paral
 // that any unstable reordering of equal keys shows in the values.
 template <class V> V pair_value(std::uint64_t i) { return static_cast<V>(i * 0x9E3779B97F4A7C15ull); }
 
-// The host mirror of gpuk::SortArgs<S> (sort.cuh): the same fields, the same layout (56 bytes).
-struct SortArgs {
-  CUdeviceptr keys_in, keys_out, values_in, values_out, scratch;
-  std::int64_t n;
-  std::int32_t pass, passes;
-};
-static_assert(sizeof(SortArgs) == 56);
-
-std::string entry_of(const ResolvedLaunch& l) { return l.name_expression.substr(0, l.name_expression.find('<')); }
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-std::optional<std::int64_t> param_of(const LaunchPlan& plan, const std::string& name) {
-  for (const auto& [k, v] : plan.params)
-    if (k == name) return v;
-  return std::nullopt;
-}
-
 struct NoValue {};
 
 template <class K, class V>
@@ -183,57 +149,15 @@ class SortWorkload final : public Workload {
     }
   }
 
-  void bind(const LaunchPlan& plan) override {
-    const Stream stream;
-    d_scratch_ = DeviceBuffer(std::max<std::int64_t>(1, plan.scratch_slots) * sizeof(std::uint32_t));
-    d_scratch_.fill_bytes(0, stream);
-    passes_ = 1;
-    bool has_pass = false;
-    for (const auto& l : plan.launches) has_pass |= ends_with(entry_of(l), "_pass");
-    if (has_pass) {
-      const auto radix_bits = param_of(plan, "RADIX_BITS");
-      if (!radix_bits || *radix_bits < 1)
-        throw ConfigError("a sort kernel with a *_pass entry needs a RADIX_BITS parameter (docs/kernels/sort.md)");
-      passes_ = static_cast<int>((8 * sizeof(K) + *radix_bits - 1) / *radix_bits);
-      d_keys_alt_ = DeviceBuffer(keys_.bytes());
-      if constexpr (kHasValues) d_values_alt_ = DeviceBuffer(keys_.size() * sizeof(V));
+  // In the launcher's order: keys in, keys out, values in (sort_pairs), values out (sort_pairs,
+  // argsort's indices).
+  std::vector<CUdeviceptr> device_arrays() const override {
+    std::vector<CUdeviceptr> out = {d_keys_in_.get(), d_keys_out_.get()};
+    if constexpr (kHasValues) {
+      if (op_ == Op::sort_pairs) out.push_back(d_values_in_.get());
+      out.push_back(d_values_out_.get());
     }
-    small_limit_ = 0;
-    if (const auto small = param_of(plan, "SMALL"); small && *small != 0)
-      small_limit_ = param_of(plan, "BLOCK").value_or(0) * param_of(plan, "ITEMS").value_or(0);
-    stream.synchronize();
-  }
-
-  // Every launch the same whole-sort arguments, as the default would; used only by the default
-  // Workload::launch, which this class does not call.
-  std::vector<void*> kernel_args() override {
-    args_ = whole_sort_args();
-    return {&args_};
-  }
-
-  // The sort family's launch loop (docs/kernels/sort.md, "How the host runs a file"):
-  //   *_small      when the file has SMALL != 0 and n <= BLOCK * ITEMS: that launch alone;
-  //   *_pass       once per digit pass, ping-ponging so that the last pass writes the outputs;
-  //   anything else once, with the whole sort's arguments (input -> output).
-  void launch(const LaunchTarget& target) override {
-    const auto& launches = target.plan.launches;
-    const bool small = n_ <= small_limit_;
-    for (std::size_t i = 0; i < launches.size(); ++i) {
-      const std::string entry = entry_of(launches[i]);
-      const bool is_small = ends_with(entry, "_small");
-      if (is_small != small) continue;
-      if (ends_with(entry, "_pass")) {
-        for (int p = 0; p < passes_; ++p) {
-          SortArgs a = pass_args(p);
-          void* args[] = {&a};
-          launch_kernel(target.functions[i], launches[i], args, target.stream, target.where);
-        }
-      } else {
-        SortArgs a = whole_sort_args();
-        void* args[] = {&a};
-        launch_kernel(target.functions[i], launches[i], args, target.stream, target.where);
-      }
-    }
+    return out;
   }
 
   void poison(const Stream& stream) override {
@@ -342,31 +266,6 @@ class SortWorkload final : public Workload {
  private:
   static constexpr unsigned char kPoison = 0xA5;
 
-  SortArgs whole_sort_args() const {
-    return {d_keys_in_.get(), d_keys_out_.get(), kHasValues && op_ == Op::sort_pairs ? d_values_in_.get() : 0,
-            kHasValues ? d_values_out_.get() : 0, d_scratch_.get(), n_, 0, 1};
-  }
-
-  // Pass p writes the outputs when passes - 1 - p is even, the spare buffers otherwise, so that
-  // the last pass lands in the outputs; pass 0 reads the input, every later pass the one before.
-  SortArgs pass_args(int p) const {
-    const auto keys_of = [&](int q) { return (passes_ - 1 - q) % 2 == 0 ? d_keys_out_.get() : d_keys_alt_.get(); };
-    const auto values_of = [&](int q) -> CUdeviceptr {
-      if constexpr (kHasValues) return (passes_ - 1 - q) % 2 == 0 ? d_values_out_.get() : d_values_alt_.get();
-      return 0;
-    };
-    SortArgs a = whole_sort_args();
-    a.pass = p;
-    a.passes = passes_;
-    if (p > 0) {
-      a.keys_in = keys_of(p - 1);
-      if constexpr (kHasValues) a.values_in = values_of(p - 1);
-    }
-    a.keys_out = keys_of(p);
-    if constexpr (kHasValues) a.values_out = values_of(p);
-    return a;
-  }
-
   void compute_reference(bool parallel) {
     const auto keys = keys_.as<K>();
     std::vector<std::uint64_t> perm;
@@ -432,10 +331,7 @@ class SortWorkload final : public Workload {
   Op op_;
   bool descending_;
   std::int64_t n_;
-  int passes_ = 1;
-  std::int64_t small_limit_ = 0;
-  DeviceBuffer d_keys_in_, d_keys_out_, d_keys_alt_, d_values_in_, d_values_out_, d_values_alt_, d_scratch_;
-  SortArgs args_{};
+  DeviceBuffer d_keys_in_, d_keys_out_, d_values_in_, d_values_out_;
   HostArray got_keys_, got_values_;
   std::vector<K> ref_keys_;
   std::vector<std::conditional_t<kHasValues, V, char>> ref_values_;
@@ -463,7 +359,7 @@ class SortPlugin final : public Sorter {
     return "stable sort of keys, key-value pairs (sort_pairs) or indices (argsort), ascending or descending; "
            "floats in IEEE total order with NaN last";
   }
-  std::vector<std::string> operations() const override { return kOperations; }
+  std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
   std::vector<OptionSpec> options() const override {
     return {{"order", OptionSpec::Kind::choice, "ascending", {"ascending", "descending"}, "sort order (both stable)"},
@@ -472,10 +368,11 @@ class SortPlugin final : public Sorter {
   }
   std::string default_kernel() const override { return "radix"; }
 
-  std::vector<std::string> template_args(const RunSpec& spec) const override {
-    const Op op = parse_op(spec.operation);
-    return {leading_arg(spec.dtype, op, op == Op::sort ? std::nullopt : std::optional<DType>(value_dtype_of(spec, op)),
-                        spec.option("order") == "descending")};
+  std::vector<std::string> template_args(const Problem& problem) const override {
+    const Op op = parse_op(problem.operation);
+    return {leading_arg(problem.dtype, op,
+                        op == Op::sort ? std::nullopt : std::optional<DType>(value_dtype_of(problem, op)),
+                        problem.option("order") == "descending")};
   }
 
   // Every operation and key dtype, both orders, both value dtypes: 6 leading-argument lists per
@@ -497,10 +394,37 @@ class SortPlugin final : public Sorter {
     return out;
   }
 
+  // rank_bucket where it fits: one launch, 2.1x CUB at 4,096 uint32 keys, 6.6x at 8,192, 4.3x at
+  // 16,384 (H100, docs/PERFORMANCE.md, "Sort"), with sort_small.yaml's parameters and as many items
+  // per thread as n needs; its block holds every key, at most 64 KiB of them. Above: the radix sort
+  // with the parameters measured best for 32-bit keys (configs/sort.yaml, 1.26x CUB at 2^20 against
+  // 1.09x with the defaults) and pairs (configs/sort_pairs.yaml); 32-bit look-back entries need
+  // n < 2^30. Other key widths keep radix's defaults: nothing was measured for them.
+  std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
+    const std::uint64_t key_bytes = dtype_size(p.dtype);
+    if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
+      const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;
+      return KernelChoice{"rank_bucket",
+                          {{"BLOCK", 1024}, {"ITEMS", items}, {"BUCKET_BITS", 12}, {"SPLIT", 16}, {"SHARE", 1}},
+                          "for n <= 16384 (one launch)"};
+    }
+    if (key_bytes != 4) return std::nullopt;
+    const std::int64_t lb32 = p.max_n < (std::uint64_t{1} << 30) ? 1 : 0;
+    if (parse_op(p.operation) == Op::sort)
+      return KernelChoice{"radix", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 4}, {"LB32", lb32}},
+                          "for 32-bit keys above n = 16384 (configs/sort.yaml's parameters)"};
+    return KernelChoice{"radix", {{"BLOCK", 256}, {"ITEMS", 23}, {"MIN_BLOCKS", 2}, {"VLOAD", 0}, {"LB32", lb32}},
+                        "for 32-bit keys with values above n = 16384 (configs/sort_pairs.yaml's parameters)"};
+  }
+
+  std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    return make_sort_launcher(problem);
+  }
+
   std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
     const Op op = parse_op(spec.operation);
     const bool descending = spec.option("order") == "descending";
-    const DType value = value_dtype_of(spec, op);
+    const DType value = value_dtype_of(problem_of(spec), op);
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using K = decltype(zero);
       if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(std::move(input), op, descending);
@@ -510,29 +434,21 @@ class SortPlugin final : public Sorter {
     });
   }
 
-  // Keys in, out and the digit passes' other buffer; values likewise (argsort: no values in).
-  std::uint64_t device_bytes(const RunSpec& spec) const override {
-    const Op op = parse_op(spec.operation);
-    std::uint64_t bytes = 3 * spec.size * dtype_size(spec.dtype);
-    if (op != Op::sort) bytes += (op == Op::sort_pairs ? 3 : 2) * spec.size * dtype_size(value_dtype_of(spec, op));
-    return bytes;
-  }
-
   // Keys: the input, the CPU reference, the download and CUB's copy; values likewise (argsort's
   // indices for CUB); and while the reference is made, its stable permutation (a key and an
   // index per element, then the index twice).
   std::uint64_t host_bytes(const RunSpec& spec) const override {
     const Op op = parse_op(spec.operation);
     const std::uint64_t key = dtype_size(spec.dtype);
-    const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(spec, op));
+    const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem_of(spec), op));
     return bytes_for(spec.size, 4 * key + 4 * value + (key + 8) + 16);
   }
 
-  void sort_on_cpu(HostArray& keys, HostArray* values, SortOrder order) const override {
+  void sort_on_cpu(HostArray& keys, HostArray* values, Order order) const override {
     if (values && values->size() != keys.size())
       throw Error("sort_on_cpu: " + std::to_string(values->size()) + " values for " + std::to_string(keys.size()) +
                   " keys");
-    const bool descending = order == SortOrder::descending;
+    const bool descending = order == Order::descending;
     visit_dtype(keys.dtype(), [&](auto zero) {
       using K = decltype(zero);
       if (!values) return sort_keys_on_cpu<K, std::uint32_t>(keys, nullptr, descending);

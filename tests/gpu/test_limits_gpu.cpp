@@ -1,6 +1,6 @@
 // Memory limits on the GPU: for every family, an input just over the device's free memory, and
-// the smallest input whose family buffers (FamilyPlugin::device_bytes) no longer fit, are refused
-// up front by run() and by the tuner's Bench (before any data is generated: within seconds), with
+// the smallest input whose family buffers (their Launcher's arrays: run_device_bytes) no longer fit, are refused
+// up front by run() and by the tuner (before any data is generated: within seconds), with
 // a message that says how much the run needs and how much the device has; and a sort that fits the
 // device but not the host's memory is refused with the host's figures, not killed by the OOM killer.
 // The wording of the figures is not pinned: any integer or "74.5 GiB" counts.
@@ -15,6 +15,7 @@
 #include "gpuk/config.hpp"
 #include "gpuk/host_memory.hpp"
 #include "gpuk/runner.hpp"
+#include "gpuk/tune.hpp"
 #include "helpers.hpp"
 
 using namespace gpuk;
@@ -61,11 +62,22 @@ bool says_between(const std::string& text, double low, double high) {
   return false;
 }
 
+std::string yaml_of(const FamilyPlugin& plugin, DType dtype, std::uint64_t n) {
+  return "family: " + plugin.name() + "\noperation: " + plugin.operations().front() + "\ndtype: " +
+         std::string(dtype_name(dtype)) + "\nsize: " + std::to_string(n) +
+         "\ndata: {generator: uniform, low: 0, high: 1000, seed: 3}\n";
+}
+
 RunSpec spec_of(const FamilyPlugin& plugin, DType dtype, std::uint64_t n) {
-  const std::string yaml = "family: " + plugin.name() + "\noperation: " + plugin.operations().front() +
-                           "\ndtype: " + std::string(dtype_name(dtype)) + "\nsize: " + std::to_string(n) +
-                           "\ndata: {generator: uniform, low: 0, high: 1000, seed: 3}\n";
-  return parse_run_spec(yaml, "limits.yaml", gpu().plugins, gpu().kernels);
+  return parse_run_spec(yaml_of(plugin, dtype, n), "limits.yaml", gpu().plugins, gpu().kernels);
+}
+
+// The tuner's whole sweep of the family's default kernel for the same problem.
+void tune_sweep(const FamilyPlugin& plugin, DType dtype, std::uint64_t n) {
+  Gpu& g = gpu();
+  const TuneSpec t = parse_tune_spec(yaml_of(plugin, dtype, n), "limits_tune.yaml", g.plugins, g.kernels);
+  const Space space = Space::from_spec(t, g.kernels);
+  (void)sweep_on_gpu(t, space, {g.plugins, g.kernels, &g.cache}, g.device, {});
 }
 
 // The widest dtype the family takes: the fewest elements for a given number of bytes.
@@ -76,7 +88,7 @@ DType widest(const FamilyPlugin& plugin) {
   return best;
 }
 
-// Runs `refuse` (run() or a Bench) and checks that it throws within seconds with the figures.
+// Runs `refuse` (run() or a sweep) and checks that it throws within seconds with the figures.
 void check_refused(const std::string& what, const std::function<void()>& refuse, double needs, double has_low,
                    double has_high, const char* kind) {
   CAPTURE(what);
@@ -115,7 +127,7 @@ TEST_CASE("for every family, an input just over the device's free memory is refu
     const std::string what = plugin->name() + " of " + std::to_string(n) + " " + std::string(dtype_name(dtype));
     check_refused("run: " + what, [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); }, needs,
                   0.5 * static_cast<double>(free), 1.01 * total, "device memory");
-    check_refused("tune's Bench: " + what, [&] { Bench bench(spec, *plugin, g.device); }, needs,
+    check_refused("tune: " + what, [&] { tune_sweep(*plugin, dtype, n); }, needs,
                   0.5 * static_cast<double>(free), 1.01 * total, "device memory");
     CHECK(g.device.free_memory() >= free - (64u << 20));  // nothing was left allocated
   }
@@ -131,14 +143,14 @@ TEST_CASE("for every family, the smallest input whose buffers do not fit is refu
     std::uint64_t low = 1, high = free / dtype_size(dtype) + 1;
     while (low < high) {
       const std::uint64_t mid = low + (high - low) / 2;
-      if (plugin->device_bytes(spec_of(*plugin, dtype, mid)) > free) high = mid;
+      if (run_device_bytes(spec_of(*plugin, dtype, mid), *plugin) > free) high = mid;
       else low = mid + 1;
     }
     const RunSpec spec = spec_of(*plugin, dtype, low);
     const std::string what = plugin->name() + " of " + std::to_string(low) + " " + std::string(dtype_name(dtype)) +
-                             " (" + std::to_string(plugin->device_bytes(spec)) + " bytes of buffers)";
+                             " (" + std::to_string(run_device_bytes(spec, *plugin)) + " bytes of buffers)";
     check_refused("run: " + what, [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); },
-                  static_cast<double>(plugin->device_bytes(spec)), 0.5 * static_cast<double>(free), 1.01 * total,
+                  static_cast<double>(run_device_bytes(spec, *plugin)), 0.5 * static_cast<double>(free), 1.01 * total,
                   "device memory");
   }
 }
@@ -156,7 +168,7 @@ TEST_CASE("a sort that fits the device but not the host's memory is refused with
                                       << " uint32 keys needs (" << sort.host_bytes(spec) << ")");
     return;
   }
-  REQUIRE(sort.device_bytes(spec) < free);
+  REQUIRE(run_device_bytes(spec, sort) < free);
   check_refused("run: sort of " + std::to_string(n) + " uint32 keys",
                 [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); },
                 static_cast<double>(sort.host_bytes(spec)), 0.9 * static_cast<double>(host.available),

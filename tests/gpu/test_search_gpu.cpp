@@ -9,7 +9,6 @@
 #include <random>
 
 #include "gpuk/config.hpp"
-#include "gpuk/families.hpp"
 #include "gpuk/runner.hpp"
 #include "helpers.hpp"
 

@@ -112,7 +112,7 @@ CompiledKernels compile_all(const std::shared_ptr<const KernelFile>& file) {
   for (DType dtype : file->dtypes)
     for (const auto& c : kCases) {
       const RunSpec spec = spec_for(file->name, c, dtype, 1, "{generator: uniform}");
-      const Variant v(file, gpu().plugins.get("sort").template_args(spec), {});
+      const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), {});
       for (const auto& l : file->launches)
         if (std::find(names.begin(), names.end(), v.name_expression(l)) == names.end())
           names.push_back(v.name_expression(l));

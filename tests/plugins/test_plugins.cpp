@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "gpuk/error.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/reduce.hpp"
 #include "builtins.hpp"
 
 using namespace gpuk;
@@ -15,8 +15,8 @@ namespace {
 using test::plugins;
 using test::array;
 
-const Reducer& reducer() {
-  const auto* r = dynamic_cast<const Reducer*>(&plugins().get("reduce"));
+const reduce::Reducer& reducer() {
+  const auto* r = dynamic_cast<const reduce::Reducer*>(&plugins().get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
 }
@@ -53,41 +53,41 @@ TEST_CASE("a shared library that is not a gpuk plugin is refused with a reason")
 }
 
 TEST_CASE("argmax returns the first of equal maxima") {
-  const auto a = reducer().reduce_on_cpu(array<float>({1, 5, 3, 5, 5}), ReduceOp::argmax, false);
+  const auto a = reducer().reduce_on_cpu(array<float>({1, 5, 3, 5, 5}), reduce::Op::argmax, false);
   CHECK(a.float_value == 5);
   CHECK(a.index == 1);
-  const auto b = reducer().reduce_on_cpu(array<float>({4, -1, 2, -1}), ReduceOp::argmin, false);
+  const auto b = reducer().reduce_on_cpu(array<float>({4, -1, 2, -1}), reduce::Op::argmin, false);
   CHECK(b.index == 1);
 }
 
 TEST_CASE("a NaN wins, and the first NaN's index is returned") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (ReduceOp op : {ReduceOp::argmax, ReduceOp::argmin}) {
+  for (reduce::Op op : {reduce::Op::argmax, reduce::Op::argmin}) {
     const auto a = reducer().reduce_on_cpu(array<float>({1, nan, 9, nan}), op, false);
     CHECK(std::isnan(a.float_value));
     CHECK(a.index == 1);
   }
-  CHECK(std::isnan(reducer().reduce_on_cpu(array<float>({1, nan, 9}), ReduceOp::max, false).float_value));
+  CHECK(std::isnan(reducer().reduce_on_cpu(array<float>({1, nan, 9}), reduce::Op::max, false).float_value));
 }
 
 TEST_CASE("max of all-negative data is negative (the write-ups started at 0)") {
-  CHECK(reducer().reduce_on_cpu(array<float>({-3, -1, -2}), ReduceOp::max, false).float_value == -1);
-  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({-3, -7}), ReduceOp::argmax, false).index == 0);
+  CHECK(reducer().reduce_on_cpu(array<float>({-3, -1, -2}), reduce::Op::max, false).float_value == -1);
+  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({-3, -7}), reduce::Op::argmax, false).index == 0);
 }
 
 TEST_CASE("abs reduces |x|, and |INT_MIN| does not overflow") {
-  const auto a = reducer().reduce_on_cpu(array<float>({0.5f, -0.9f, 0.7f}), ReduceOp::argmax, true);
+  const auto a = reducer().reduce_on_cpu(array<float>({0.5f, -0.9f, 0.7f}), reduce::Op::argmax, true);
   CHECK(a.float_value == doctest::Approx(0.9));
   CHECK(a.index == 1);
   const std::int32_t int_min = std::numeric_limits<std::int32_t>::min();
-  const auto b = reducer().reduce_on_cpu(array<std::int32_t>({5, int_min, -7}), ReduceOp::argmax, true);
+  const auto b = reducer().reduce_on_cpu(array<std::int32_t>({5, int_min, -7}), reduce::Op::argmax, true);
   CHECK(b.uint_value == 2147483648u);
   CHECK(b.index == 1);
 }
 
 TEST_CASE("int32 sums accumulate in 64 bits") {
   const std::int32_t big = std::numeric_limits<std::int32_t>::max();
-  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({big, big, 2}), ReduceOp::sum, false).int_value ==
+  CHECK(reducer().reduce_on_cpu(array<std::int32_t>({big, big, 2}), reduce::Op::sum, false).int_value ==
         2 * std::int64_t{big} + 2);
 }
 

@@ -7,7 +7,8 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/search.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "builtins.hpp"
 
@@ -19,20 +20,20 @@ using test::plugins;
 using test::kernels;
 using test::array;
 
-const Searcher& searcher() {
-  const auto* s = dynamic_cast<const Searcher*>(&plugins().get("search"));
+const search::Searcher& searcher() {
+  const auto* s = dynamic_cast<const search::Searcher*>(&plugins().get("search"));
   REQUIRE(s != nullptr);
   return *s;
 }
 
-template <class T> std::int64_t cpu(const HostArray& a, T value, SearchMode mode) {
-  return searcher().search_on_cpu(a, SearchValue::of(value), mode);
+template <class T> std::int64_t cpu(const HostArray& a, T value, search::Mode mode) {
+  return searcher().search_on_cpu(a, search::Value::of(value), mode);
 }
 
 RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "s.yaml", plugins(), kernels()); }
 
 // The value a config searches for, on the data it generates.
-SearchValue target_of(const std::string& yaml) {
+search::Value target_of(const std::string& yaml) {
   const RunSpec spec = parse(yaml);
   return searcher().target(spec, generate(spec.data, spec.dtype, spec.size));
 }
@@ -41,7 +42,7 @@ SearchValue target_of(const std::string& yaml) {
 std::string error_of(const std::string& yaml) {
   try {
     const RunSpec spec = parse(yaml);
-    searcher().template_args(spec);
+    searcher().template_args(problem_of(spec));
     searcher().target(spec, generate(spec.data, spec.dtype, spec.size));
   } catch (const ConfigError& e) {
     return e.what();
@@ -63,7 +64,7 @@ TEST_CASE("the search plugin loads and describes itself") {
   std::vector<std::string> options;
   for (const auto& o : search.options()) options.push_back(o.name);
   CHECK(options == std::vector<std::string>{"value", "value_at", "value_index"});
-  CHECK(search.template_args(parse(kPermutation)) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
+  CHECK(search.template_args(problem_of(parse(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
 }
 
 TEST_CASE("every search kernel file declares the five dtypes, the three operations and what it fixes") {
@@ -95,44 +96,44 @@ TEST_CASE("the write-up's N-search variants take every K from 1 to 64") {
 
 TEST_CASE("find returns the lowest matching index, any some matching index, count the matches") {
   const auto a = array<std::int32_t>({7, 3, 9, 3, 3, 1});
-  CHECK(cpu(a, 3, SearchMode::find) == 1);
-  const auto any = cpu(a, 3, SearchMode::any);
+  CHECK(cpu(a, 3, search::Mode::find) == 1);
+  const auto any = cpu(a, 3, search::Mode::any);
   CHECK((any == 1 || any == 3 || any == 4));
-  CHECK(cpu(a, 3, SearchMode::count) == 3);
-  CHECK(cpu(a, 7, SearchMode::find) == 0);
-  CHECK(cpu(a, 1, SearchMode::find) == 5);
+  CHECK(cpu(a, 3, search::Mode::count) == 3);
+  CHECK(cpu(a, 7, search::Mode::find) == 0);
+  CHECK(cpu(a, 1, search::Mode::find) == 5);
 }
 
 TEST_CASE("a value that is not there: find and any give -1, count 0") {
   const auto a = array<std::uint32_t>({1, 2, 3});
-  CHECK(cpu(a, 4u, SearchMode::find) == -1);
-  CHECK(cpu(a, 4u, SearchMode::any) == -1);
-  CHECK(cpu(a, 4u, SearchMode::count) == 0);
+  CHECK(cpu(a, 4u, search::Mode::find) == -1);
+  CHECK(cpu(a, 4u, search::Mode::any) == -1);
+  CHECK(cpu(a, 4u, search::Mode::count) == 0);
 }
 
 TEST_CASE("floats compare with ==: NaN matches nothing, -0.0 matches 0.0") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const auto a = array<float>({nan, 1.5f, -0.0f, nan, 0.0f});
-  CHECK(cpu(a, nan, SearchMode::find) == -1);
-  CHECK(cpu(a, nan, SearchMode::any) == -1);
-  CHECK(cpu(a, nan, SearchMode::count) == 0);
-  CHECK(cpu(a, 0.0f, SearchMode::find) == 2);
-  CHECK(cpu(a, -0.0f, SearchMode::find) == 2);
-  CHECK(cpu(a, 0.0f, SearchMode::count) == 2);
-  CHECK(cpu(a, 1.5f, SearchMode::find) == 1);
+  CHECK(cpu(a, nan, search::Mode::find) == -1);
+  CHECK(cpu(a, nan, search::Mode::any) == -1);
+  CHECK(cpu(a, nan, search::Mode::count) == 0);
+  CHECK(cpu(a, 0.0f, search::Mode::find) == 2);
+  CHECK(cpu(a, -0.0f, search::Mode::find) == 2);
+  CHECK(cpu(a, 0.0f, search::Mode::count) == 2);
+  CHECK(cpu(a, 1.5f, search::Mode::find) == 1);
   const auto d = array<double>({1.0, -0.0, std::nan("")});
-  CHECK(cpu(d, 0.0, SearchMode::find) == 1);
-  CHECK(cpu(d, std::nan(""), SearchMode::count) == 0);
+  CHECK(cpu(d, 0.0, search::Mode::find) == 1);
+  CHECK(cpu(d, std::nan(""), search::Mode::count) == 0);
 }
 
 TEST_CASE("int64 values above 2^53 are told apart exactly") {
   const std::int64_t big = (std::int64_t{1} << 53) + 1;
   const auto a = array<std::int64_t>({big - 1, big, big + 1});
-  CHECK(cpu(a, big, SearchMode::find) == 1);
-  CHECK(cpu(a, big, SearchMode::count) == 1);
-  CHECK(cpu(a, big + 2, SearchMode::find) == -1);
+  CHECK(cpu(a, big, search::Mode::find) == 1);
+  CHECK(cpu(a, big, search::Mode::count) == 1);
+  CHECK(cpu(a, big + 2, search::Mode::find) == -1);
   // and through the config: `value:` is parsed as an integer, not through a double
-  const SearchValue v = target_of(
+  const search::Value v = target_of(
       "family: search\noperation: find\ndtype: int64\nsize: 10\nvalue: 9007199254740993\ndata: {generator: permutation}\n");
   CHECK(v.dtype == DType::int64);
   CHECK(v.int_value == big);
@@ -144,12 +145,12 @@ TEST_CASE("large inputs: the OpenMP reference agrees with the sequential one, th
   HostArray a(DType::int32, 100000);
   auto s = a.as<std::int32_t>();
   for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::int32_t>(i % 1000);
-  CHECK(cpu(a, 999, SearchMode::find) == 999);
-  CHECK(cpu(a, 5, SearchMode::count) == 100);
-  CHECK(cpu(a, 1000, SearchMode::find) == -1);
+  CHECK(cpu(a, 999, search::Mode::find) == 999);
+  CHECK(cpu(a, 5, search::Mode::count) == 100);
+  CHECK(cpu(a, 1000, search::Mode::find) == -1);
   s[99999] = 1000;
-  CHECK(cpu(a, 1000, SearchMode::find) == 99999);
-  CHECK(cpu(a, 1000, SearchMode::any) == 99999);
+  CHECK(cpu(a, 1000, search::Mode::find) == 99999);
+  CHECK(cpu(a, 1000, search::Mode::any) == 99999);
 }
 
 TEST_CASE("value: a literal, exact in the dtype") {
@@ -159,7 +160,7 @@ TEST_CASE("value: a literal, exact in the dtype") {
   const std::string f = "family: search\noperation: count\ndtype: float32\nsize: 100\n";
   CHECK(target_of(f + "value: 0.1\n").float_value == static_cast<double>(0.1f));  // rounded to float32 once
   CHECK(std::isnan(target_of(f + "value: nan\n").float_value));
-  const SearchValue negative_zero = target_of(f + "value: -0.0\n");
+  const search::Value negative_zero = target_of(f + "value: -0.0\n");
   CHECK(negative_zero.float_value == 0.0);
   CHECK(std::signbit(negative_zero.float_value));
   CHECK(target_of("family: search\noperation: find\ndtype: uint32\nsize: 10\nvalue: 4294967295\n").uint_value ==
@@ -177,14 +178,14 @@ TEST_CASE("value_at picks an element of the data: first, last, middle, or at ran
   // random (the default): the same seed gives the same value; other seeds other positions
   const std::int64_t v = target_of(kPermutation).int_value;
   CHECK(target_of(kPermutation + "value_at: random\n").int_value == v);
-  CHECK(cpu(data, static_cast<std::int32_t>(v), SearchMode::find) >= 0);
+  CHECK(cpu(data, static_cast<std::int32_t>(v), search::Mode::find) >= 0);
   std::set<std::int64_t> positions;
   for (int seed = 1; seed <= 20; ++seed) {
     const std::string yaml = "family: search\noperation: find\ndtype: int32\nsize: 1000\ndata: {generator: sorted, "
                              "low: 0, high: 999, seed: " + std::to_string(seed) + "}\n";
     const RunSpec sorted = parse(yaml);
     const HostArray d = generate(sorted.data, sorted.dtype, sorted.size);
-    positions.insert(cpu(d, static_cast<std::int32_t>(target_of(yaml).int_value), SearchMode::find));
+    positions.insert(cpu(d, static_cast<std::int32_t>(target_of(yaml).int_value), search::Mode::find));
   }
   CHECK(positions.size() > 10);
 }
@@ -192,23 +193,23 @@ TEST_CASE("value_at picks an element of the data: first, last, middle, or at ran
 TEST_CASE("value_at: absent gives a value that no element equals") {
   const RunSpec spec = parse(kPermutation);
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
-  const SearchValue absent = target_of(kPermutation + "value_at: absent\n");
-  CHECK(cpu(data, static_cast<std::int32_t>(absent.int_value), SearchMode::count) == 0);
+  const search::Value absent = target_of(kPermutation + "value_at: absent\n");
+  CHECK(cpu(data, static_cast<std::int32_t>(absent.int_value), search::Mode::count) == 0);
   // and when the largest value is the dtype's largest, or both ends are taken
   const auto max = std::numeric_limits<std::int32_t>::max(), min = std::numeric_limits<std::int32_t>::min();
   HostArray ends(DType::int32, 4);
   std::int32_t values[] = {max, 5, min, 7};
   std::copy(values, values + 4, ends.as<std::int32_t>().begin());
   RunSpec four = parse("family: search\noperation: find\ndtype: int32\nsize: 4\nvalue_at: absent\n");
-  const SearchValue gap = searcher().target(four, ends);
-  CHECK(cpu(ends, static_cast<std::int32_t>(gap.int_value), SearchMode::count) == 0);
+  const search::Value gap = searcher().target(four, ends);
+  CHECK(cpu(ends, static_cast<std::int32_t>(gap.int_value), search::Mode::count) == 0);
   // floats: NaN is never a match, but absent still gives a number; all-NaN data too
   RunSpec floats = parse("family: search\noperation: find\ndtype: float32\nsize: 3\nvalue_at: absent\n");
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const HostArray& d : {array<float>({1.0f, nan, 2.0f}), array<float>({inf, -inf, 0.0f}), array<float>({nan, nan, nan})}) {
-    const SearchValue v = searcher().target(floats, d);
+    const search::Value v = searcher().target(floats, d);
     CHECK_FALSE(std::isnan(v.float_value));
-    CHECK(cpu(d, static_cast<float>(v.float_value), SearchMode::count) == 0);
+    CHECK(cpu(d, static_cast<float>(v.float_value), search::Mode::count) == 0);
   }
 }
 
@@ -242,11 +243,11 @@ TEST_CASE("configs/search.yaml is the write-up's setup; configs/search_large.yam
   CHECK(small.size == 500000);
   CHECK(small.data.generator == Generator::permutation);
   CHECK(small.option("value_at") == "random");
-  CHECK_NOTHROW(searcher().template_args(small));
+  CHECK_NOTHROW(searcher().template_args(problem_of(small)));
   const HostArray data = generate(small.data, small.dtype, small.size);
-  const SearchValue v = searcher().target(small, data);
-  CHECK(searcher().search_on_cpu(data, v, SearchMode::count) == 1);  // unique values
-  CHECK(searcher().search_on_cpu(data, v, SearchMode::find) > 0);
+  const search::Value v = searcher().target(small, data);
+  CHECK(searcher().search_on_cpu(data, v, search::Mode::count) == 1);  // unique values
+  CHECK(searcher().search_on_cpu(data, v, search::Mode::find) > 0);
 
   const RunSpec large = load_run_spec(test::source_dir() / "configs/search_large.yaml", plugins(), kernels());
   CHECK(large.family == "search");
@@ -254,5 +255,5 @@ TEST_CASE("configs/search.yaml is the write-up's setup; configs/search_large.yam
   CHECK(large.size == (std::uint64_t{1} << 28));
   CHECK(large.data.generator == Generator::permutation);
   CHECK(large.option("value_at") == "absent");
-  CHECK_NOTHROW(searcher().template_args(large));
+  CHECK_NOTHROW(searcher().template_args(problem_of(large)));
 }

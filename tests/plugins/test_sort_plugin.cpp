@@ -7,7 +7,8 @@
 
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/families.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/sort.hpp"
 #include "builtins.hpp"
 
 using namespace gpuk;
@@ -18,8 +19,8 @@ using test::plugins;
 using test::kernels;
 using test::array;
 
-const Sorter& sorter() {
-  const auto* s = dynamic_cast<const Sorter*>(&plugins().get("sort"));
+const sort::Sorter& sorter() {
+  const auto* s = dynamic_cast<const sort::Sorter*>(&plugins().get("sort"));
   REQUIRE(s != nullptr);
   return *s;
 }
@@ -68,7 +69,7 @@ TEST_CASE("floats sort in IEEE total order: -0.0 before +0.0, every NaN last in 
   const float negative_nan = -nan;
   HostArray keys = array<float>({nan, 1.0f, +0.0f, -0.0f, -inf, negative_nan, inf, -1.0f});
   HostArray order = array<std::uint32_t>({0, 1, 2, 3, 4, 5, 6, 7});
-  sorter().sort_on_cpu(keys, &order, SortOrder::ascending);
+  sorter().sort_on_cpu(keys, &order, sort::Order::ascending);
   const auto k = items<float>(keys);
   CHECK(k[0] == -inf);
   CHECK(k[1] == -1.0f);
@@ -88,7 +89,7 @@ TEST_CASE("descending is the reverse total order: NaN first, +0.0 before -0.0, t
   const double nan = std::numeric_limits<double>::quiet_NaN();
   HostArray keys = array<double>({-0.0, 2.0, nan, 0.0, 2.0, -nan});
   HostArray order = array<std::uint64_t>({0, 1, 2, 3, 4, 5});
-  sorter().sort_on_cpu(keys, &order, SortOrder::descending);
+  sorter().sort_on_cpu(keys, &order, sort::Order::descending);
   CHECK(items<std::uint64_t>(order) == std::vector<std::uint64_t>{2, 5, 1, 4, 3, 0});
   const auto k = items<double>(keys);
   CHECK(!std::signbit(k[4]));
@@ -98,13 +99,13 @@ TEST_CASE("descending is the reverse total order: NaN first, +0.0 before -0.0, t
 TEST_CASE("sorting is stable: equal keys keep their input order, ascending and descending") {
   HostArray keys = array<std::int32_t>({2, 1, 2, 1, 2});
   HostArray values = array<std::uint32_t>({10, 11, 12, 13, 14});
-  sorter().sort_on_cpu(keys, &values, SortOrder::ascending);
+  sorter().sort_on_cpu(keys, &values, sort::Order::ascending);
   CHECK(items<std::int32_t>(keys) == std::vector<std::int32_t>{1, 1, 2, 2, 2});
   CHECK(items<std::uint32_t>(values) == std::vector<std::uint32_t>{11, 13, 10, 12, 14});
 
   HostArray keys2 = array<std::int32_t>({2, 1, 2, 1, 2});
   HostArray values2 = array<std::uint32_t>({10, 11, 12, 13, 14});
-  sorter().sort_on_cpu(keys2, &values2, SortOrder::descending);
+  sorter().sort_on_cpu(keys2, &values2, sort::Order::descending);
   CHECK(items<std::int32_t>(keys2) == std::vector<std::int32_t>{2, 2, 2, 1, 1});
   CHECK(items<std::uint32_t>(values2) == std::vector<std::uint32_t>{10, 12, 14, 11, 13});
 }
@@ -112,38 +113,38 @@ TEST_CASE("sorting is stable: equal keys keep their input order, ascending and d
 TEST_CASE("signed and unsigned integers sort by value across the sign boundary") {
   const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
   HostArray keys = array<std::int64_t>({0, hi, -1, lo, 1});
-  sorter().sort_on_cpu(keys, nullptr, SortOrder::ascending);
+  sorter().sort_on_cpu(keys, nullptr, sort::Order::ascending);
   CHECK(items<std::int64_t>(keys) == std::vector<std::int64_t>{lo, -1, 0, 1, hi});
   HostArray u = array<std::uint32_t>({0x80000000u, 1u, 0xffffffffu, 0u});
-  sorter().sort_on_cpu(u, nullptr, SortOrder::descending);
+  sorter().sort_on_cpu(u, nullptr, sort::Order::descending);
   CHECK(items<std::uint32_t>(u) == std::vector<std::uint32_t>{0xffffffffu, 0x80000000u, 1u, 0u});
 }
 
 TEST_CASE("argsort's values are the original indices: the stable permutation") {
   HostArray keys = array<float>({3.0f, -1.0f, 3.0f, 0.5f});
   HostArray index = array<std::uint32_t>({0, 1, 2, 3});
-  sorter().sort_on_cpu(keys, &index, SortOrder::ascending);
+  sorter().sort_on_cpu(keys, &index, sort::Order::ascending);
   CHECK(items<std::uint32_t>(index) == std::vector<std::uint32_t>{1, 3, 0, 2});
 }
 
 TEST_CASE("values of another length are refused") {
   HostArray keys = array<std::uint32_t>({3, 1});
   HostArray values = array<std::uint32_t>({1});
-  CHECK_THROWS_AS(sorter().sort_on_cpu(keys, &values, SortOrder::ascending), Error);
+  CHECK_THROWS_AS(sorter().sort_on_cpu(keys, &values, sort::Order::ascending), Error);
 }
 
 TEST_CASE("the plugin spells the sort policy: key type, value type, order, kind") {
   const RunSpec keys = parse_run_spec("family: sort\noperation: sort\ndtype: float64\nsize: 10\norder: descending\n",
                                       "c.yaml", plugins(), kernels());
-  CHECK(plugins().get("sort").template_args(keys) ==
+  CHECK(plugins().get("sort").template_args(problem_of(keys)) ==
         std::vector<std::string>{"gpuk::Sort<double, gpuk::NoValue, true, gpuk::SortKind::Keys>"});
   const RunSpec pairs = parse_run_spec("family: sort\noperation: sort_pairs\ndtype: int32\nsize: 10\nvalues: uint64\n",
                                        "c.yaml", plugins(), kernels());
-  CHECK(plugins().get("sort").template_args(pairs) ==
+  CHECK(plugins().get("sort").template_args(problem_of(pairs)) ==
         std::vector<std::string>{"gpuk::Sort<int, unsigned long long, false, gpuk::SortKind::Pairs>"});
   const RunSpec arg = parse_run_spec("family: sort\noperation: argsort\ndtype: uint64\nsize: 10\n", "c.yaml",
                                      plugins(), kernels());
-  CHECK(plugins().get("sort").template_args(arg) ==
+  CHECK(plugins().get("sort").template_args(problem_of(arg)) ==
         std::vector<std::string>{"gpuk::Sort<unsigned long long, unsigned int, false, gpuk::SortKind::Index>"});
   // Every operation and dtype of a file, both orders and both value dtypes among them.
   const auto sets = plugins().get("sort").all_template_args(*kernels().find("sort", "radix"));
@@ -182,30 +183,37 @@ TEST_CASE("a radix tile above 48 KiB of shared memory plans up to the device's o
     CHECK(std::string(e.what()).find("bytes; this GPU allows at most 49152") != std::string::npos);
   }
   const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4, big, 232448);  // an H100's opt-in limit
-  REQUIRE(plan.launches.size() == 3);
-  CHECK(plan.launches[2].shared_bytes == 384 * 20 * 8 + (384 / 32 + 1) * 256 * 4 + 64);
-  CHECK(plan.launches[2].shared_bytes > kSharedWithoutOptIn);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[1].shared_bytes == 384 * 20 * 8 + (384 / 32 + 1) * 256 * 4 + 64);
+  CHECK(plan.launches[1].shared_bytes > kSharedWithoutOptIn);
   CHECK_THROWS_AS(plan_for("radix", kU32Keys, 1 << 24, 4, {{"BLOCK", 512}, {"ITEMS", 24}, {"MIN_BLOCKS", 2}}, 100000),
                   ConfigError);
 }
 
-TEST_CASE("radix plans a one-block launch, a histogram and a digit pass, and its look-back scratch") {
+TEST_CASE("radix plans a histogram and one digit pass per RADIX_BITS of key, and its look-back scratch") {
   const LaunchPlan plan = plan_for("radix", kU32Keys, 1 << 24, 4, {}, 232448);  // an H100's shared memory
-  REQUIRE(plan.launches.size() == 3);
-  CHECK(plan.launches[0].name_expression.rfind("radix_small<", 0) == 0);
-  CHECK(plan.launches[1].name_expression.rfind("radix_histogram<", 0) == 0);
-  CHECK(plan.launches[2].name_expression.rfind("radix_pass<", 0) == 0);
+  // Above one tile the one-block launch is left out (its `when`), and radix_pass repeats once per
+  // digit pass (its `repeat`): 32-bit keys in 8-bit digits, 4 passes.
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].name_expression.rfind("radix_histogram<", 0) == 0);
+  CHECK(plan.launches[0].repeat == 1);
+  CHECK(plan.launches[1].name_expression.rfind("radix_pass<", 0) == 0);
+  CHECK(plan.launches[1].repeat == 4);
   const int tiles = ((1 << 24) + 7679) / 7680;  // one block per tile of 384 x 20 keys
-  CHECK(plan.launches[2].grid == tiles);
+  CHECK(plan.launches[1].grid == tiles);
   // counters, 4 passes' counts and bases, two look-back buffers of 64-bit entries (LB32 = 0)
   CHECK(plan.scratch_slots == 32 + 2 * 4 * 256 + 2 * 2 * tiles * 256);
-  const auto has = [&](const char* name, std::int64_t value) {
-    return std::find(plan.params.begin(), plan.params.end(), std::pair<std::string, std::int64_t>{name, value}) !=
-           plan.params.end();
-  };
-  CHECK(has("RADIX_BITS", 8));
-  CHECK(has("SMALL", 1));
-  CHECK(has("LB32", 0));
+  // 64-bit keys: 8 passes; 5-bit digits of 32-bit keys: 7.
+  CHECK(plan_for("radix", "gpuk::Sort<double, gpuk::NoValue, false, gpuk::SortKind::Keys>", 1 << 24, 8, {}, 232448)
+            .launches[1]
+            .repeat == 8);
+  CHECK(plan_for("radix", kU32Keys, 1 << 24, 4, {{"RADIX_BITS", 5}}, 232448).launches[1].repeat == 7);
+  // One tile or less with SMALL = 1: the one-block launch alone; with SMALL = 0 the digit passes.
+  const LaunchPlan small = plan_for("radix", kU32Keys, 384 * 20, 4, {}, 232448);
+  REQUIRE(small.launches.size() == 1);
+  CHECK(small.launches[0].name_expression.rfind("radix_small<", 0) == 0);
+  CHECK(plan_for("radix", kU32Keys, 384 * 20 + 1, 4, {}, 232448).launches.size() == 2);
+  CHECK(plan_for("radix", kU32Keys, 1000, 4, {{"SMALL", 0}}, 232448).launches.size() == 2);
   CHECK_NOTHROW(plan_for("radix", kU32Keys, (std::int64_t{1} << 31) + 17, 4, {}, 232448));
   CHECK_THROWS_AS(plan_for("radix", kU32Keys, std::int64_t{1} << 32, 4, {}, 232448), ConfigError);
   // 32-bit look-back entries hold a 30-bit count: below 2^30 elements only.
@@ -242,18 +250,44 @@ TEST_CASE("the sort configs are the issue's setups") {
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
 }
 
-TEST_CASE("a sort's device memory, counted before any data exists: keys and values three times over") {
-  const auto bytes = [](const std::string& yaml) {
-    return plugins().get("sort").device_bytes(parse_run_spec(yaml, "c.yaml", plugins(), kernels()));
+TEST_CASE("a sort's device arrays and scratch: keys and values in and out, and spare buffers for the digit passes") {
+  const auto launcher = [](const std::string& yaml) {
+    return plugins().get("sort").make_launcher(problem_of(parse_run_spec(yaml, "c.yaml", plugins(), kernels())));
   };
-  // keys in, out and the digit passes' other buffer
-  CHECK(bytes("family: sort\noperation: sort\ndtype: uint64\nsize: 1000\n") == 3 * 8000);
-  // and values in, out, other (uint32 by default; uint64 when asked)
-  CHECK(bytes("family: sort\noperation: sort_pairs\ndtype: float32\nsize: 1000\n") == 3 * 4000 + 3 * 4000);
-  CHECK(bytes("family: sort\noperation: sort_pairs\ndtype: int32\nvalues: uint64\nsize: 1000\n") == 3 * 4000 + 3 * 8000);
-  // argsort has no values in: the indices (uint32 below 2^32 elements) out and other
-  CHECK(bytes("family: sort\noperation: argsort\ndtype: int64\nsize: 1000\n") == 3 * 8000 + 2 * 4000);
-  // the other families allocate the input, and outputs too small to count
-  CHECK(plugins().get("reduce").device_bytes(parse_run_spec("family: reduce\noperation: sum\ndtype: float64\nsize: 1000\n",
-                                                            "c.yaml", plugins(), kernels())) == 8000);
+  const auto bytes = [](const std::vector<ArraySlot>& slots) {
+    std::uint64_t sum = 0;
+    for (const auto& a : slots) sum += a.bytes;
+    return sum;
+  };
+  const auto names = [](const std::vector<ArraySlot>& slots) {
+    std::vector<std::string> out;
+    for (const auto& a : slots) out.push_back(a.name + (a.output ? " out" : " in") + " " + a.type);
+    return out;
+  };
+  const auto keys = launcher("family: sort\noperation: sort\ndtype: uint64\nsize: 1000\n");
+  CHECK(names(keys->arrays()) == std::vector<std::string>{"keys_in in uint64", "keys_out out uint64"});
+  CHECK(bytes(keys->arrays()) == 2 * 8000);
+  const auto pairs = launcher("family: sort\noperation: sort_pairs\ndtype: float32\nsize: 1000\nvalues: uint64\n");
+  CHECK(names(pairs->arrays()) == std::vector<std::string>{"keys_in in float32", "keys_out out float32",
+                                                            "values_in in uint64", "values_out out uint64"});
+  CHECK(bytes(pairs->arrays()) == 2 * 4000 + 2 * 8000);
+  // argsort: no values in; the indices out, uint32 below 2^32 elements
+  const auto arg = launcher("family: sort\noperation: argsort\ndtype: int64\nsize: 1000\n");
+  CHECK(names(arg->arrays()) == std::vector<std::string>{"keys_in in int64", "keys_out out int64", "indices_out out uint32"});
+  // Scratch: the metadata's words, 256-byte aligned, and when a launch repeats (digit passes) a
+  // spare copy of the keys and the values, aligned too.
+  LaunchPlan once;
+  once.launches.push_back({"k<>", 1, 1, 0, 1});
+  once.scratch_slots = 10;
+  CHECK(pairs->scratch_bytes(once) == 256);
+  LaunchPlan passes = once;
+  passes.launches[0].repeat = 4;
+  CHECK(pairs->scratch_bytes(passes) == 256 + 4096 + 8192);
+  CHECK(keys->scratch_bytes(passes) == 256 + 8192);
+  // The other families: the input, a 16-byte (reduce) or 8-byte (search) result.
+  const auto reduce = plugins().get("reduce").make_launcher(
+      problem_of(parse_run_spec("family: reduce\noperation: sum\ndtype: float64\nsize: 1000\n", "c.yaml", plugins(), kernels())));
+  CHECK(names(reduce->arrays()) == std::vector<std::string>{"input in float64", "result out float64"});
+  CHECK(bytes(reduce->arrays()) == 8000 + 16);
+  CHECK(reduce->arrays()[1].host_result);
 }

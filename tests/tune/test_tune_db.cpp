@@ -1,4 +1,5 @@
-// The tuning database: write, read, merge, pick by size bucket, concurrent writers, variant: auto.
+// The tuning database: write, read, merge, pick by size bucket, concurrent writers (the lookup
+// that reads it: tests/core/test_choose.cpp).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -146,41 +147,4 @@ TEST_CASE("the default location: $GPUK_TUNING_DB, else tuning/tuning.json in the
   unsetenv("GPUK_TUNING_DB");
   CHECK(TuningDb::default_path() == CompileCache::default_dir() / "tuning" / "tuning.json");
   if (old) setenv("GPUK_TUNING_DB", saved.c_str(), 1);
-}
-
-TEST_CASE("variant: auto takes the database's pick, or says why it falls back to the defaults") {
-  const PluginRegistry plugins{{test::plugin_dir()}};
-  const KernelLibrary kernels{{test::kernels_dir()}};
-  const std::string yaml = "family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\nvariant: auto\n";
-  DeviceInfo h100;
-  h100.name = "NVIDIA H100 80GB HBM3";
-  h100.cc_major = 9;
-  h100.cc_minor = 0;
-  TuningDb db;
-  TuningEntry e = entry(20, "onepass", 512);
-  e.params = {{"BLOCK", 512}, {"UNROLL", 2}, {"BLOCKS_PER_SM", 2}};
-  db.put(e);
-
-  RunSpec spec = parse_run_spec(yaml, "c.yaml", plugins, kernels);
-  std::string why = resolve_auto_variant(spec, h100, db, "db.json", kernels);
-  CHECK(spec.kernel == "onepass");
-  CHECK(spec.params.at("BLOCK") == 512);
-  CHECK(why.find("variant: auto picked it from db.json") != std::string::npos);
-
-  spec = parse_run_spec(yaml, "c.yaml", plugins, kernels);
-  DeviceInfo other = h100;
-  other.name = "NVIDIA A100-SXM4-80GB";
-  other.cc_major = 8;
-  why = resolve_auto_variant(spec, other, db, "db.json", kernels);
-  CHECK(spec.params.empty());
-  CHECK(why.find("found no entry") != std::string::npos);
-  CHECK(why.find("using the kernel file's defaults (onepass") != std::string::npos);
-
-  // An entry whose values the kernel file no longer allows is not used.
-  e.params["BLOCK"] = 4096;
-  db.put(e);
-  spec = parse_run_spec(yaml, "c.yaml", plugins, kernels);
-  why = resolve_auto_variant(spec, h100, db, "db.json", kernels);
-  CHECK(spec.params.empty());
-  CHECK(why.find("no longer fits") != std::string::npos);
 }

@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpuk/choose.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
 #include "builtins.hpp"
 
@@ -130,10 +133,13 @@ TEST_CASE("every field of an entry set to every wrong kind of value: a warning o
   CHECK(skipped > cases / 2);
 }
 
-TEST_CASE("an entry that names a kernel or parameter that is not there: variant: auto says so and uses the defaults") {
+TEST_CASE("an entry that names a kernel or parameter that is not there: the lookup says so and uses the defaults") {
   DeviceInfo h100;
   h100.name = "NVIDIA H100 80GB HBM3";
   h100.cc_major = 9;
+  h100.sm_count = 132;
+  h100.max_threads_per_block = 1024;
+  h100.max_shared_per_block_optin = 232448;
   const auto& kernels = test::kernels();
   TuningEntry e;
   e.key = {h100.name, "sm_90", "reduce", "argmax", "abs=false", "float32", 20};
@@ -144,15 +150,21 @@ TEST_CASE("an entry that names a kernel or parameter that is not there: variant:
     CAPTURE(kernel);
     e.kernel = kernel;
     e.params = params;
+    const test::TempDir dir;
     TuningDb db;
     db.put(e);
-    RunSpec spec = parse_run_spec("family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\nvariant: auto\n",
-                                  "c.yaml", test::plugins(), kernels);
-    const std::string why = resolve_auto_variant(spec, h100, db, "db.json", kernels);
-    CHECK(why.find("found " + kernel) != std::string::npos);
-    CHECK(why.find("no longer fits") != std::string::npos);
-    CHECK(spec.kernel == "onepass");
-    CHECK(spec.params.empty());
+    db.write(dir.path() / "db.json");
+    TuningSources tuning;
+    add_user_tuning(tuning, dir.path() / "db.json", false);
+    const RunSpec spec = parse_run_spec("family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\n", "c.yaml",
+                                        test::plugins(), kernels);
+    const Choice c = choose_variant(problem_of(spec), variant_request(spec), test::plugins().get(spec.family), kernels,
+                                    h100, tuning);
+    REQUIRE(c.warnings.size() == 1);
+    CHECK(c.warnings[0].find(kernel) != std::string::npos);
+    CHECK(c.source != Choice::Source::user_db);
+    CHECK(c.file->name == "onepass");
+    CHECK(c.params.count("NO_SUCH_PARAM") == 0);
   }
 }
 

@@ -172,19 +172,27 @@ TEST_CASE("bad tune configs name the file, line and column") {
   CHECK(tune_error(kBase + "params: {BLOCK: {range: [9, 1]}}\n").find("t.yaml:5:25:") != std::string::npos);
 }
 
-TEST_CASE("a run config: variant: auto, tuning:, and tune keys rejected with a pointer to gpuk tune") {
+TEST_CASE("a run config: naming a kernel, variant: auto / default, tuning:, and tune keys rejected with a pointer to gpuk tune") {
+  // Naming nothing, or saying variant: auto: the lookup chooses; kernel holds the default kernel.
   const RunSpec auto_spec = parse_run_spec(kBase + "variant: auto\ntuning: db.json\n", "/x/c.yaml", plugins(), kernels());
-  CHECK(auto_spec.variant_auto);
+  CHECK(auto_spec.pick == RunSpec::Pick::lookup);
   CHECK(auto_spec.kernel == "onepass");
   CHECK(auto_spec.tuning_file == std::filesystem::path("/x/db.json"));
-  CHECK_FALSE(parse_run_spec(kBase, "c.yaml", plugins(), kernels()).variant_auto);
-  CHECK_FALSE(parse_run_spec(kBase + "variant: default\n", "c.yaml", plugins(), kernels()).variant_auto);
+  CHECK(parse_run_spec(kBase, "c.yaml", plugins(), kernels()).pick == RunSpec::Pick::lookup);
+  CHECK(parse_run_spec(kBase + "tuning: db.json\n", "/x/c.yaml", plugins(), kernels()).tuning_file ==
+        std::filesystem::path("/x/db.json"));
+  // A kernel or parameters named: exactly that; variant: default: the metadata's defaults.
+  CHECK(parse_run_spec(kBase + "kernel: onepass\n", "c.yaml", plugins(), kernels()).pick == RunSpec::Pick::named);
+  CHECK(parse_run_spec(kBase + "params: {BLOCK: 512}\n", "c.yaml", plugins(), kernels()).pick == RunSpec::Pick::named);
+  CHECK(parse_run_spec(kBase + "variant: default\n", "c.yaml", plugins(), kernels()).pick == RunSpec::Pick::defaults);
   CHECK_THROWS_WITH_AS(parse_run_spec(kBase + "variant: auto\nkernel: onepass\n", "c.yaml", plugins(), kernels()),
                        doctest::Contains("c.yaml:6:9: 'kernel' and 'variant: auto' do not go together"), ConfigError);
   CHECK_THROWS_WITH_AS(parse_run_spec(kBase + "variant: best\n", "c.yaml", plugins(), kernels()),
                        doctest::Contains("c.yaml:5:10: variant must be 'auto'"), ConfigError);
-  CHECK_THROWS_WITH_AS(parse_run_spec(kBase + "tuning: db.json\n", "c.yaml", plugins(), kernels()),
-                       doctest::Contains("add variant: auto"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_run_spec(kBase + "kernel: onepass\ntuning: db.json\n", "c.yaml", plugins(), kernels()),
+                       doctest::Contains("c.yaml:6:9: 'tuning' names the tuning file the lookup reads, but this config "
+                                         "names its kernel"),
+                       ConfigError);
   CHECK_THROWS_WITH_AS(parse_run_spec(kBase + "kernels: all\n", "c.yaml", plugins(), kernels()),
                        doctest::Contains("c.yaml:5:10: 'kernels' belongs to a tune config"), ConfigError);
 }

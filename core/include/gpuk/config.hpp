@@ -32,10 +32,13 @@ struct RunSpec {
   bool baseline = true;
   std::optional<std::filesystem::path> output;  // write the result as .npy
   std::map<std::string, std::string> options;   // family options, every one filled (defaults too)
-  // `variant: auto`: kernel and params come from the tuning database when it has an entry for
-  // this GPU and problem (see docs/tuning.md); kernel/params then hold the fallback (defaults).
-  bool variant_auto = false;
-  std::optional<std::filesystem::path> tuning_file;  // `tuning: FILE`: an exported database to pick from
+  // How the variant is chosen (gpuk/choose.hpp). `lookup`: the config names no kernel (or says
+  // `variant: auto`), so the fastest known runs; kernel/params then hold the default kernel.
+  // `named`: `kernel:` or `params:` given, run exactly. `defaults` (`variant: default`): the
+  // default kernel with its metadata's defaults.
+  enum class Pick { lookup, named, defaults };
+  Pick pick = Pick::named;
+  std::optional<std::filesystem::path> tuning_file;  // `tuning: FILE`: the lookup reads it instead of the database
 
   bool option_bool(const std::string& name) const;
   std::int64_t option_int(const std::string& name) const;

@@ -74,6 +74,10 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
 };
 
+// A GPU of architecture `arch` ("sm_90") known by nothing else: no name, no limits (sm_count 0).
+// What `gpuk check` chooses a variant for without a GPU. Throws ConfigError for a malformed arch.
+DeviceInfo device_of_arch(const std::string& arch);
+
 class Stream;
 
 // Device memory, freed on destruction.
@@ -150,6 +154,9 @@ class Device {
   Device& operator=(const Device&) = delete;
   const DeviceInfo& info() const { return info_; }
   std::size_t free_memory() const;
+  CUcontext context() const { return context_; }
+  // Makes the device's context current on the calling thread, if it is not already.
+  void make_current() const;
 
 
  private:

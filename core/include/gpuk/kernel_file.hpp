@@ -28,6 +28,11 @@ struct Constraint {
 struct LaunchSpec {
   std::string entry;  // the __global__ template's name
   Expr grid, block, shared_bytes;
+  // `when:` the launch runs only when this is non-zero for the problem (absent: always);
+  // `repeat:` how many times it runs in a row (absent: once). The family decides what differs
+  // between the repeats (a sort's digit passes).
+  std::optional<Expr> when;
+  std::optional<Expr> repeat;
   int line = 0;
 };
 
@@ -108,17 +113,16 @@ class Variant {
   std::vector<std::pair<std::string, std::int64_t>> params_;
 };
 
-// A variant's launches worked out for one problem size on one device.
+// A variant's launches worked out for one problem size on one device: the launches whose
+// `when` holds, in metadata order, each with its repeat count.
 struct ResolvedLaunch {
   std::string name_expression;
   std::uint32_t grid = 1, block = 1, shared_bytes = 0;
+  std::uint32_t repeat = 1;  // `repeat:`, evaluated: how many times in a row it runs
 };
 struct LaunchPlan {
   std::vector<ResolvedLaunch> launches;
   std::int64_t scratch_slots = 0;
-  // The variant's parameter values, for a family whose launch loop depends on them (a sort's
-  // digit passes: ceil(key bits / RADIX_BITS)).
-  std::vector<std::pair<std::string, std::int64_t>> params;
 };
 
 // Dynamic shared memory a kernel gets without opting in (cuFuncSetAttribute); launch_kernel opts
@@ -133,8 +137,9 @@ struct LaunchLimits {
   int max_shared_bytes = kSharedWithoutOptIn;  // a device's: its opt-in limit
 };
 
-// Evaluates grid, block, shared memory and scratch, and checks every constraint and device limit.
-// Throws ConfigError naming the kernel file, the line and the expression.
+// Evaluates when, repeat, grid, block, shared memory and scratch, and checks every constraint and
+// device limit. Throws ConfigError naming the kernel file, the line and the expression; also when
+// no launch's `when` holds.
 LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits);
 
 }  // namespace gpuk

@@ -3,7 +3,9 @@
 // Core never names a family: it asks the plugin for everything family-specific.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +15,7 @@
 #include "gpuk/device.hpp"
 #include "gpuk/dtype.hpp"
 #include "gpuk/kernel_file.hpp"
+#include "gpuk/problem.hpp"
 
 #define GPUK_PLUGIN_ABI_VERSION 4
 
@@ -20,7 +23,7 @@ namespace gpuk {
 
 struct RunSpec;
 
-// A family-specific config key (`abs: true` for reduce, `value:` for search, ...).
+// A family-specific option (`abs: true` for reduce, `value:` for search, ...).
 struct OptionSpec {
   enum class Kind { boolean, integer, number, choice };
   std::string name;
@@ -46,35 +49,94 @@ struct Verification {
   std::string detail;  // "value 0.999998 at index 12345" or the first mismatch
 };
 
-// What Workload::launch needs to run a variant once: the plan, one function per planned launch,
+// One device array an operation reads or writes: what a launch takes, in the Launcher's order.
+struct ArraySlot {
+  std::string name;          // "input", "result", "keys_out"
+  bool output = false;       // written by the operation
+  std::string type;          // "float32", or a result's layout: "{float32 value; int64 index at byte 8}"
+  std::uint64_t bytes = 0;   // for Problem::n elements
+  bool host_result = false;  // a small answer that the library's synchronous call copies back
+};
+
+// A value an operation takes by value, besides its arrays (search: the value searched for).
+struct ScalarSlot {
+  std::string name;
+  DType dtype = DType::float32;
+};
+
+// One value of a dtype, as its bits (ScalarSlot's argument).
+struct Scalar {
+  DType dtype = DType::float32;
+  std::uint64_t bits = 0;
+  template <class T> static Scalar of(T v) {
+    Scalar s;
+    s.dtype = dtype_of<T>();
+    std::memcpy(&s.bits, &v, sizeof v);
+    return s;
+  }
+  const void* data() const { return &bits; }
+};
+
+// One call of a prepared operation, on device memory: the arrays in Launcher::arrays() order,
+// the element count, the scratch the Launcher asked for, and the scalar (or nullptr).
+struct DeviceCall {
+  const CUdeviceptr* arrays = nullptr;
+  std::uint64_t n = 0;
+  CUdeviceptr scratch = 0;
+  std::uint64_t scratch_bytes = 0;  // all of it: at least Launcher::scratch_bytes(target.plan)
+  const void* scalar = nullptr;     // ScalarSlot's value: its dtype's bytes
+};
+
+// What a Launcher needs to enqueue a variant once: the plan, one function per planned launch,
 // the stream, and words naming the variant for error messages.
 struct LaunchTarget {
   const LaunchPlan& plan;
-  const std::vector<CUfunction>& functions;  // functions[i] runs plan.launches[i]
-  const Stream& stream;
-  std::string where;  // "variant onepass BLOCK=256 of kernels_src/reduce/onepass.cu"
+  const CUfunction* functions;  // functions[i] runs plan.launches[i]
+  CUstream stream;
+  const std::string& where;  // "variant onepass BLOCK=256 of kernels_src/reduce/onepass.cu"
 };
 
 // Launches one planned kernel with `args`, checked; the error names the kernel and `where`.
-void launch_kernel(CUfunction function, const ResolvedLaunch& launch, void** args, const Stream& stream,
+void launch_kernel(CUfunction function, const ResolvedLaunch& launch, void** args, CUstream stream,
                    const std::string& where);
+// Launches every planned launch, each `repeat` times, all with the same `args`: the whole launch
+// sequence of a family whose kernels all take the same arguments.
+void launch_plan(const LaunchTarget& target, void** args);
 
-// One family's part of one run: its device buffers, its outputs, its CPU reference. The runner
-// owns the timing and calls these in order: upload, bind, (poison, launch)..., download, verify.
+// The device side of one operation: the arrays it takes, the scratch it needs, and the launch
+// sequence on device pointers. `gpuk run` (through its Workload's buffers), `gpuk tune` and the
+// library API (on the caller's pointers and stream) all launch through it.
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  // The arrays of a call, in order, sized for the Problem's n.
+  virtual std::vector<ArraySlot> arrays() const = 0;
+  // The value a call passes besides its arrays, if any.
+  virtual std::optional<ScalarSlot> scalar() const { return std::nullopt; }
+  // Scratch bytes the variant needs with `plan` for any n up to the Problem's max_n: the kernel's
+  // scratch slots and what the family keeps between launches (a counter, spare buffers). One
+  // scratch serves every call; it is initialised once (init_scratch), never between calls.
+  virtual std::uint64_t scratch_bytes(const LaunchPlan& plan) const = 0;
+  // Writes scratch's initial contents (all `bytes` of it), asynchronously on `stream`.
+  virtual void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const = 0;
+  // Enqueues the plan's launches for call.n, asynchronously on target.stream.
+  virtual void launch(const LaunchTarget& target, const DeviceCall& call) const = 0;
+};
+
+// One family's part of one run, on the host: its data on the device, its outputs, its CPU
+// reference, its library baseline. The runner owns the timing, the scratch and the launches (by
+// the family's Launcher, on device_arrays()) and calls these in order: upload, (poison,
+// launch)..., download, verify.
 class Workload {
  public:
   virtual ~Workload() = default;
   // The fewest bytes the kernel must move through device memory: the basis of GB/s.
   virtual std::uint64_t bytes_moved() const = 0;
   virtual void upload(const Stream& stream) = 0;
-  // Allocates what the variant's launch plan asks for (scratch).
-  virtual void bind(const LaunchPlan& plan) = 0;
-  // cuLaunchKernel arguments, the same for every launch of the plan; valid until the next bind.
-  virtual std::vector<void*> kernel_args() = 0;
-  // Runs the variant once, asynchronously on target.stream. The default launches the plan's
-  // launches in order, each with kernel_args(). A family whose launches need other arguments
-  // (a sort's digit passes, ping-pong buffers) overrides it; the runner times whatever it enqueues.
-  virtual void launch(const LaunchTarget& target);
+  // The device arrays, in the order of the family Launcher's arrays(); valid after upload.
+  virtual std::vector<CUdeviceptr> device_arrays() const = 0;
+  // The Launcher's scalar argument (its ScalarSlot's dtype), or nullptr.
+  virtual const void* scalar() const { return nullptr; }
   // Overwrites every output with a poison pattern, so that an unwritten output cannot pass.
   virtual void poison(const Stream& stream) = 0;
   virtual void download(const Stream& stream) = 0;
@@ -89,6 +151,14 @@ class Workload {
   virtual void write_result(const std::filesystem::path& path) const = 0;
 };
 
+// A family's own pick of a kernel for a problem, by size (the third source of the lookup,
+// gpuk/choose.hpp).
+struct KernelChoice {
+  std::string kernel;
+  std::map<std::string, std::int64_t> params;  // the others at the metadata's defaults
+  std::string why;                             // "for n <= 16384": the report quotes it
+};
+
 class FamilyPlugin {
  public:
   virtual ~FamilyPlugin() = default;
@@ -98,16 +168,21 @@ class FamilyPlugin {
   virtual std::vector<DType> dtypes() const = 0;
   virtual std::vector<OptionSpec> options() const = 0;
   virtual std::string default_kernel() const = 0;
-  // Leading template arguments of every kernel of this family for one run ("gpuk::Reduce<...>").
-  virtual std::vector<std::string> template_args(const RunSpec& spec) const = 0;
+  // Throws ConfigError (without a file name: the caller adds it) when the options do not go
+  // together or do not fit the dtype and n. The default accepts everything.
+  virtual void check(const Problem& problem) const;
+  // Leading template arguments of every kernel of this family for a problem ("gpuk::Reduce<...>").
+  virtual std::vector<std::string> template_args(const Problem& problem) const = 0;
   // Every leading-argument list a kernel file supports (its operations x dtypes x options): what
   // `gpuk check` compiles.
   virtual std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const = 0;
+  // The family's pick for a problem no tuning file covers; nullopt: the default kernel's
+  // defaults. Its kernel must serve every n up to problem.max_n.
+  virtual std::optional<KernelChoice> choose_kernel(const Problem& problem) const;
+  // The device side of an operation (arrays, scratch, launches).
+  virtual std::unique_ptr<Launcher> make_launcher(const Problem& problem) const = 0;
+  // The host side of a run: data on the device, CPU reference, baseline.
   virtual std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const = 0;
-  // The device memory a run of `spec` allocates at most, without scratch: the runner refuses a
-  // run that needs more than the device has free before it generates any data. The default is
-  // the input alone.
-  virtual std::uint64_t device_bytes(const RunSpec& spec) const;
   // The host memory a run of `spec` holds at its peak (input, CPU reference, downloaded outputs,
   // the baseline's copies): a run that needs more than the machine has available is refused
   // before any data is generated (gpuk/host_memory.hpp). The default is twice the input.

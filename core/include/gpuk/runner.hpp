@@ -12,6 +12,7 @@
 #include "gpuk/jit.hpp"
 #include "gpuk/kernel_file.hpp"
 #include "gpuk/plugin.hpp"
+#include "gpuk/prepare.hpp"
 
 namespace gpuk {
 
@@ -30,7 +31,8 @@ struct NamedStats {
 struct RunReport {
   // What ran.
   std::string config, family, operation, kernel_file, variant, dtype;
-  std::string variant_source;  // why this variant: "the config", or the tuning database's pick
+  std::string variant_source;  // why this variant (gpuk/choose.hpp): the `chosen` line
+  std::vector<std::string> warnings;  // tuning picks passed over, tuning files left out
   std::vector<std::pair<std::string, std::string>> options;
   std::vector<ResolvedLaunch> launches;
   std::uint64_t size = 0;
@@ -66,21 +68,40 @@ struct RunContext {
   const KernelLibrary& kernels;
   const CompileCache* cache = nullptr;
   double time_limit_s = 0;  // per run of a variant; 0: kDefaultTimeLimitSeconds
+  // The user's tuning database the lookup reads (gpuk/choose.hpp); default TuningDb::default_path().
+  // A config's `tuning: FILE` replaces it.
+  std::optional<std::filesystem::path> tuning_db;
 };
 
-// The limits a variant's launches are checked against on this device for this problem.
-LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info);
+// How the config asks for its variant (gpuk/choose.hpp).
+VariantRequest variant_request(const RunSpec& spec);
 
-// Throws DeviceError with the bytes needed and free when what the family allocates for a run of
-// `spec` (FamilyPlugin::device_bytes) does not fit in the device's free memory.
-void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
+// What the lookup reads for a run of `spec` on `arch`: the config's `tuning:` file, else the
+// user's database at `tuning_db` (default TuningDb::default_path()), and the tuning files shipped
+// for `arch`. Empty for a config that names its variant.
+TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
+                             const std::optional<std::filesystem::path>& tuning_db, const std::string& arch);
+
+// The device arrays a run of `spec` allocates (its Launcher's arrays, without scratch), saturating.
+std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin);
+
+// Throws DeviceError with the bytes needed and free when a run of `spec` does not fit in the
+// device's free memory: the family's arrays (its Launcher's), `scratch_bytes`, and with flush_l2
+// the buffer that flushes the L2. Called once, before any data is generated.
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
+                                bool flush_l2, Device& device);
+
+// True when the input is smaller than twice the L2 cache: repeated runs would read it from L2.
+bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info);
 
 // One uploaded workload that many variants can run on: the data is generated (or read) and
 // uploaded once, the CPU reference computed once, and each variant is bound, checked and timed in
-// turn. run() is one Bench with one variant; `gpuk tune` measures a whole sweep on one Bench.
+// turn, launched by the family's Launcher on the workload's arrays. run() is one Bench with one
+// variant; `gpuk tune` measures a whole sweep on one Bench.
 class Bench {
  public:
-  // Generates or reads the data, makes the family's workload and uploads it (timed).
+  // Generates or reads the data, makes the family's workload and launcher and uploads the data
+  // (timed). The caller has checked that the run fits (refuse_if_run_does_not_fit).
   Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
   ~Bench();
   Bench(const Bench&) = delete;
@@ -88,14 +109,17 @@ class Bench {
 
   const RunSpec& spec() const { return spec_; }
   Workload& workload() { return *workload_; }
+  const Launcher& launcher() const { return *launcher_; }
   const Stream& stream() const { return *stream_; }
   double upload_ms() const { return upload_ms_; }
   std::uint64_t bytes_moved() const { return bytes_moved_; }
-  // True when the input is smaller than twice the L2 cache: repeated runs would read it from L2.
-  bool input_fits_l2() const;
+  bool input_fits_l2() const;  // gpuk::input_fits_l2 of this bench's spec and device
 
-  // Allocates what the plan asks for; call before running a variant with that plan.
-  void bind(const LaunchPlan& plan) { workload_->bind(plan); }
+  // Allocates and initialises the scratch the plan needs (the Launcher's); call before running a
+  // variant with that plan.
+  void bind(const LaunchPlan& plan);
+  // Enqueues the bound variant once on the bench's stream.
+  void launch(const LaunchTarget& target);
   // Runs the CPU reference `repeats` times the first time it is asked for; later calls return
   // those timings without running it again.
   const std::vector<CpuTiming>& reference(int repeats);
@@ -126,6 +150,9 @@ class Bench {
   bool workload_has_reference_ = false;
   std::uint64_t bytes_moved_ = 0;
   std::unique_ptr<Workload> workload_;
+  std::unique_ptr<Launcher> launcher_;
+  std::vector<CUdeviceptr> arrays_;  // the workload's, in the launcher's order
+  DeviceBuffer scratch_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> start_, stop_;
   std::optional<DeviceBuffer> flush_;

@@ -224,6 +224,17 @@ struct TuneReport {
   TuneResult result;
 };
 void print_tune_report(std::ostream& out, const TuneReport& report, int show);
+
+// "exhaustive", "random", "anneal".
+const char* strategy_name(TuneStrategy s);
+
+// The report of a sweep of `t` on `info`: the problem, the device, the strategy, and the timing
+// sentence (repeats, recheck, whether and how the L2 was flushed). wall_seconds is left to the
+// caller, which may have run the sweep over several processes.
+TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneResult result, const DeviceInfo& info,
+                            std::uint64_t bytes_moved, bool flushed, const CompileStats& stats);
+
+
 void write_tune_json(const std::filesystem::path& path, const TuneReport& report);
 void write_tune_csv(const std::filesystem::path& path, const TuneReport& report);
 
@@ -283,17 +294,33 @@ class TuningDb {
   };
   // The entry for this key's bucket, else the nearest bucket at most 2 away (n within 4x) of the
   // same GPU, family, operation, options and dtype; the nearer one wins, the larger on a draw.
-  Pick pick(const TuningKey& key) const;
+  // With same_gpu false, entries of any GPU of the key's architecture match (a shipped file).
+  Pick pick(const TuningKey& key, bool same_gpu = true) const;
 
  private:
   std::vector<TuningEntry> entries_;  // sorted by key
   std::vector<std::string> unreadable_;  // entries read() skipped, as JSON text, written back as they were
 };
 
-// What `variant: auto` does: fills spec.kernel/params from the database's pick for this device
-// (when the kernel file still allows those values) and returns one sentence saying what it
-// picked and why, or that it fell back to the kernel file's defaults.
-std::string resolve_auto_variant(RunSpec& spec, const DeviceInfo& device, const TuningDb& db,
-                                 const std::filesystem::path& db_path, const KernelLibrary& kernels);
+// --- One process's part of a sweep on the GPU, and what it records ----------------------------
+
+// The sweep's winner as a tuning database entry (TuningDb::merge_into writes it); nullopt when
+// there is none or the sweep was cut short by the GPU.
+std::optional<TuningEntry> winner_entry(const TuneReport& report, const Space& space);
+
+struct SweepOptions {
+  int threads = 0;          // compile threads; 0: every core
+  double time_limit_s = 0;  // per run of a variant; 0: the default
+  std::vector<Evaluation> prior;  // measured by earlier processes of this sweep (read_tune_state)
+  std::function<void(const Progress&)> progress;
+};
+
+// One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
+// (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the
+// data once, measures with the GPU measurer (bulk compile) and ranks. When a variant took the
+// CUDA context down, report.result.context_lost is set: write_tune_state, and go on in a fresh
+// process.
+TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
+                        const SweepOptions& options);
 
 }  // namespace gpuk

@@ -7,6 +7,8 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/problem.hpp"
 #include "gpuk/plugin.hpp"
 #include "gpuk/text.hpp"
 #include "util/yaml_util.hpp"
@@ -229,18 +231,14 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
   spec.operation = src.string(root["operation"], "operation");
   const auto ops = plugin->operations();
   if (std::find(ops.begin(), ops.end(), spec.operation) == ops.end())
-    src.fail(root["operation"], "the " + spec.family + " family has no operation '" + spec.operation + "'" +
-                                    did_you_mean(spec.operation, ops) + "; its operations: " + join(ops));
+    src.fail(root["operation"], no_such_operation(*plugin, spec.operation));
 
   if (root["dtype"]) {
     const std::string name = src.string(root["dtype"], "dtype");
     const auto dtype = parse_dtype(name);
-    std::vector<std::string> supported;
     const std::vector<DType> dtypes = plugin->dtypes();  // one vector: begin() and end() of the same
-    for (DType t : dtypes) supported.emplace_back(dtype_name(t));
     if (!dtype || std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end())
-      src.fail(root["dtype"], "unsupported dtype '" + name + "'" + did_you_mean(name, supported) +
-                                  "; the " + spec.family + " family supports " + join(supported));
+      src.fail(root["dtype"], unsupported_dtype(*plugin, name));
     spec.dtype = *dtype;
   }
 
@@ -270,22 +268,36 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
 
   spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
 
+  // The family's own check of its options against each other, the dtype and the size.
+  try {
+    plugin->check(problem_of(spec));
+  } catch (const ConfigError& e) {
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+
   if (mode == Mode::tune) return spec;  // the tune config's own parser takes kernels and params
 
+  // A config that names a kernel (or parameters) runs exactly that; one that names none, the
+  // fastest known variant (gpuk/choose.hpp); `variant: auto` says so explicitly.
+  spec.pick = root["kernel"] || root["params"] ? RunSpec::Pick::named : RunSpec::Pick::lookup;
   if (const YAML::Node variant = root["variant"]) {
     const std::string v = src.string(variant, "variant");
     if (v != "auto" && v != "default")
-      src.fail(variant, "variant must be 'auto' (the tuning database's pick) or 'default', not '" + v + "'");
-    spec.variant_auto = v == "auto";
-    if (spec.variant_auto)
-      for (const char* key : {"kernel", "params"})
-        if (root[key])
-          src.fail(root[key], std::string("'") + key +
-                                  "' and 'variant: auto' do not go together: auto takes the kernel and its "
-                                  "parameters from the tuning database; remove one of them");
+      src.fail(variant, "variant must be 'auto' (the fastest known) or 'default' (the metadata's defaults), not '" + v +
+                            "'");
+    for (const char* key : {"kernel", "params"})
+      if (root[key])
+        src.fail(root[key], std::string("'") + key + "' and 'variant: " + v +
+                                "' do not go together: a config names its kernel or says how to choose one; "
+                                "remove one of them");
+    if (v == "default") spec.pick = RunSpec::Pick::defaults;
   }
   if (const YAML::Node tuning = root["tuning"]) {
-    if (!spec.variant_auto) src.fail(tuning, "'tuning' names a database for 'variant: auto'; add variant: auto");
+    if (spec.pick != RunSpec::Pick::lookup)
+      src.fail(tuning, "'tuning' names the tuning file the lookup reads, but this config " +
+                           std::string(spec.pick == RunSpec::Pick::named ? "names its kernel"
+                                                                         : "says variant: default") +
+                           "; remove one of them");
     std::filesystem::path file = src.string(tuning, "tuning");
     if (file.is_relative()) file = path.parent_path() / file;
     spec.tuning_file = file;

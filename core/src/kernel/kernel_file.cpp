@@ -153,7 +153,7 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
   if (!launch.IsSequence() || launch.size() == 0)
     src.fail(launch, "launch must be a list of {entry: NAME, grid: EXPR, block: EXPR}");
   for (const auto& item : launch) {
-    src.check_keys(item, {"entry", "grid", "block", "shared"}, "a launch");
+    src.check_keys(item, {"entry", "grid", "block", "shared", "when", "repeat"}, "a launch");
     if (!item["entry"] || !item["grid"] || !item["block"])
       src.fail(item, "a launch needs entry, grid and block");
     LaunchSpec l;
@@ -162,6 +162,8 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
     l.grid = parse_expr(src, item["grid"], "grid");
     l.block = parse_expr(src, item["block"], "block");
     l.shared_bytes = item["shared"] ? parse_expr(src, item["shared"], "shared") : Expr::parse("0");
+    if (item["when"]) l.when = parse_expr(src, item["when"], "when");
+    if (item["repeat"]) l.repeat = parse_expr(src, item["repeat"], "repeat");
     l.line = src.line(item);
     // The entry must exist as a template in the source: catch typos before NVRTC does.
     if (source.find(l.entry + "(") == std::string::npos && source.find(l.entry + " (") == std::string::npos)
@@ -326,6 +328,11 @@ std::string Variant::label() const {
   return out;
 }
 
+namespace {
+// A bound on `repeat:`, so that a wrong expression fails at once instead of queueing forever.
+constexpr std::int64_t kMostRepeats = 65536;
+}  // namespace
+
 LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
   const KernelFile& k = variant.file();
   const std::map<std::string, std::int64_t, std::less<>> extra = {
@@ -347,8 +354,13 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
       throw ConfigError(where(c.line) + ": " + variant.label() + " breaks the constraint '" + c.expr.text() +
                         "' for n = " + std::to_string(limits.n));
   LaunchPlan plan;
-  plan.params = variant.params();
   for (const auto& l : k.launches) {
+    if (l.when && eval(*l.when, l.line, "when") == 0) continue;
+    const std::int64_t repeat = l.repeat ? eval(*l.repeat, l.line, "repeat") : 1;
+    if (repeat < 1 || repeat > kMostRepeats)
+      throw ConfigError(where(l.line) + ": repeat '" + l.repeat->text() + "' of " + variant.label() + " is " +
+                        std::to_string(repeat) + " for n = " + std::to_string(limits.n) + "; it must be between 1 and " +
+                        std::to_string(kMostRepeats) + " (use when: to leave a launch out)");
     const std::int64_t grid = eval(l.grid, l.line, "grid");
     const std::int64_t block = eval(l.block, l.line, "block");
     const std::int64_t shared = eval(l.shared_bytes, l.line, "shared");
@@ -365,8 +377,12 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
                         " is " + std::to_string(shared) + " bytes; this GPU allows at most " +
                         std::to_string(limits.max_shared_bytes));
     plan.launches.push_back({variant.name_expression(l), static_cast<std::uint32_t>(grid),
-                             static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared)});
+                             static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared),
+                             static_cast<std::uint32_t>(repeat)});
   }
+  if (plan.launches.empty())
+    throw ConfigError(k.path.string() + ": no launch of " + variant.label() + " runs for n = " +
+                      std::to_string(limits.n) + " (every launch's 'when' is 0)");
   plan.scratch_slots = eval(k.scratch, 1, "scratch");
   if (plan.scratch_slots < 0 || plan.scratch_slots > (std::int64_t{1} << 32))
     throw ConfigError(k.path.string() + ": scratch '" + k.scratch.text() + "' of " + variant.label() + " is " +

@@ -15,26 +15,28 @@
 
 namespace gpuk {
 
-LaunchLimits launch_limits(const RunSpec& spec, const DeviceInfo& info) {
-  // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
-  return {static_cast<std::int64_t>(spec.size), info.sm_count, static_cast<int>(dtype_size(spec.dtype)),
-          info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
+// Everything a run allocates on the device, counted before any data exists, so that a run
+// that cannot fit stops in a second instead of after minutes of generating data. The library
+// baseline's buffers are checked when they are allocated (DeviceBuffer's error names the bytes
+// asked for and free).
+std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin) {
+  std::uint64_t bytes = 0;
+  for (const ArraySlot& a : plugin.make_launcher(problem_of(spec))->arrays()) bytes = add_bytes(bytes, a.bytes);
+  return bytes;
 }
 
-
-// What the family allocates for the run (FamilyPlugin::device_bytes) must fit in the device's
-// free memory; scratch and the library baseline's buffers are checked when they are allocated
-// (DeviceBuffer's error names the bytes asked for and free).
-void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, Device& device) {
-  const std::uint64_t input_bytes = spec.size * dtype_size(spec.dtype);
-  const std::uint64_t bytes = std::max(input_bytes, plugin.device_bytes(spec));
-  const std::uint64_t free = device.free_memory();
-  if (bytes <= free) return;
-  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
-  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with the " + spec.family + " run's other buffers)";
-  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
+                                bool flush_l2, Device& device) {
+  std::uint64_t bytes = add_bytes(run_device_bytes(spec, plugin), scratch_bytes);
+  if (flush_l2) bytes = add_bytes(bytes, static_cast<std::uint64_t>(2 * device.info().l2_bytes));
+  refuse_if_does_not_fit(bytes_for(spec.size, dtype_size(spec.dtype)), bytes, "the " + spec.family + " run", device);
+  // The host arrays too: a size too large for the machine is refused here, not by the OOM killer.
+  refuse_if_host_memory_short(spec, plugin);
 }
 
+bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info) {
+  return static_cast<std::int64_t>(spec.size * dtype_size(spec.dtype)) < 2 * info.l2_bytes;
+}
 
 // --- Bench -----------------------------------------------------------------------------------
 
@@ -45,15 +47,13 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
 
 void Bench::make() {
   const RunSpec& spec = spec_;
-  Device& device = device_;
-  refuse_if_run_does_not_fit(spec, plugin_, device);
-  refuse_if_host_memory_short(spec, plugin_);
   HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
   if (input.dtype() != spec.dtype || input.size() != spec.size)
     throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
                       std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
                       std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
   workload_ = plugin_.make_workload(spec, std::move(input));
+  launcher_ = plugin_.make_launcher(problem_of(spec));
   workload_has_reference_ = false;
   bytes_moved_ = workload_->bytes_moved();
   stream_ = std::make_unique<Stream>();
@@ -63,6 +63,18 @@ void Bench::make() {
   workload_->upload(*stream_);
   stop_->record(*stream_);
   upload_ms_ = stop_->elapsed_since(*start_);
+  arrays_ = workload_->device_arrays();
+}
+
+void Bench::bind(const LaunchPlan& plan) {
+  scratch_ = DeviceBuffer(std::max<std::uint64_t>(1, launcher_->scratch_bytes(plan)));
+  launcher_->init_scratch(scratch_.get(), scratch_.bytes(), stream_->get());
+  stream_->synchronize();
+}
+
+void Bench::launch(const LaunchTarget& target) {
+  const DeviceCall call{arrays_.data(), spec_.size, scratch_.get(), scratch_.bytes(), workload_->scalar()};
+  launcher_->launch(target, call);
 }
 
 double Bench::time_limit() const {
@@ -71,9 +83,7 @@ double Bench::time_limit() const {
 
 Bench::~Bench() = default;
 
-bool Bench::input_fits_l2() const {
-  return static_cast<std::int64_t>(spec_.size * dtype_size(spec_.dtype)) < 2 * device_.info().l2_bytes;
-}
+bool Bench::input_fits_l2() const { return gpuk::input_fits_l2(spec_, device_.info()); }
 
 void Bench::synchronize(const std::string& where) const { wait_stream(stream_->get(), time_limit(), where); }
 
@@ -92,7 +102,7 @@ const std::vector<CpuTiming>& Bench::reference(int repeats) {
 Verification Bench::check(const LaunchTarget& target) {
   reference(1);
   workload_->poison(*stream_);
-  workload_->launch(target);
+  launch(target);
   synchronize(target.where);
   workload_->download(*stream_);
   return workload_->verify();
@@ -104,7 +114,7 @@ std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repe
   // gpuk/timing.hpp: behind a stream gate, as the library baselines are timed.
   unsigned char fill = 0;
   return time_device(
-             stream_->get(), warmup, repeats, [&] { workload_->launch(target); },
+             stream_->get(), warmup, repeats, [&] { launch(target); },
              [&] {
                workload_->poison(*stream_);
                if (flush_l2 && flush_) flush_->fill_bytes(fill++, *stream_);

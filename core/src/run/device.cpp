@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iomanip>
@@ -270,6 +271,23 @@ Device::~Device() {
   if (!context_ || g_hung.load()) return;
   driver().cuCtxSynchronize();
   driver().cuDevicePrimaryCtxRelease(device_);
+}
+
+void Device::make_current() const {
+  CUcontext current = nullptr;
+  GPUK_CU(driver().cuCtxGetCurrent(&current));
+  if (current != context_) GPUK_CU(driver().cuCtxSetCurrent(context_));
+}
+
+DeviceInfo device_of_arch(const std::string& arch) {
+  const auto bad = [&] { return ConfigError("'" + arch + "' is not a GPU architecture (sm_XX, e.g. sm_90)"); };
+  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0) throw bad();
+  const std::string digits = arch.substr(3);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) throw bad();
+  DeviceInfo info;
+  info.cc_major = std::stoi(digits.substr(0, digits.size() - 1));
+  info.cc_minor = digits.back() - '0';
+  return info;
 }
 
 std::size_t Device::free_memory() const {

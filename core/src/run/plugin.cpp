@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 std::string gpuk_version() { return GPUK_VERSION; }
 
-void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, const Stream& stream,
+void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, CUstream stream,
                    const std::string& where) {
   // Above 48 KiB of dynamic shared memory a function must opt in (the plan was checked against
   // the device's opt-in limit). Setting the attribute is a host-side call, idempotent and cheap.
@@ -28,20 +28,23 @@ void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, co
                                         static_cast<int>(l.shared_bytes)),
             "opting " + l.name_expression + " of " + where + " in to " + std::to_string(l.shared_bytes) +
                 " bytes of dynamic shared memory");
-  GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(), args, nullptr),
+  GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream, args, nullptr),
           "launching " + l.name_expression + " of " + where);
 }
 
-void Workload::launch(const LaunchTarget& target) {
-  std::vector<void*> args = kernel_args();
+void launch_plan(const LaunchTarget& target, void** args) {
   for (std::size_t i = 0; i < target.plan.launches.size(); ++i)
-    launch_kernel(target.functions[i], target.plan.launches[i], args.data(), target.stream, target.where);
+    for (std::uint32_t r = 0; r < target.plan.launches[i].repeat; ++r)
+      launch_kernel(target.functions[i], target.plan.launches[i], args, target.stream, target.where);
 }
 
-std::uint64_t FamilyPlugin::device_bytes(const RunSpec& spec) const { return spec.size * dtype_size(spec.dtype); }
 std::uint64_t FamilyPlugin::host_bytes(const RunSpec& spec) const {
   return bytes_for(spec.size, 2 * dtype_size(spec.dtype));
 }
+
+void FamilyPlugin::check(const Problem&) const {}
+
+std::optional<KernelChoice> FamilyPlugin::choose_kernel(const Problem&) const { return std::nullopt; }
 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;

@@ -22,7 +22,8 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
   for (const auto& l : r.launches)
-    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block << "\n";
+    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block
+        << (l.repeat > 1 ? "  x" + std::to_string(l.repeat) : std::string()) << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
       << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n";
   out << "  compile  " << ms_text(r.compile_ms) << " ms" << (r.from_cache ? " (from the cache)" : "") << "\n\n";
@@ -75,10 +76,11 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   j["kernel_file"] = r.kernel_file;
   j["variant"] = r.variant;
   if (!r.variant_source.empty()) j["variant_source"] = r.variant_source;
+  if (!r.warnings.empty()) j["warnings"] = r.warnings;
   j["launches"] = nlohmann::json::array();
   for (const auto& l : r.launches)
     j["launches"].push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block},
-                             {"shared_bytes", l.shared_bytes}});
+                             {"shared_bytes", l.shared_bytes}, {"repeat", l.repeat}});
   j["device"] = {{"name", r.gpu}, {"arch", r.arch}, {"driver_version", r.driver_version},
                  {"peak_bandwidth_gbs", r.peak_gbs}};
   j["nvrtc_version"] = r.nvrtc;

@@ -12,17 +12,9 @@
 #include "gpuk/host_memory.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/timing.hpp"
+#include "gpuk/tune.hpp"
 
 namespace gpuk {
-
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-
-}  // namespace
 
 Stats Stats::of(std::vector<double> samples) {
   Stats s;
@@ -57,18 +49,52 @@ void throw_if_faulted(const std::string& where, const Error& /*error*/) {
   throw FaultError(where + " faulted: " + describe(r) + "; the CUDA context is unusable, so nothing after it ran");
 }
 
+VariantRequest variant_request(const RunSpec& spec) {
+  VariantRequest r;
+  r.mode = spec.pick == RunSpec::Pick::named      ? VariantRequest::Mode::named
+           : spec.pick == RunSpec::Pick::defaults ? VariantRequest::Mode::defaults
+                                                  : VariantRequest::Mode::lookup;
+  r.kernel = spec.kernel;
+  r.params = spec.params;
+  return r;
+}
+
+TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
+                             const std::optional<std::filesystem::path>& tuning_db, const std::string& arch) {
+  TuningSources t;
+  if (spec.pick != RunSpec::Pick::lookup) return t;
+  if (spec.tuning_file) add_user_tuning(t, *spec.tuning_file, true);
+  else add_user_tuning(t, tuning_db.value_or(TuningDb::default_path()), false);
+  add_shipped_tuning(t, kernels, arch);
+  return t;
+}
+
+// config -> prepare (choose, plan, fit, compile, load, check, bind) -> data -> run -> report.
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
   const FamilyPlugin& plugin = context.plugins.get(spec.family);
-  const auto file = context.kernels.find(spec.family, spec.kernel);
-  const Variant variant(file, plugin.template_args(spec), spec.params);
   const DeviceInfo& info = device.info();
+  const Problem problem = problem_of(spec);
+  const TuningSources tuning = tuning_sources(spec, context.kernels, context.tuning_db, info.arch());
+
+  // A run too big for the device says so first, whatever else is wrong with it.
+  PlannedVariant planned;
+  try {
+    planned = plan_variant(problem, variant_request(spec), plugin, context.kernels, info, tuning);
+  } catch (const ConfigError&) {
+    refuse_if_run_does_not_fit(spec, plugin, 0, false, device);
+    throw;
+  }
+  refuse_if_run_does_not_fit(spec, plugin, plugin.make_launcher(problem)->scratch_bytes(planned.plan), false, device);
 
   RunReport report;
   report.config = spec.path.string();
   report.family = spec.family;
   report.operation = spec.operation;
-  report.kernel_file = file->path.string();
-  report.variant = variant.label();
+  report.kernel_file = planned.choice.file->path.string();
+  report.variant = planned.variant->label();
+  report.variant_source = planned.choice.why;
+  report.warnings = tuning.warnings;
+  report.warnings.insert(report.warnings.end(), planned.choice.warnings.begin(), planned.choice.warnings.end());
   report.dtype = std::string(dtype_name(spec.dtype));
   report.options.assign(spec.options.begin(), spec.options.end());
   report.size = spec.size;
@@ -77,35 +103,15 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.nvrtc = nvrtc_version();
   report.driver_version = info.driver_version;
   report.peak_gbs = info.peak_bandwidth_gbs;
+  report.launches = planned.plan.launches;
 
-  // Refuse up front what cannot fit (before compiling), rather than failing halfway.
-  refuse_if_run_does_not_fit(spec, plugin, device);
-  refuse_if_host_memory_short(spec, plugin);
-
-  const LaunchPlan plan = plan_launches(variant, launch_limits(spec, info));
-  report.launches = plan.launches;
-
-  // JIT (or the cache).
   JitOptions jit_options;
   jit_options.arch = info.arch();
   jit_options.include_dirs = context.kernels.include_dirs();
   const Jit jit(jit_options, context.cache);
-  std::vector<std::string> names;
-  for (const auto& l : plan.launches)
-    if (std::find(names.begin(), names.end(), l.name_expression) == names.end()) names.push_back(l.name_expression);
-  const auto compile_start = std::chrono::steady_clock::now();
-  const bool reuse = precompiled && std::all_of(names.begin(), names.end(), [&](const std::string& name) {
-    return std::find(precompiled->name_expressions.begin(), precompiled->name_expressions.end(), name) !=
-           precompiled->name_expressions.end();
-  });
-  std::optional<CompiledKernels> own;
-  if (!reuse) own = jit.compile(*file, names);
-  const CompiledKernels& compiled = reuse ? *precompiled : *own;
-  report.compile_ms = ms_since(compile_start);
-  report.from_cache = compiled.from_cache || reuse;
-  const Module module(compiled.cubin, file->path.string() + " " + variant.label());
-  std::vector<CUfunction> functions;
-  for (const auto& l : plan.launches) functions.push_back(module.function(compiled.lowered(l.name_expression)));
+  const ReadyVariant ready = ready_variant(planned, jit, info, launch_limits(problem, info), precompiled);
+  report.compile_ms = ready.compiled.ms;
+  report.from_cache = ready.compiled.from_cache;
 
   // Data, uploaded once.
   Bench bench(spec, plugin, device);
@@ -113,9 +119,9 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.upload_ms = bench.upload_ms();
 
   bench.set_time_limit(context.time_limit_s);
-  bench.bind(plan);
-  const std::string where = "variant " + variant.label() + " of " + file->path.string();
-  const LaunchTarget target{plan, functions, bench.stream(), where};
+  bench.bind(planned.plan);
+  const std::string& where = planned.where;
+  const LaunchTarget target{planned.plan, ready.functions.data(), bench.stream().get(), where};
   try {
     report.kernel = Stats::of(bench.time(target, spec.warmup, spec.repeats, false));
     report.download_ms = bench.download();

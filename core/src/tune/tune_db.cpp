@@ -258,55 +258,23 @@ const TuningEntry* TuningDb::find(const TuningKey& key) const {
   return it != entries_.end() && it->key == key ? &*it : nullptr;
 }
 
-TuningDb::Pick TuningDb::pick(const TuningKey& key) const {
-  if (const TuningEntry* e = find(key)) return {e, true};
+TuningDb::Pick TuningDb::pick(const TuningKey& key, bool same_gpu) const {
+  if (const TuningEntry* e = same_gpu ? find(key) : nullptr) return {e, true};
   Pick best;
   int best_distance = 3;
   for (const auto& e : entries_) {
     const TuningKey& k = e.key;
-    if (k.gpu != key.gpu || k.arch != key.arch || k.family != key.family || k.operation != key.operation ||
-        k.options != key.options || k.dtype != key.dtype)
+    if ((same_gpu && k.gpu != key.gpu) || k.arch != key.arch || k.family != key.family ||
+        k.operation != key.operation || k.options != key.options || k.dtype != key.dtype)
       continue;
     const int distance = std::abs(k.bucket - key.bucket);
+    if (distance == 0) return {&e, true};
     if (distance < best_distance || (distance == best_distance && best.entry && k.bucket > best.entry->key.bucket)) {
       best = {&e, false};
       best_distance = distance;
     }
   }
   return best;
-}
-
-std::string resolve_auto_variant(RunSpec& spec, const DeviceInfo& device, const TuningDb& db, const fs::path& db_path,
-                                 const KernelLibrary& kernels) {
-  const TuningKey key{device.name, device.arch(), spec.family, spec.operation, options_key(spec.options),
-                      std::string(dtype_name(spec.dtype)), size_bucket(spec.size)};
-  const std::string defaults = "the kernel file's defaults (" + spec.kernel + ", the plugin's default kernel)";
-  const auto pick = db.pick(key);
-  const std::string what = spec.family + " " + spec.operation + (key.options.empty() ? "" : " " + key.options) + " " +
-                           key.dtype + " n in [2^" + std::to_string(key.bucket) + ", 2^" +
-                           std::to_string(key.bucket + 1) + ") on " + device.name + " (" + device.arch() + ")";
-  if (!pick.entry)
-    return "variant: auto found no entry for " + what + " in " + db_path.string() + "; using " + defaults;
-  const TuningEntry& e = *pick.entry;
-  try {
-    const auto file = kernels.find(spec.family, e.kernel);
-    if (!file->supports(spec.operation) || !file->supports(spec.dtype))
-      throw ConfigError("kernel " + e.kernel + " no longer implements " + spec.operation + " for " + key.dtype);
-    Variant(file, {}, e.params);  // the metadata still allows these values
-  } catch (const ConfigError& err) {
-    return "variant: auto found " + e.kernel + " for " + what + " in " + db_path.string() +
-           ", but it no longer fits (" + err.what() + "); using " + defaults;
-  }
-  spec.kernel = e.kernel;
-  spec.params = e.params;
-  std::ostringstream why;
-  why << "variant: auto picked it from " << db_path.string() << ": the fastest of " << e.evaluated
-      << " variants tuned " << (e.tuned_at.empty() ? "earlier" : "at " + e.tuned_at) << " (" << e.strategy << ", "
-      << e.median_ms << " ms at n = " << e.size << ")";
-  if (!pick.exact)
-    why << "; no entry for n in bucket 2^" << key.bucket << ", so the nearest, 2^" << e.key.bucket;
-  if (!e.ties.empty()) why << "; tied within the noise with " << e.ties.size() << " other(s)";
-  return why.str();
 }
 
 }  // namespace gpuk

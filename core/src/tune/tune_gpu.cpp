@@ -14,6 +14,7 @@
 #include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/jit.hpp"
+#include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
 
@@ -74,15 +75,14 @@ struct Chunk {
   // Filled by the worker before `done` is ready: per name, its CUBIN or its error.
   std::vector<std::shared_ptr<const CompiledKernels>> compiled;
   std::vector<std::string> errors;
-  // Loaded on the measuring thread (the one with the CUDA context).
-  std::map<const CompiledKernels*, std::unique_ptr<Module>> modules;
 };
 
 struct Prepared {
   std::shared_ptr<Chunk> chunk;
   LaunchPlan plan;
   std::string label, where;
-  std::vector<CUfunction> functions;  // once loaded
+  LoadedKernels kernels;              // once loaded, on the measuring thread (the one with the context)
+  std::vector<CUfunction> functions;  // bound to the plan
   bool loaded = false;
 };
 
@@ -102,12 +102,6 @@ std::string compile_error_of(const std::string& message) {
   return line.size() > 100 ? line.substr(0, 97) + "..." : line;
 }
 
-int function_attribute(CUfunction f, CUfunction_attribute a) {
-  int value = 0;
-  GPUK_CU(driver().cuFuncGetAttribute(&value, a, f));
-  return value;
-}
-
 class GpuMeasurer final : public Measurer {
  public:
   GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
@@ -115,8 +109,9 @@ class GpuMeasurer final : public Measurer {
       : device_(device), bench_(bench), options_(options), stats_(stats),
         threads_(options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency())),
         jit_(jit_options(context, device), context.cache), pool_(threads_) {
-    leading_ = context.plugins.get(bench.spec().family).template_args(bench.spec());
-    limits_ = launch_limits(bench.spec(), device.info());
+    const Problem problem = problem_of(bench.spec());
+    leading_ = context.plugins.get(problem.family).template_args(problem);
+    limits_ = launch_limits(problem, device.info());
     bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
   }
 
@@ -149,9 +144,9 @@ class GpuMeasurer final : public Measurer {
         for (std::size_t i = begin; i < end; ++i) {
           Prepared& p = prepared_.at(cands[i]);
           p.chunk = chunk;
-          for (const auto& l : p.plan.launches)
-            if (std::find(chunk->names.begin(), chunk->names.end(), l.name_expression) == chunk->names.end())
-              chunk->names.push_back(l.name_expression);
+          for (const auto& name : kernel_names(p.plan))
+            if (std::find(chunk->names.begin(), chunk->names.end(), name) == chunk->names.end())
+              chunk->names.push_back(name);
         }
         {
           std::lock_guard lock(stats_mutex_);
@@ -199,36 +194,19 @@ class GpuMeasurer final : public Measurer {
       return o;
     }
     // The compiled functions' own limits: registers cap the threads per block.
-    const DeviceInfo& info = device_.info();
-    for (std::size_t i = 0; i < p.functions.size(); ++i) {
-      const auto& l = p.plan.launches[i];
-      const int regs = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_NUM_REGS);
-      const int max_threads = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-      const int static_shared = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-      const int local = function_attribute(p.functions[i], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-      o.registers = std::max(o.registers, regs);
-      o.spill_bytes = std::max(o.spill_bytes, local);
-      if (static_cast<int>(l.block) > max_threads) {
-        o.status = Status::pruned;
-        o.why = "too many registers for the block size";
-        o.detail = p.label + ": " + l.name_expression + " uses " + std::to_string(regs) +
-                   " registers per thread, so at most " + std::to_string(max_threads) +
-                   " threads per block; its block is " + std::to_string(l.block);
-        return o;
-      }
-      const int shared_limit = limits_.max_shared_bytes;
-      if (static_shared + static_cast<int>(l.shared_bytes) > shared_limit) {
-        o.status = Status::pruned;
-        o.why = "more shared memory than a block may use";
-        o.detail = p.label + ": " + l.name_expression + " needs " + std::to_string(static_shared) +
-                   " bytes of static and " + std::to_string(l.shared_bytes) + " of dynamic shared memory; " +
-                   info.name + " gives a block at most " + std::to_string(shared_limit) + " (with opt-in)";
-        return o;
-      }
+    for (const auto& f : p.kernels.functions()) {
+      o.registers = std::max(o.registers, f.attributes.registers);
+      o.spill_bytes = std::max(o.spill_bytes, f.attributes.local_bytes);
+    }
+    if (const auto misfit = check_fit(p.plan, p.kernels, limits_, device_.info(), p.label)) {
+      o.status = Status::pruned;
+      o.why = misfit->why;
+      o.detail = misfit->detail;
+      return o;
     }
     try {
       bench_.bind(p.plan);
-      const LaunchTarget target{p.plan, p.functions, bench_.stream(), p.where};
+      const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
       const Verification v = bench_.check(target);
       if (!v.passed) {
         o.status = Status::invalid;
@@ -259,7 +237,7 @@ class GpuMeasurer final : public Measurer {
     }
     try {
       bench_.bind(p.plan);
-      const LaunchTarget target{p.plan, p.functions, bench_.stream(), p.where};
+      const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
       return bench_.time(target, std::max(1, options_.warmup / 2), repeats, options_.flush_l2);
     } catch (const Error& e) {
       Outcome o;
@@ -326,14 +304,11 @@ class GpuMeasurer final : public Measurer {
 
   void load(Prepared& p) {
     if (p.loaded) return;
-    std::vector<CUfunction> functions;
-    for (const auto& l : p.plan.launches) {
-      const auto& compiled = p.chunk->compiled[index_of(*p.chunk, l.name_expression)];
-      auto& module = p.chunk->modules[compiled.get()];
-      if (!module) module = std::make_unique<Module>(compiled->cubin, p.chunk->file->path.string() + " " + p.label);
-      functions.push_back(module->function(compiled->lowered(l.name_expression)));
-    }
-    p.functions = std::move(functions);
+    const std::vector<std::string> names = kernel_names(p.plan);
+    std::vector<const CompiledKernels*> compiled;
+    for (const auto& name : names) compiled.push_back(p.chunk->compiled[index_of(*p.chunk, name)].get());
+    p.kernels = load_kernels(names, compiled, p.chunk->file->path.string() + " " + p.label);
+    p.functions = bind(p.plan, p.kernels);
     p.loaded = true;
   }
 
@@ -383,6 +358,38 @@ class GpuMeasurer final : public Measurer {
 std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& device, Bench& bench,
                                             const GpuMeasurerOptions& options, CompileStats* stats) {
   return std::make_unique<GpuMeasurer>(context, device, bench, options, stats);
+}
+
+TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
+                        const SweepOptions& sweep) {
+  const FamilyPlugin& plugin = context.plugins.get(t.run.family);
+  const DeviceInfo& info = device.info();
+  const bool flush = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, info));
+  // Each variant's scratch is checked when it is bound (the sweep records a variant that does not
+  // fit); what every variant shares is checked here, before any data exists.
+  refuse_if_run_does_not_fit(t.run, plugin, 0, flush, device);
+  Bench bench(t.run, plugin, device);
+
+  CompileStats stats;
+  GpuMeasurerOptions mo;
+  mo.warmup = t.run.warmup;
+  mo.repeats = t.run.repeats;
+  mo.flush_l2 = flush;
+  mo.threads = sweep.threads;
+  mo.time_limit_s = sweep.time_limit_s;
+  const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
+
+  TuneOptions options;
+  options.strategy = t.strategy;
+  options.evaluations = t.budget_evaluations;
+  options.seconds = t.budget_seconds;
+  options.seed = t.seed;
+  options.recheck_top = t.recheck_top;
+  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  options.prior = sweep.prior;
+  options.progress = sweep.progress;
+  TuneResult result = tune(space, *measurer, options);
+  return make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
 }
 
 }  // namespace gpuk

@@ -8,8 +8,8 @@
 //   __global__ void entry(gpuk::SortArgs<S> a);
 //
 // The host fills SortArgs per launch: a single-launch sort reads keys_in (and values_in) and
-// writes keys_out (and values_out); a digit pass (an entry named *_pass) gets the ping-pong
-// buffers of its pass. Keys are ordered by S::bits(key): IEEE total order for floats with every
+// writes keys_out (and values_out); a digit pass (an entry whose launch has `repeat:`) gets the
+// ping-pong buffers of its pass. Keys are ordered by S::bits(key): IEEE total order for floats with every
 // NaN equal to every other NaN and after +inf; descending order inverts the bits. Sorting is
 // stable: equal keys (equal bits) keep their input order.
 #pragma once
@@ -101,8 +101,8 @@ template <class S> struct SortArgs {
   typename S::V* values_out;       // output values (nullptr for keys-only)
   u32* scratch;                    // the metadata's `scratch` words, zero when first bound
   i64 n;                           // elements, >= 1
-  int pass;                        // the digit pass of a *_pass launch, else 0
-  int passes;                      // the number of digit passes of a *_pass entry, else 1
+  int pass;                        // this repeat of a launch with `repeat:` (a digit pass), else 0
+  int passes;                      // the launch's repeat count (digit passes), else 1
 };
 
 // ---- block-level building blocks (radix_block.cu, radix.cu) ---------------------------------

@@ -1,0 +1,89 @@
+// Which variant runs. A config or a library call that names a kernel runs exactly that (with
+// the parameters it names, the others at the metadata's defaults), so that every figure stays
+// reproducible. One that names none gets the fastest variant known, from the first of four
+// sources that has one (README.md, "Config reference"):
+//
+//   1. the user's tuning database (`gpuk tune` writes it; `tuning: FILE` / `--tuning FILE`
+//      replace it): this GPU, the problem, n's size bucket or the nearest within a factor 4;
+//   2. the tuning file shipped for this GPU's architecture, `tuned/<arch>.json` in a kernel
+//      directory (the built-in one first): the same format and rule, matched by architecture;
+//   3. the family's own choice by size (FamilyPlugin::choose_kernel);
+//   4. the family's default kernel with its metadata's defaults.
+//
+// A pick that cannot run here (its kernel or a parameter value is gone, a constraint fails for
+// this n) gives one warning and the next source is asked: a stale tuning file never stops a run.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/problem.hpp"
+
+namespace gpuk {
+
+class FamilyPlugin;
+class TuningDb;
+struct DeviceInfo;
+
+struct VariantRequest {
+  enum class Mode {
+    lookup,    // names no kernel: the fastest known, from the four sources
+    named,     // runs `kernel` with `params` exactly
+    defaults,  // the family's default kernel with its metadata's defaults (`variant: default`)
+  };
+  Mode mode = Mode::lookup;
+  std::string kernel;                          // Mode::named
+  std::map<std::string, std::int64_t> params;  // Mode::named
+};
+
+// One tuning file the lookup reads.
+struct TuningFile {
+  std::filesystem::path path;
+  std::shared_ptr<const TuningDb> db;
+};
+
+// Where the lookup finds tuned variants.
+struct TuningSources {
+  // The user's database, or the file a config's `tuning:` or `--tuning` names instead.
+  std::optional<TuningFile> user;
+  bool user_file_given = false;  // named by `tuning:` / `--tuning`: the sentences say "tuning file"
+  // tuned/<arch>.json of each kernel directory that has one, the built-in directory first.
+  std::vector<TuningFile> shipped;
+  std::vector<std::string> warnings;  // files that could not be read, and were left out
+};
+
+// tuned/<arch>.json of every kernel directory of `kernels`, in directory order (the built-in one
+// first). A file that cannot be read is left out with a warning in `into.warnings`.
+void add_shipped_tuning(TuningSources& into, const KernelLibrary& kernels, const std::string& arch);
+
+// The user's database at `path` (a missing file is an empty database). A damaged database is
+// left out with a warning; with `given` (the config's `tuning:` or `--tuning`), a missing or
+// damaged file is a ConfigError instead.
+void add_user_tuning(TuningSources& into, const std::filesystem::path& path, bool given);
+
+struct Choice {
+  enum class Source { named, user_db, shipped, family, defaults };
+  Source source = Source::defaults;
+  std::shared_ptr<const KernelFile> file;
+  std::map<std::string, std::int64_t> params;  // as chosen; parameters not named take defaults
+  std::string why;                             // the report's `chosen` line
+  std::vector<std::string> warnings;           // picks passed over, and why
+};
+
+// The variant to run for `problem` on `device`. With `check_plans`, a pick must also plan (its
+// constraints hold and its launches fit the device's limits) for problem.n and problem.max_n;
+// `gpuk check` without a GPU turns that off. Throws ConfigError when what was named does not
+// exist or cannot run, and when even the defaults cannot.
+Choice choose_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                      const KernelLibrary& kernels, const DeviceInfo& device, const TuningSources& tuning,
+                      bool check_plans = true);
+
+// "2^24" for a power of two, else the number.
+std::string size_text(std::uint64_t n);
+
+}  // namespace gpuk

@@ -1,0 +1,157 @@
+// One road from a problem to kernels ready to launch, taken by every caller: `gpuk run`,
+// `gpuk tune`, `gpuk check` and the library API (gpuk/gpuk.hpp). Each step is a function of its
+// own, so that a caller that does one step its own way (the tuner compiles in bulk, on a thread
+// pool) still shares the others:
+//
+//   choose   the variant: the one asked for, else the lookup (gpuk/choose.hpp)
+//   plan     its launches for n on this device (plan_launches, gpuk/kernel_file.hpp)
+//   fit      every device buffer against the device's free memory (refuse_if_does_not_fit)
+//   compile  with NVRTC or the on-disk cache, or take CUBIN compiled already (compile_variant)
+//   load     the CUBIN, once per process and context (load_kernels)
+//   check    registers, threads per block and shared memory against the device (check_fit)
+//   bind     the plan's launches to their functions (bind)
+//
+// plan_variant() and ready_variant() chain them for the callers that take every step.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuk/choose.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/problem.hpp"
+
+namespace gpuk {
+
+struct RunSpec;
+class FamilyPlugin;
+
+// The problem a run config describes (max_n = n).
+Problem problem_of(const RunSpec& spec);
+
+// The limits a variant's launches are checked against on this device, for problem.n elements.
+LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info);
+
+// --- compile ---------------------------------------------------------------------------------
+
+// The distinct name expressions of the plan's launches, in order.
+std::vector<std::string> kernel_names(const LaunchPlan& plan);
+// Every launch entry of the variant, whether or not a plan for some n runs it: what `gpuk check`
+// compiles, and what the library API loads (it may run any of them for some n of its bucket).
+std::vector<std::string> kernel_names(const Variant& variant);
+
+struct CompiledVariant {
+  std::shared_ptr<const CompiledKernels> kernels;
+  double ms = 0;            // compile (or cache read) time
+  bool from_cache = false;  // from the on-disk cache, or precompiled
+};
+
+// Compiles `names` of `file` in one NVRTC program, or takes them from `precompiled` when it
+// holds every one of them (tests compile a whole file's variants at once).
+CompiledVariant compile_variant(const KernelFile& file, const std::vector<std::string>& names, const Jit& jit,
+                                const CompiledKernels* precompiled = nullptr);
+
+// --- load ------------------------------------------------------------------------------------
+
+// What the compiled function asks of the device (cuFuncGetAttribute).
+struct KernelAttributes {
+  int registers = 0;      // per thread
+  int max_threads = 0;    // per block, as the registers allow
+  int static_shared = 0;  // bytes per block
+  int local_bytes = 0;    // per thread: spills
+};
+
+struct LoadedFunction {
+  std::string name_expression;
+  CUfunction function = nullptr;
+  KernelAttributes attributes;
+};
+
+// A variant's functions, loaded in the current context. The modules they live in are shared with
+// every other load of the same CUBIN in the same context, process-wide (load_kernels).
+class LoadedKernels {
+ public:
+  // Throws Error when `name_expression` was not loaded.
+  const LoadedFunction& get(const std::string& name_expression) const;
+  const std::vector<LoadedFunction>& functions() const { return functions_; }
+  bool empty() const { return functions_.empty(); }
+
+ private:
+  friend LoadedKernels load_kernels(const std::vector<std::string>&, const std::vector<const CompiledKernels*>&,
+                                    const std::string&);
+  std::vector<std::shared_ptr<const Module>> modules_;
+  std::vector<LoadedFunction> functions_;
+};
+
+// Loads names[i] from compiled[i] in the calling thread's current context. A CUBIN already
+// loaded in this context (by any caller, any thread) is not loaded again: modules are cached
+// process-wide by content and context, and unloaded when the last user lets go of them.
+// `what` names the variant for error messages.
+LoadedKernels load_kernels(const std::vector<std::string>& names, const std::vector<const CompiledKernels*>& compiled,
+                           const std::string& what);
+LoadedKernels load_kernels(const CompiledKernels& compiled, const std::vector<std::string>& names,
+                           const std::string& what);
+
+// Modules loaded now, over every context (for tests of the cache).
+std::size_t loaded_module_count();
+
+// --- check -----------------------------------------------------------------------------------
+
+struct Misfit {
+  std::string why;     // short, groups alike failures: "too many registers for the block size"
+  std::string detail;  // the whole sentence, with the numbers
+};
+
+// Why a launch of the plan cannot run with its compiled function on this device: more threads
+// per block than its registers allow, or more static plus dynamic shared memory than a block may
+// have; nullopt when every launch fits. `label` names the variant.
+std::optional<Misfit> check_fit(const LaunchPlan& plan, const LoadedKernels& kernels, const LaunchLimits& limits,
+                                const DeviceInfo& info, const std::string& label);
+
+// --- bind ------------------------------------------------------------------------------------
+
+// The plan's functions, in the plan's order (LaunchTarget::functions).
+std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernels);
+
+// --- fit -------------------------------------------------------------------------------------
+
+// Throws DeviceError when `bytes` (every buffer of the run: the input, the family's other
+// buffers, scratch, a flush buffer) exceed the device's free memory. The message names the
+// input's share and the whole, and who needs it ("the sort run").
+void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device);
+
+// --- the whole road --------------------------------------------------------------------------
+
+// A variant chosen and planned for one problem on one device: nothing compiled yet.
+struct PlannedVariant {
+  Choice choice;  // kernel file, parameters, and why
+  std::shared_ptr<const Variant> variant;
+  LaunchPlan plan;     // for problem.n
+  std::string where;   // "variant onepass BLOCK=256 ... of kernels_src/reduce/onepass.cu"
+};
+
+// choose + plan. Throws ConfigError when what was asked for cannot run (an unknown kernel, a
+// value the metadata does not allow, a broken constraint, a launch over the device's limits).
+PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                            const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning);
+
+// A planned variant compiled, loaded, checked and bound: ready to launch.
+struct ReadyVariant {
+  CompiledVariant compiled;
+  LoadedKernels kernels;
+  std::vector<CUfunction> functions;  // for the plan's launches, in order
+};
+
+// compile + load + check + bind, in the current context. `names` (default: the plan's) are
+// compiled and loaded. Throws ConfigError when a launch does not fit its compiled function
+// (check_fit's sentence), CompileError, DeviceError.
+ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
+                           const LaunchLimits& limits, const CompiledKernels* precompiled = nullptr,
+                           const std::vector<std::string>& names = {});
+
+}  // namespace gpuk

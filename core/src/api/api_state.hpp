@@ -1,0 +1,91 @@
+// What an Engine and an Operation hold (gpuk/gpuk.hpp); shared by engine.cpp and operation.cpp.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuk/choose.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/gpuk.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
+#include "gpuk/prepare.hpp"
+
+namespace gpuk {
+
+struct Engine::State {
+  explicit State(EngineOptions o);
+
+  EngineOptions options;
+  PluginRegistry plugins;
+  KernelLibrary kernels;
+  CompileCache cache;
+  std::filesystem::path tuning_db;
+
+  void warn(const std::string& message) const;
+
+  // The GPU, opened by the first call that needs it, current on the calling thread afterwards.
+  Device& device();
+
+  // What the lookup reads (the user's database, the shipped files for the device's
+  // architecture), read once; its warnings are given once.
+  const TuningSources& tuning();
+
+  // Engine::launch's Operations, one per spec, size bucket and stream.
+  struct Cached {
+    std::mutex mutex;
+    std::optional<Operation> operation;
+  };
+  std::shared_ptr<Cached> cached(const std::string& key);
+  // Drops them (each holds the State: the Engine's destructor breaks that cycle).
+  void drop_cached();
+
+ private:
+  std::mutex device_mutex_;
+  std::unique_ptr<Device> device_;
+  std::mutex tuning_mutex_;
+  std::optional<TuningSources> tuning_;
+  std::mutex cached_mutex_;
+  std::map<std::string, std::shared_ptr<Cached>> cached_;
+};
+
+struct Operation::State {
+  ~State();  // with the context current, so that its buffers and modules go with it
+
+  std::shared_ptr<Engine::State> engine;  // keeps the context (and the plugins) alive
+  CUcontext context = nullptr;
+  const FamilyPlugin* plugin = nullptr;
+  Problem problem;  // n: the size prepared for; max_n: the end of its bucket
+  std::string what;  // "reduce argmax": for messages
+  std::unique_ptr<Launcher> launcher;
+  std::vector<ArraySlot> slots;
+  std::optional<ScalarSlot> scalar;
+  Choice choice;
+  std::shared_ptr<const Variant> variant;
+  std::string label, where;
+  DeviceInfo info;
+  LoadedKernels kernels;  // every launch entry of the variant: any may run for some n of the bucket
+  std::uint64_t min_n = 0, max_n = 0;
+  std::uint64_t scratch_needed = 0;
+  DeviceBuffer own_scratch;
+  CUdeviceptr scratch = 0;
+  std::uint64_t scratch_bytes = 0;
+  DeviceBuffer own_result;  // launch_and_read's, when the caller passes none
+  // The plan of the last n launched: the hot path evaluates no expression while n repeats.
+  std::uint64_t planned_n = 0;
+  LaunchPlan plan;
+  std::vector<CUfunction> functions;
+
+  void replan(std::uint64_t n);
+};
+
+// Checks a call's arrays against the slots (count, null pointers; `result_may_be_null`: the
+// host_result slot may be 0), before anything touches the GPU. ConfigError with `what`.
+void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, std::span<const CUdeviceptr> arrays,
+                  bool result_may_be_null);
+
+}  // namespace gpuk

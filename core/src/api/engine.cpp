@@ -1,0 +1,224 @@
+// The library API's Engine: the CLI's directories and defaults, the GPU opened on first use,
+// prepare() along core's one road (gpuk/prepare.hpp), and the Operations Engine::launch keeps.
+#include <cstdint>
+#include <iostream>
+
+#include "api/api_state.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/problem.hpp"
+#include "gpuk/text.hpp"
+#include "gpuk/tune.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<fs::path> cache_dir_of(const EngineOptions& o) {
+  if (o.no_cache) return std::nullopt;
+  return o.cache_dir ? *o.cache_dir : CompileCache::default_dir();
+}
+
+}  // namespace
+
+std::uint64_t bucket_first(std::uint64_t n) { return std::uint64_t{1} << size_bucket(n); }
+
+std::uint64_t bucket_last(std::uint64_t n) {
+  const int k = size_bucket(n);
+  return k >= 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (k + 1)) - 1;
+}
+
+void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, std::span<const CUdeviceptr> arrays,
+                  bool result_may_be_null) {
+  if (arrays.size() != slots.size()) {
+    std::vector<std::string> names;
+    for (const auto& s : slots) names.push_back(s.name);
+    throw ConfigError(what + " takes " + std::to_string(slots.size()) + " arrays (" + join(names) + "), not " +
+                      std::to_string(arrays.size()));
+  }
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    if (arrays[i] == 0 && !(result_may_be_null && slots[i].host_result))
+      throw ConfigError(what + ": array '" + slots[i].name + "' is a null device pointer");
+}
+
+// --- Engine::State ---------------------------------------------------------------------------
+
+Engine::State::State(EngineOptions o)
+    : options(std::move(o)),
+      plugins(plugin_dirs(options.plugin_dirs)),
+      kernels(kernel_dirs(options.kernel_dirs)),
+      cache(cache_dir_of(options)),
+      tuning_db(options.tuning_db ? *options.tuning_db : TuningDb::default_path()) {
+  for (const auto& e : plugins.errors()) warn(e);
+  for (const auto& e : kernels.errors()) warn(e);
+}
+
+void Engine::State::warn(const std::string& message) const {
+  if (options.on_warning) options.on_warning(message);
+  else std::cerr << "gpuk: warning: " << message << "\n";
+}
+
+Device& Engine::State::device() {
+  std::lock_guard lock(device_mutex_);
+  if (!device_) device_ = std::make_unique<Device>(options.device);
+  device_->make_current();
+  return *device_;
+}
+
+const TuningSources& Engine::State::tuning() {
+  const std::string arch = device().info().arch();
+  std::lock_guard lock(tuning_mutex_);
+  if (!tuning_) {
+    TuningSources t;
+    add_user_tuning(t, tuning_db, false);
+    add_shipped_tuning(t, kernels, arch);
+    for (const auto& w : t.warnings) warn(w);
+    tuning_ = std::move(t);
+  }
+  return *tuning_;
+}
+
+std::shared_ptr<Engine::State::Cached> Engine::State::cached(const std::string& key) {
+  std::lock_guard lock(cached_mutex_);
+  auto& entry = cached_[key];
+  if (!entry) entry = std::make_shared<Cached>();
+  return entry;
+}
+
+// --- Engine ----------------------------------------------------------------------------------
+
+void Engine::State::drop_cached() {
+  std::map<std::string, std::shared_ptr<Cached>> dropped;
+  {
+    std::lock_guard lock(cached_mutex_);
+    dropped.swap(cached_);
+  }
+}
+
+Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(std::move(options))) {}
+Engine::~Engine() { state_->drop_cached(); }
+
+const PluginRegistry& Engine::plugins() const { return state_->plugins; }
+const KernelLibrary& Engine::kernels() const { return state_->kernels; }
+const DeviceInfo& Engine::device() const { return state_->device().info(); }
+
+Operation Engine::prepare(const OperationSpec& spec) const {
+  State& engine = *state_;
+  // Everything that needs no GPU is checked first, with the config's words.
+  const FamilyPlugin& plugin = engine.plugins.get(spec.family);
+  Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
+  problem.max_n = bucket_last(spec.n);
+  VariantRequest request;
+  if (spec.kernel || !spec.params.empty()) {
+    request.mode = VariantRequest::Mode::named;
+    request.kernel = spec.kernel.value_or(plugin.default_kernel());
+    request.params = spec.params;
+    (void)choose_variant(problem, request, plugin, engine.kernels, DeviceInfo{}, {}, false);
+  }
+  auto s = std::make_unique<Operation::State>();
+  s->engine = state_;
+  s->plugin = &plugin;
+  s->problem = problem;
+  s->what = problem.family + " " + problem.operation;
+  s->launcher = plugin.make_launcher(problem);
+  s->slots = s->launcher->arrays();
+  s->scalar = s->launcher->scalar();
+  s->min_n = bucket_first(spec.n);
+  s->max_n = problem.max_n;
+
+  // The GPU: choose, plan, compile, load, check, as `gpuk run` does.
+  Device& device = engine.device();
+  s->context = device.context();
+  s->info = device.info();
+  const TuningSources no_tuning;
+  const TuningSources& tuning = request.mode == VariantRequest::Mode::lookup ? engine.tuning() : no_tuning;
+  s->choice = choose_variant(problem, request, plugin, engine.kernels, s->info, tuning);
+  for (const auto& w : s->choice.warnings) engine.warn(w);
+  s->variant = std::make_shared<const Variant>(s->choice.file, plugin.template_args(problem), s->choice.params);
+  s->label = s->variant->label();
+  s->where = "variant " + s->label + " of " + s->choice.file->path.string();
+
+  JitOptions jit_options;
+  jit_options.arch = s->info.arch();
+  jit_options.include_dirs = engine.kernels.include_dirs();
+  const Jit jit(jit_options, engine.cache.enabled() ? &engine.cache : nullptr);
+  const std::vector<std::string> names = kernel_names(*s->variant);
+  const CompiledVariant compiled = compile_variant(s->variant->file(), names, jit);
+  s->kernels = load_kernels(*compiled.kernels, names, s->choice.file->path.string() + " " + s->label);
+
+  // Scratch for the whole bucket: the plans at both of its ends (a named variant may not plan at
+  // the bucket's end; then its calls are bounded by its constraints).
+  s->replan(problem.n);
+  s->scratch_needed = s->launcher->scratch_bytes(s->plan);
+  Problem last = problem;
+  last.n = problem.max_n;
+  try {
+    const LaunchPlan at_end = plan_launches(*s->variant, launch_limits(last, s->info));
+    s->scratch_needed = std::max(s->scratch_needed, s->launcher->scratch_bytes(at_end));
+  } catch (const ConfigError&) {
+    if (request.mode != VariantRequest::Mode::named) throw;
+  }
+  if (spec.allocate_scratch) {
+    s->own_scratch = DeviceBuffer(std::max<std::uint64_t>(1, s->scratch_needed));
+    const Stream stream;
+    s->launcher->init_scratch(s->own_scratch.get(), s->own_scratch.bytes(), stream.get());
+    stream.synchronize();
+    s->scratch = s->own_scratch.get();
+    s->scratch_bytes = s->own_scratch.bytes();
+  }
+  return Operation(std::move(s));
+}
+
+namespace {
+
+// One key per spec, size bucket and stream: Engine::launch's Operations. Built on every typed
+// call, so plain appends rather than a stream.
+std::string cache_key(const OperationSpec& spec, CUstream stream) {
+  std::string key;
+  key.reserve(96);
+  key.append(spec.family).append(1, '|').append(spec.operation).append(1, '|');
+  key.append(dtype_name(spec.dtype)).append(1, '|');
+  for (const auto& [k, v] : spec.options) key.append(k).append(1, '=').append(v).append(1, ',');
+  key.append(1, '|').append(spec.kernel.value_or("")).append(1, '|');
+  for (const auto& [k, v] : spec.params) key.append(k).append(1, '=').append(std::to_string(v)).append(1, ',');
+  key.append(1, '|').append(std::to_string(size_bucket(spec.n))).append(1, '|');
+  key.append(std::to_string(reinterpret_cast<std::uintptr_t>(stream))).append(spec.allocate_scratch ? "|1" : "|0");
+  return key;
+}
+
+}  // namespace
+
+namespace {
+
+template <class Call>
+decltype(auto) with_cached(const std::shared_ptr<Engine::State>& engine, const Engine& self, const OperationSpec& spec,
+                           std::span<const CUdeviceptr> arrays, CUstream stream, bool read, Call&& call) {
+  if (spec.n == 0) throw ConfigError("size must be at least 1, not 0");
+  const auto cached = engine->cached(cache_key(spec, stream));
+  std::lock_guard lock(cached->mutex);
+  if (!cached->operation) {
+    // Checked before anything is prepared, so that a wrong call needs no GPU to be told so.
+    const FamilyPlugin& plugin = engine->plugins.get(spec.family);
+    const Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
+    check_arrays(problem.family + " " + problem.operation, plugin.make_launcher(problem)->arrays(), arrays, read);
+    cached->operation.emplace(self.prepare(spec));
+  }
+  return call(*cached->operation);
+}
+
+}  // namespace
+
+void Engine::launch(const OperationSpec& spec, std::span<const CUdeviceptr> arrays, CUstream stream,
+                    const Scalar* scalar) const {
+  with_cached(state_, *this, spec, arrays, stream, false,
+              [&](Operation& op) { op.launch(arrays, spec.n, stream, scalar); });
+}
+
+std::vector<std::byte> Engine::launch_and_read(const OperationSpec& spec, std::span<const CUdeviceptr> arrays,
+                                               CUstream stream, const Scalar* scalar) const {
+  return with_cached(state_, *this, spec, arrays, stream, true,
+                     [&](Operation& op) { return op.launch_and_read(arrays, spec.n, stream, scalar); });
+}
+
+}  // namespace gpuk

@@ -1,0 +1,107 @@
+// The library API's Operation: a prepared variant launched on the caller's device pointers and
+// stream. The hot path checks its arguments, makes the context current if it is not, and
+// enqueues the kernels; it plans again only when n changes.
+#include <cstring>
+
+#include "api/api_state.hpp"
+#include "gpuk/error.hpp"
+
+namespace gpuk {
+
+Operation::State::~State() {
+  if (!context || device_hung()) return;
+  CUcontext current = nullptr;
+  if (driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != context) driver().cuCtxSetCurrent(context);
+}
+
+Operation::Operation(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Operation::Operation(Operation&&) noexcept = default;
+Operation& Operation::operator=(Operation&&) noexcept = default;
+Operation::~Operation() = default;
+
+const std::vector<ArraySlot>& Operation::arrays() const { return state_->slots; }
+const std::optional<ScalarSlot>& Operation::scalar() const { return state_->scalar; }
+std::uint64_t Operation::min_n() const { return state_->min_n; }
+std::uint64_t Operation::max_n() const { return state_->max_n; }
+const std::string& Operation::variant() const { return state_->label; }
+const std::string& Operation::chosen() const { return state_->choice.why; }
+const std::vector<std::string>& Operation::warnings() const { return state_->choice.warnings; }
+std::uint64_t Operation::scratch_bytes() const { return state_->scratch_needed; }
+
+void Operation::State::replan(std::uint64_t n) {
+  Problem at = problem;
+  at.n = n;
+  const LaunchLimits limits = launch_limits(at, info);
+  LaunchPlan next = plan_launches(*variant, limits);
+  if (const auto misfit = check_fit(next, kernels, limits, info, where)) throw ConfigError(misfit->detail);
+  if (scratch && launcher->scratch_bytes(next) > scratch_bytes)
+    throw ConfigError(where + ": n = " + std::to_string(n) + " needs " + std::to_string(launcher->scratch_bytes(next)) +
+                      " bytes of scratch; the Operation has " + std::to_string(scratch_bytes));
+  functions = bind(next, kernels);
+  plan = std::move(next);
+  planned_n = n;
+}
+
+void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) {
+  State& s = *state_;
+  if (!scratch) throw ConfigError(s.what + ": the scratch is a null device pointer");
+  if (bytes < s.scratch_needed)
+    throw ConfigError(s.what + ": " + s.label + " needs " + std::to_string(s.scratch_needed) + " bytes of scratch, not " +
+                      std::to_string(bytes));
+  s.engine->device();  // current on this thread
+  s.launcher->init_scratch(scratch, bytes, stream);
+  s.own_scratch = DeviceBuffer();
+  s.scratch = scratch;
+  s.scratch_bytes = bytes;
+}
+
+void Operation::launch(std::span<const CUdeviceptr> arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
+  State& s = *state_;
+  check_arrays(s.what, s.slots, arrays, false);
+  if (n < s.min_n || n > s.max_n) {
+    if (n == 0) throw ConfigError("size must be at least 1, not 0");
+    throw ConfigError(s.what + " was prepared for n in [" + std::to_string(s.min_n) + ", " + std::to_string(s.max_n) +
+                      "] (its size bucket); n = " + std::to_string(n) + " needs an Operation of its own");
+  }
+  if (s.scalar && !scalar)
+    throw ConfigError(s.what + " takes the " + s.scalar->name + " (" + std::string(dtype_name(s.scalar->dtype)) +
+                      ") besides its arrays; none was given");
+  if (s.scalar && scalar->dtype != s.scalar->dtype)
+    throw ConfigError(s.what + " of " + std::string(dtype_name(s.problem.dtype)) + " takes a " +
+                      std::string(dtype_name(s.scalar->dtype)) + " " + s.scalar->name + ", not a " +
+                      std::string(dtype_name(scalar->dtype)) + " one");
+  if (!s.scratch) throw ConfigError(s.what + ": no scratch yet: give it one with use_scratch()");
+  CUcontext current = nullptr;
+  GPUK_CU(driver().cuCtxGetCurrent(&current));
+  if (current != s.context) GPUK_CU(driver().cuCtxSetCurrent(s.context));
+  if (n != s.planned_n) s.replan(n);
+  const LaunchTarget target{s.plan, s.functions.data(), stream, s.where};
+  const DeviceCall call{arrays.data(), n, s.scratch, s.scratch_bytes, scalar ? scalar->data() : nullptr};
+  s.launcher->launch(target, call);
+}
+
+std::vector<std::byte> Operation::launch_and_read(std::span<const CUdeviceptr> arrays, std::uint64_t n,
+                                                  CUstream stream, const Scalar* scalar) {
+  State& s = *state_;
+  std::size_t result = s.slots.size();
+  for (std::size_t i = 0; i < s.slots.size(); ++i)
+    if (s.slots[i].host_result) result = i;
+  if (result == s.slots.size())
+    throw ConfigError(s.what + " has no small answer to read back: its results are the device arrays it writes");
+  check_arrays(s.what, s.slots, arrays, true);
+  std::vector<CUdeviceptr> call(arrays.begin(), arrays.end());
+  if (!call[result]) {
+    if (!s.own_result.get()) {
+      s.engine->device();
+      s.own_result = DeviceBuffer(s.slots[result].bytes);
+    }
+    call[result] = s.own_result.get();
+  }
+  launch(call, n, stream, scalar);
+  std::vector<std::byte> bytes(s.slots[result].bytes);
+  GPUK_CU(driver().cuMemcpyDtoHAsync(bytes.data(), call[result], bytes.size(), stream), s.where);
+  GPUK_CU(driver().cuStreamSynchronize(stream), "after running " + s.where);
+  return bytes;
+}
+
+}  // namespace gpuk

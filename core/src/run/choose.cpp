@@ -1,0 +1,206 @@
+// Which variant runs: the one named, else the first of four sources that knows one that runs
+// here (gpuk/choose.hpp).
+#include "gpuk/choose.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/plugin.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/text.hpp"
+#include "gpuk/tune.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+std::string size_text(std::uint64_t n) {
+  if (n > 0 && (n & (n - 1)) == 0) return "2^" + std::to_string(size_bucket(n));
+  return std::to_string(n);
+}
+
+void add_shipped_tuning(TuningSources& into, const KernelLibrary& kernels, const std::string& arch) {
+  for (const auto& dir : kernels.dirs()) {
+    const fs::path path = dir / "tuned" / (arch + ".json");
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) continue;
+    try {
+      into.shipped.push_back({path, std::make_shared<const TuningDb>(TuningDb::read(path))});
+    } catch (const ConfigError& e) {
+      into.warnings.push_back(std::string(e.what()) + "; the shipped tuning file is left out");
+    }
+  }
+}
+
+void add_user_tuning(TuningSources& into, const fs::path& path, bool given) {
+  std::error_code ec;
+  if (given && !fs::exists(path, ec)) throw ConfigError(path.string() + ": the tuning file does not exist");
+  try {
+    into.user = TuningFile{path, std::make_shared<const TuningDb>(TuningDb::read(path))};
+    into.user_file_given = given;
+  } catch (const ConfigError& e) {
+    if (given) throw;
+    into.warnings.push_back(std::string(e.what()) + "; the lookup goes on without it");
+  }
+}
+
+namespace {
+
+std::string problem_text(const Problem& p) {
+  std::string out = p.family + " " + p.operation;
+  for (const auto& [k, v] : p.options) out += " " + k + "=" + v;
+  return out + " " + std::string(dtype_name(p.dtype)) + " n = " + std::to_string(p.n);
+}
+
+std::string params_text(const std::map<std::string, std::int64_t>& params) {
+  std::string out;
+  for (const auto& [k, v] : params) out += " " + k + "=" + std::to_string(v);
+  return out;
+}
+
+// The kernel file `kernel` of the problem's family, when it implements the problem; else
+// ConfigError with the config reader's words.
+std::shared_ptr<const KernelFile> kernel_for(const Problem& p, const std::string& kernel, const KernelLibrary& kernels) {
+  auto file = kernels.find(p.family, kernel);
+  if (!file->supports(p.operation))
+    throw ConfigError("kernel " + file->name + " does not implement '" + p.operation + "' (it implements " +
+                      join(file->operations) + ")");
+  if (!file->supports(p.dtype))
+    throw ConfigError("kernel " + file->name + " does not support dtype " + std::string(dtype_name(p.dtype)));
+  return file;
+}
+
+// Throws ConfigError when `kernel` with `params` cannot serve the problem on this device: gone,
+// not for this operation or dtype, a value the metadata no longer allows, or (with check_plans)
+// a constraint or a launch limit broken for n or max_n.
+std::shared_ptr<const KernelFile> usable(const Problem& p, const std::string& kernel,
+                                         const std::map<std::string, std::int64_t>& params, const FamilyPlugin& plugin,
+                                         const KernelLibrary& kernels, const DeviceInfo& device, bool check_plans) {
+  auto file = kernel_for(p, kernel, kernels);
+  const Variant variant(file, plugin.template_args(p), params);
+  if (check_plans) {
+    Problem at = p;
+    for (const std::uint64_t n : {p.n, p.max_n}) {
+      at.n = n;
+      plan_launches(variant, launch_limits(at, device));
+    }
+  }
+  return file;
+}
+
+// "n within 2x of the tuned 2^24" / "n's size bucket, 2^24".
+std::string nearness(const TuningEntry& e, bool exact, std::uint64_t n) {
+  const std::uint64_t tuned = e.size ? e.size : std::uint64_t{1} << e.key.bucket;
+  if (exact) return "tuned at n = " + size_text(tuned) + ", n's size bucket";
+  const double ratio = static_cast<double>(std::max(n, tuned)) / static_cast<double>(std::min(n, tuned));
+  return "n within " + std::to_string(static_cast<long long>(std::ceil(ratio - 1e-9))) + "x of the tuned " +
+         size_text(tuned);
+}
+
+std::string entry_text(const TuningEntry& e) {
+  std::ostringstream out;
+  out << "the fastest of " << e.evaluated << " variants";
+  if (!e.tuned_at.empty()) out << " tuned " << e.tuned_at;
+  if (!e.key.gpu.empty()) out << " on " << e.key.gpu;
+  if (!e.strategy.empty() || e.median_ms > 0) out << " (" << e.strategy << (e.strategy.empty() ? "" : ", ") << e.median_ms << " ms)";
+  if (!e.ties.empty()) out << "; tied within the noise with " << e.ties.size() << " other(s)";
+  return out.str();
+}
+
+}  // namespace
+
+Choice choose_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                      const KernelLibrary& kernels, const DeviceInfo& device, const TuningSources& tuning,
+                      bool check_plans) {
+  Choice c;
+  if (request.mode == VariantRequest::Mode::named) {
+    c.source = Choice::Source::named;
+    c.file = kernel_for(problem, request.kernel, kernels);
+    Variant(c.file, plugin.template_args(problem), request.params);  // words a bad value's error
+    c.params = request.params;
+    c.why = "named: " + c.file->name + params_text(request.params) + " as given (other parameters at the metadata's defaults)";
+    return c;
+  }
+  const std::string fallback = plugin.default_kernel();
+  if (request.mode == VariantRequest::Mode::defaults) {
+    c.file = kernel_for(problem, fallback, kernels);
+    Variant(c.file, plugin.template_args(problem), {});
+    c.why = "variant: default: " + fallback + ", the " + problem.family + " family's default kernel, with its metadata's defaults";
+    return c;
+  }
+
+  // The lookup. `misses` says why each source before the one that answers had nothing.
+  std::vector<std::string> misses;
+  const auto try_pick = [&](const std::string& who, const std::string& kernel,
+                            const std::map<std::string, std::int64_t>& params) -> bool {
+    try {
+      c.file = usable(problem, kernel, params, plugin, kernels, device, check_plans);
+      c.params = params;
+      return true;
+    } catch (const ConfigError& e) {
+      c.warnings.push_back(who + " names " + kernel + params_text(params) + " for " + problem_text(problem) +
+                           ", which cannot run here: " + e.what() + "; the next source is asked");
+      misses.push_back(who + "'s pick cannot run here");
+      return false;
+    }
+  };
+  const TuningKey key{device.name, device.arch(), problem.family, problem.operation, options_key(problem.options),
+                      std::string(dtype_name(problem.dtype)), size_bucket(problem.n)};
+
+  // 1. The user's tuning database (or the file given instead).
+  if (tuning.user) {
+    const std::string who = (tuning.user_file_given ? "tuning file " : "user tuning database ") + tuning.user->path.string();
+    const auto pick = tuning.user->db->pick(key);
+    if (!pick.entry) {
+      misses.push_back(tuning.user_file_given ? "no entry for this GPU in " + tuning.user->path.string()
+                                              : "no tuned entry for this GPU");
+    } else if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
+      c.source = Choice::Source::user_db;
+      c.why = who + " (" + nearness(*pick.entry, pick.exact, problem.n) + "): " + entry_text(*pick.entry);
+      return c;
+    }
+  } else {
+    misses.push_back("no tuned entry for this GPU");
+  }
+
+  // 2. The tuning files shipped for this architecture, the built-in directory's first.
+  if (tuning.shipped.empty()) misses.push_back("no shipped defaults for " + device.arch());
+  bool shipped_entry = false;
+  for (const auto& file : tuning.shipped) {
+    const auto pick = file.db->pick(key, /*same_gpu=*/false);
+    if (!pick.entry) continue;
+    shipped_entry = true;
+    const std::string who = "shipped defaults for " + device.arch() + " (" + file.path.string() + ")";
+    if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
+      c.source = Choice::Source::shipped;
+      c.why = "shipped defaults for " + device.arch() + " (" + file.path.string() + "; " +
+              nearness(*pick.entry, pick.exact, problem.n) + "): " + entry_text(*pick.entry);
+      return c;
+    }
+  }
+  if (!tuning.shipped.empty() && !shipped_entry) misses.push_back("no shipped entry for " + device.arch());
+  const std::string because = misses.empty() ? "" : ": " + join(misses);
+
+  // 3. The family's own choice by size.
+  if (const auto choice = plugin.choose_kernel(problem)) {
+    if (try_pick("the " + problem.family + " family's choice", choice->kernel, choice->params)) {
+      c.source = Choice::Source::family;
+      c.why = "the " + problem.family + " family's choice " + choice->why + ", " + choice->kernel +
+              params_text(choice->params) + because;
+      return c;
+    }
+  }
+
+  // 4. The default kernel with its metadata's defaults: what is left when nothing else runs. Its
+  // errors are the problem's own.
+  c.source = Choice::Source::defaults;
+  c.file = kernel_for(problem, fallback, kernels);
+  c.params.clear();
+  Variant(c.file, plugin.template_args(problem), {});
+  c.why = "kernel file defaults of " + fallback + ", the " + problem.family + " family's default kernel" + because;
+  return c;
+}
+
+}  // namespace gpuk

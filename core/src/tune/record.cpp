@@ -1,0 +1,94 @@
+// What a sweep records: its report (the problem, the device, how it was timed) and its winner as
+// a tuning database entry.
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+#include "gpuk/config.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/plugin.hpp"
+#include "gpuk/tune.hpp"
+
+namespace gpuk {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string mib(std::int64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(bytes < (1 << 20) ? 2 : 0) << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return out.str();
+}
+
+}  // namespace
+
+const char* strategy_name(TuneStrategy s) {
+  return s == TuneStrategy::exhaustive ? "exhaustive" : s == TuneStrategy::random ? "random" : "anneal";
+}
+
+TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneResult result, const DeviceInfo& info,
+                            std::uint64_t bytes_moved, bool flushed, const CompileStats& stats) {
+  TuneReport report;
+  report.config = t.run.path.string();
+  report.family = t.run.family;
+  report.operation = t.run.operation;
+  report.dtype = std::string(dtype_name(t.run.dtype));
+  report.options.assign(t.run.options.begin(), t.run.options.end());
+  report.size = t.run.size;
+  report.bytes_moved = bytes_moved;
+  report.gpu = info.name;
+  report.arch = info.arch();
+  report.nvrtc = nvrtc_version();
+  report.peak_gbs = info.peak_bandwidth_gbs;
+  report.strategy = strategy_name(t.strategy);
+  report.seed = t.seed;
+  const std::int64_t input_bytes = static_cast<std::int64_t>(t.run.size * dtype_size(t.run.dtype));
+  std::ostringstream timing;
+  timing << "CUDA events; per variant 1 verified run, " << t.run.warmup << " warm-ups, median of " << t.run.repeats
+         << " timed runs; the best " << options.recheck_top << " re-timed " << options.recheck_repeats
+         << " times more, interleaved; ";
+  if (flushed)
+    timing << "L2 (" << mib(info.l2_bytes) << ") flushed by writing " << mib(2 * info.l2_bytes)
+           << " before each timed run (input " << mib(input_bytes) << ")";
+  else if (t.flush_l2 == FlushL2::off)
+    timing << "no L2 flush (flush_l2: false; input " << mib(input_bytes) << ")";
+  else
+    timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
+           << ")";
+  report.timing = timing.str();
+  report.compile = stats;
+  report.result = std::move(result);
+  return report;
+}
+
+std::optional<TuningEntry> winner_entry(const TuneReport& report, const Space& space) {
+  const Evaluation* w = report.result.winner();
+  if (!w || report.result.aborted) return std::nullopt;
+  std::map<std::string, std::string> options(report.options.begin(), report.options.end());
+  TuningEntry e;
+  e.key = {report.gpu, report.arch, report.family, report.operation, options_key(options), report.dtype,
+           size_bucket(report.size)};
+  e.kernel = space.files()[w->candidate.file].file->name;
+  e.params = w->params;
+  e.median_ms = w->time.median;
+  e.gbs = gbs_of(report.bytes_moved, w->time.median);
+  e.size = report.size;
+  for (auto i : report.result.ties) e.ties.push_back(report.result.evaluations[i].label);
+  e.strategy = report.strategy;
+  e.evaluated = static_cast<int>(report.result.evaluations.size() - report.result.count(Status::pruned));
+  e.tuned_at = utc_now();
+  e.gpuk_version = gpuk_version();
+  e.nvrtc = report.nvrtc;
+  return e;
+}
+
+}  // namespace gpuk

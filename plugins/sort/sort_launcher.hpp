@@ -1,0 +1,27 @@
+// The sort family's device side (its Launcher) and the helpers the plugin shares with it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpuk/plugin.hpp"
+#include "gpuk/sort.hpp"
+
+namespace gpuk::sort {
+
+inline Op parse_op(const std::string& name) { return table_parse(kOps, name, "sort").op; }
+
+// argsort's index type: uint32 while every index fits, uint64 beyond.
+inline DType index_dtype(std::uint64_t n) { return n <= (std::uint64_t{1} << 32) ? DType::uint32 : DType::uint64; }
+
+// The values' dtype; argsort's indices are sized for the largest n the variant serves, so that
+// one prepared argsort writes one index type across its size bucket.
+inline DType value_dtype_of(const Problem& p, Op op) {
+  if (op == Op::argsort) return index_dtype(p.max_n);
+  return *parse_dtype(p.option("values"));
+}
+
+// The launcher of docs/kernels/sort.md, "How the host runs a file".
+std::unique_ptr<Launcher> make_sort_launcher(const Problem& problem);
+
+}  // namespace gpuk::sort

@@ -1,0 +1,207 @@
+// Which variant runs when a config names no kernel: the user's tuning database, then the file
+// shipped for the GPU's architecture, then the family's own choice, then the metadata's defaults;
+// a stale pick is passed over with a warning (no GPU: the device is described by hand, with an
+// architecture no real shipped file covers).
+#include <doctest/doctest.h>
+
+#include "builtins.hpp"
+#include "gpuk/choose.hpp"
+#include "gpuk/config.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/prepare.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/tune.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+using test::plugins;
+
+DeviceInfo test_gpu() {
+  DeviceInfo d;
+  d.name = "Test GPU";
+  d.cc_major = 9;
+  d.cc_minor = 9;  // sm_99: no shipped file of the repository covers it
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block_optin = 232448;
+  return d;
+}
+
+std::string entry_json(const std::string& gpu, const std::string& family, const std::string& operation,
+                       const std::string& options, const std::string& dtype, int bucket, const std::string& kernel,
+                       const std::string& params) {
+  return "{\"gpu\": \"" + gpu + "\", \"arch\": \"sm_99\", \"family\": \"" + family + "\", \"operation\": \"" +
+         operation + "\", \"options\": \"" + options + "\", \"dtype\": \"" + dtype + "\", \"size_bucket\": " +
+         std::to_string(bucket) + ", \"kernel\": \"" + kernel + "\", \"params\": " + params +
+         ", \"evaluated\": 12, \"median_ms\": 0.01, \"size\": " + std::to_string(std::uint64_t{1} << bucket) + "}";
+}
+
+std::string db_json(const std::vector<std::string>& entries) {
+  std::string out = "{\"format\": \"gpuk-tuning-db\", \"version\": 1, \"entries\": [";
+  for (std::size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i];
+  return out + "]}\n";
+}
+
+const std::string kSortKeys = "order=ascending values=uint32";
+
+// A kernel library of the built-in kernels plus a directory that may hold tuned/sm_99.json.
+struct Setup {
+  test::TempDir dir;
+  std::unique_ptr<KernelLibrary> kernels;
+  TuningSources tuning;
+
+  void shipped(const std::vector<std::string>& entries) { dir.write("extra/tuned/sm_99.json", db_json(entries)); }
+  void user(const std::vector<std::string>& entries) { dir.write("user.json", db_json(entries)); }
+  void load() {
+    std::filesystem::create_directories(dir.path() / "extra");
+    kernels = std::make_unique<KernelLibrary>(std::vector<std::filesystem::path>{test::kernels_dir(), dir.path() / "extra"});
+    tuning = {};
+    add_user_tuning(tuning, dir.path() / "user.json", false);
+    add_shipped_tuning(tuning, *kernels, "sm_99");
+  }
+  Choice choose(const std::string& yaml) const {
+    const RunSpec spec = parse_run_spec(yaml, "c.yaml", plugins(), *kernels);
+    return choose_variant(problem_of(spec), variant_request(spec), plugins().get(spec.family), *kernels, test_gpu(),
+                          tuning);
+  }
+};
+
+const std::string kSort4096 = "family: sort\noperation: sort\ndtype: uint32\nsize: 4096\n";
+
+}  // namespace
+
+TEST_CASE("the lookup order: user database, then shipped file, then the family's choice, then the defaults") {
+  Setup s;
+  s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 12, "radix_block", "{\"BLOCK\": 256, \"ITEMS\": 16}")});
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_split", "{\"BLOCK\": 256}")});
+  s.load();
+  Choice c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::user_db);
+  CHECK(c.file->name == "radix_block");
+  CHECK(c.params.at("ITEMS") == 16);
+  CHECK(c.why.rfind("user tuning database " + (s.dir.path() / "user.json").string() +
+                        " (tuned at n = 2^12, n's size bucket): the fastest of 12 variants",
+                    0) == 0);
+  CHECK(c.warnings.empty());
+
+  // Without a user entry for this GPU: the shipped file, matched by architecture.
+  s.user({entry_json("Some other GPU", "sort", "sort", kSortKeys, "uint32", 12, "radix_block", "{}")});
+  s.load();
+  c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::shipped);
+  CHECK(c.file->name == "rank_split");
+  CHECK(c.why.find("shipped defaults for sm_99 (" + (s.dir.path() / "extra/tuned/sm_99.json").string()) == 0);
+
+  // Without a shipped file: the sort family's own choice by size, which says why.
+  std::filesystem::remove(s.dir.path() / "extra/tuned/sm_99.json");
+  s.load();
+  c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::family);
+  CHECK(c.file->name == "rank_bucket");
+  CHECK(c.params.at("ITEMS") == 4);
+  CHECK(c.why.rfind("the sort family's choice for n <= 16384", 0) == 0);
+  CHECK(c.why.find("no tuned entry for this GPU, no shipped defaults for sm_99") != std::string::npos);
+
+  // A family without a choice (reduce): the default kernel's metadata defaults.
+  c = s.choose("family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\n");
+  CHECK(c.source == Choice::Source::defaults);
+  CHECK(c.file->name == "onepass");
+  CHECK(c.params.empty());
+  CHECK(c.why == "kernel file defaults of onepass, the reduce family's default kernel: no tuned entry for this GPU, "
+                 "no shipped defaults for sm_99");
+}
+
+TEST_CASE("the nearest size bucket within a factor 4, and the sort family's choice by size") {
+  Setup s;
+  s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 10, "rank_split", "{\"BLOCK\": 128}")});
+  s.load();
+  // 4,096 is two buckets above the tuned 2^10: within 4x.
+  Choice c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::user_db);
+  CHECK(c.why.find("(n within 4x of the tuned 2^10)") != std::string::npos);
+  // 2^13 is three buckets away: the entry is not used.
+  c = s.choose("family: sort\noperation: sort\ndtype: uint32\nsize: 8192\n");
+  CHECK(c.source == Choice::Source::family);
+  CHECK(c.params.at("ITEMS") == 8);
+  // rank_bucket holds at most 64 KiB of keys: 8-byte keys above 8,192 and any key above 16,384
+  // go to the radix sort (uint32: the measured parameters; 64-bit keys: its defaults).
+  c = s.choose("family: sort\noperation: sort\ndtype: uint32\nsize: 16384\n");
+  CHECK(c.file->name == "rank_bucket");
+  CHECK(c.params.at("ITEMS") == 16);
+  c = s.choose("family: sort\noperation: sort\ndtype: uint32\nsize: 16385\n");
+  CHECK(c.source == Choice::Source::family);
+  CHECK(c.file->name == "radix");
+  CHECK(c.params.at("LB32") == 1);
+  c = s.choose("family: sort\noperation: sort\ndtype: float64\nsize: 16384\n");
+  CHECK(c.source == Choice::Source::defaults);
+  CHECK(c.file->name == "radix");
+}
+
+TEST_CASE("a shipped pick whose kernel or parameter value is gone: one warning, and the next source") {
+  Setup s;
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "radix_gone", "{}")});
+  s.load();
+  Choice c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::family);
+  CHECK(c.file->name == "rank_bucket");
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("shipped defaults for sm_99") == 0);
+  CHECK(c.warnings[0].find("names radix_gone for sort sort order=ascending values=uint32 uint32 n = 4096, which "
+                           "cannot run here: no sort kernel named 'radix_gone'") != std::string::npos);
+  CHECK(c.warnings[0].find("the next source is asked") != std::string::npos);
+  CHECK(c.why.find("the shipped defaults for sm_99 (") == std::string::npos);
+
+  // A value the metadata no longer allows.
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "radix_block",
+                        "{\"BLOCK\": 4096}")});
+  s.load();
+  c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::family);
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("BLOCK = 4096 is not allowed") != std::string::npos);
+
+  // A user entry that cannot run at this n (a constraint): the shipped one is asked next.
+  s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 12, "radix_block",
+                     "{\"BLOCK\": 256, \"ITEMS\": 1}")});
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_split", "{}")});
+  s.load();
+  c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::shipped);
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("breaks the constraint 'n <= BLOCK * ITEMS' for n = 4096") != std::string::npos);
+}
+
+TEST_CASE("a config that names its kernel runs exactly that; variant: default runs the metadata's defaults") {
+  Setup s;
+  s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 12, "radix_block", "{}")});
+  s.load();
+  Choice c = s.choose(kSort4096 + "kernel: rank_split\nparams: {BLOCK: 128}\n");
+  CHECK(c.source == Choice::Source::named);
+  CHECK(c.file->name == "rank_split");
+  CHECK(c.params == std::map<std::string, std::int64_t>{{"BLOCK", 128}});
+  c = s.choose(kSort4096 + "variant: default\n");
+  CHECK(c.source == Choice::Source::defaults);
+  CHECK(c.file->name == "radix");
+  CHECK(c.params.empty());
+  CHECK(s.choose(kSort4096 + "variant: auto\n").source == Choice::Source::user_db);
+}
+
+TEST_CASE("tuning files that cannot be read: a damaged database is left out with a warning, a given one is an error") {
+  Setup s;
+  s.dir.write("user.json", "{ not json");
+  s.dir.write("extra/tuned/sm_99.json", "{\"format\": \"something else\"}");
+  s.load();
+  REQUIRE(s.tuning.warnings.size() == 2);
+  CHECK(s.tuning.warnings[0].find("the lookup goes on without it") != std::string::npos);
+  CHECK(s.tuning.warnings[1].find("the shipped tuning file is left out") != std::string::npos);
+  CHECK_FALSE(s.tuning.user.has_value());
+  CHECK(s.tuning.shipped.empty());
+  CHECK(s.choose(kSort4096).source == Choice::Source::family);
+  TuningSources given;
+  CHECK_THROWS_AS(add_user_tuning(given, s.dir.path() / "user.json", true), ConfigError);
+  CHECK_THROWS_WITH_AS(add_user_tuning(given, s.dir.path() / "missing.json", true),
+                       doctest::Contains("missing.json: the tuning file does not exist"), ConfigError);
+}
