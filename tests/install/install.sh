@@ -2,7 +2,8 @@
 # `cmake --install` into a scratch prefix, then from another working directory: the installed
 # gpuk lists its own plugins and kernels and checks a kernel with NVRTC (no GPU needed); the
 # prefix moved elsewhere still works; its files name no build path; and an application built
-# against it with find_package(gpuk) finds the prefix's plugins and kernels.
+# against it with find_package(gpuk) (examples/installed) finds the prefix's plugins and kernels
+# and, on a GPU, runs argmax through the API.
 # Usage: install.sh SOURCE_DIR BUILD_DIR [CMAKE_ARGS for the application's configure...]
 source "$(dirname "$0")/common.sh"
 
@@ -43,18 +44,25 @@ mkdir -p "$scratch/moved"
 mv "$prefix" "$moved"
 list_from_elsewhere "$moved/bin/gpuk" "$moved"
 
-# An application configured against the moved prefix, as a user's project would be.
-package_project=$source_dir/tests/package
-cmake -S "$package_project" -B "$scratch/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
-  >"$scratch/consumer.txt" 2>&1 || { cat "$scratch/consumer.txt" >&2; fail "configuring tests/package"; }
-cmake --build "$scratch/consumer" >>"$scratch/consumer.txt" 2>&1 ||
-  { cat "$scratch/consumer.txt" >&2; fail "building tests/package"; }
-(cd "$scratch/elsewhere" && "$scratch/consumer/consumer") >"$scratch/consumer_run.txt" 2>&1 ||
-  { cat "$scratch/consumer_run.txt" >&2; fail "tests/package's program"; }
-grep -qx "library $moved/lib" "$scratch/consumer_run.txt" || fail "the application did not load the prefix's libgpuk_core"
-grep -qx "plugin $moved/lib/gpuk/plugins/libgpuk_family_reduce.so" "$scratch/consumer_run.txt" ||
+# examples/installed, configured against the moved prefix as a user's project would be. It says
+# where gpuk found its files, then runs argmax through the API: checked on a GPU, skipped (77)
+# without one.
+example=$source_dir/examples/installed
+cmake -S "$example" -B "$scratch/example" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
+  >"$scratch/example.txt" 2>&1 || { cat "$scratch/example.txt" >&2; fail "configuring examples/installed"; }
+cmake --build "$scratch/example" >>"$scratch/example.txt" 2>&1 ||
+  { cat "$scratch/example.txt" >&2; fail "building examples/installed"; }
+status=0
+(cd "$scratch/elsewhere" && "$scratch/example/installed_example") >"$scratch/example_run.txt" 2>&1 || status=$?
+cat "$scratch/example_run.txt"
+case "$status" in
+  0) grep -q "^ok: argmax" "$scratch/example_run.txt" || fail "examples/installed printed no checked argmax" ;;
+  77) grep -q "^installed_example: skipped: " "$scratch/example_run.txt" || fail "examples/installed skipped silently" ;;
+  *) fail "examples/installed exited with $status" ;;
+esac
+grep -qx "library $moved/lib" "$scratch/example_run.txt" || fail "the application did not load the prefix's libgpuk_core"
+grep -qx "plugin $moved/lib/gpuk/plugins/libgpuk_family_reduce.so" "$scratch/example_run.txt" ||
   fail "the application did not find the prefix's reduce plugin"
-grep -qx "kernel $moved/share/gpuk/kernels/reduce/onepass.cu" "$scratch/consumer_run.txt" ||
+grep -qx "kernel $moved/share/gpuk/kernels/reduce/onepass.cu" "$scratch/example_run.txt" ||
   fail "the application did not find the prefix's kernels"
-cat "$scratch/consumer_run.txt"
-echo "install: ok ($prefix, moved to $moved, find_package(gpuk))"
+echo "install: ok ($prefix, moved to $moved, examples/installed built with find_package(gpuk))"
