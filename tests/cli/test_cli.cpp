@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "gpuk/device.hpp"
+#include "gpuk/gpuk.hpp"
 #include "helpers.hpp"
 
 namespace {
@@ -107,6 +108,47 @@ TEST_CASE("gpuk run reports a bad config with its line and column, and exits 2")
   CHECK(r.status == 2);
   CHECK(r.output.find(path.string() + ":4:1: unknown key 'repeat' in the config (did you mean 'repeats'?)") !=
         std::string::npos);
+}
+
+TEST_CASE("the library API and gpuk run refuse the same mistakes with the same words") {
+  const gpuk::Engine engine;
+  struct Mistake {
+    gpuk::OperationSpec spec;
+    std::string config;  // the same mistake in a config
+  };
+  const auto spec = [](const char* family, const char* operation, gpuk::DType dtype, std::uint64_t n,
+                       std::optional<std::string> kernel = std::nullopt) {
+    gpuk::OperationSpec s;
+    s.family = family;
+    s.operation = operation;
+    s.dtype = dtype;
+    s.n = n;
+    s.kernel = std::move(kernel);
+    return s;
+  };
+  const Mistake mistakes[] = {
+      {spec("reduce", "sum", gpuk::DType::float32, 0), "family: reduce\noperation: sum\nsize: 0\n"},
+      {spec("search", "find", gpuk::DType::uint64, 100), "family: search\noperation: find\ndtype: uint64\nsize: 100\n"},
+      {spec("reduce", "argmax", gpuk::DType::float32, 100, "onepas"),
+       "family: reduce\noperation: argmax\nkernel: onepas\nsize: 100\n"},
+      {spec("reduce", "argmx", gpuk::DType::float32, 100), "family: reduce\noperation: argmx\nsize: 100\n"},
+      {spec("reduc", "argmax", gpuk::DType::float32, 100), "family: reduc\noperation: argmax\nsize: 100\n"},
+  };
+  const gpuk::test::TempDir dir;
+  for (const Mistake& m : mistakes) {
+    CAPTURE(m.config);
+    std::string api;
+    try {
+      (void)engine.prepare(m.spec);
+    } catch (const gpuk::ConfigError& e) {
+      api = e.what();
+    }
+    REQUIRE_FALSE(api.empty());  // refused before the GPU, with or without one
+    const Result cli = gpuk_cli("run " + dir.write("c.yaml", m.config).string());
+    CAPTURE(cli.output);
+    CHECK(cli.status == 2);
+    CHECK(cli.output.find(": " + api + "\n") != std::string::npos);  // after the config's file:line:column
+  }
 }
 
 TEST_CASE("without a GPU, gpuk run fails with one clear sentence") {

@@ -130,6 +130,28 @@ TEST_CASE("a call's arrays are checked before anything is prepared: their count 
                        doctest::Contains("argsort of n = 1000 writes uint32 indices"), ConfigError);
 }
 
+TEST_CASE("a call refuses n = 0, a dtype the family lacks and a kernel that does not exist, as prepare does") {
+  const CUstream stream = nullptr;
+  const auto input = reinterpret_cast<const std::uint64_t*>(0x1000);
+  const auto result = reinterpret_cast<std::int64_t*>(0x2000);
+  // Through the families' typed calls.
+  CHECK_THROWS_WITH_AS(reduce::sum(engine(), reinterpret_cast<const float*>(0x1000), 0,
+                                   reinterpret_cast<double*>(0x2000), stream),
+                       "size must be at least 1, not 0", ConfigError);
+  CHECK_THROWS_WITH_AS(search::find(engine(), input, 100, std::uint64_t{7}, result, stream),
+                       "unsupported dtype 'uint64' (did you mean 'int64'?); the search family supports int32, uint32, "
+                       "int64, float32, float64",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS((void)search::find(engine(), input, 100, std::uint64_t{7}, stream),
+                       doctest::Contains("unsupported dtype 'uint64'"), ConfigError);
+  // Through Engine::launch, with a kernel named.
+  OperationSpec named = spec("reduce", "argmax", DType::float32, 100);
+  named.kernel = "onepas";
+  const CUdeviceptr arrays[] = {0x1000, 0x2000};
+  CHECK_THROWS_WITH_AS(engine().launch(named, arrays, stream),
+                       doctest::Contains("no reduce kernel named 'onepas' (did you mean 'onepass'?)"), ConfigError);
+}
+
 TEST_CASE("the sizes an Operation serves: n's power-of-two bucket") {
   CHECK(bucket_first(1) == 1);
   CHECK(bucket_last(1) == 1);
