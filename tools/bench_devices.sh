@@ -25,7 +25,7 @@ sweep() {  # NAME ARGS...: wall seconds of one sweep
   "$build/gpuk" --cache-dir "$work/cache-$name" --tuning-db "$work/db-$name.json" tune "$config" --no-save \
     --json "$work/$name.json" "$@" > "$work/$name.txt" 2>&1 || { cat "$work/$name.txt"; exit 1; }
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  python3 -c "print($end - $start)"
 }
 one=$(sweep one --device 0)
 many=$(sweep many --devices "$devices")
