@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's target, measured: one sweep of about 100 variants (configs/tune_devices.yaml) on one
+# Issue 18's target, measured: one sweep of about 90 variants (configs/tune_devices.yaml) on one
 # GPU, then the same sweep shared by several (gpuk tune --devices), each with a cold compile cache
 # of its own, nothing saved. Prints both wall times, their ratio (target: at most 0.6 on two GPUs)
 # and both winners (target: the same, or a tie within the noise). A benchmark, not a test.
