@@ -17,6 +17,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "gpuk/config.hpp"
 #include "gpuk/device.hpp"
@@ -26,8 +27,10 @@
 #include "gpuk/plugin.hpp"
 #include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
+#include "gpuk/side_by_side.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
+#include "gpuk/tune_pool.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -198,7 +201,7 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
 
 int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::path>& json,
             const std::optional<fs::path>& csv, int device_ordinal, int repeats,
-            const std::optional<fs::path>& tuning, double time_limit) {
+            const std::optional<fs::path>& tuning, double time_limit, const std::string& devices) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   print_load_problems(plugins, kernels);
@@ -211,6 +214,41 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
     spec.tuning_file = *tuning;
   }
   const CompileCache cache(cache_dir(g));
+  if (!devices.empty()) {
+    // The same config on each GPU, one after another, side by side.
+    std::string why;
+    const int count = device_count(&why);
+    if (count == 0) throw NoDeviceError(why);
+    std::vector<DeviceRun> runs;
+    bool wrong = false;
+    const std::vector<int> ordinals = parse_device_list(devices, count);
+    if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
+      throw ConfigError("--devices " + devices + " names a GPU more than once");
+    for (int ordinal : ordinals) {
+      DeviceRun r;
+      r.ordinal = ordinal;
+      try {
+        Device device(ordinal);
+        r.report = run(spec, {plugins, kernels, &cache, time_limit, g.tuning_db}, device);
+        for (const auto& w : r.report->warnings) std::cerr << "gpuk: warning: GPU " << ordinal << ": " << w << "\n";
+        const std::string suffix = "-gpu" + std::to_string(ordinal);
+        const auto with_suffix = [&](const fs::path& p) {
+          return p.parent_path() / (p.stem().string() + suffix + p.extension().string());
+        };
+        if (json) write_json(with_suffix(*json), *r.report);
+        if (csv) write_csv(with_suffix(*csv), *r.report);
+        wrong = wrong || (r.report->verified && !r.report->verification.passed);
+      } catch (const ConfigError&) {
+        throw;  // the same on every GPU
+      } catch (const Error& e) {
+        r.error = e.what();
+        wrong = true;
+      }
+      runs.push_back(std::move(r));
+    }
+    print_side_by_side(std::cout, config.string(), runs);
+    return wrong ? 3 : 0;
+  }
   Device device(device_ordinal);
   const RunReport report = run(spec, {plugins, kernels, &cache, time_limit, g.tuning_db}, device);
   for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
@@ -229,6 +267,7 @@ struct TuneArgs {
   std::optional<std::uint64_t> seed;
   bool no_save = false;
   double time_limit = 0;
+  std::string devices;  // --devices all|0,1,...
 };
 
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
@@ -278,18 +317,38 @@ void export_db(const fs::path& db_path, const fs::path& out, const std::string& 
             << "\n";
 }
 
+// Prints a sweep's report, writes its JSON and CSV (`suffix` before their extension: one report
+// per GPU model), keeps the winner in the database; the exit status.
+int finish_sweep(const Global& g, const TuneArgs& a, const TuneSpec& t, const Space& space, const TuneReport& report,
+                 const std::string& suffix) {
+  const fs::path db_path = tuning_db_path(g);
+  const auto with_suffix = [&](const fs::path& p) {
+    return suffix.empty() ? p : p.parent_path() / (p.stem().string() + suffix + p.extension().string());
+  };
+  print_tune_report(std::cout, report, t.show);
+  if (a.json) write_tune_json(with_suffix(*a.json), report);
+  if (a.csv) write_tune_csv(with_suffix(*a.csv), report);
+
+  const auto winner = winner_entry(report, space);
+  if (winner && t.save) {
+    TuningDb::merge_into(db_path, {*winner});
+    std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
+              << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
+              << winner->key.bucket + 1 << "))\n";
+  }
+  if (a.export_file) export_db(db_path, with_suffix(*a.export_file), t.run.family, t.run.operation, report.gpu);
+  if (report.result.aborted) {
+    std::cerr << "gpuk: " << report.result.stopped << "\n";
+    return 1;
+  }
+  return report.result.winner() ? 0 : 3;
+}
+
 // The exit status of a sweep's process that lost its CUDA context: go on in a fresh one.
 constexpr int kGoOn = 75;
 
-// One process's part of a sweep: from `state` (the evaluations of the processes before it, when
-// `restarts` > 0) on, until the sweep ends (then the report) or a variant takes the CUDA context
-// down (then the state for the next process, and kGoOn).
-int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int restarts,
-               std::chrono::steady_clock::time_point wall_start) {
-  const fs::path db_path = tuning_db_path(g);
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
-  if (restarts == 0) print_load_problems(plugins, kernels);
+// The tune config with the command line's overrides, and its space.
+TuneSpec tune_spec_of(const TuneArgs& a, const PluginRegistry& plugins, const KernelLibrary& kernels) {
   TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
   if (!a.strategy.empty()) {
     if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
@@ -302,11 +361,28 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
   if (a.seed) t.seed = *a.seed;
   if (a.show > 0) t.show = a.show;
   if (a.no_save) t.save = false;
-  const Space space = Space::from_spec(t, kernels);
-  for (const auto& f : restarts > 0 ? std::vector<SpaceFile>{} : space.files())
+  return t;
+}
+
+void print_widened(const Space& space) {
+  for (const auto& f : space.files())
     for (const auto& w : f.widened)
       std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
                 << "'s metadata list; it is swept anyway (constraints still apply)\n";
+}
+
+// One process's part of a sweep: from `state` (the evaluations of the processes before it, when
+// `restarts` > 0) on, until the sweep ends (then the report) or a variant takes the CUDA context
+// down (then the state for the next process, and kGoOn).
+int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int restarts,
+               std::chrono::steady_clock::time_point wall_start) {
+  const fs::path db_path = tuning_db_path(g);
+  const PluginRegistry plugins(plugin_dirs(g.plugins));
+  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  if (restarts == 0) print_load_problems(plugins, kernels);
+  const TuneSpec t = tune_spec_of(a, plugins, kernels);
+  const Space space = Space::from_spec(t, kernels);
+  if (restarts == 0) print_widened(space);
 
   const CompileCache cache(cache_dir(g));
   Device device(a.device);
@@ -326,23 +402,80 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
   }
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  print_tune_report(std::cout, report, t.show);
-  if (a.json) write_tune_json(*a.json, report);
-  if (a.csv) write_tune_csv(*a.csv, report);
+  return finish_sweep(g, a, t, space, report, "");
+}
 
-  const auto winner = winner_entry(report, space);
-  if (winner && t.save) {
-    TuningDb::merge_into(db_path, {*winner});
-    std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
-              << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
-              << winner->key.bucket + 1 << "))\n";
+// `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
+// this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
+// each model gets its own report and database entry.
+int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::time_point wall_start) {
+  std::string why;
+  const int count = count_devices_in_child(&why);
+  if (count == 0) throw NoDeviceError(why);
+  const std::vector<int> ordinals = parse_device_list(a.devices, count);
+  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
+    std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
+              << "disturb each other's timings (a test of the pool, not a way to tune)\n";
+  const PluginRegistry plugins(plugin_dirs(g.plugins));
+  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  print_load_problems(plugins, kernels);
+  const TuneSpec t = tune_spec_of(a, plugins, kernels);
+  const Space space = Space::from_spec(t, kernels);
+  print_widened(space);
+  const CompileCache cache(cache_dir(g));
+  const RunContext context{plugins, kernels, &cache, 0, g.tuning_db};
+  SweepOptions sweep;
+  // The workers compile side by side: the cores are shared among them.
+  sweep.threads = a.threads > 0 ? a.threads
+                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                                  static_cast<int>(ordinals.size()));
+  sweep.time_limit_s = a.time_limit;
+  WorkerPool pool(space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); });
+
+  const auto groups = pool.group_by_model();
+  if (groups.size() > 1) {
+    std::cerr << "gpuk: note: these GPUs are of " << groups.size() << " models; each model is swept and ranked on "
+              << "its own GPUs:";
+    for (const auto& group : groups) {
+      std::cerr << " " << pool.workers()[group.front()].device.name << " (GPU";
+      for (std::size_t w : group) std::cerr << " " << pool.workers()[w].ordinal;
+      std::cerr << ")";
+    }
+    std::cerr << "\n";
   }
-  if (a.export_file) export_db(db_path, *a.export_file, t.run.family, t.run.operation, report.gpu);
-  if (report.result.aborted) {
-    std::cerr << "gpuk: " << report.result.stopped << "\n";
-    return 1;
+  int status = 0;
+  for (const auto& group : groups) {
+    ProgressBar bar;
+    TuneOptions options = tune_options(t, sweep);
+    options.progress = [&](const Progress& p) {
+      Progress shown = p;
+      shown.current = pool.progress_text() + (p.current.empty() ? "" : "  " + p.current);
+      bar(shown);
+    };
+    const auto measurer = pool.measurer(group);
+    TuneResult result = tune(space, *measurer, options);
+    // A leader that faulted in the recheck took its worker's context down: the worker was
+    // replaced; the sweep goes on from what it measured, without that leader.
+    for (int again = 0; result.context_lost && again < 100; ++again) {
+      options.prior = result.evaluations;
+      result = tune(space, *measurer, options);
+    }
+    bar.finish();
+    const WorkerInfo& first = pool.workers()[group.front()];
+    TuneReport report = make_tune_report(t, options, std::move(result), first.device, first.bytes_moved,
+                                         first.flushed, pool.compile_stats());
+    for (std::size_t w : group) {
+      const WorkerInfo& info = pool.workers()[w];
+      report.devices.push_back("GPU " + std::to_string(info.ordinal) +
+                               (info.restarts ? " (" + std::to_string(info.restarts) + " fresh process" +
+                                                    (info.restarts == 1 ? "" : "es") + " after faults)"
+                                              : ""));
+    }
+    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
+    status = std::max(status, finish_sweep(g, a, t, space, report, suffix));
   }
-  return report.result.winner() ? 0 : 3;
+  return status;
 }
 
 // `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
@@ -356,6 +489,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
     return 0;
   }
+  if (!a.devices.empty()) return tune_pooled(g, a, wall_start);
   char name[] = "/tmp/gpuk-tune-state-XXXXXX";
   const int fd = ::mkstemp(name);
   if (fd < 0) throw Error("cannot create a temporary file for the state of the sweep");
@@ -434,7 +568,12 @@ int main(int argc, char** argv) {
   run->add_option("CONFIG", config, "YAML config (see README.md)")->required()->check(CLI::ExistingFile);
   run->add_option("--json", json, "also write the report as JSON")->type_name("FILE");
   run->add_option("--csv", csv, "also write the report as CSV")->type_name("FILE");
-  run->add_option("--device", device_ordinal, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  auto* run_device = run->add_option("--device", device_ordinal, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  std::string run_devices;
+  run->add_option("--devices", run_devices,
+                  "run on several GPUs, one after another, and report them side by side: 'all' or ordinals (0,1)")
+      ->type_name("all|0,1,...")
+      ->excludes(run_device);
   run->add_option("--repeats", repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
   std::optional<fs::path> tuning;
   run->add_option("--tuning", tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
@@ -450,7 +589,12 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("CONFIG", ta.config, "tune config (YAML; see docs/tuning.md)")->check(CLI::ExistingFile);
   tune_cmd->add_option("--json", ta.json, "write every variant's result as JSON")->type_name("FILE");
   tune_cmd->add_option("--csv", ta.csv, "write every variant's result as CSV")->type_name("FILE");
-  tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  auto* tune_device = tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  tune_cmd->add_option("--devices", ta.devices,
+                       "sweep on several GPUs, one worker process each: 'all' or ordinals (0,1); GPUs of one "
+                       "model share a ranking")
+      ->type_name("all|0,1,...")
+      ->excludes(tune_device);
   tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random or anneal (overrides the config)");
   tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
       ->check(CLI::PositiveNumber);
@@ -478,7 +622,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (gpuk/safe_dirs.hpp)
   const int status = with_errors([&] {
-    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning, run_time_limit);
+    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning, run_time_limit, run_devices);
     if (tune_cmd->parsed()) return cmd_tune(g, ta);
     if (check->parsed()) return cmd_check(g, targets, arch);
     return cmd_list(g);

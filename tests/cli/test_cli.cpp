@@ -192,6 +192,23 @@ TEST_CASE("without a GPU, gpuk tune fails with one clear sentence") {
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
 }
 
+TEST_CASE("--devices: without a GPU one clear sentence, for run and tune; a bad list is a usage error") {
+  if (!has_gpu()) {
+    for (const std::string cmd : {"run --devices all configs/argmax.yaml", "tune --devices 0,1 configs/tune_argmax.yaml"}) {
+      CAPTURE(cmd);
+      const Result r = gpuk_cli(cmd.substr(0, cmd.rfind(' ') + 1) +
+                                (gpuk::test::source_dir() / cmd.substr(cmd.rfind(' ') + 1)).string());
+      CHECK(r.status == 1);
+      CHECK(r.output.find("needs an NVIDIA GPU") != std::string::npos);
+      CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    }
+  }
+  const Result both = gpuk_cli("tune --devices all --device 1 " +
+                               (gpuk::test::source_dir() / "configs/tune_argmax.yaml").string());
+  CHECK(both.status != 0);
+  CHECK(both.output.find("--device excludes --devices") != std::string::npos);
+}
+
 TEST_CASE("gpuk tune --export writes the tuning database; run --tuning needs a config that names no kernel") {
   const gpuk::test::TempDir dir;
   const auto db = dir.write("db.json",

@@ -243,3 +243,60 @@ TEST_CASE("a sort whose input fits but whose buffers do not is refused up front,
   CHECK(r.output.find(std::to_string(total) + " with the sort run's other buffers)") != std::string::npos);
   CHECK(r.seconds < 20);
 }
+
+TEST_CASE("gpuk tune --devices 0,0: two worker processes share a sweep over faulting variants; the faults end "
+          "only the worker they happen in") {
+  const test::TempDir dir;
+  const fs::path config = dir.write(
+      "tune.yaml",
+      "family: reduce\noperation: max\ndtype: float32\nsize: 1_000_000\n"
+      "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
+      "kernels: [onepass, faulty]\n"
+      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [128, 256]\n  UNROLL: [1, 2, 4]\n"
+      "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
+  const fs::path json = dir.path() / "tune.json";
+  const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune --devices 0,0 " +
+                             config.string() + " --json " + json.string(),
+                         150);
+  CAPTURE(r.output);
+  MESSAGE("gpuk tune --devices 0,0: exit " << r.status << " after " << r.seconds << " s\n" << r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("pooled   GPU 0") != std::string::npos);
+  REQUIRE(fs::exists(json));
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["aborted"] == false);
+  CHECK(j["pooled_devices"].size() == 2);
+  int faulted = 0, ok = 0;
+  for (const auto& v : j["variants"]) {
+    CAPTURE(v.dump());
+    const std::string label = v["variant"];
+    if (v["status"] == "pruned") continue;
+    CHECK(v["device"] == 0);
+    if (label.rfind("faulty FAULT=1", 0) == 0 || label.rfind("faulty FAULT=2", 0) == 0) {
+      CHECK(v["status"] == "faulted");
+      CHECK(v["why"].get<std::string>().rfind("CUDA_ERROR_", 0) == 0);
+      ++faulted;
+    } else {
+      CHECK(v["status"] == "ok");
+      ++ok;
+    }
+  }
+  CHECK(faulted == 4);
+  CHECK(ok == 6 + 2);
+  REQUIRE(j.contains("best"));
+  CHECK(j["best"]["variant"].get<std::string>().rfind("onepass", 0) == 0);
+  // The winner went to the database, under this GPU's model.
+  std::ifstream db(dir.path() / "db.json");
+  CHECK(nlohmann::json::parse(db)["entries"].size() == 1);
+}
+
+TEST_CASE("gpuk run --devices all: one row per GPU, each verified") {
+  const test::TempDir dir;
+  const fs::path config = dir.write("run.yaml", run_config(0));
+  const Cli r = gpuk_cli("run --devices all " + config.string(), 60);
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find(" on " + std::to_string(device_count()) + " GPU") != std::string::npos);
+  CHECK(r.output.find("PASS") != std::string::npos);
+}

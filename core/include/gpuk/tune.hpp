@@ -104,6 +104,7 @@ struct Outcome {
   std::vector<double> samples;  // kernel milliseconds of the timed repeats
   int registers = -1;           // per thread (cuFuncGetAttribute NUM_REGS), -1 when not known
   int spill_bytes = -1;         // local memory per thread
+  int device = -1;              // the GPU that measured it, where several did (gpuk tune --devices)
   std::vector<ResolvedLaunch> launches;
 };
 
@@ -220,6 +221,7 @@ struct TuneReport {
   std::vector<std::pair<std::string, std::string>> options;
   std::uint64_t size = 0, bytes_moved = 0, seed = 0;
   double peak_gbs = 0, wall_seconds = 0;
+  std::vector<std::string> devices;  // a sweep over several GPUs: "GPU 0", "GPU 1", ... of this model
   CompileStats compile;
   TuneResult result;
 };
@@ -314,6 +316,10 @@ struct SweepOptions {
   std::vector<Evaluation> prior;  // measured by earlier processes of this sweep (read_tune_state)
   std::function<void(const Progress&)> progress;
 };
+
+// The options of tune() for a sweep of `t`: its strategy, budget, seed and recheck, with the
+// sweep's prior evaluations and progress.
+TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep);
 
 // One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
 // (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the

@@ -27,6 +27,7 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), NVRTC " << r.nvrtc << "\n";
+  if (!r.devices.empty()) out << "  pooled   " << join(r.devices) << " (one worker process each)\n";
   const std::size_t measured = res.evaluations.size() - res.count(Status::pruned);
   out << "  sweep    " << r.strategy << " (seed " << r.seed << "): " << measured << " variant"
       << (measured == 1 ? "" : "s") << " measured, " << res.count(Status::pruned) << " pruned, in "
@@ -54,7 +55,8 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
           << fixed(e.time.iqr_percent(), 1) << std::setw(11) << ms_text(e.time.min) << std::setw(9) << fixed(gbs, 0)
           << std::setw(8) << fixed(r.peak_gbs > 0 ? 100 * gbs / r.peak_gbs : 0, 1) << std::setw(6)
           << (e.outcome.registers >= 0 ? std::to_string(e.outcome.registers) : "-")
-          << (e.rechecked ? "  rechecked" : "") << (tie ? "  tie" : "") << "\n";
+          << (e.rechecked ? "  rechecked" : "") << (tie ? "  tie" : "")
+          << (e.outcome.device >= 0 ? "  gpu" + std::to_string(e.outcome.device) : "") << "\n";
     }
     if (res.ranking.size() > static_cast<std::size_t>(show))
       out << "  ... " << res.ranking.size() - static_cast<std::size_t>(show) << " more (--json / --csv have all)\n";
@@ -112,6 +114,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
   j["size"] = r.size;
   j["bytes_moved"] = r.bytes_moved;
   j["device"] = {{"name", r.gpu}, {"arch", r.arch}, {"peak_bandwidth_gbs", r.peak_gbs}};
+  if (!r.devices.empty()) j["pooled_devices"] = r.devices;
   j["nvrtc_version"] = r.nvrtc;
   j["strategy"] = r.strategy;
   j["seed"] = r.seed;
@@ -148,6 +151,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
     }
     if (e.outcome.registers >= 0) v["registers"] = e.outcome.registers;
     if (e.outcome.spill_bytes >= 0) v["spill_bytes"] = e.outcome.spill_bytes;
+    if (e.outcome.device >= 0) v["device"] = e.outcome.device;
     v["launches"] = nlohmann::json::array();
     for (const auto& l : e.outcome.launches)
       v["launches"].push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block}});
@@ -175,7 +179,7 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
   out << "rank,kernel,variant";
   for (const auto& n : names) out << ",param_" << n;
   out << ",status,median_ms,q1_ms,q3_ms,min_ms,max_ms,runs,gbs,registers,rechecked,why,gpu,family,operation,dtype,"
-         "size\n";
+         "size,device\n";
   for (std::size_t i = 0; i < r.result.evaluations.size(); ++i) {
     const Evaluation& e = r.result.evaluations[i];
     const bool ok = e.outcome.status == Status::ok;
@@ -193,7 +197,8 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
       out << ",,,,,,";
     out << ',' << (e.outcome.registers >= 0 ? std::to_string(e.outcome.registers) : "") << ','
         << (e.rechecked ? "true" : "false") << ',' << quote(ok ? "" : e.outcome.why) << ',' << quote(r.gpu) << ','
-        << r.family << ',' << r.operation << ',' << r.dtype << ',' << r.size << "\n";
+        << r.family << ',' << r.operation << ',' << r.dtype << ',' << r.size << ','
+        << (e.outcome.device >= 0 ? std::to_string(e.outcome.device) : "") << "\n";
   }
 }
 

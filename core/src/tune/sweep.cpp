@@ -16,6 +16,7 @@
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
+#include "tune/outcome_json.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {
@@ -345,17 +346,9 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
 
 void write_tune_state(const std::filesystem::path& path, const std::vector<Evaluation>& evaluations) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& e : evaluations) {
-    nlohmann::json launches = nlohmann::json::array();
-    for (const auto& l : e.outcome.launches)
-      launches.push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block},
-                          {"shared_bytes", l.shared_bytes}});
+  for (const auto& e : evaluations)
     j.push_back({{"file", e.candidate.file}, {"values", e.candidate.values}, {"label", e.label},
-                 {"status", static_cast<int>(e.outcome.status)}, {"why", e.outcome.why},
-                 {"detail", e.outcome.detail}, {"samples", e.outcome.samples},
-                 {"registers", e.outcome.registers}, {"spill_bytes", e.outcome.spill_bytes},
-                 {"launches", launches}, {"at_seconds", e.at_seconds}});
-  }
+                 {"outcome", outcome_to_json(e.outcome)}, {"at_seconds", e.at_seconds}});
   write_file_atomically(path, j.dump() + "\n", "the state of the sweep");
 }
 
@@ -372,22 +365,7 @@ std::vector<Evaluation> read_tune_state(const std::filesystem::path& path, const
       e.label = space.label(e.candidate);
       if (e.label != v.at("label").get<std::string>()) throw Error("the state does not match the space");
       e.params = space.params(e.candidate);
-      const int status = v.at("status").get<int>();
-      if (status < 0 || status > static_cast<int>(Status::timed_out)) throw Error("bad status");
-      e.outcome.status = static_cast<Status>(status);
-      e.outcome.why = v.at("why").get<std::string>();
-      e.outcome.detail = v.at("detail").get<std::string>();
-      e.outcome.samples = v.at("samples").get<std::vector<double>>();
-      e.outcome.registers = v.at("registers").get<int>();
-      e.outcome.spill_bytes = v.at("spill_bytes").get<int>();
-      for (const auto& l : v.at("launches")) {
-        ResolvedLaunch r;
-        r.name_expression = l.at("name_expression").get<std::string>();
-        r.grid = l.at("grid").get<decltype(r.grid)>();
-        r.block = l.at("block").get<decltype(r.block)>();
-        r.shared_bytes = l.at("shared_bytes").get<decltype(r.shared_bytes)>();
-        e.outcome.launches.push_back(std::move(r));
-      }
+      e.outcome = outcome_from_json(v.at("outcome"));
       e.at_seconds = v.at("at_seconds").get<double>();
       e.time = Spread::of(e.outcome.samples);
       out.push_back(std::move(e));

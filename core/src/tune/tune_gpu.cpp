@@ -360,6 +360,19 @@ std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& d
   return std::make_unique<GpuMeasurer>(context, device, bench, options, stats);
 }
 
+TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
+  TuneOptions options;
+  options.strategy = t.strategy;
+  options.evaluations = t.budget_evaluations;
+  options.seconds = t.budget_seconds;
+  options.seed = t.seed;
+  options.recheck_top = t.recheck_top;
+  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  options.prior = sweep.prior;
+  options.progress = sweep.progress;
+  return options;
+}
+
 TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
                         const SweepOptions& sweep) {
   const FamilyPlugin& plugin = context.plugins.get(t.run.family);
@@ -379,15 +392,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   mo.time_limit_s = sweep.time_limit_s;
   const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
 
-  TuneOptions options;
-  options.strategy = t.strategy;
-  options.evaluations = t.budget_evaluations;
-  options.seconds = t.budget_seconds;
-  options.seed = t.seed;
-  options.recheck_top = t.recheck_top;
-  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
-  options.prior = sweep.prior;
-  options.progress = sweep.progress;
+  const TuneOptions options = tune_options(t, sweep);
   TuneResult result = tune(space, *measurer, options);
   return make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
 }

@@ -1,0 +1,92 @@
+// Several GPUs for one sweep (`gpuk tune --devices all|0,1,...`): one worker process per GPU
+// measures points of the space, and the process that runs the strategy never touches CUDA.
+//
+//   parent (strategy, ranking, report)            workers (one per GPU, forked before any CUDA)
+//     tune(space, PoolMeasurer) --- point ---->     WorkerSession: Device, Bench, GPU measurer
+//                               <-- outcome ---     (the variant's outcome, or "context lost")
+//
+// The points a strategy announces (Measurer::prepare) are dealt out round-robin, one queue per
+// worker, so each worker compiles its own share; an idle worker takes from the others' queues
+// when its own is empty. A variant that takes a worker's CUDA context down is recorded as
+// faulted and the worker is replaced by a fresh process; the other workers never notice. Only
+// GPUs of one model are pooled for one ranking (group_by_model): a mixed host ranks per model.
+// The pipes carry one JSON object per line; nothing but processes and the CUDA driver.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuk/device.hpp"
+#include "gpuk/tune.hpp"
+
+namespace gpuk {
+
+// "all" (every GPU, `count` of them) or "0,2": the ordinals, each below `count`. An ordinal named
+// twice gets two workers on one GPU (their timings disturb each other: a test of the pool on a
+// one-GPU machine, not a way to tune). Throws ConfigError with the list and the count.
+std::vector<int> parse_device_list(const std::string& text, int count);
+
+// The GPUs gpuk can use, counted in a short-lived child process, so that the caller (which
+// forks workers afterwards) never initialises CUDA itself. 0 with `why` when there is none.
+int count_devices_in_child(std::string* why = nullptr);
+
+// What runs in a worker process: the GPU it measures on and its measurer.
+class WorkerSession {
+ public:
+  virtual ~WorkerSession() = default;
+  virtual DeviceInfo info() const = 0;
+  virtual std::uint64_t bytes_moved() const = 0;  // per run of a variant
+  virtual bool flushed() const = 0;               // the L2 is flushed before each timed run
+  virtual CompileStats compile_stats() const = 0;
+  virtual Measurer& measurer() = 0;
+};
+// Called in the worker process, after the fork: builds the session of GPU `ordinal`.
+using WorkerFactory = std::function<std::unique_ptr<WorkerSession>(int ordinal)>;
+
+// One worker, as the parent knows it.
+struct WorkerInfo {
+  int ordinal = 0;
+  DeviceInfo device;
+  LaunchLimits limits;
+  std::vector<std::string> leading_args;
+  std::uint64_t bytes_moved = 0;
+  bool flushed = false;
+  int restarts = 0;   // fresh processes after a variant took the context down
+  std::size_t measured = 0;
+};
+
+struct RunContext;
+// The session of a worker on GPU `ordinal` for the sweep of `t`: the fit check, the data uploaded
+// once, the GPU measurer (bulk compile), as sweep_on_gpu sets them up.
+std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
+                                               const SweepOptions& sweep);
+
+class WorkerPool {
+ public:
+  // Forks one worker per ordinal (the same ordinal twice gives two workers on one GPU) and waits
+  // for each to report its GPU. A worker that cannot start throws the worker's own message.
+  WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory);
+  ~WorkerPool();  // asks the workers to end; kills those that do not within a few seconds
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  const std::vector<WorkerInfo>& workers() const;
+  // Indices into workers(), one group per GPU model (DeviceInfo::name), in order of first ordinal.
+  std::vector<std::vector<std::size_t>> group_by_model() const;
+  // A Measurer over the workers of one group. Measurements of a group must not overlap with
+  // another group's (one group at a time).
+  std::unique_ptr<Measurer> measurer(std::vector<std::size_t> group);
+  // "gpu0 12, gpu1 11": points measured per worker, for a progress line.
+  std::string progress_text() const;
+  // Compile statistics of every worker, summed (asked of the workers that are running).
+  CompileStats compile_stats();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuk

@@ -1,0 +1,175 @@
+// A sweep over several GPUs (gpuk/tune_pool.hpp) without a GPU: the workers are real processes
+// whose measurer is the fake of tune_helpers.hpp, so the scheduling, the restarts after a lost
+// context or a dead worker, and the grouping by model run as they do on a multi-GPU host.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <set>
+#include <thread>
+
+#include "gpuk/error.hpp"
+#include "gpuk/tune_pool.hpp"
+#include "tune_helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+// A worker on a GPU called `name`; `fault` decides, by parameters, which points take its CUDA
+// context down (ContextLost) or kill the process.
+class FakeSession : public WorkerSession {
+ public:
+  enum class Fault { none, context, die };
+  FakeSession(int ordinal, std::string name, std::function<Fault(const std::map<std::string, std::int64_t>&)> fault)
+      : ordinal_(ordinal), name_(std::move(name)), measurer_(std::move(fault)) {}
+  DeviceInfo info() const override {
+    DeviceInfo d;
+    d.ordinal = ordinal_;
+    d.name = name_;
+    d.cc_major = 9;
+    d.sm_count = 132;
+    return d;
+  }
+  std::uint64_t bytes_moved() const override { return 4 << 20; }
+  bool flushed() const override { return false; }
+  CompileStats compile_stats() const override { return {1, 0, 1, 0.5}; }
+  Measurer& measurer() override { return measurer_; }
+
+ private:
+  class M : public test::FakeMeasurer {
+   public:
+    explicit M(std::function<Fault(const std::map<std::string, std::int64_t>&)> f) : fault_(std::move(f)) {}
+    Outcome measure(const Space& space, const Candidate& c) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // both workers get a share
+      const Fault f = fault_ ? fault_(space.params(c)) : Fault::none;
+      if (f == Fault::die) std::raise(SIGKILL);
+      if (f == Fault::context) {
+        Outcome o;
+        o.status = Status::faulted;
+        o.why = "CUDA_ERROR_ILLEGAL_ADDRESS";
+        o.detail = space.label(c) + " faulted";
+        throw ContextLost("a variant took the CUDA context down", o);
+      }
+      return test::FakeMeasurer::measure(space, c);
+    }
+
+   private:
+    std::function<Fault(const std::map<std::string, std::int64_t>&)> fault_;
+  };
+  int ordinal_;
+  std::string name_;
+  M measurer_;
+};
+
+WorkerFactory factory(std::function<FakeSession::Fault(const std::map<std::string, std::int64_t>&)> fault = {},
+                      std::function<std::string(int)> name = {}) {
+  return [=](int ordinal) -> std::unique_ptr<WorkerSession> {
+    if (ordinal == 99) throw ConfigError("GPU 99 does not exist");
+    return std::make_unique<FakeSession>(ordinal, name ? name(ordinal) : "Fake GPU", fault);
+  };
+}
+
+TuneOptions options() {
+  TuneOptions o;
+  o.recheck_top = 3;
+  o.recheck_repeats = 6;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("--devices: all, a list, and what is wrong with a list") {
+  CHECK(parse_device_list("all", 3) == std::vector<int>{0, 1, 2});
+  CHECK(parse_device_list("1,0", 2) == std::vector<int>{1, 0});
+  CHECK_THROWS_WITH_AS(parse_device_list("0,2", 2),
+                       "--devices 0,2: GPU 2 does not exist; there are 2 GPUs (ordinals 0 to 1)", ConfigError);
+  CHECK(parse_device_list("0,0", 2) == std::vector<int>{0, 0});  // two workers on one GPU
+  CHECK_THROWS_AS(parse_device_list("0,x", 2), ConfigError);
+  CHECK_THROWS_AS(parse_device_list("", 2), ConfigError);
+  CHECK_THROWS_AS(parse_device_list("-1", 2), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_device_list("all", 0), "--devices all: there is no GPU", ConfigError);
+}
+
+TEST_CASE("two workers share a sweep: every point measured once, by one of them, and the same winner as one") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  test::FakeMeasurer one;
+  const TuneResult alone = tune(space, one, options());
+
+  WorkerPool pool(space, {0, 1}, factory());
+  REQUIRE(pool.group_by_model() == std::vector<std::vector<std::size_t>>{{0, 1}});
+  const auto m = pool.measurer({0, 1});
+  CHECK(m->limits().sm_count == 132);
+  const TuneResult pooled = tune(space, *m, options());
+
+  REQUIRE(pooled.winner());
+  CHECK(pooled.winner()->label == alone.winner()->label);
+  CHECK(pooled.evaluations.size() == alone.evaluations.size());
+  std::set<std::string> labels;
+  std::set<int> devices;
+  for (const auto& e : pooled.evaluations) {
+    CHECK(labels.insert(e.label).second);
+    if (e.outcome.status == Status::pruned) continue;
+    CHECK(e.outcome.status == Status::ok);
+    devices.insert(e.outcome.device);
+  }
+  CHECK(devices == std::set<int>{0, 1});
+  CHECK(pool.workers()[0].measured + pool.workers()[1].measured == alone.evaluations.size() - alone.count(Status::pruned));
+  CHECK(pool.progress_text().find("gpu0 ") == 0);
+  CHECK(pool.compile_stats().programs == 2);
+}
+
+TEST_CASE("a variant that takes one worker's context down is recorded as faulted; a fresh worker goes on") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  using F = FakeSession::Fault;
+  WorkerPool pool(space, {0, 1}, factory([](const auto& p) {
+                    if (p.at("BLOCK") == 256 && p.at("UNROLL") == 4) return F::context;  // the fastest point
+                    if (p.at("BLOCK") == 64 && p.at("UNROLL") == 8) return F::die;
+                    return F::none;
+                  }));
+  const auto m = pool.measurer({0, 1});
+  const TuneResult r = tune(space, *m, options());
+  CHECK(r.stopped.empty());
+  CHECK_FALSE(r.context_lost);
+  CHECK(r.count(Status::faulted) == 2);
+  for (const auto& e : r.evaluations) {
+    if (e.label == "k BLOCK=64 UNROLL=8") CHECK(e.outcome.why == "the worker process died of signal 9");
+    if (e.label == "k BLOCK=256 UNROLL=4") CHECK(e.outcome.why == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  }
+  CHECK(r.count(Status::ok) == r.evaluations.size() - r.count(Status::pruned) - 2);
+  REQUIRE(r.winner());
+  CHECK(r.winner()->label != "k BLOCK=256 UNROLL=4");
+  CHECK(pool.workers()[0].restarts + pool.workers()[1].restarts == 2);
+}
+
+TEST_CASE("GPUs of different models are ranked apart") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  WorkerPool pool(space, {0, 1, 2}, factory({}, [](int o) { return o == 1 ? "GPU B" : "GPU A"; }));
+  CHECK(pool.group_by_model() == std::vector<std::vector<std::size_t>>{{0, 2}, {1}});
+  for (const auto& group : pool.group_by_model()) {
+    const auto m = pool.measurer(group);
+    const TuneResult r = tune(space, *m, options());
+    std::set<int> devices;
+    for (const auto& e : r.evaluations)
+      if (e.outcome.status == Status::ok) devices.insert(e.outcome.device);
+    for (int d : devices) CHECK((pool.workers()[group.front()].device.name == "GPU B") == (d == 1));
+  }
+}
+
+TEST_CASE("a worker that cannot start stops the pool with its own message") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  CHECK_THROWS_WITH_AS(WorkerPool(space, {0, 99}, factory()),
+                       "the worker on GPU 99 could not start: GPU 99 does not exist", Error);
+}
+
+TEST_CASE("anneal through a pool: one point at a time, the same bookkeeping") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  WorkerPool pool(space, {0, 1}, factory());
+  const auto m = pool.measurer({0, 1});
+  TuneOptions o = options();
+  o.strategy = TuneStrategy::anneal;
+  o.evaluations = 12;
+  const TuneResult r = tune(space, *m, o);
+  CHECK(r.count(Status::ok) >= 1);
+  CHECK(r.count(Status::ok) <= 12);
+  REQUIRE(r.winner());
+}
