@@ -4,8 +4,9 @@
 // compile cache and then from it. Each thread holds its own Device (the primary context made
 // current on that thread), as a library user's thread would.
 //
-// It goes through core's own run(); when the library API (Engine/Operation, issue 15) lands, it
-// should go through that instead: the API is what a multi-threaded user calls.
+// It goes through core's own run(), which compiles side by side and measures one thread at a time
+// (runner.hpp); tests/gpu/test_api_gpu.cpp has 8 threads calling the library API at once, each on
+// its own stream.
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 

@@ -168,6 +168,10 @@ void throw_if_faulted(const std::string& where, const Error& error);
 // Throws ConfigError, CompileError or DeviceError with the variant named: FaultError when the
 // variant faulted, TimeLimitError when it ran past its time limit. `precompiled`, when
 // it holds the variant's kernels, spares the JIT (tests compile a whole file's variants at once).
+// Threads may call it at once: they compile side by side, and measure one at a time (the data,
+// the timed runs, the download and the baselines hold one lock per process), since timed runs
+// must not overlap, and a stream gate held by one thread would stall another thread's
+// synchronous driver calls, and so itself. (The library API, gpuk/gpuk.hpp, times nothing.)
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device,
               const CompiledKernels* precompiled = nullptr);
 

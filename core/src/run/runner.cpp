@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <iomanip>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -113,7 +114,9 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.compile_ms = ready.compiled.ms;
   report.from_cache = ready.compiled.from_cache;
 
-  // Data, uploaded once.
+  // Data, uploaded once. One thread of the process measures at a time (see run() in runner.hpp).
+  static std::mutex measuring;
+  const std::lock_guard measuring_lock(measuring);
   Bench bench(spec, plugin, device);
   report.bytes_moved = bench.bytes_moved();
   report.upload_ms = bench.upload_ms();
