@@ -23,6 +23,7 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
 
 namespace gpuk {
 
@@ -222,6 +223,8 @@ struct TuneReport {
   double peak_gbs = 0, wall_seconds = 0;
   CompileStats compile;
   TuneResult result;
+  // The family's library call timed on the same input after the sweep (SweepOptions::baseline).
+  std::optional<BaselineTiming> baseline;
 };
 void print_tune_report(std::ostream& out, const TuneReport& report, int show);
 
@@ -313,6 +316,7 @@ struct SweepOptions {
   double time_limit_s = 0;  // per run of a variant; 0: the default
   std::vector<Evaluation> prior;  // measured by earlier processes of this sweep (read_tune_state)
   std::function<void(const Progress&)> progress;
+  bool baseline = false;  // also time the family's library baseline (the tuning matrix does)
 };
 
 // One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit

@@ -389,7 +389,12 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   options.prior = sweep.prior;
   options.progress = sweep.progress;
   TuneResult result = tune(space, *measurer, options);
-  return make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  std::optional<BaselineTiming> baseline;
+  if (sweep.baseline && !result.aborted && !result.context_lost)
+    baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
+  TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  report.baseline = std::move(baseline);
+  return report;
 }
 
 }  // namespace gpuk
