@@ -226,7 +226,7 @@ struct TuneArgs {
   int device = 0, threads = 0, show = 0;
   std::string strategy, family;
   std::optional<int> budget;
-  std::optional<double> seconds;
+  std::optional<double> seconds, stop_after;
   std::optional<std::uint64_t> seed;
   bool no_save = false;
   double time_limit = 0;
@@ -355,7 +355,8 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
 // after it. A variant that takes the CUDA context down leaves its cell's sweep in DIR/state for
 // the next process (kGoOn), which goes on with that cell.
-int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts) {
+int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
+                        std::chrono::steady_clock::time_point wall_start) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   if (restarts == 0) print_load_problems(plugins, kernels);
@@ -374,7 +375,7 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts) {
     std::cout << "; results in " << results.dir().string() << "\n";
   }
 
-  std::size_t missing = 0;
+  std::size_t missing = 0, left = 0;
   for (const auto& cell : matrix.cells) missing += results.read(cell) ? 0 : 1;
   if (missing > 0) {
     const fs::path db_path = tuning_db_path(g);
@@ -433,11 +434,18 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts) {
       if (r.speedup() > 0) std::cout << "; " << fixed(r.speedup(), 2) << "x";
       std::cout << "  (" << fixed(r.seconds, 1) << " s)\n" << std::flush;
     };
+    const auto stop = [&] {
+      return a.stop_after &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() >= *a.stop_after;
+    };
     try {
-      run_matrix(matrix, results, sweep, progress);
+      left = run_matrix(matrix, results, sweep, progress, stop).left;
     } catch (const ContextLost&) {
       return kGoOn;
     }
+    if (left > 0)
+      std::cout << "gpuk tune: --stop-after " << *a.stop_after << " s reached: " << left
+                << " cells left; the same command measures them\n";
   }
 
   std::map<std::string, int> tally;
@@ -457,7 +465,7 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts) {
     if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
     std::cout << "\n";
   }
-  return tally.count("failed") || tally.count("missing") ? 1 : 0;
+  return tally.count("failed") || tally["missing"] > static_cast<int>(left) ? 1 : 0;
 }
 
 // `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
@@ -492,7 +500,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
     if (pid == 0) {
       const int status = with_errors([&] {
-        return matrix ? tune_matrix_process(g, a, restarts) : tune_sweep(g, a, state, restarts, wall_start);
+        return matrix ? tune_matrix_process(g, a, restarts, wall_start) : tune_sweep(g, a, state, restarts, wall_start);
       });
       std::cout.flush();
       std::cerr.flush();
@@ -588,6 +596,10 @@ int main(int argc, char** argv) {
                        "a tuning matrix's results directory: one file per cell; a second run measures only the cells "
                        "missing (default: CONFIG's name with -results, in the current directory)")
       ->type_name("DIR");
+  tune_cmd->add_option("--stop-after", ta.stop_after,
+                       "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("SECONDS");
 
   app.add_subcommand("list", "list families, plugins, kernel files and their parameters");
 

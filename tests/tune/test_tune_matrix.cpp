@@ -10,6 +10,7 @@
 #include "gpuk/choose.hpp"
 #include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/tune_matrix.hpp"
 #include "tune_helpers.hpp"
@@ -216,10 +217,25 @@ TEST_CASE("a second run of a tuning matrix measures only the cells missing") {
   });
   CHECK(swept == std::vector<std::string>{m.cells[3].id, m.cells[5].id});
 
+  // --stop-after: no cell starts once `stop` says so; the rest is left for the next run.
+  for (std::size_t i : {1, 4, 6}) std::filesystem::remove(results.cell_path(m.cells[i]));
+  swept.clear();
+  s = run_matrix(
+      m, results,
+      [&](const MatrixCell& cell) {
+        swept.push_back(cell.id);
+        return fake_sweep(cell);
+      },
+      {}, [&] { return swept.size() == 1; });
+  CHECK(swept == std::vector<std::string>{m.cells[1].id});
+  CHECK(s.left == 2);
+  CHECK(plan_matrix(m, results).missing == 2);
+
   // Other settings (more repeats): every cell is stale and measured again.
   const TuneMatrix changed = matrix_of(replace(kMatrix, "repeats: 7", "repeats: 8"));
   plan = plan_matrix(changed, results);
-  CHECK(plan.stale == 9);
+  CHECK(plan.stale == 7);
+  CHECK(plan.missing == 2);  // left by --stop-after above
   CHECK(plan.reused == 0);
 }
 
@@ -264,4 +280,41 @@ TEST_CASE("the matrix's export is a shipped file that the variant lookup reads")
   // No entry within 4x: the family's choice or the defaults, as without a shipped file.
   c = choose("family: reduce\noperation: argmax\ndtype: int32\nsize: 2^17\n");
   CHECK(c.source == Choice::Source::defaults);
+}
+
+TEST_CASE("the shipped matrices cover every operation and dtype of their family, each cell a few variants") {
+  DeviceInfo h100 = test_gpu();  // the H100's limits
+  h100.cc_minor = 0;
+  for (const char* name : {"tune_matrix_sort.yaml", "tune_matrix_reduce.yaml", "tune_matrix_search.yaml"}) {
+    CAPTURE(name);
+    const TuneMatrix m = load_tune_matrix(test::source_dir() / "configs" / name, plugins(), kernels());
+    const FamilyPlugin& plugin = plugins().get(m.family);
+    std::set<std::string> covered, sizes;
+    for (const auto& cell : m.cells) {
+      CAPTURE(cell.id);
+      const RunSpec& r = cell.spec.run;
+      covered.insert(r.operation + " " + std::string(dtype_name(r.dtype)));
+      sizes.insert(size_text(r.size));
+      // Every cell has something that can run, and not many things.
+      const Space space = Space::from_spec(cell.spec, kernels());
+      const Problem problem = problem_of(r);
+      const auto leading = plugin.template_args(problem);
+      const LaunchLimits limits = launch_limits(problem, h100);
+      int runnable = 0;
+      std::map<std::string, int> why;
+      for (std::uint64_t i = 0; i < space.size(); ++i) {
+        std::string reason;
+        runnable += space.prune(space.at(i), leading, limits, nullptr, &reason) ? 0 : 1;
+        ++why[reason];
+      }
+      if (runnable == 0)
+        for (const auto& [reason, count] : why) MESSAGE(count << " pruned: " << reason);
+      CHECK(runnable >= 1);
+      CHECK(runnable <= 8);
+    }
+    for (const auto& operation : plugin.operations())
+      for (DType t : plugin.dtypes()) CHECK(covered.count(operation + " " + std::string(dtype_name(t))) == 1);
+    // Every bucket from 2^10 to 2^30 is within two of a tuned one (the lookup's factor 4).
+    CHECK(sizes == std::set<std::string>{"2^12", "2^16", "2^20", "2^24", "2^28"});
+  }
 }

@@ -126,12 +126,16 @@ struct MatrixProgress {
 
 struct MatrixSummary {
   std::size_t measured = 0, skipped = 0, failed = 0;
+  std::size_t left = 0;  // cells not started because `stop` said so
 };
 
 // Every cell without a results file (any status: a failed cell is tried once per run; see
-// plan_matrix), in order, through `sweep`; each result is written as soon as it is known.
+// plan_matrix), in order, through `sweep`; each result is written as soon as it is known. Before
+// each cell, `stop` (when given) may end the run there (`--stop-after`): the rest is left for
+// the next run.
 MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results, const CellSweep& sweep,
-                         const std::function<void(const MatrixProgress&)>& progress = {});
+                         const std::function<void(const MatrixProgress&)>& progress = {},
+                         const std::function<bool()>& stop = {});
 
 // The winners of the matrix's cells measured ok, as tuning database entries (the shipped files'
 // format); `missing` receives the ids of the cells without one.

@@ -148,7 +148,8 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
   std::set<std::string> ids, files;
   for (const auto& entry : operations) {
     src.check_keys(entry, entry_allowed, "an entry of operations");
-    if (!entry["operation"]) src.fail(entry, "an entry of operations needs operation: (one of " + join(plugin->operations()) + ")");
+    if (!entry["operation"])
+      src.fail(entry, "an entry of operations needs operation: (one or a list of " + join(plugin->operations()) + ")");
     const YAML::Node sizes = entry["sizes"] ? entry["sizes"] : root["sizes"];
     if (!sizes) src.fail(entry, "no sizes: give sizes: [2^10, 2^14, ...] at the top or in this entry");
     const YAML::Node dtypes = entry["dtypes"] ? entry["dtypes"] : root["dtypes"];
@@ -196,36 +197,37 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
     for (const auto& s : size_nodes)
       if (src.integer(s, "a size") < 1) src.fail(s, "sizes must be at least 1");
 
-    for (const auto& combo : combos)
-      for (const auto& dtype : dtype_nodes)
-        for (const auto& size : size_nodes) {
-          Settings cell_settings = settings;
-          cell_settings.set("operation", entry["operation"]);
-          for (std::size_t i = 0; i < option_names.size(); ++i)
-            if (combo[i]) cell_settings.set(option_names[i], *combo[i]);
-          cell_settings.set("dtype", dtype);
-          cell_settings.set("size", size);
-          const YAML::Node node = cell_settings.node();
-          MatrixCell cell;
-          cell.index = m.cells.size();
-          cell.line = src.line(entry["operation"]);
-          cell.spec = parse_tune_root(src, node, plugins, kernels);
-          if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
-          const RunSpec& r = cell.spec.run;
-          const std::string options = options_key(r.options);
-          cell.id = r.operation;
-          if (!options.empty()) cell.id.append(" ").append(options);
-          cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
-          if (!ids.insert(cell.id).second)
-            src.fail(size, "the cell '" + cell.id + "' is in the matrix twice (an earlier entry has it already)");
-          cell.file = r.operation;
-          for (const auto& [k, v] : r.options) cell.file.append(".").append(file_piece(k)).append("-").append(file_piece(v));
-          cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
-          if (!files.insert(cell.file).second) cell.file.append("-").append(std::to_string(cell.index));
-          cell.file += ".json";
-          cell.settings = emit(node);
-          m.cells.push_back(std::move(cell));
-        }
+    for (const auto& operation : items_of(src, entry["operation"], "operation"))
+      for (const auto& combo : combos)
+        for (const auto& dtype : dtype_nodes)
+          for (const auto& size : size_nodes) {
+            Settings cell_settings = settings;
+            cell_settings.set("operation", operation);
+            for (std::size_t i = 0; i < option_names.size(); ++i)
+              if (combo[i]) cell_settings.set(option_names[i], *combo[i]);
+            cell_settings.set("dtype", dtype);
+            cell_settings.set("size", size);
+            const YAML::Node node = cell_settings.node();
+            MatrixCell cell;
+            cell.index = m.cells.size();
+            cell.line = src.line(operation);
+            cell.spec = parse_tune_root(src, node, plugins, kernels);
+            if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
+            const RunSpec& r = cell.spec.run;
+            const std::string options = options_key(r.options);
+            cell.id = r.operation;
+            if (!options.empty()) cell.id.append(" ").append(options);
+            cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
+            if (!ids.insert(cell.id).second)
+              src.fail(size, "the cell '" + cell.id + "' is in the matrix twice (an earlier entry has it already)");
+            cell.file = r.operation;
+            for (const auto& [k, v] : r.options) cell.file.append(".").append(file_piece(k)).append("-").append(file_piece(v));
+            cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
+            if (!files.insert(cell.file).second) cell.file.append("-").append(std::to_string(cell.index));
+            cell.file += ".json";
+            cell.settings = emit(node);
+            m.cells.push_back(std::move(cell));
+          }
   }
   return m;
 } catch (const YAML::Exception& e) {

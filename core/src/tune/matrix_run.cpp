@@ -201,12 +201,17 @@ MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results) {
 }
 
 MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results, const CellSweep& sweep,
-                         const std::function<void(const MatrixProgress&)>& progress) {
+                         const std::function<void(const MatrixProgress&)>& progress,
+                         const std::function<bool()>& stop) {
   MatrixSummary s;
   const std::size_t total = matrix.cells.size();
   for (const auto& cell : matrix.cells) {
     if (const auto r = results.read(cell); r && r->fingerprint == cell_fingerprint(cell)) {
       ++s.skipped;
+      continue;
+    }
+    if (s.left > 0 || (stop && stop())) {
+      ++s.left;
       continue;
     }
     if (progress) progress({cell.index + 1, total, &cell, nullptr});
