@@ -399,7 +399,19 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
       }
       ProgressBar bar;
       options.progress = [&](const Progress& p) { bar(p); };
-      TuneReport report = sweep_on_gpu(cell.spec, space, context, device, options);
+      TuneReport report;
+      try {
+        report = sweep_on_gpu(cell.spec, space, context, device, options);
+      } catch (const ConfigError&) {
+        throw;  // the cell fails; the GPU is fine
+      } catch (const Error& e) {
+        // A CUDA error outside a variant (the data did not fit, the baseline failed): the cell
+        // fails, and the matrix goes on in a fresh process in case the context went with it.
+        bar.finish();
+        results.write(cell, failed_cell(cell, e.what()));
+        std::cerr << "gpuk: " << cell.id << ": " << e.what() << "; the matrix goes on in a fresh process\n";
+        throw ContextLost(e.what(), {});
+      }
       bar.finish();
       if (report.result.context_lost || report.result.aborted) {
         // Nothing more can run in this process: the next one goes on from here (an aborted
