@@ -108,6 +108,7 @@ TEST_CASE("a tuning matrix is one cell per operation x option values x dtype x s
   CHECK(first.spec.kernels == std::vector<std::string>{"onepass"});
   CHECK(first.spec.params.at("UNROLL") == std::vector<std::int64_t>{1, 2, 4, 8});
   CHECK_FALSE(first.spec.save);  // a matrix fills its results directory, not the user's database
+  CHECK(first.spec.flush_l2 == FlushL2::off);  // timed as gpuk run times it and the baseline
   CHECK(m.cells[4].spec.run.option("abs") == "true");
   const MatrixCell& sum = m.cells[8];
   CHECK(sum.spec.kernels == std::vector<std::string>{"warp_shuffle"});  // the entry's space replaces the top's

@@ -213,6 +213,9 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
             cell.line = src.line(operation);
             cell.spec = parse_tune_root(src, node, plugins, kernels);
             if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
+            // Timed as `gpuk run` times a variant and the library baseline beside it (no L2
+            // flush), so that the cell's speed-up compares like with like.
+            if (!root["flush_l2"] && !entry["flush_l2"]) cell.spec.flush_l2 = FlushL2::off;
             const RunSpec& r = cell.spec.run;
             const std::string options = options_key(r.options);
             cell.id = r.operation;
