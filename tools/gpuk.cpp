@@ -30,6 +30,7 @@
 #include "gpuk/side_by_side.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
+#include "gpuk/tune_matrix.hpp"
 #include "gpuk/tune_pool.hpp"
 
 namespace fs = std::filesystem;
@@ -259,11 +260,11 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
 }
 
 struct TuneArgs {
-  std::optional<fs::path> config, json, csv, export_file;
+  std::optional<fs::path> config, json, csv, export_file, out;
   int device = 0, threads = 0, show = 0;
   std::string strategy, family;
   std::optional<int> budget;
-  std::optional<double> seconds;
+  std::optional<double> seconds, stop_after;
   std::optional<std::uint64_t> seed;
   bool no_save = false;
   double time_limit = 0;
@@ -347,9 +348,8 @@ int finish_sweep(const Global& g, const TuneArgs& a, const TuneSpec& t, const Sp
 // The exit status of a sweep's process that lost its CUDA context: go on in a fresh one.
 constexpr int kGoOn = 75;
 
-// The tune config with the command line's overrides, and its space.
-TuneSpec tune_spec_of(const TuneArgs& a, const PluginRegistry& plugins, const KernelLibrary& kernels) {
-  TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
+// The command line's overrides of a tune config.
+void apply_tune_args(TuneSpec& t, const TuneArgs& a) {
   if (!a.strategy.empty()) {
     if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
     else if (a.strategy == "random") t.strategy = TuneStrategy::random;
@@ -361,6 +361,12 @@ TuneSpec tune_spec_of(const TuneArgs& a, const PluginRegistry& plugins, const Ke
   if (a.seed) t.seed = *a.seed;
   if (a.show > 0) t.show = a.show;
   if (a.no_save) t.save = false;
+}
+
+// The tune config with the command line's overrides.
+TuneSpec tune_spec_of(const TuneArgs& a, const PluginRegistry& plugins, const KernelLibrary& kernels) {
+  TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
+  apply_tune_args(t, a);
   return t;
 }
 
@@ -478,6 +484,135 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
   return status;
 }
 
+// One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
+// in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
+// after it. A variant that takes the CUDA context down leaves its cell's sweep in DIR/state for
+// the next process (kGoOn), which goes on with that cell.
+int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
+                        std::chrono::steady_clock::time_point wall_start) {
+  const PluginRegistry plugins(plugin_dirs(g.plugins));
+  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  if (restarts == 0) print_load_problems(plugins, kernels);
+  if (a.json || a.csv)
+    throw ConfigError("a tuning matrix writes one report per cell under --out DIR (reports/); --json and --csv are "
+                      "for a single sweep");
+  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
+  for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);
+  const MatrixResults results(a.out ? *a.out : fs::path(a.config->stem().string() + "-results"));
+  if (restarts == 0) {
+    const MatrixPlan plan = plan_matrix(matrix, results);
+    std::cout << "gpuk tune: matrix " << a.config->string() << ": " << matrix.cells.size() << " cells of " << matrix.family
+              << "; " << plan.reused << " measured before and reused, " << plan.to_run() << " to measure";
+    if (plan.stale) std::cout << " (" << plan.stale << " measured with other settings)";
+    if (plan.failed_before) std::cout << " (" << plan.failed_before << " failed before, tried again)";
+    std::cout << "; results in " << results.dir().string() << "\n";
+  }
+
+  std::size_t missing = 0, left = 0;
+  for (const auto& cell : matrix.cells) missing += results.read(cell) ? 0 : 1;
+  if (missing > 0) {
+    const fs::path db_path = tuning_db_path(g);
+    const CompileCache cache(cache_dir(g));
+    Device device(a.device);
+    const RunContext context{plugins, kernels, &cache, 0, g.tuning_db};
+    const CellSweep sweep = [&](const MatrixCell& cell) {
+      const auto start = std::chrono::steady_clock::now();
+      const Space space = Space::from_spec(cell.spec, kernels);
+      SweepOptions options;
+      options.threads = a.threads;
+      options.time_limit_s = a.time_limit;
+      options.baseline = true;
+      const fs::path state = results.state_path(cell);
+      if (fs::exists(state)) {
+        try {
+          options.prior = read_tune_state(state, space);
+        } catch (const Error& e) {
+          std::cerr << "gpuk: warning: " << e.what() << "; the cell is swept from its start\n";
+        }
+      }
+      ProgressBar bar;
+      options.progress = [&](const Progress& p) { bar(p); };
+      TuneReport report;
+      try {
+        report = sweep_on_gpu(cell.spec, space, context, device, options);
+      } catch (const ConfigError&) {
+        throw;  // the cell fails; the GPU is fine
+      } catch (const Error& e) {
+        // A CUDA error outside a variant (the data did not fit, the baseline failed): the cell
+        // fails, and the matrix goes on in a fresh process in case the context went with it.
+        bar.finish();
+        results.write(cell, failed_cell(cell, e.what()));
+        std::cerr << "gpuk: " << cell.id << ": " << e.what() << "; the matrix goes on in a fresh process\n";
+        throw ContextLost(e.what(), {});
+      }
+      bar.finish();
+      if (report.result.context_lost || report.result.aborted) {
+        // Nothing more can run in this process: the next one goes on from here (an aborted
+        // cell is recorded as failed and not tried again in this run).
+        if (report.result.context_lost) {
+          fs::create_directories(state.parent_path());
+          write_tune_state(state, report.result.evaluations);
+        } else {
+          results.write(cell, failed_cell(cell, report.result.stopped));
+        }
+        std::cerr << "gpuk: " << cell.id << ": " << report.result.stopped << "; the matrix goes on in a fresh process\n";
+        throw ContextLost(report.result.stopped, {});
+      }
+      report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      fs::create_directories(results.report_path(cell).parent_path());
+      write_tune_json(results.report_path(cell), report);
+      std::error_code ec;
+      fs::remove(state, ec);
+      CellResult r = cell_result(cell, report, space);
+      if (r.winner && cell.spec.save) TuningDb::merge_into(db_path, {*r.winner});
+      return r;
+    };
+    const auto progress = [](const MatrixProgress& p) {
+      if (!p.result) return;
+      const CellResult& r = *p.result;
+      std::cout << "  cell " << p.position << "/" << p.total << "  " << p.cell->id << ": ";
+      if (r.winner)
+        std::cout << r.winner_label << " " << ms_text(r.winner->median_ms);
+      else
+        std::cout << cell_status_name(r.status) << " (" << r.message << ")";
+      if (!r.baseline.empty()) std::cout << "; " << r.baseline << " " << ms_text(r.baseline_ms);
+      if (r.speedup() > 0) std::cout << "; " << fixed(r.speedup(), 2) << "x";
+      std::cout << "  (" << fixed(r.seconds, 1) << " s)\n" << std::flush;
+    };
+    const auto stop = [&] {
+      return a.stop_after &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() >= *a.stop_after;
+    };
+    try {
+      left = run_matrix(matrix, results, sweep, progress, stop).left;
+    } catch (const ContextLost&) {
+      return kGoOn;
+    }
+    if (left > 0)
+      std::cout << "gpuk tune: --stop-after " << *a.stop_after << " s reached: " << left
+                << " cells left; the same command measures them\n";
+  }
+
+  std::map<std::string, int> tally;
+  for (const auto& cell : matrix.cells) {
+    const auto r = results.read(cell);
+    ++tally[r ? cell_status_name(r->status) : "missing"];
+  }
+  std::cout << "gpuk tune: matrix done:";
+  for (const auto& [status, count] : tally) std::cout << " " << count << " " << status << ";";
+  std::cout << " results in " << results.dir().string() << "\n";
+  if (a.export_file) {
+    std::vector<std::string> without;
+    const auto entries = matrix_entries(matrix, results, &without);
+    TuningDb::merge_into(*a.export_file, entries);
+    std::cout << "exported " << entries.size() << " verified winner" << (entries.size() == 1 ? "" : "s") << " to "
+              << a.export_file->string();
+    if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
+    std::cout << "\n";
+  }
+  return tally.count("failed") || tally["missing"] > static_cast<int>(left) ? 1 : 0;
+}
+
 // `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
 // variant that faults or hangs leaves the child's CUDA context unusable for good; the child then
 // writes what it measured and exits with kGoOn, and a fresh child goes on with the sweep from
@@ -489,7 +624,11 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
     return 0;
   }
-  if (!a.devices.empty()) return tune_pooled(g, a, wall_start);
+  const bool matrix = is_tune_matrix_file(*a.config);  // a tuning matrix: `operations:` lists its cells
+  if (!a.devices.empty()) {
+    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
+    return tune_pooled(g, a, wall_start);
+  }
   char name[] = "/tmp/gpuk-tune-state-XXXXXX";
   const int fd = ::mkstemp(name);
   if (fd < 0) throw Error("cannot create a temporary file for the state of the sweep");
@@ -509,7 +648,9 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
     if (pid == 0) {
-      const int status = with_errors([&] { return tune_sweep(g, a, state, restarts, wall_start); });
+      const int status = with_errors([&] {
+        return matrix ? tune_matrix_process(g, a, restarts, wall_start) : tune_sweep(g, a, state, restarts, wall_start);
+      });
       std::cout.flush();
       std::cerr.flush();
       std::_Exit(status);  // a kernel may still run: no exit handlers that would wait for it
@@ -606,9 +747,18 @@ int main(int argc, char** argv) {
   tune_cmd->add_flag("--no-save", ta.no_save, "do not write the best variant to the tuning database");
   tune_cmd->add_option("--time-limit", ta.time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
   tune_cmd->add_option("--export", ta.export_file,
-                       "write the tuning database as JSON (with CONFIG: its family and operation on this GPU)")
+                       "write the tuning database as JSON (with CONFIG: its family and operation on this GPU; with a "
+                       "tuning matrix: merge its cells' verified winners into FILE, the shipped tuned/<arch>.json format)")
       ->type_name("FILE");
   tune_cmd->add_option("--family", ta.family, "with --export and no CONFIG: only this family");
+  tune_cmd->add_option("--out", ta.out,
+                       "a tuning matrix's results directory: one file per cell; a second run measures only the cells "
+                       "missing (default: CONFIG's name with -results, in the current directory)")
+      ->type_name("DIR");
+  tune_cmd->add_option("--stop-after", ta.stop_after,
+                       "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("SECONDS");
 
   app.add_subcommand("list", "list families, plugins, kernel files and their parameters");
 

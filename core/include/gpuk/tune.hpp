@@ -23,6 +23,7 @@
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
 
 namespace gpuk {
 
@@ -224,6 +225,8 @@ struct TuneReport {
   std::vector<std::string> devices;  // a sweep over several GPUs: "GPU 0", "GPU 1", ... of this model
   CompileStats compile;
   TuneResult result;
+  // The family's library call timed on the same input after the sweep (SweepOptions::baseline).
+  std::optional<BaselineTiming> baseline;
 };
 void print_tune_report(std::ostream& out, const TuneReport& report, int show);
 
@@ -315,6 +318,7 @@ struct SweepOptions {
   double time_limit_s = 0;  // per run of a variant; 0: the default
   std::vector<Evaluation> prior;  // measured by earlier processes of this sweep (read_tune_state)
   std::function<void(const Progress&)> progress;
+  bool baseline = false;  // also time the family's library baseline (the tuning matrix does)
 };
 
 // The options of tune() for a sweep of `t`: its strategy, budget, seed and recheck, with the

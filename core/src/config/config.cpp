@@ -11,6 +11,7 @@
 #include "gpuk/problem.hpp"
 #include "gpuk/plugin.hpp"
 #include "gpuk/text.hpp"
+#include "config/tune_root.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
@@ -356,7 +357,14 @@ TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry&
 TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,
                          const PluginRegistry& plugins, const KernelLibrary& kernels) try {
   const yaml::Source src{path, 0};
-  const YAML::Node root = src.parse(yaml_text);
+  return parse_tune_root(src, src.parse(yaml_text), plugins, kernels);
+} catch (const YAML::Exception& e) {
+  yaml::throw_config_error(path, 0, e);
+}
+
+TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const PluginRegistry& plugins,
+                         const KernelLibrary& kernels) {
+  const std::filesystem::path& path = src.path;
   if (!root.IsMap())
     throw ConfigError(path.string() + ":1:1: a tune config must be a YAML mapping (family:, operation:, kernels:, ...)");
   TuneSpec t;
@@ -507,8 +515,6 @@ TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::pa
   }
   if (root["save"]) t.save = src.boolean(root["save"], "save");
   return t;
-} catch (const YAML::Exception& e) {
-  yaml::throw_config_error(path, 0, e);
 }
 
 }  // namespace gpuk

@@ -18,6 +18,7 @@
 #include "gpuk/error.hpp"
 #include "gpuk/jit.hpp"
 #include "gpuk/tune.hpp"
+#include "tune/entry_json.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {
@@ -276,5 +277,8 @@ TuningDb::Pick TuningDb::pick(const TuningKey& key, bool same_gpu) const {
   }
   return best;
 }
+
+nlohmann::json tuning_entry_to_json(const TuningEntry& entry) { return to_json(entry); }
+TuningEntry tuning_entry_from_json(const nlohmann::json& j) { return from_json(j); }
 
 }  // namespace gpuk

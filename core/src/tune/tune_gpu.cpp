@@ -394,7 +394,12 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
 
   const TuneOptions options = tune_options(t, sweep);
   TuneResult result = tune(space, *measurer, options);
-  return make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  std::optional<BaselineTiming> baseline;
+  if (sweep.baseline && !result.aborted && !result.context_lost)
+    baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
+  TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  report.baseline = std::move(baseline);
+  return report;
 }
 
 }  // namespace gpuk
