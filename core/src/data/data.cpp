@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
 
@@ -59,7 +61,25 @@ HostArray::HostArray(DType dtype, std::uint64_t size) : dtype_(dtype), size_(siz
 }
 
 void HostArray::FreeAligned::operator()(std::byte* p) const {
+  // After a kernel was abandoned the driver may wait for it: leave the pages locked (the process
+  // is about to end).
+  if (registered && !device_hung()) (void)driver().cuMemHostUnregister(p);
   ::operator delete(p, std::align_val_t{kAlignment});
+}
+
+std::string HostArray::pin() {
+  if (!storage_ || pinned()) return "";
+  if (const char* off = std::getenv("GPUK_NO_PIN"); off && *off && std::string_view(off) != "0")
+    return "page-locking is off (GPUK_NO_PIN)";
+  try {
+    // PORTABLE: page-locked for every context, not only the current one.
+    const CUresult r = driver().cuMemHostRegister(storage_.get(), bytes(), CU_MEMHOSTREGISTER_PORTABLE);
+    if (r != CUDA_SUCCESS) return "cuMemHostRegister of " + human_bytes(static_cast<double>(bytes())) + ": " + describe(r);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  storage_.get_deleter().registered = true;
+  return "";
 }
 
 void HostArray::check_type(DType wanted) const {
