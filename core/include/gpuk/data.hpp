@@ -14,7 +14,8 @@
 
 namespace gpuk {
 
-// A contiguous host array of `size()` elements of `dtype()`, 64-byte aligned, uninitialised on
+// A contiguous host array of `size()` elements of `dtype()`, in pages of its own (page-aligned,
+// so that pin() can lock it alone), uninitialised on
 // construction (large inputs are filled once, by a generator or a file read).
 class HostArray {
  public:
