@@ -1,16 +1,20 @@
 // Host <-> device copies from page-locked host arrays (HostArray::pin) and from pageable ones
 // (the fallback, GPUK_NO_PIN=1): the bytes round-trip either way, and the page-locked copies of
 // 2^28 float32 are timed against the pageable ones (printed: the figures of docs/PERFORMANCE.md).
+// A run on a .npy file that the config does not size: verified, its input page-locked.
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <random>
 
+#include "gpuk/config.hpp"
 #include "gpuk/data.hpp"
 #include "gpuk/device.hpp"
+#include "gpuk/runner.hpp"
 #include "helpers.hpp"
 
 using namespace gpuk;
@@ -100,4 +104,33 @@ TEST_CASE("2^28 float32 up and down: page-locked against pageable (printed)") {
   const double pageable = measure(false);
   const double locked = measure(true);
   CHECK(locked < pageable);  // the point of page-locking
+}
+
+TEST_CASE("a .npy file with no size or dtype in the config runs, verified, from page-locked memory") {
+  device();
+  const test::TempDir dir;
+  HostArray a(DType::int32, 100003);
+  std::mt19937 rng(static_cast<std::uint32_t>(test::fresh_seed()));
+  for (auto& v : a.as<std::int32_t>()) v = static_cast<std::int32_t>(rng() % 2000001) - 1000000;
+  a.as<std::int32_t>()[77777] = 2000000;  // the one maximum
+  write_npy(dir.path() / "mine.npy", a);
+  const PluginRegistry plugins({test::plugin_dir()});
+  const KernelLibrary kernels({test::kernels_dir()});
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: argmax\ndata: {file: mine.npy}\nrepeats: 5\n");
+  for (const bool by_option : {false, true}) {
+    CAPTURE(by_option);
+    // The same array given as `gpuk run --input` over a config whose own data is generated.
+    const auto other = dir.write("o.yaml", "family: reduce\noperation: argmax\nsize: 1000\ndtype: float32\nrepeats: 5\n");
+    const RunSpec spec = by_option ? load_run_spec(other, plugins, kernels, dir.path() / "mine.npy")
+                                   : load_run_spec(config, plugins, kernels);
+    CHECK(spec.size == 100003);
+    CHECK(spec.dtype == DType::int32);
+    const RunReport r = run(spec, {plugins, kernels, nullptr}, device());
+    CHECK(r.verification.passed);
+    CHECK(r.pin_note == "");
+    CHECK(r.upload_bytes == 100003 * 4);
+    const auto index = std::find_if(r.result.begin(), r.result.end(), [](const auto& kv) { return kv.first == "index"; });
+    REQUIRE(index != r.result.end());
+    CHECK(index->second == "77777");
+  }
 }
