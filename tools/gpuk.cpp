@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gpuk/compare.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
@@ -57,27 +59,43 @@ void print_load_problems(const PluginRegistry& plugins, const KernelLibrary& ker
   for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << e << "\n";
 }
 
-// Runs a command; an error is one line on stderr and the exit status: 2 a bad config, 4 a variant
-// that faulted or ran past its time limit, 1 anything else (no GPU, compile error, CUDA error).
+// The exit status of every command (README.md, "Exit status").
+enum Exit : int {
+  kOk = 0,
+  kError = 1,         // anything below does not cover: a compile error, a CUDA error, a file not written
+  kBadInput = 2,      // a bad config, kernel file metadata, argument or command line
+  kWrongAnswer = 3,   // run: verification failed; tune: no variant verified
+  kFaulted = 4,       // a variant faulted or ran past its time limit
+  kNoGpu = 5,         // no NVIDIA driver or no GPU: nothing could run
+  kSlower = 6,        // compare: a row slower than the threshold
+};
+
+// One line on stderr, "gpuk: " before it unless the message names gpuk itself.
+void print_error(const std::string& what, const char* end = "\n") {
+  const bool named = what.rfind("gpuk ", 0) == 0 || what.rfind("gpuk: ", 0) == 0;
+  std::cerr << (named ? "" : "gpuk: ") << what << end;
+}
+
+// Runs a command; an error is one line on stderr and its exit status (enum Exit).
 template <class Body>
 int with_errors(Body&& body) {
   try {
     return body();
   } catch (const FaultError& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 4;
+    print_error(e.what());
+    return kFaulted;
   } catch (const TimeLimitError& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 4;
+    print_error(e.what());
+    return kFaulted;
   } catch (const NoDeviceError& e) {
-    std::cerr << "gpuk: " << e.what() << ".\n";
-    return 1;
+    print_error(e.what(), ".\n");
+    return kNoGpu;
   } catch (const ConfigError& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 2;
+    print_error(e.what());
+    return kBadInput;
   } catch (const Error& e) {
-    std::cerr << "gpuk: " << e.what() << "\n";
-    return 1;
+    print_error(e.what());
+    return kError;
   }
 }
 
@@ -107,6 +125,9 @@ int cmd_list(const Global& g) {
       std::cout << "    " << f->name << "  " << f->path.string() << "\n";
       if (!f->summary.empty()) std::cout << "      " << f->summary << "\n";
       std::cout << "      operations: " << join(f->operations) << "\n";
+      std::vector<std::string> dtypes;
+      for (DType t : f->dtypes) dtypes.emplace_back(dtype_name(t));
+      std::cout << "      dtypes: " << join(dtypes) << "\n";
       for (const auto& p : f->params) {
         std::vector<std::string> values;
         for (auto v : p.values) values.push_back(std::to_string(v));
@@ -120,7 +141,17 @@ int cmd_list(const Global& g) {
     for (const auto& e : plugins.errors()) std::cout << "  " << e << "\n";
     for (const auto& e : kernels.errors()) std::cout << "  " << e << "\n";
   }
-  return 0;
+  if (plugins.all().empty()) {
+    print_error("no family plugin loaded, so nothing can run (the plugin directories: " +
+                join([&] {
+                  std::vector<std::string> dirs;
+                  for (const auto& d : plugin_dirs(g.plugins)) dirs.push_back(d.string());
+                  return dirs;
+                }()) +
+                "; add one with --plugins DIR)");
+    return kError;
+  }
+  return kOk;
 }
 
 // The GPU's description when there is one (`check` then compiles for it and plans for it).
@@ -145,7 +176,7 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
   options.include_dirs = kernels.include_dirs();
   const Jit jit(options, &cache);
 
-  int failures = 0;
+  int failures = 0, bad_input = 0;
   const auto check_file = [&](const KernelFile& file, const std::vector<std::vector<std::string>>& arg_sets,
                               const std::map<std::string, std::int64_t>& params) {
     std::vector<std::string> names;
@@ -153,13 +184,17 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
     for (const auto& args : arg_sets)
       for (const auto& name : kernel_names(Variant(shared, args, params))) names.push_back(name);
     const CompiledVariant c = compile_variant(file, names, jit);
-    std::cout << "ok    " << file.path.string() << ": " << names.size() << " kernels for " << options.arch << " ("
+    std::cout << "ok    " << file.path.string() << ": " << names.size() << (names.size() == 1 ? " kernel" : " kernels")
+              << " for " << options.arch << " ("
               << (c.from_cache ? "cached" : std::to_string(static_cast<int>(c.ms)) + " ms") << ")\n";
     if (!c.kernels->log.empty()) std::cout << c.kernels->log << "\n";
   };
   const auto guarded = [&](const std::string& what, auto&& body) {
     try {
       body();
+    } catch (const ConfigError& e) {
+      ++failures, ++bad_input;
+      std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
     } catch (const Error& e) {
       ++failures;
       std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
@@ -170,7 +205,7 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
   if (todo.empty()) {
     for (const auto& f : kernels.files()) todo.push_back(f->path.string());
     for (const auto& e : kernels.errors()) {
-      ++failures;
+      ++failures, ++bad_input;
       std::cout << "FAIL  " << e << "\n";
     }
   }
@@ -192,22 +227,35 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
       } else {
         const KernelFile file = KernelFile::load(path);
         const FamilyPlugin& plugin = plugins.get(file.family);
+        check_operations(file, plugin.operations());
         check_file(file, plugin.all_template_args(file), {});
       }
     });
   }
   std::cout << (failures ? std::to_string(failures) + " failed" : "all passed") << "\n";
-  return failures ? 1 : 0;
+  // A bad config or kernel file is 2, as `run` says of it; a compile error 1.
+  return bad_input ? kBadInput : failures ? kError : kOk;
 }
 
-int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::path>& json,
-            const std::optional<fs::path>& csv, int device_ordinal, int repeats,
-            const std::optional<fs::path>& tuning, double time_limit, const std::string& devices) {
+struct RunArgs {
+  fs::path config;
+  std::optional<fs::path> json, csv, markdown, tuning, input, output;
+  int device = 0, repeats = 0;
+  double time_limit = 0;
+  bool no_pin = false;
+  std::string devices;  // --devices all|0,1,...
+};
+
+int cmd_run(const Global& g, const RunArgs& a) {
+  const fs::path& config = a.config;
+  const std::optional<fs::path>& tuning = a.tuning;
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   print_load_problems(plugins, kernels);
-  RunSpec spec = load_run_spec(config, plugins, kernels);
-  if (repeats > 0) spec.repeats = repeats;
+  RunSpec spec = load_run_spec(config, plugins, kernels, a.input);
+  if (a.output) spec.output = *a.output;
+  if (a.no_pin) ::setenv("GPUK_NO_PIN", "1", 1);  // core reads it (HostArray::pin)
+  if (a.repeats > 0) spec.repeats = a.repeats;
   if (tuning) {
     if (spec.pick != RunSpec::Pick::lookup)
       throw ConfigError(config.string() + ": --tuning FILE replaces the tuning database that chooses the variant of "
@@ -215,29 +263,29 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
     spec.tuning_file = *tuning;
   }
   const CompileCache cache(cache_dir(g));
-  if (!devices.empty()) {
+  if (!a.devices.empty()) {
     // The same config on each GPU, one after another, side by side.
     std::string why;
     const int count = device_count(&why);
     if (count == 0) throw NoDeviceError(why);
     std::vector<DeviceRun> runs;
     bool wrong = false;
-    const std::vector<int> ordinals = parse_device_list(devices, count);
+    const std::vector<int> ordinals = parse_device_list(a.devices, count);
     if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-      throw ConfigError("--devices " + devices + " names a GPU more than once");
+      throw ConfigError("--a.devices " + a.devices + " names a GPU more than once");
     for (int ordinal : ordinals) {
       DeviceRun r;
       r.ordinal = ordinal;
       try {
         Device device(ordinal);
-        r.report = run(spec, {plugins, kernels, &cache, time_limit, g.tuning_db}, device);
+        r.report = run(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, device);
         for (const auto& w : r.report->warnings) std::cerr << "gpuk: warning: GPU " << ordinal << ": " << w << "\n";
         const std::string suffix = "-gpu" + std::to_string(ordinal);
         const auto with_suffix = [&](const fs::path& p) {
           return p.parent_path() / (p.stem().string() + suffix + p.extension().string());
         };
-        if (json) write_json(with_suffix(*json), *r.report);
-        if (csv) write_csv(with_suffix(*csv), *r.report);
+        if (a.json) write_json(with_suffix(*a.json), *r.report);
+        if (a.csv) write_csv(with_suffix(*a.csv), *r.report);
         wrong = wrong || (r.report->verified && !r.report->verification.passed);
       } catch (const ConfigError&) {
         throw;  // the same on every GPU
@@ -248,15 +296,22 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
       runs.push_back(std::move(r));
     }
     print_side_by_side(std::cout, config.string(), runs);
-    return wrong ? 3 : 0;
+    return wrong ? kWrongAnswer : kOk;
   }
-  Device device(device_ordinal);
-  const RunReport report = run(spec, {plugins, kernels, &cache, time_limit, g.tuning_db}, device);
+  Device device(a.device);
+  const RunReport report = run(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, device);
   for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
   print_report(std::cout, report);
-  if (json) write_json(*json, report);
-  if (csv) write_csv(*csv, report);
-  return report.verified && !report.verification.passed ? 3 : 0;
+  if (a.json) write_json(*a.json, report);
+  if (a.csv) write_csv(*a.csv, report);
+  if (a.markdown) write_markdown(*a.markdown, report);
+  return report.verified && !report.verification.passed ? kWrongAnswer : kOk;
+}
+
+int cmd_compare(const fs::path& a, const fs::path& b, double threshold_percent, bool markdown) {
+  const Comparison c = compare_reports(a, b, threshold_percent / 100);
+  print_comparison(std::cout, c, a.string(), b.string(), markdown);
+  return c.failures().empty() ? kOk : kSlower;
 }
 
 struct TuneArgs {
@@ -671,6 +726,21 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
   }
 }
 
+// The first argument that is not an option or a global option's value: the command's name.
+std::string first_word(int argc, char** argv) {
+  const std::set<std::string> with_value = {"--kernels", "--plugins", "--cache-dir", "--tuning-db"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (with_value.count(a)) {
+      ++i;
+      continue;
+    }
+    if (a.rfind("-", 0) == 0) continue;
+    return a;
+  }
+  return "";
+}
+
 // A crash of gpuk itself (not of a kernel): say so on stderr with the stack, then die of the signal.
 extern "C" void crash_handler(int signal) {
   static const char message[] = "gpuk: crashed; the stack:\n";
@@ -703,27 +773,29 @@ int main(int argc, char** argv) {
                "use plugin, kernel and cache directories that other users can write (also $GPUK_ALLOW_UNSAFE_DIRS=1)");
 
   auto* run = app.add_subcommand("run", "run one config: upload, JIT, launch, verify, report");
-  fs::path config;
-  std::optional<fs::path> json, csv;
-  int device_ordinal = 0, repeats = 0;
-  run->add_option("CONFIG", config, "YAML config (see README.md)")->required()->check(CLI::ExistingFile);
-  run->add_option("--json", json, "also write the report as JSON")->type_name("FILE");
-  run->add_option("--csv", csv, "also write the report as CSV")->type_name("FILE");
-  auto* run_device = run->add_option("--device", device_ordinal, "GPU ordinal")->check(CLI::NonNegativeNumber);
-  std::string run_devices;
-  run->add_option("--devices", run_devices,
+  RunArgs ra;
+  run->add_option("CONFIG", ra.config, "YAML config (see README.md)")->required()->check(CLI::ExistingFile);
+  run->add_option("--json", ra.json, "also write the report as JSON")->type_name("FILE");
+  run->add_option("--csv", ra.csv, "also write the report as CSV")->type_name("FILE");
+  run->add_option("--markdown", ra.markdown, "also write the report as Markdown")->type_name("FILE");
+  run->add_option("--input", ra.input, "run on this NumPy array instead of the config's data (its size and dtype too)")
+      ->type_name("FILE.npy")
+      ->check(CLI::ExistingFile);
+  run->add_option("--output", ra.output, "write the result as .npy (overrides the config's output)")
+      ->type_name("FILE.npy");
+  run->add_flag("--no-pin", ra.no_pin, "upload from pageable memory, not page-locked (also $GPUK_NO_PIN=1)");
+  auto* run_device = run->add_option("--device", ra.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  run->add_option("--devices", ra.devices,
                   "run on several GPUs, one after another, and report them side by side: 'all' or ordinals (0,1)")
       ->type_name("all|0,1,...")
       ->excludes(run_device);
-  run->add_option("--repeats", repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
-  std::optional<fs::path> tuning;
-  run->add_option("--tuning", tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
+  run->add_option("--repeats", ra.repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
+  run->add_option("--tuning", ra.tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
       ->type_name("FILE");
-  double run_time_limit = 0;
   const std::string time_limit_help = "seconds one run of a variant may take before it is abandoned (default " +
                                       std::to_string(static_cast<int>(kDefaultTimeLimitSeconds)) +
                                       ", plus 1 per GB the workload moves)";
-  run->add_option("--time-limit", run_time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
+  run->add_option("--time-limit", ra.time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
 
   auto* tune_cmd = app.add_subcommand("tune", "sweep kernel parameters: verify, time, rank, keep the best (docs/tuning.md)");
   TuneArgs ta;
@@ -769,10 +841,57 @@ int main(int argc, char** argv) {
   check->add_option("--arch", arch, "GPU architecture, e.g. sm_90 (default: this GPU's, or sm_90)")
       ->type_name("sm_XX");
 
-  CLI11_PARSE(app, argc, argv);
+  auto* compare = app.add_subcommand("compare", "compare two JSON reports (run or tune): times, ratio, same/faster/slower");
+  fs::path report_a, report_b;
+  double threshold = 5;
+  bool compare_markdown = false;
+  compare->add_option("A", report_a, "the report before (gpuk run --json or gpuk tune --json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare->add_option("B", report_b, "the report after")->required()->check(CLI::ExistingFile);
+  compare->add_option("--threshold", threshold, "exit 6 when a kernel or baseline row is slower by more than this (default 5)")
+      ->type_name("PERCENT")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_flag("--markdown", compare_markdown, "print a Markdown table (for a pull request)");
+
+  app.footer(
+      "Examples:\n"
+      "  gpuk run configs/argmax.yaml --json before.json      run, verify and time one config\n"
+      "  gpuk run configs/argmax.yaml --input mine.npy        the same on your NumPy array\n"
+      "  gpuk tune configs/tune_argmax.yaml                   sweep parameters, keep the fastest\n"
+      "  gpuk list                                            families, kernel files, parameters\n"
+      "  gpuk check path/to/mine.cu                           compile with NVRTC (no GPU needed)\n"
+      "  gpuk compare before.json after.json --markdown       same / faster / slower, exit 6 past 5%\n"
+      "Exit status: 0 ok, 1 error, 2 bad config or arguments, 3 wrong answer, 4 variant faulted or hung,\n"
+      "5 no GPU, 6 compare found a slowdown (README.md, \"Exit status\").");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (105, 106, ...) would leak out: every mistake on the command line is 2.
+    std::vector<std::string> commands;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+    const std::string word = first_word(argc, argv);
+    if (word.empty() && app.get_subcommands().empty()) {
+      print_error("give a command: " + join(commands) + " (gpuk --help)");
+    } else if (!word.empty() && std::find(commands.begin(), commands.end(), word) == commands.end()) {
+      print_error("unknown command '" + word + "'" + did_you_mean(word, commands) + "; the commands: " +
+                  join(commands) + " (gpuk --help)");
+    } else {
+      print_error(e.what() + std::string(" (") + (app.get_subcommands().empty() ? "gpuk" : "gpuk " + app.get_subcommands().front()->get_name()) + " --help)");
+    }
+    return kBadInput;
+  }
   if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (gpuk/safe_dirs.hpp)
   const int status = with_errors([&] {
-    if (run->parsed()) return cmd_run(g, config, json, csv, device_ordinal, repeats, tuning, run_time_limit, run_devices);
+    if (run->parsed()) return cmd_run(g, ra);
+    if (compare->parsed()) return cmd_compare(report_a, report_b, threshold, compare_markdown);
     if (tune_cmd->parsed()) return cmd_tune(g, ta);
     if (check->parsed()) return cmd_check(g, targets, arch);
     return cmd_list(g);

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # The quick start: install what is missing, build, and run the argmax-with-index experiment.
+# On a machine without a GPU the run cannot happen; that is said, and setup still succeeds
+# (exit 0) when everything it could do did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 cmake --preset default
 cmake --build --preset default
-build/gpuk run configs/argmax.yaml
+status=0
+build/gpuk run configs/argmax.yaml || status=$?
+if [ "$status" -eq 5 ]; then  # gpuk's exit status for "no NVIDIA driver or no GPU" (README.md, Exit status)
+  echo "setup: built; the example run needs an NVIDIA GPU and this machine has none, so nothing ran."
+  echo "setup: without a GPU, 'build/gpuk check' compiles every kernel with NVRTC, and tools/test.sh runs the CPU and JIT tests."
+  exit 0
+fi
+exit "$status"

@@ -13,7 +13,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$scratch/install.txt" ||
 for file in bin/gpuk lib/libgpuk_core.so lib/gpuk/plugins/libgpuk_family_reduce.so \
   share/gpuk/kernels/reduce/onepass.cu share/gpuk/kernels/include/gpuk/reduce.cuh \
   include/gpuk/kernel_file.hpp lib/cmake/gpuk/gpukConfig.cmake lib/cmake/gpuk/gpukConfigVersion.cmake \
-  lib/cmake/gpuk/gpukTargets.cmake; do
+  lib/cmake/gpuk/gpukTargets.cmake share/bash-completion/completions/gpuk share/zsh/site-functions/_gpuk; do
   [ -e "$prefix/$file" ] || fail "cmake --install did not install $file"
 done
 [ ! -L "$prefix/share/gpuk/kernels" ] || fail "the installed kernels are a link, not a copy"

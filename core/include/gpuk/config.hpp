@@ -47,11 +47,14 @@ struct RunSpec {
 };
 
 // Reads and checks a config against the plugins and kernel files that are there. Every error
-// is a ConfigError "file:line:column: what".
+// is a ConfigError "file:line:column: what". A data file is opened and its header read: a .npy
+// file gives the size and dtype a config leaves out. `input` (`gpuk run --input FILE.npy`)
+// replaces the config's data, size and dtype with that file's.
 RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& plugins,
-                      const KernelLibrary& kernels);
+                      const KernelLibrary& kernels, const std::optional<std::filesystem::path>& input = {});
 RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path,
-                       const PluginRegistry& plugins, const KernelLibrary& kernels);
+                       const PluginRegistry& plugins, const KernelLibrary& kernels,
+                       const std::optional<std::filesystem::path>& input = {});
 
 // A `gpuk tune` config: the workload of a run config (family, operation, options, dtype, size,
 // data, warmup, repeats, verify) plus the space to sweep and how (docs/tuning.md).

@@ -7,13 +7,15 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuk/dtype.hpp"
 
 namespace gpuk {
 
-// A contiguous host array of `size()` elements of `dtype()`, 64-byte aligned, uninitialised on
+// A contiguous host array of `size()` elements of `dtype()`, in pages of its own (page-aligned,
+// so that pin() can lock it alone), uninitialised on
 // construction (large inputs are filled once, by a generator or a file read).
 class HostArray {
  public:
@@ -25,6 +27,14 @@ class HostArray {
   std::size_t bytes() const { return static_cast<std::size_t>(size_) * dtype_size(dtype_); }
   void* data() { return storage_.get(); }
   const void* data() const { return storage_.get(); }
+
+  // Page-locks the array's memory (cuMemHostRegister), so that copies to and from the device run
+  // at the bus's speed instead of through the driver's pageable staging; undone when the array
+  // is freed. Returns an empty string when it is (or was already) page-locked, else why not (no
+  // driver, the locked-memory limit, GPUK_NO_PIN=1): the array then stays pageable and works
+  // as before. Needs a current CUDA context (a gpuk::Device).
+  std::string pin();
+  bool pinned() const { return storage_.get_deleter().registered; }
 
   template <class T> std::span<T> as() {
     check_type(dtype_of<T>());
@@ -38,6 +48,8 @@ class HostArray {
  private:
   void check_type(DType wanted) const;  // throws gpuk::Error on a mismatch
   struct FreeAligned {
+    FreeAligned() noexcept : registered(false) {}
+    bool registered;  // page-locked by pin(): unregistered before it is freed
     void operator()(std::byte* p) const;
   };
   DType dtype_ = DType::float32;
@@ -79,6 +91,16 @@ HostArray generate(const DataSpec& spec, DType dtype, std::uint64_t n);
 
 // Loads spec.file (npy or raw). Throws gpuk::ConfigError naming the file on any problem.
 HostArray load_file(const DataSpec& spec);
+
+// What a data file holds, from a .npy file's header (checked against the file's size) or a raw
+// file's size in spec.raw_dtype elements, without reading the data: a config is checked against
+// it when it is loaded. Throws gpuk::ConfigError naming the file (missing, unreadable, bad header).
+struct FileContents {
+  DType dtype = DType::float32;
+  std::uint64_t size = 0;
+};
+FileContents inspect_file(const DataSpec& spec);
+bool is_npy(const std::filesystem::path& path);  // by its extension, any case
 
 HostArray read_npy(const std::filesystem::path& path);
 void write_npy(const std::filesystem::path& path, const HostArray& array);

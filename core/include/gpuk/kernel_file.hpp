@@ -41,6 +41,7 @@ struct KernelFile {
   std::string name;    // the file's stem: "onepass"
   std::string family;  // "reduce"
   std::vector<std::string> operations;
+  std::vector<std::string> operation_where;  // "path:line:col" of each of operations
   std::vector<DType> dtypes;  // those the file supports (all when the metadata names none)
   std::string summary, fixes;
   std::vector<ParamSpec> params;  // in template-argument order
@@ -58,6 +59,10 @@ struct KernelFile {
   bool supports(const std::string& operation) const;
   bool supports(DType dtype) const;
 };
+
+// Throws ConfigError "path:line:col: ..." (with did-you-mean) when `file` lists an operation its
+// family does not have: it would otherwise be compiled silently for fewer kernels.
+void check_operations(const KernelFile& file, const std::vector<std::string>& family_operations);
 
 // The kernel files gpuk can see: the built-in kernels_src/ plus extra directories. Files in a
 // later directory shadow same-named files of the same family in earlier ones (a copy to tweak).

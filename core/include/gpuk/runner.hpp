@@ -19,6 +19,7 @@ namespace gpuk {
 struct Stats {
   double median = 0, min = 0, max = 0;
   std::size_t count = 0;
+  double q1 = 0, q3 = 0;  // quartiles (NumPy's linear interpolation): the spread `gpuk compare` reads
   static Stats of(std::vector<double> samples);
 };
 
@@ -45,6 +46,8 @@ struct RunReport {
   bool from_cache = false;
   // Times (milliseconds).
   double upload_ms = 0, download_ms = 0, total_ms = 0;
+  std::uint64_t upload_bytes = 0, download_bytes = 0;  // GB/s of the copies: bytes / ms
+  std::string pin_note;  // empty: the input was page-locked; else why it was not
   Stats kernel;
   std::vector<NamedStats> cpu;
   std::optional<NamedStats> baseline;
@@ -112,6 +115,11 @@ class Bench {
   const Launcher& launcher() const { return *launcher_; }
   const Stream& stream() const { return *stream_; }
   double upload_ms() const { return upload_ms_; }
+  // Bytes the workload copies each way: its arrays that are inputs (up) and outputs (down).
+  std::uint64_t upload_bytes() const;
+  std::uint64_t download_bytes() const;
+  // Empty when the input was page-locked before its upload, else why it was not (HostArray::pin).
+  const std::string& pin_note() const { return pin_note_; }
   std::uint64_t bytes_moved() const { return bytes_moved_; }
   bool input_fits_l2() const;  // gpuk::input_fits_l2 of this bench's spec and device
 
@@ -159,6 +167,7 @@ class Bench {
   std::vector<CpuTiming> reference_;
   bool reference_done_ = false;
   double upload_ms_ = 0;
+  std::string pin_note_;
 };
 
 // When the context is dead after `error` (a sticky error: the kernel of `where` faulted), throws
@@ -176,6 +185,9 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device,
               const CompiledKernels* precompiled = nullptr);
 
 void print_report(std::ostream& out, const RunReport& report);
+// The report as a Markdown section (a heading, what ran, a table of times): for a pull request.
+void write_markdown(const std::filesystem::path& path, const RunReport& report);
+void print_markdown(std::ostream& out, const RunReport& report);
 void write_json(const std::filesystem::path& path, const RunReport& report);
 void write_csv(const std::filesystem::path& path, const RunReport& report);
 

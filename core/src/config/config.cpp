@@ -182,19 +182,30 @@ const std::string& RunSpec::option(const std::string& name) const {
   return it->second;
 }
 
-RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels) {
+RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels,
+                      const std::optional<std::filesystem::path>& input) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path.string() + ": cannot read the config file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_run_spec(text.str(), path, plugins, kernels);
+  return parse_run_spec(text.str(), path, plugins, kernels, input);
 }
 
 RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path, const PluginRegistry& plugins,
-                       const KernelLibrary& kernels) try {
+                       const KernelLibrary& kernels, const std::optional<std::filesystem::path>& input) try {
   const yaml::Source src{path, 0};
-  const YAML::Node root = src.parse(yaml_text);
+  YAML::Node root = src.parse(yaml_text);
   if (!root.IsMap()) throw ConfigError(path.string() + ":1:1: a config must be a YAML mapping (family:, operation:, ...)");
+  if (input) {
+    // `--input FILE.npy`: the array replaces the config's data, size and dtype.
+    if (!is_npy(*input))
+      throw ConfigError("--input " + input->string() + ": give a .npy file (it says its own dtype and size)");
+    YAML::Node data(YAML::NodeType::Map);
+    data["file"] = std::filesystem::absolute(*input).string();
+    root["data"] = data;
+    root.remove("size");
+    root.remove("dtype");
+  }
   for (const char* key : {"kernels", "strategy", "budget", "constraints", "recheck"})
     if (root[key])
       src.fail(root[key], std::string("'") + key + "' belongs to a tune config: run it with gpuk tune, not gpuk run");
@@ -210,8 +221,33 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
   RunSpec spec;
   spec.path = path;
 
+  // A data file describes itself (a .npy header; a raw file's size in data.dtype elements): it is
+  // opened now, so that `gpuk check` fails on a missing or damaged file, and it gives the size
+  // and dtype a config leaves out.
+  std::optional<FileContents> held;
+  YAML::Node file_node;
+  if (const YAML::Node data = root["data"]; data && data.IsMap() && data["file"]) {
+    file_node = data["file"];
+    DataSpec d;
+    std::filesystem::path file = src.string(file_node, "file");
+    d.file = file.is_relative() ? src.path.parent_path() / file : file;
+    if (data["dtype"]) d.raw_dtype = parse_dtype(src.string(data["dtype"], "data.dtype"));
+    if (data["dtype"] && !d.raw_dtype) src.fail(data["dtype"], "unknown dtype '" + data["dtype"].Scalar() + "'");
+    try {
+      held = inspect_file(d);
+    } catch (const ConfigError& e) {
+      src.fail(file_node, e.what());
+    }
+  }
+  const auto holds = [&] {
+    return "the data file holds " + std::to_string(held->size) + " " + std::string(dtype_name(held->dtype)) +
+           " elements";
+  };
+
   for (const char* required : {"family", "operation", "size"})
-    if (!root[required]) throw ConfigError(path.string() + ":1:1: missing '" + required + "'");
+    if (!root[required] && !(held && std::string_view(required) == "size"))
+      throw ConfigError(path.string() + ":1:1: missing '" + required + "'" +
+                        (std::string_view(required) == "size" ? " (or a data.file to take it from)" : ""));
 
   const YAML::Node family_node = root["family"];
   spec.family = src.string(family_node, "family");
@@ -241,11 +277,26 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
     if (!dtype || std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end())
       src.fail(root["dtype"], unsupported_dtype(*plugin, name));
     spec.dtype = *dtype;
+    if (held && held->dtype != spec.dtype)
+      src.fail(root["dtype"], holds() + ", but the config asks for " + name + " (leave dtype out to take the file's)");
+  } else if (held) {
+    const std::vector<DType> dtypes = plugin->dtypes();
+    if (std::find(dtypes.begin(), dtypes.end(), held->dtype) == dtypes.end())
+      src.fail(file_node, holds() + "; " + unsupported_dtype(*plugin, std::string(dtype_name(held->dtype))));
+    spec.dtype = held->dtype;
   }
 
-  const auto size = src.integer(root["size"], "size");
-  if (size <= 0) src.fail(root["size"], "size must be at least 1, not " + std::to_string(size));
-  spec.size = static_cast<std::uint64_t>(size);
+  if (root["size"]) {
+    const auto size = src.integer(root["size"], "size");
+    if (size <= 0) src.fail(root["size"], "size must be at least 1, not " + std::to_string(size));
+    spec.size = static_cast<std::uint64_t>(size);
+    if (held && held->size != spec.size)
+      src.fail(root["size"], holds() + ", but the config asks for " + std::to_string(spec.size) +
+                                 " (leave size out to take the file's)");
+  } else {
+    if (held->size == 0) src.fail(file_node, holds() + "; a run needs at least 1");
+    spec.size = held->size;
+  }
 
   const auto count = [&](const char* key, int& out, int low) {
     if (!root[key]) return;
@@ -314,6 +365,7 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
     if (kernel_node) src.fail(kernel_node, e.what());
     throw ConfigError(path.string() + ": " + e.what());
   }
+  check_operations(*file, plugin->operations());
   if (!file->supports(spec.operation))
     src.fail(kernel_node ? kernel_node : root["operation"],
              "kernel " + file->name + " does not implement '" + spec.operation + "' (it implements " +
@@ -410,6 +462,7 @@ TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const 
         if (i < items.size()) src.fail(items[i], e.what());
         throw ConfigError(path.string() + ": " + e.what());
       }
+      check_operations(*f, plugin.operations());
       const YAML::Node where = i < items.size() ? items[i] : root["operation"];
       if (!f->supports(spec.operation))
         src.fail(where, "kernel " + f->name + " does not implement '" + spec.operation + "' (it implements " +

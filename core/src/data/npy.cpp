@@ -215,9 +215,18 @@ class HeaderParser {
 
 }  // namespace
 
-HostArray read_npy(const std::filesystem::path& path) {
+namespace {
+
+// A .npy file's header, checked against the file's size: what it holds and where the data starts.
+struct NpyLayout {
+  DType dtype = DType::float32;
+  std::uint64_t count = 0;
+  std::uint64_t data_start = 0;
+};
+
+NpyLayout read_npy_layout(const std::filesystem::path& path, std::ifstream& in) {
   const std::uint64_t file_size = checked_file_size(path);
-  std::ifstream in = open_for_reading(path);
+  in = open_for_reading(path);
 
   // Preamble: magic, version, header length.
   constexpr char kMagic[] = "\x93NUMPY";
@@ -320,10 +329,45 @@ HostArray read_npy(const std::filesystem::path& path) {
     file_error(path, cat("data is truncated: shape ", shape->source, " of '", descr->text,
                          "' needs ", expected, " bytes, but the file holds ", present));
 
-  HostArray array(*dtype, count);
-  in.seekg(static_cast<std::streamoff>(data_start));
-  read_exactly(in, path, array.data(), expected);
+  return {*dtype, count, data_start};
+}
+
+}  // namespace
+
+HostArray read_npy(const std::filesystem::path& path) {
+  std::ifstream in;
+  const NpyLayout layout = read_npy_layout(path, in);
+  HostArray array(layout.dtype, layout.count);
+  in.seekg(static_cast<std::streamoff>(layout.data_start));
+  read_exactly(in, path, array.data(), array.bytes());
   return array;
+}
+
+bool is_npy(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".npy";
+}
+
+FileContents inspect_file(const DataSpec& spec) {
+  if (!spec.file) throw ConfigError("no input file given");
+  const std::filesystem::path& path = *spec.file;
+  if (is_npy(path)) {
+    std::ifstream in;
+    const NpyLayout layout = read_npy_layout(path, in);
+    return {layout.dtype, layout.count};
+  }
+  if (!spec.raw_dtype)
+    file_error(path, "raw file needs a dtype (not a .npy file, so its element type must be given as data.dtype)");
+  const std::uint64_t size = checked_file_size(path);
+  const std::uint64_t esize = dtype_size(*spec.raw_dtype);
+  if (size == 0) file_error(path, "file is empty");
+  if (size % esize != 0)
+    file_error(path, cat("size ", size, " bytes is not a multiple of the ", esize, "-byte ",
+                         dtype_name(*spec.raw_dtype), " element"));
+  (void)open_for_reading(path);
+  return {*spec.raw_dtype, size / esize};
 }
 
 void write_npy(const std::filesystem::path& path, const HostArray& array) {
@@ -369,10 +413,7 @@ HostArray read_raw(const std::filesystem::path& path, DType dtype) {
 HostArray load_file(const DataSpec& spec) {
   if (!spec.file) throw ConfigError("no input file given");
   const std::filesystem::path& path = *spec.file;
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == ".npy") return read_npy(path);
+  if (is_npy(path)) return read_npy(path);
   if (!spec.raw_dtype)
     file_error(path, "raw file needs a dtype (not a .npy file, so its element type must be given)");
   return read_raw(path, *spec.raw_dtype);

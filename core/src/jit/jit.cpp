@@ -3,12 +3,14 @@
 #include <nvrtc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -55,6 +57,85 @@ class Hasher {
   std::uint64_t a_ = 0xcbf29ce484222325ull;
   std::uint64_t b_ = 0x84222325cbf29ce4ull;
 };
+
+// The arguments of a name expression "entry<a<b, c>, 256, 4>" at its top level: {"a<b, c>", "256", "4"}.
+std::vector<std::string> template_arguments(const std::string& expression) {
+  std::vector<std::string> out;
+  const std::size_t open = expression.find('<');
+  if (open == std::string::npos) return out;
+  int depth = 0;
+  std::string current;
+  for (std::size_t i = open + 1; i < expression.size(); ++i) {
+    const char c = expression[i];
+    if (c == '<' || c == '(') ++depth;
+    if ((c == '>' || c == ')') && depth-- == 0) break;
+    if (c == ',' && depth == 0) {
+      out.push_back(current);
+      current.clear();
+      continue;
+    }
+    if (!(current.empty() && c == ' ')) current += c;
+  }
+  if (!current.empty()) out.push_back(current);
+  return out;
+}
+
+// NVRTC's answer to a name expression that the entry's template cannot take (its parameters do
+// not match the metadata) is two errors per expression in its "__nv_name_map", with no line of
+// the kernel file. When those are the only errors, one line instead: the entry, the template
+// parameter list the metadata implies, and the template the file declares.
+std::optional<std::string> name_map_mismatch(const KernelFile& file, const std::string& log) {
+  if (log.find("__nv_name_map(") == std::string::npos) return std::nullopt;
+  if (log.find(file.path.string() + "(") != std::string::npos) return std::nullopt;  // errors in the file itself
+  static const std::regex pragma(R"(nv_mangled_name\s+(\S.*\S)\s*$)");
+  std::istringstream lines(log);
+  std::string line, expression;
+  std::smatch m;
+  while (std::getline(lines, line))
+    if (std::regex_search(line, m, pragma)) {
+      expression = m[1].str();
+      break;
+    }
+  if (expression.empty()) return std::nullopt;
+  const std::string entry = expression.substr(0, expression.find('<'));
+  const LaunchSpec* launch = nullptr;
+  for (const auto& l : file.launches)
+    if (l.entry == entry) launch = &l;
+  if (!launch) return std::nullopt;
+  const std::vector<std::string> args = template_arguments(expression);
+  const std::size_t leading = args.size() >= file.params.size() ? args.size() - file.params.size() : 0;
+  std::string implied = "template <";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i) implied += ", ";
+    implied += i < leading ? "class /* " + args[i] + " */" : "int " + file.params[i - leading].name;
+  }
+  implied += ">";
+  // Where the file declares the entry: the `template <...>` before its first definition.
+  std::size_t at = file.source.find(entry + "(");
+  if (at == std::string::npos) at = file.source.find(entry + " (");
+  int source_line = launch->line;
+  std::string declared;
+  if (at != std::string::npos) {
+    const std::size_t templ = file.source.rfind("template", at);
+    if (templ != std::string::npos) {
+      const std::size_t close = file.source.find('>', templ);
+      declared = file.source.substr(templ, close == std::string::npos ? 0 : close - templ + 1);
+      declared.erase(std::remove(declared.begin(), declared.end(), '\n'), declared.end());
+      source_line = 1 + static_cast<int>(std::count(file.source.begin(), file.source.begin() + templ, '\n'));
+    }
+  }
+  std::string verdict;
+  if (!declared.empty()) {
+    const std::size_t count = template_arguments(declared).size();
+    verdict = count == args.size() ? "; the file declares " + declared +
+                                         ", as many parameters, so one's kind or the signature does not fit them"
+                                   : ", but the file declares " + declared;
+  }
+  return file.path.string() + ":" + std::to_string(source_line) + ":1: the entry '" + entry + "' (launch at line " +
+         std::to_string(launch->line) + ") cannot be instantiated as " + expression + ": its metadata implies " +
+         implied + " (" + std::to_string(leading) + " argument" + (leading == 1 ? "" : "s") + " of the " +
+         file.family + " family, then one per parameter in metadata order)" + verdict;
+}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -268,6 +349,7 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
   if (log_size) nvrtcGetProgramLog(program, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   if (result != NVRTC_SUCCESS) {
+    if (auto mismatch = name_map_mismatch(file, log)) throw CompileError(*mismatch);
     std::string what = file.path.string() + ": NVRTC could not compile ";
     what += name_expressions.size() == 1 ? name_expressions[0]
                                          : std::to_string(name_expressions.size()) + " variants (first: " +

@@ -27,13 +27,48 @@ bool valid_identifier(const std::string& s) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
-  const std::string text = src.string(node, what);
-  try {
-    return Expr::parse(text);
-  } catch (const ConfigError& e) {
-    src.fail(node, what + " '" + text + "': " + e.what());
+// The names a metadata expression may use besides the file's parameters: what plan_launches
+// binds for a problem on a device.
+const std::vector<std::string> kBuiltinNames = {"n", "sm_count", "elem_bytes", "vec"};
+
+// Where `word` first stands as a whole identifier in `text` (0 when it does not).
+std::size_t identifier_offset(const std::string& text, const std::string& word) {
+  const auto is_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !is_id(text[at - 1]);
+    const bool ends = at + word.size() == text.size() || !is_id(text[at + word.size()]);
+    if (starts && ends) return at;
   }
+  return 0;
+}
+
+// Parses a metadata expression and resolves every identifier in it now, against the parameters
+// declared so far and the built-in names, so that a typo fails `gpuk check` (and loading) with
+// file:line:col rather than a launch on a GPU.
+Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what,
+                const std::vector<std::string>& params) {
+  const std::string text = src.string(node, what);
+  Expr e;
+  try {
+    e = Expr::parse(text);
+  } catch (const ConfigError& error) {
+    src.fail(node, what + " '" + text + "': " + error.what());
+  }
+  for (const auto& id : e.identifiers()) {
+    if (std::find(params.begin(), params.end(), id) != params.end() ||
+        std::find(kBuiltinNames.begin(), kBuiltinNames.end(), id) != kBuiltinNames.end())
+      continue;
+    std::vector<std::string> known = params;
+    known.insert(known.end(), kBuiltinNames.begin(), kBuiltinNames.end());
+    YAML::Mark mark = node.Mark();
+    // A quoted scalar's mark is its opening quote (yaml-cpp tags quoted scalars "!").
+    mark.column += static_cast<int>(identifier_offset(text, id)) + (node.Tag() == "!" ? 1 : 0);
+    throw ConfigError(src.where(mark) + ": " + what + " '" + text + "' names '" + id + "', which is not a parameter" +
+                      did_you_mean(id, known) + "; it may use " +
+                      (params.empty() ? std::string("no parameters (there are none)") : "the parameters " + join(params)) +
+                      " and " + join(kBuiltinNames));
+  }
+  return e;
 }
 
 ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YAML::Node& node) {
@@ -122,6 +157,10 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
                         required + "'");
   k.family = src.string(meta["family"], "family");
   k.operations = src.strings(meta["operations"], "operations");
+  if (meta["operations"].IsSequence())
+    for (const auto& item : meta["operations"]) k.operation_where.push_back(src.where(item.Mark()));
+  else
+    k.operation_where.assign(k.operations.size(), src.where(meta["operations"].Mark()));
   if (meta["dtypes"]) {
     for (const auto& item : meta["dtypes"]) {
       const std::string name = src.string(item, "dtypes");
@@ -135,7 +174,7 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
   if (meta["summary"]) k.summary = src.string(meta["summary"], "summary");
   if (meta["fixes"]) k.fixes = src.string(meta["fixes"], "fixes");
 
-  std::set<std::string> names = {"n", "sm_count", "elem_bytes", "vec"};
+  std::set<std::string> names(kBuiltinNames.begin(), kBuiltinNames.end());
   if (const auto params = meta["params"]; params && !params.IsNull()) {
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: {default: ..., values: [...]}");
     for (const auto& item : params) {
@@ -144,9 +183,11 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
       k.params.push_back(parse_param(src, name, item.second));
     }
   }
+  std::vector<std::string> param_names;
+  for (const auto& p : k.params) param_names.push_back(p.name);
   if (const auto constraints = meta["constraints"]) {
     for (const auto& item : constraints)
-      k.constraints.push_back({parse_expr(src, item, "constraint"), src.line(item)});
+      k.constraints.push_back({parse_expr(src, item, "constraint", param_names), src.line(item)});
   }
 
   const auto launch = meta["launch"];
@@ -159,18 +200,18 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
     LaunchSpec l;
     l.entry = src.string(item["entry"], "entry");
     if (!valid_identifier(l.entry)) src.fail(item["entry"], "entry '" + l.entry + "' is not an identifier");
-    l.grid = parse_expr(src, item["grid"], "grid");
-    l.block = parse_expr(src, item["block"], "block");
-    l.shared_bytes = item["shared"] ? parse_expr(src, item["shared"], "shared") : Expr::parse("0");
-    if (item["when"]) l.when = parse_expr(src, item["when"], "when");
-    if (item["repeat"]) l.repeat = parse_expr(src, item["repeat"], "repeat");
+    l.grid = parse_expr(src, item["grid"], "grid", param_names);
+    l.block = parse_expr(src, item["block"], "block", param_names);
+    l.shared_bytes = item["shared"] ? parse_expr(src, item["shared"], "shared", param_names) : Expr::parse("0");
+    if (item["when"]) l.when = parse_expr(src, item["when"], "when", param_names);
+    if (item["repeat"]) l.repeat = parse_expr(src, item["repeat"], "repeat", param_names);
     l.line = src.line(item);
     // The entry must exist as a template in the source: catch typos before NVRTC does.
     if (source.find(l.entry + "(") == std::string::npos && source.find(l.entry + " (") == std::string::npos)
       src.fail(item["entry"], "entry '" + l.entry + "' is not defined in this file");
     k.launches.push_back(std::move(l));
   }
-  k.scratch = meta["scratch"] ? parse_expr(src, meta["scratch"], "scratch") : Expr::parse("0");
+  k.scratch = meta["scratch"] ? parse_expr(src, meta["scratch"], "scratch", param_names) : Expr::parse("0");
   return k;
 } catch (const YAML::Exception& e) {
   // yaml-cpp's lines count from the line after "/* gpuk", where the YAML starts.
@@ -193,6 +234,16 @@ bool KernelFile::supports(const std::string& operation) const {
 
 bool KernelFile::supports(DType dtype) const {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+void check_operations(const KernelFile& file, const std::vector<std::string>& family_operations) {
+  for (std::size_t i = 0; i < file.operations.size(); ++i) {
+    const std::string& op = file.operations[i];
+    if (std::find(family_operations.begin(), family_operations.end(), op) != family_operations.end()) continue;
+    const std::string where = i < file.operation_where.size() ? file.operation_where[i] : file.path.string();
+    throw ConfigError(where + ": the " + file.family + " family has no operation '" + op + "'" +
+                      did_you_mean(op, family_operations) + "; its operations: " + join(family_operations));
+  }
 }
 
 // --- KernelLibrary ---------------------------------------------------------------------------
@@ -255,8 +306,11 @@ std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family,
   }
   for (const auto& e : errors_)
     if (e.find("/" + name + ".cu:") != std::string::npos) throw ConfigError(e);
+  std::vector<std::string> dirs;
+  for (const auto& d : dirs_) dirs.push_back(d.string());
   throw ConfigError("no " + family + " kernel named '" + name + "'" + did_you_mean(name, names) +
-                    "; the " + family + " kernels are: " + (names.empty() ? "(none)" : join(names)));
+                    "; the " + family + " kernels are: " + (names.empty() ? "(none)" : join(names)) +
+                    " (read from " + join(dirs) + "; a kernel file elsewhere: gpuk --kernels DIR ...)");
 }
 
 std::vector<fs::path> kernel_dirs(const std::vector<fs::path>& extra) {

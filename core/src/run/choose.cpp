@@ -101,7 +101,7 @@ std::string nearness(const TuningEntry& e, bool exact, std::uint64_t n) {
 
 std::string entry_text(const TuningEntry& e) {
   std::ostringstream out;
-  out << "the fastest of " << e.evaluated << " variants";
+  out << "the fastest of " << e.evaluated << (e.evaluated == 1 ? " variant" : " variants");
   if (!e.tuned_at.empty()) out << " tuned " << e.tuned_at;
   if (!e.key.gpu.empty()) out << " on " << e.key.gpu;
   if (!e.strategy.empty() || e.median_ms > 0) out << " (" << e.strategy << (e.strategy.empty() ? "" : ", ") << e.median_ms << " ms)";

@@ -14,6 +14,12 @@
 
 namespace gpuk {
 
+namespace {
+double gbs_of_copy(std::uint64_t bytes, double ms) {
+  return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0;
+}
+}  // namespace
+
 void print_report(std::ostream& out, const RunReport& r) {
   out << "gpuk run " << r.config << "\n";
   out << "  " << r.family << " " << r.operation;
@@ -41,6 +47,11 @@ void print_report(std::ostream& out, const RunReport& r) {
   if (r.baseline) row("baseline: " + r.baseline->name, r.baseline->ms);
   for (const auto& c : r.cpu) row("CPU: " + c.name, c.ms);
   out << "\n";
+  out << "  transfers   upload " << fixed(gbs_of_copy(r.upload_bytes, r.upload_ms), 1) << " GB/s ("
+      << human_bytes(static_cast<double>(r.upload_bytes)) << ", "
+      << (r.pin_note.empty() ? "page-locked" : "pageable") << "), download "
+      << fixed(gbs_of_copy(r.download_bytes, r.download_ms), 1) << " GB/s ("
+      << human_bytes(static_cast<double>(r.download_bytes)) << ")\n";
   out << "  throughput  " << fixed(r.gbs, 1) << " GB/s effective (" << r.bytes_moved << " bytes), "
       << fixed(r.percent_of_peak, 1) << "% of the device's " << fixed(r.peak_gbs, 0) << " GB/s\n";
   if (!r.cpu.empty()) out << "  speed-up    " << fixed(r.speedup_over_cpu(), 1) << "x over the fastest CPU reference\n";
@@ -60,7 +71,8 @@ void print_report(std::ostream& out, const RunReport& r) {
 
 namespace {
 nlohmann::json to_json(const Stats& s) {
-  return {{"median_ms", s.median}, {"min_ms", s.min}, {"max_ms", s.max}, {"runs", s.count}};
+  return {{"median_ms", s.median}, {"q1_ms", s.q1}, {"q3_ms", s.q3}, {"min_ms", s.min}, {"max_ms", s.max},
+          {"runs", s.count}};
 }
 }  // namespace
 
@@ -88,6 +100,12 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   j["upload_ms"] = r.upload_ms;
   j["kernel"] = to_json(r.kernel);
   j["download_ms"] = r.download_ms;
+  j["transfers"] = {{"upload_bytes", r.upload_bytes},
+                    {"upload_gbs", gbs_of_copy(r.upload_bytes, r.upload_ms)},
+                    {"download_bytes", r.download_bytes},
+                    {"download_gbs", gbs_of_copy(r.download_bytes, r.download_ms)},
+                    {"input_page_locked", r.pin_note.empty()}};
+  if (!r.pin_note.empty()) j["transfers"]["pin_note"] = r.pin_note;
   j["total_ms"] = r.total_ms;
   j["bytes_moved"] = r.bytes_moved;
   j["gbs"] = r.gbs;
@@ -105,6 +123,43 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   std::ofstream out(path);
   if (!out) throw Error(path.string() + ": cannot write the JSON report");
   out << j.dump(2) << "\n";
+}
+
+void print_markdown(std::ostream& out, const RunReport& r) {
+  out << "### gpuk run `" << r.config << "`\n\n";
+  out << "- **" << r.family << " " << r.operation << "**";
+  for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
+  out << ", " << r.dtype << ", n = " << r.size << "\n";
+  out << "- variant `" << r.variant << "` (`" << r.kernel_file << "`)\n";
+  if (!r.variant_source.empty()) out << "- chosen: " << r.variant_source << "\n";
+  out << "- " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
+      << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n\n";
+  out << "| time (ms) | median | q1 | q3 | min | max | runs |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  const auto row = [&](const std::string& name, const Stats& s) {
+    out << "| " << name << " | " << ms_text(s.median) << " | " << ms_text(s.q1) << " | " << ms_text(s.q3) << " | "
+        << ms_text(s.min) << " | " << ms_text(s.max) << " | " << s.count << " |\n";
+  };
+  const auto once = [&](const std::string& name, double ms) { row(name, {ms, ms, ms, 1, ms, ms}); };
+  once("upload (" + fixed(gbs_of_copy(r.upload_bytes, r.upload_ms), 1) + " GB/s" +
+           (r.pin_note.empty() ? ", page-locked)" : ", pageable)"),
+       r.upload_ms);
+  row("kernel `" + r.variant + "`", r.kernel);
+  once("download (" + fixed(gbs_of_copy(r.download_bytes, r.download_ms), 1) + " GB/s)", r.download_ms);
+  once("total", r.total_ms);
+  if (r.baseline) row("baseline " + r.baseline->name, r.baseline->ms);
+  for (const auto& c : r.cpu) row("CPU " + c.name, c.ms);
+  out << "\n" << fixed(r.gbs, 1) << " GB/s effective, " << fixed(r.percent_of_peak, 1) << "% of "
+      << fixed(r.peak_gbs, 0) << " GB/s";
+  if (r.baseline && r.baseline->ms.count) out << "; " << fixed(r.speedup_over_baseline(), 2) << "x " << r.baseline->name;
+  out << ". Verify: " << (r.verified ? (r.verification.passed ? "PASS" : "FAIL") : "skipped");
+  if (r.verified && !r.verification.detail.empty()) out << " (" << r.verification.detail << ")";
+  out << ".\n";
+}
+
+void write_markdown(const std::filesystem::path& path, const RunReport& r) {
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot write the Markdown report");
+  print_markdown(out, r);
 }
 
 void write_csv(const std::filesystem::path& path, const RunReport& r) {

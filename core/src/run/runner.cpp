@@ -26,6 +26,14 @@ Stats Stats::of(std::vector<double> samples) {
   s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   s.min = samples.front();
   s.max = samples.back();
+  const auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(n - 1);
+    const std::size_t lo = static_cast<std::size_t>(pos);
+    const std::size_t hi = std::min(lo + 1, n - 1);
+    return samples[lo] + (pos - static_cast<double>(lo)) * (samples[hi] - samples[lo]);
+  };
+  s.q1 = quantile(0.25);
+  s.q3 = quantile(0.75);
   return s;
 }
 
@@ -120,6 +128,12 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   Bench bench(spec, plugin, device);
   report.bytes_moved = bench.bytes_moved();
   report.upload_ms = bench.upload_ms();
+  report.upload_bytes = bench.upload_bytes();
+  report.download_bytes = bench.download_bytes();
+  report.pin_note = bench.pin_note();
+  if (!report.pin_note.empty())
+    report.warnings.push_back("the input is not page-locked, so its upload runs from pageable memory: " +
+                              report.pin_note);
 
   bench.set_time_limit(context.time_limit_s);
   bench.bind(planned.plan);

@@ -1,0 +1,54 @@
+// `gpuk compare A.json B.json`: two run reports (or two tune reports) as written by --json, row
+// by row: the times, their ratio, and whether the difference is larger than the noise of the two
+// measurements; a slowdown past a threshold fails, so that a CI job on a GPU runner can gate on it.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gpuk {
+
+// One measured time of a report: the median and the interquartile range (q1..q3; min..max in a
+// report written before quartiles were recorded).
+struct MeasuredTime {
+  double median = 0, low = 0, high = 0;
+  std::size_t runs = 0;
+  double half_spread() const { return median > 0 ? (high - low) / (2 * median) : 0; }  // relative
+};
+
+struct CompareRow {
+  enum class Verdict { same, faster, slower, only_a, only_b };
+  std::string name;  // "kernel: onepass BLOCK=256", "baseline: cub::DeviceReduce::ArgMax", a tune variant
+  std::optional<MeasuredTime> a, b;
+  double ratio = 0;  // b / a of the medians
+  // The relative difference below which the two count as the same: each one's half spread,
+  // added (their interquartile ranges overlap); the threshold itself for single measurements.
+  double noise = 0;
+  Verdict verdict = Verdict::same;
+  bool gates = true;  // a slowdown of this row past the threshold fails (not CPU rows or copies)
+};
+
+struct Comparison {
+  std::string kind;                // "run" or "tune"
+  std::vector<std::string> notes;  // what differs between the two besides the times
+  std::vector<CompareRow> rows;
+  double threshold = 0.05;         // a gating row slower by more than this fails
+  // Rows whose slowdown fails the comparison: verdict slower, gating, ratio above 1 + threshold.
+  std::vector<const CompareRow*> failures() const;
+};
+
+// Reads both files. Throws ConfigError for a file that is not a gpuk JSON report, or a run report
+// compared with a tune report.
+Comparison compare_reports(const std::filesystem::path& a, const std::filesystem::path& b, double threshold);
+// The same, from the reports' JSON text (for tests).
+Comparison compare_report_texts(const std::string& a, const std::string& b, double threshold);
+
+void print_comparison(std::ostream& out, const Comparison& c, const std::string& a_name, const std::string& b_name,
+                      bool markdown);
+
+std::string_view verdict_name(CompareRow::Verdict v);
+
+}  // namespace gpuk

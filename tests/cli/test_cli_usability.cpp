@@ -1,0 +1,186 @@
+// What a user meets at the command line: exit statuses (README.md, "Exit status"), suggestions,
+// `check` catching what a launch would, `compare`, and the shell completions.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "gpuk/data.hpp"
+#include "helpers.hpp"
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result shell(const std::string& command) {
+  Result r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+Result cli(const std::string& args) { return shell(std::string(GPUK_EXE) + " " + args); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A run report with only what compare reads; the kernel's median and a +-1% interquartile range.
+std::string report(double median) {
+  return "{\"family\": \"reduce\", \"kernel\": {\"median_ms\": " + std::to_string(median) +
+         ", \"q1_ms\": " + std::to_string(median * 0.99) + ", \"q3_ms\": " + std::to_string(median * 1.01) +
+         ", \"runs\": 100}}\n";
+}
+
+}  // namespace
+
+TEST_CASE("a bad command line is exit status 2 everywhere, never CLI11's own codes") {
+  const Result missing = cli("run nonexist.yaml");
+  CHECK(missing.status == 2);
+  CHECK(contains(missing.output, "nonexist.yaml"));
+  CHECK(cli("run --no-such-option x.yaml").status == 2);
+  CHECK(cli("run").status == 2);
+  CHECK(cli("").status == 2);
+  CHECK(cli("compare only_one.json").status == 2);
+  CHECK(cli("--help").status == 0);
+  CHECK(cli("--version").status == 0);
+}
+
+TEST_CASE("an unknown command suggests the nearest one") {
+  const Result r = cli("chek");
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "gpuk: unknown command 'chek' (did you mean 'check'?)"));
+  CHECK(contains(cli("--no-cache comapre a b").output, "(did you mean 'compare'?)"));
+}
+
+TEST_CASE("gpuk --help shows an example of every command and the exit statuses") {
+  const Result r = cli("--help");
+  for (const char* example : {"gpuk run ", "gpuk tune ", "gpuk list", "gpuk check ", "gpuk compare "})
+    CHECK(contains(r.output, example));
+  CHECK(contains(r.output, "Exit status"));
+}
+
+TEST_CASE("check exits 2 on a bad config, as run does, and 1 on a kernel that does not compile") {
+  const gpuk::test::TempDir dir;
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: argmax\nsize: 100\nrepeat: 5\n");
+  CHECK(cli("--no-cache check " + config.string()).status == 2);
+  CHECK(cli("run " + config.string()).status == 2);
+}
+
+TEST_CASE("check fails on a config whose data file does not exist, at the file's line") {
+  const gpuk::test::TempDir dir;
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: max\ndata: {file: gone.npy}\n");
+  const Result r = cli("--no-cache check --arch sm_90 " + config.string());
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, config.string() + ":3:14: "));
+  CHECK(contains(r.output, "gone.npy: no such file"));
+}
+
+TEST_CASE("check catches an unknown name in a grid expression and an operation the family lacks") {
+  const gpuk::test::TempDir dir;
+  const std::string body = "*/\ntemplate <class R, int BLOCK> __global__ void k() {}\n";
+  const auto typo = dir.write("reduce/typo.cu",
+                              "/* gpuk\nfamily: reduce\noperations: [max]\nparams:\n  BLOCK: {default: 256}\n"
+                              "launch:\n  - {entry: k, grid: \"ceil_div(n, BLOK)\", block: BLOCK}\n" + body);
+  const Result r = cli("--no-cache check --arch sm_90 " + typo.string());
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, typo.string() + ":7:"));
+  CHECK(contains(r.output, "names 'BLOK', which is not a parameter (did you mean 'BLOCK'?)"));
+
+  const auto ops = dir.write("reduce/ops.cu",
+                             "/* gpuk\nfamily: reduce\noperations: [max, argmaxx]\nparams:\n  BLOCK: {default: 256}\n"
+                             "launch:\n  - {entry: k, grid: 1, block: BLOCK}\n" + body);
+  const Result o = cli("--no-cache check --arch sm_90 " + ops.string());
+  CHECK(o.status == 2);
+  CHECK(contains(o.output, ops.string() + ":3:19: the reduce family has no operation 'argmaxx' (did you mean 'argmax'?)"));
+}
+
+TEST_CASE("an unknown kernel name in a config hints at --kernels") {
+  const gpuk::test::TempDir dir;
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: max\nkernel: onepas\nsize: 100\n");
+  const Result r = cli("run " + config.string());
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "(did you mean 'onepass'?)"));
+  CHECK(contains(r.output, "--kernels DIR"));
+}
+
+TEST_CASE("gpuk list shows each kernel file's dtypes") {
+  const Result r = cli("list");
+  CHECK(r.status == 0);
+  CHECK(contains(r.output, "      dtypes: "));
+}
+
+TEST_CASE("gpuk list exits non-zero when no family plugin loads") {
+  // gpuk and its library copied without the plugins: gpuk finds its files next to the library.
+  const gpuk::test::TempDir dir;
+  const auto lib = std::filesystem::path(GPUK_EXE).parent_path() / "lib" / "libgpuk_core.so";
+  std::filesystem::create_directories(dir.path() / "lib");
+  std::filesystem::copy_file(GPUK_EXE, dir.path() / "gpuk");
+  std::filesystem::copy_file(std::filesystem::canonical(lib), dir.path() / "lib" / "libgpuk_core.so");
+  const Result r = shell((dir.path() / "gpuk").string() + " list");
+  CAPTURE(r.output);
+  CHECK(r.status == 1);
+  CHECK(contains(r.output, "no family plugin loaded"));
+}
+
+TEST_CASE("messages never say gpuk twice, nor '1 kernels'") {
+  const Result tune = cli("tune");
+  CHECK(tune.status == 2);
+  CHECK_FALSE(contains(tune.output, "gpuk: gpuk"));
+  const Result check = cli("--no-cache check --arch sm_90 " +
+                            (gpuk::test::kernels_dir() / "reduce/single_thread.cu").string());
+  CHECK_FALSE(contains(check.output, " 1 kernels "));
+}
+
+TEST_CASE("gpuk compare exits 6 on a known slowdown, 0 on two reports within the noise, 2 on a bad report") {
+  const gpuk::test::TempDir dir;
+  const auto a = dir.write("a.json", report(1.0));
+  const auto slow = dir.write("slow.json", report(1.3));
+  const auto same = dir.write("same.json", report(1.005));
+  const Result r = cli("compare " + a.string() + " " + slow.string());
+  CHECK(r.status == 6);
+  CHECK(contains(r.output, "slower (past 5%)"));
+  const Result s = cli("compare " + a.string() + " " + same.string());
+  CHECK(s.status == 0);
+  CHECK(contains(s.output, "same"));
+  CHECK(cli("compare --threshold 50 " + a.string() + " " + slow.string()).status == 0);
+  const Result md = cli("compare --markdown " + a.string() + " " + slow.string());
+  CHECK(contains(md.output, "| kernel | 1.000 | 1.300 | 1.300x |"));
+  CHECK(cli("compare " + a.string() + " " + dir.write("bad.json", "{}").string()).status == 2);
+}
+
+TEST_CASE("run --input takes a .npy file only") {
+  const gpuk::test::TempDir dir;
+  const auto config = dir.write("c.yaml", "family: reduce\noperation: max\nsize: 100\n");
+  const auto raw = dir.write("x.bin", "1234");
+  const Result r = cli("run --input " + raw.string() + " " + config.string());
+  CHECK(r.status == 2);
+  CHECK(contains(r.output, "give a .npy file"));
+}
+
+TEST_CASE("the bash completion completes commands and knows every command") {
+  const auto script = gpuk::test::source_dir() / "tools/completions/gpuk.bash";
+  const Result r = shell("bash -c 'source " + script.string() +
+                         "; COMP_WORDS=(gpuk ch); COMP_CWORD=1; _gpuk; echo \"${COMPREPLY[@]}\"'");
+  CHECK(r.output == "check\n");
+  const Result run = shell("bash -c 'source " + script.string() +
+                           "; COMP_WORDS=(gpuk run --mark); COMP_CWORD=2; _gpuk; echo \"${COMPREPLY[@]}\"'");
+  CHECK(run.output == "--markdown\n");
+  std::ifstream zsh(gpuk::test::source_dir() / "tools/completions/_gpuk");
+  const std::string z((std::istreambuf_iterator<char>(zsh)), std::istreambuf_iterator<char>());
+  for (const char* command : {"run", "tune", "list", "check", "compare"}) {
+    CHECK(contains(z, std::string("'") + command + ":"));
+    CHECK(contains(shell("bash -c 'source " + script.string() +
+                         "; COMP_WORDS=(gpuk \"\"); COMP_CWORD=1; _gpuk; echo \"${COMPREPLY[@]}\"'")
+                       .output,
+                   command));
+  }
+}

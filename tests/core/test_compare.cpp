@@ -1,0 +1,106 @@
+// `gpuk compare`: two JSON reports, row by row, judged against the noise of the measurements.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "gpuk/compare.hpp"
+#include "gpuk/error.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+// A run report as `gpuk run --json` writes it, with only what compare reads.
+std::string run_report(double median, double q1, double q3, double baseline = 0.5) {
+  std::ostringstream s;
+  s << R"({"family": "reduce", "operation": "argmax", "dtype": "float32", "size": 1000, "variant": "onepass BLOCK=256",)"
+    << R"( "device": {"name": "NVIDIA H100"}, "upload_ms": 1.0, "download_ms": 0.01,)"
+    << R"( "kernel": {"median_ms": )" << median << R"(, "q1_ms": )" << q1 << R"(, "q3_ms": )" << q3
+    << R"(, "min_ms": )" << q1 * 0.9 << R"(, "max_ms": )" << q3 * 1.5 << R"(, "runs": 100},)"
+    << R"( "baseline": {"name": "cub::DeviceReduce::ArgMax", "time": {"median_ms": )" << baseline
+    << R"(, "q1_ms": 0.49, "q3_ms": 0.51, "min_ms": 0.4, "max_ms": 0.6, "runs": 100}},)"
+    << R"( "cpu": [{"name": "std::max_element", "time": {"median_ms": 3.0, "min_ms": 2.0, "max_ms": 9.0, "runs": 5}}]})";
+  return s.str();
+}
+
+std::string tune_report(double a_median, double b_median) {
+  std::ostringstream s;
+  s << R"({"family": "reduce", "operation": "argmax", "variants": [)"
+    << R"({"variant": "onepass BLOCK=128", "status": "ok", "time": {"median_ms": )" << a_median
+    << R"(, "q1_ms": )" << a_median * 0.99 << R"(, "q3_ms": )" << a_median * 1.01 << R"(, "runs": 30}},)"
+    << R"({"variant": "onepass BLOCK=256", "status": "ok", "time": {"median_ms": )" << b_median
+    << R"(, "q1_ms": )" << b_median * 0.99 << R"(, "q3_ms": )" << b_median * 1.01 << R"(, "runs": 30}},)"
+    << R"({"variant": "onepass BLOCK=1024", "status": "faulted", "why": "illegal address"}]})";
+  return s.str();
+}
+
+const CompareRow& row(const Comparison& c, const std::string& name) {
+  for (const auto& r : c.rows)
+    if (r.name == name) return r;
+  FAIL("no row " << name);
+  return c.rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("a kernel 20% slower, beyond the noise, is flagged slower and fails the comparison") {
+  const Comparison c = compare_report_texts(run_report(1.00, 0.99, 1.01), run_report(1.20, 1.19, 1.21), 0.05);
+  const CompareRow& kernel = row(c, "kernel");
+  CHECK(kernel.ratio == doctest::Approx(1.2));
+  CHECK(kernel.verdict == CompareRow::Verdict::slower);
+  CHECK(kernel.noise == doctest::Approx(0.01 + 0.01 * 1.0 / 1.2).epsilon(0.01));
+  REQUIRE(c.failures().size() == 1);
+  CHECK(c.failures().front()->name == "kernel");
+  std::ostringstream text;
+  print_comparison(text, c, "a.json", "b.json", false);
+  CHECK(text.str().find("slower (past 5%)") != std::string::npos);
+  CHECK(text.str().find("1 slowdown past 5%") != std::string::npos);
+}
+
+TEST_CASE("two runs whose difference is within their spread say same and pass") {
+  // 2% apart, but each with an interquartile range of +-3%: noise, not a change.
+  const Comparison c = compare_report_texts(run_report(1.00, 0.97, 1.03), run_report(1.02, 0.99, 1.05), 0.05);
+  CHECK(row(c, "kernel").verdict == CompareRow::Verdict::same);
+  CHECK(row(c, "baseline: cub::DeviceReduce::ArgMax").verdict == CompareRow::Verdict::same);
+  CHECK(c.failures().empty());
+  CHECK(c.notes.empty());
+}
+
+TEST_CASE("a slowdown beyond the noise but under the threshold is reported and does not fail") {
+  const Comparison c = compare_report_texts(run_report(1.00, 0.999, 1.001), run_report(1.03, 1.029, 1.031), 0.05);
+  CHECK(row(c, "kernel").verdict == CompareRow::Verdict::slower);
+  CHECK(c.failures().empty());
+  // --threshold 2: now it fails.
+  CHECK(compare_report_texts(run_report(1.00, 0.999, 1.001), run_report(1.03, 1.029, 1.031), 0.02).failures().size() == 1);
+}
+
+TEST_CASE("faster is flagged; single measurements and CPU rows never fail the comparison") {
+  const Comparison c = compare_report_texts(run_report(1.00, 0.99, 1.01, 0.5), run_report(0.50, 0.49, 0.51, 0.5), 0.05);
+  CHECK(row(c, "kernel").verdict == CompareRow::Verdict::faster);
+  CHECK_FALSE(row(c, "upload").gates);
+  CHECK_FALSE(row(c, "CPU: std::max_element").gates);
+  CHECK(c.failures().empty());
+}
+
+TEST_CASE("tune reports are compared variant by variant; rows in one report only are listed") {
+  const Comparison c = compare_report_texts(tune_report(1.0, 2.0), tune_report(1.0, 2.5), 0.05);
+  CHECK(c.kind == "tune");
+  CHECK(row(c, "onepass BLOCK=128").verdict == CompareRow::Verdict::same);
+  CHECK(row(c, "onepass BLOCK=256").verdict == CompareRow::Verdict::slower);
+  CHECK(c.failures().size() == 1);
+  CHECK(c.rows.size() == 2);  // the faulted variant has no time
+  std::ostringstream md;
+  print_comparison(md, c, "a.json", "b.json", true);
+  CHECK(md.str().find("| onepass BLOCK=256 | 2.000 | 2.500 | 1.250x |") != std::string::npos);
+}
+
+TEST_CASE("what differs besides the times is noted; a run report against a tune report is refused") {
+  std::string other = run_report(1.0, 0.99, 1.01);
+  other.replace(other.find("\"size\": 1000"), 12, "\"size\": 2000");
+  const Comparison c = compare_report_texts(run_report(1.0, 0.99, 1.01), other, 0.05);
+  REQUIRE(c.notes.size() == 1);
+  CHECK(c.notes.front() == "size differs: 1000 in A, 2000 in B");
+  CHECK_THROWS_AS(compare_report_texts(run_report(1, 1, 1), tune_report(1, 1), 0.05), ConfigError);
+  CHECK_THROWS_AS(compare_report_texts("{\"x\": 1}", tune_report(1, 1), 0.05), ConfigError);
+  CHECK_THROWS_AS(compare_report_texts("not json", tune_report(1, 1), 0.05), ConfigError);
+}
