@@ -28,6 +28,7 @@
 #include "gpuk/runner.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
+#include "gpuk/tune_journal.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -223,12 +224,14 @@ int cmd_run(const Global& g, const fs::path& config, const std::optional<fs::pat
 struct TuneArgs {
   std::optional<fs::path> config, json, csv, export_file;
   int device = 0, threads = 0, show = 0;
-  std::string strategy, family;
+  std::string strategy, family, objective;
   std::optional<int> budget;
   std::optional<double> seconds;
   std::optional<std::uint64_t> seed;
-  bool no_save = false;
+  bool no_save = false, fresh = false, energy = false, auto_repeats = false;
   double time_limit = 0;
+  std::string run_id;        // the journal's: one per `gpuk tune`, shared by its processes
+  fs::path journal_dir;      // <cache>/tune-journal, or a temporary one with --no-cache
 };
 
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
@@ -281,22 +284,27 @@ void export_db(const fs::path& db_path, const fs::path& out, const std::string& 
 // The exit status of a sweep's process that lost its CUDA context: go on in a fresh one.
 constexpr int kGoOn = 75;
 
-// One process's part of a sweep: from `state` (the evaluations of the processes before it, when
-// `restarts` > 0) on, until the sweep ends (then the report) or a variant takes the CUDA context
-// down (then the state for the next process, and kGoOn).
-int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int restarts,
-               std::chrono::steady_clock::time_point wall_start) {
+// One process's part of a sweep: from what the journal has (earlier sweeps', and this sweep's
+// earlier processes') on, until the sweep ends (then the report) or a variant takes the CUDA
+// context down (then kGoOn: the journal has every point measured so far).
+int tune_sweep(const Global& g, const TuneArgs& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
   const fs::path db_path = tuning_db_path(g);
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   if (restarts == 0) print_load_problems(plugins, kernels);
   TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
   if (!a.strategy.empty()) {
-    if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
-    else if (a.strategy == "random") t.strategy = TuneStrategy::random;
-    else if (a.strategy == "anneal") t.strategy = TuneStrategy::anneal;
-    else throw ConfigError("--strategy must be exhaustive, random or anneal, not '" + a.strategy + "'");
+    const auto s = parse_strategy(a.strategy);
+    if (!s) throw ConfigError("--strategy must be exhaustive, random, anneal or bayes, not '" + a.strategy + "'");
+    t.strategy = *s;
   }
+  if (!a.objective.empty()) {
+    const auto o = parse_objective(a.objective);
+    if (!o) throw ConfigError("--objective must be time, energy or edp, not '" + a.objective + "'");
+    t.objective = *o;
+  }
+  if (a.energy) t.energy = true;
+  if (a.auto_repeats) t.auto_repeats = true;
   if (a.budget) t.budget_evaluations = *a.budget;
   if (a.seconds) t.budget_seconds = *a.seconds;
   if (a.seed) t.seed = *a.seed;
@@ -313,14 +321,15 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
   SweepOptions options;
   options.threads = a.threads;
   options.time_limit_s = a.time_limit;
-  if (restarts > 0) options.prior = read_tune_state(state, space);
+  options.journal_dir = a.journal_dir;
+  options.run_id = a.run_id;
+  options.fresh = a.fresh;
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
   TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, g.tuning_db}, device, options);
   bar.finish();
   if (report.result.context_lost) {
-    // Nothing more can run in this process: the next one goes on from here.
-    write_tune_state(state, report.result.evaluations);
+    // Nothing more can run in this process: the next one goes on from the journal.
     std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
     return kGoOn;
   }
@@ -356,18 +365,24 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
     return 0;
   }
-  char name[] = "/tmp/gpuk-tune-state-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) throw Error("cannot create a temporary file for the state of the sweep");
-  ::close(fd);
-  const fs::path state = name;
+  // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
+  // --no-cache, a temporary one that lasts this sweep (its processes still share it).
+  TuneArgs args = a;
+  args.run_id = make_run_id();
   struct Remove {
     fs::path path;
     ~Remove() {
       std::error_code ec;
-      fs::remove(path, ec);
+      if (!path.empty()) fs::remove_all(path, ec);
     }
-  } remove_state{state};
+  } remove_journal;
+  if (const auto dir = cache_dir(g)) {
+    args.journal_dir = *dir / "tune-journal";
+  } else {
+    char name[] = "/tmp/gpuk-tune-journal-XXXXXX";
+    if (!::mkdtemp(name)) throw Error("cannot create a temporary directory for the journal of the sweep");
+    args.journal_dir = remove_journal.path = name;
+  }
   constexpr int kMostRestarts = 1000;
   for (int restarts = 0;; ++restarts) {
     std::cout.flush();
@@ -375,7 +390,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
     if (pid == 0) {
-      const int status = with_errors([&] { return tune_sweep(g, a, state, restarts, wall_start); });
+      const int status = with_errors([&] { return tune_sweep(g, args, restarts, wall_start); });
       std::cout.flush();
       std::cerr.flush();
       std::_Exit(status);  // a kernel may still run: no exit handlers that would wait for it
@@ -451,7 +466,13 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--json", ta.json, "write every variant's result as JSON")->type_name("FILE");
   tune_cmd->add_option("--csv", ta.csv, "write every variant's result as CSV")->type_name("FILE");
   tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
-  tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random or anneal (overrides the config)");
+  tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random, anneal or bayes (overrides the config)");
+  tune_cmd->add_option("--objective", ta.objective,
+                       "rank by time, energy (per call) or edp (energy x delay); energy needs NVML (overrides the config)");
+  tune_cmd->add_flag("--energy", ta.energy, "measure energy, power and SM clock (NVML) whatever the objective");
+  tune_cmd->add_flag("--auto-repeats", ta.auto_repeats,
+                     "time each variant until its median is known within 1% (repeats: auto)");
+  tune_cmd->add_flag("--fresh", ta.fresh, "measure every point again, ignoring the journal of earlier sweeps");
   tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
       ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--seconds", ta.seconds, "time budget of the sweep (overrides the config)")
