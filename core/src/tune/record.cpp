@@ -79,7 +79,7 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   else
     timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
            << ")";
-  if (options.measure_energy)
+  if (options.measure_energy || needs_energy(options.objective))
     timing << "; energy from NVML's counter over at least 0.1 s of back-to-back runs per variant (warm L2, "
               "no flush; one run is far shorter than a step of the counter), again in each of the first "
            << options.recheck_rounds << " recheck rounds";
