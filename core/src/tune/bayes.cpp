@@ -91,10 +91,10 @@ void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng
     return out;
   };
 
-  // The initial design: each file's defaults, then random runnable points.
+  // The initial design: each file's defaults, then space-filling points.
   const std::size_t runnable = size <= kWholePool ? whole.size() : static_cast<std::size_t>(std::min<std::uint64_t>(size, 1u << 20));
-  const std::size_t initial = std::max(space.files().size(),
-                                       std::clamp<std::size_t>((runnable + 11) / 12, 3, 10));
+  // The initial design: one point per 12 runnable ones, 3 to 10 (and every file's defaults).
+  const std::size_t initial = std::max(space.files().size(), std::clamp<std::size_t>((runnable + 11) / 12, 3, 10));
   std::vector<Candidate> start;
   for (std::size_t f = 0; f < space.files().size(); ++f) {
     Candidate c;
@@ -108,11 +108,33 @@ void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng
     if (!hooks.known(c) && hooks.runnable(c)) start.push_back(c);
   }
   {
+    // Space-filling: one random point (the seed's), then each next one the farthest (in the
+    // encoding) from those chosen and measured.
     auto rest = pool();
     std::shuffle(rest.begin(), rest.end(), rng);
-    for (const auto& c : rest) {
-      if (start.size() + xs.size() >= initial) break;
-      if (std::find(start.begin(), start.end(), c) == start.end()) start.push_back(c);
+    std::vector<std::vector<double>> chosen;
+    for (const auto& c : xs) chosen.push_back(encode(c));
+    for (const auto& c : start) chosen.push_back(encode(c));
+    bool drawn = false;
+    while (start.size() + xs.size() < initial && !rest.empty()) {
+      std::size_t pick = 0;  // the shuffled pool's first: a random point
+      if (drawn) {
+        double far = -1;
+        for (std::size_t i = 0; i < rest.size(); ++i) {
+          const auto x = encode(rest[i]);
+          double near = 1e300;
+          for (const auto& y : chosen) {
+            double d = 0;
+            for (std::size_t k = 0; k < x.size(); ++k) d += (x[k] - y[k]) * (x[k] - y[k]);
+            near = std::min(near, d);
+          }
+          if (near > far) far = near, pick = i;
+        }
+      }
+      drawn = true;
+      chosen.push_back(encode(rest[pick]));
+      start.push_back(rest[pick]);
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(pick));
     }
   }
   hooks.prepare(start);
