@@ -265,7 +265,10 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     }
     progress.planned = todo.size();
     report({});
-    measurer.prepare(space, todo);
+    std::vector<Candidate> missing;  // what the journal has needs no compiling
+    for (const auto& c : todo)
+      if (!known.count(c)) missing.push_back(c);
+    measurer.prepare(space, missing);
     for (std::size_t i = 0; i < todo.size(); ++i) {
       if (out_of_time()) {
         stop_for_time(todo.size() - i);
