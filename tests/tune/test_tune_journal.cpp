@@ -90,14 +90,15 @@ TEST_CASE("a sweep cut short goes on where it stopped: only the missing points a
   } killed;
   sweep(space, killed, path, "run-1", false);
   CHECK(killed.measured.size() == 7);
-  CHECK(lines_of(path) == 8);  // the 7, and the point it was killed on (recorded as not run)
+  CHECK(lines_of(path) == 7);  // the point it was stopped on was not measured: not journaled
 
   test::FakeMeasurer again;
   const TuneResult r = sweep(space, again, path, "run-2", false);
-  CHECK(r.reused == 8);
+  CHECK(r.reused == 7);
   std::set<std::string> before(killed.measured.begin(), killed.measured.end());
   for (const auto& label : again.measured) CHECK(before.count(label) == 0);
-  CHECK(again.measured.size() == 19 - 8);
+  CHECK(again.measured.size() == 19 - 7);
+  CHECK(r.count(Status::launch_error) == 0);
   REQUIRE(r.winner());
   CHECK(r.winner()->label == "k BLOCK=256 UNROLL=4");
 }
@@ -178,4 +179,32 @@ TEST_CASE("the journal file is per GPU and problem; the objective and the space 
   CHECK(journal_path(dir, other, gpu, false) != base);
   CHECK(content_hash("a") != content_hash("b"));
   CHECK(content_hash("ab").size() == 32);
+}
+
+TEST_CASE("a leader that takes the context down in the recheck is journaled as faulted: the next process goes on") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  const test::TempDir dir;
+  const auto path = dir.path() / "j.jsonl";
+  struct FaultsWhenRechecked : test::FakeMeasurer {
+    std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
+      if (space.label(c) == "k BLOCK=256 UNROLL=4") {
+        Outcome o;
+        o.status = Status::faulted;
+        o.why = "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)";
+        o.detail = "variant k BLOCK=256 UNROLL=4 of k.cu faulted: " + o.why;
+        throw ContextLost(o.detail, o);
+      }
+      return FakeMeasurer::time(space, c, repeats);
+    }
+  };
+  FaultsWhenRechecked first;
+  const TuneResult a = sweep(space, first, path, "run-1", false);
+  CHECK(a.context_lost);
+  FaultsWhenRechecked second;  // the fresh process of the same sweep
+  const TuneResult b = sweep(space, second, path, "run-1", false);
+  CHECK_FALSE(b.context_lost);
+  CHECK(second.measured.empty());
+  REQUIRE(b.winner());
+  CHECK(b.winner()->label != "k BLOCK=256 UNROLL=4");
+  CHECK(b.count(Status::faulted) == 1);
 }

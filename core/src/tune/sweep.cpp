@@ -183,6 +183,7 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     if (const auto it = known.find(c); it != known.end()) return result.evaluations[it->second];
     Evaluation e = make(c);
     report(e.label);
+    bool measured = true;  // false: the GPU went away before the point could be measured
     try {
       e.outcome = measurer.measure(space, c);
     } catch (const ContextLost& ex) {
@@ -198,11 +199,12 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       result.stopped = ex.what();
       result.aborted = true;
       context_dead = true;
+      measured = false;
     }
     e.time = Spread::of(e.outcome.samples);
     e.energy = joules_of(e.outcome.energy);
     if (want_energy && e.outcome.energy.empty()) add_energy(e);
-    if (options.on_measured) options.on_measured(e);
+    if (options.on_measured && measured) options.on_measured(e);  // not journaled: measured next time
     known[c] = result.evaluations.size();
     result.evaluations.push_back(std::move(e));
     ++progress.done;
@@ -222,7 +224,8 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     // Measured before without energy: only the energy is missing.
     if (want_energy && e.outcome.status == Status::ok && e.outcome.energy.empty() && !context_dead) {
       add_energy(e);
-      if (!e.outcome.energy.empty() && options.on_measured) options.on_measured(e);
+      // Its energy, or the fault that measuring it caused (else the next process would fault again).
+      if ((!e.outcome.energy.empty() || e.outcome.status != Status::ok) && options.on_measured) options.on_measured(e);
     }
   }
   const auto cost = [&](const Evaluation& e) -> std::optional<double> {
@@ -437,6 +440,7 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
           e.outcome.why = ex.outcome.why;
           e.outcome.detail = ex.outcome.detail;
           samples[k].clear();
+          if (options.on_measured) options.on_measured(e);  // the next process must not recheck it again
           result.stopped = ex.what();
           result.aborted = true;
           result.context_lost = true;
