@@ -144,3 +144,35 @@ TEST_CASE("bayes steers around failures and works over several kernel files") {
   CHECK(all.measured.size() == full.evaluations.size() - full.count(Status::pruned));
   CHECK(full.winner()->label == "k BLOCK=256 UNROLL=4");
 }
+
+TEST_CASE("bayes over a large space (sampled candidates, a capped training set) stays quick and improves") {
+  // 8 x 8 x 6 x 16 = 6,144 points: past the size scored point by point.
+  const char* big = R"(/* gpuk
+family: reduce
+operations: [max]
+params:
+  BLOCK: {default: 256, values: [32, 64, 128, 256, 512, 768, 1024, 2048]}
+  UNROLL: {default: 2, values: [1, 2, 3, 4, 6, 8, 12, 16]}
+  WAVES: {default: 2, values: [1, 2, 3, 4, 6, 8]}
+  PAD: {default: 0, range: [0, 15]}
+launch:
+  - entry: k
+    grid: 1
+    block: 1
+*/
+template <class R, int BLOCK, int UNROLL, int WAVES, int PAD> __global__ void k() {}
+)";
+  const Space space = test::metadata_space({test::tune_kernel(big, "big.cu")});
+  REQUIRE(space.size() == 6144);
+  Synthetic m([](const std::map<std::string, std::int64_t>& p) {
+    return rugged(p) * (1 + 0.01 * std::abs(static_cast<double>(p.at("PAD")) - 5));
+  });
+  TuneOptions o;
+  o.strategy = TuneStrategy::bayes;
+  o.evaluations = 200;  // past the training cap of 160
+  o.recheck_top = 0;
+  const TuneResult r = tune(space, m, o);
+  CHECK(m.measured.size() == 200);
+  REQUIRE(r.winner());
+  CHECK(r.winner()->time.median <= 1.01);  // the optimum is 1.0 (BLOCK=512 UNROLL=6 WAVES=3 PAD=5)
+}

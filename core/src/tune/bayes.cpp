@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "gp.hpp"
@@ -43,6 +44,7 @@ class Encoder {
 
 constexpr std::uint64_t kWholePool = 4096;  // spaces up to this size are scored point by point
 constexpr std::size_t kSampledPool = 2048;  // larger ones: this many random points per step
+constexpr std::size_t kMostPoints = 160;    // the model's training set at most
 
 }  // namespace
 
@@ -157,7 +159,23 @@ void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng
       continue;
     }
     const double penalty = worst + std::max(0.1, 0.25 * (worst - best));
-    for (std::size_t i = 0; i < xs.size(); ++i) {
+    // The model learns from at most kMostPoints: the best half and the latest others (a dense
+    // Cholesky per hyperparameter pair costs n^3 / 3).
+    std::vector<std::size_t> use(xs.size());
+    std::iota(use.begin(), use.end(), std::size_t{0});
+    if (use.size() > kMostPoints) {
+      std::vector<std::size_t> ok;
+      for (std::size_t i = 0; i < xs.size(); ++i)
+        if (costs[i]) ok.push_back(i);
+      std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return *costs[a] < *costs[b]; });
+      ok.resize(std::min(ok.size(), kMostPoints / 2));
+      std::vector<bool> taken(xs.size(), false);
+      for (auto i : ok) taken[i] = true;
+      for (std::size_t i = xs.size(); i-- > 0 && ok.size() < kMostPoints;)
+        if (!taken[i]) ok.push_back(i);
+      use = ok;
+    }
+    for (std::size_t i : use) {
       x.push_back(encode(xs[i]));
       y.push_back(costs[i].value_or(penalty));
     }
