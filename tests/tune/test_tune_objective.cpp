@@ -146,6 +146,7 @@ TEST_CASE("the report, JSON and CSV carry the objective and the energy columns")
   CHECK(out.str().find("SM MHz") != std::string::npos);
   CHECK(out.str().find("1.000 mJ") != std::string::npos);  // joules in a unit that suits them
   CHECK(report.timing.find("energy from NVML") != std::string::npos);
+  CHECK(report.timing.find("each window took 1000 calls") != std::string::npos);  // said when one call is too short
 
   const test::TempDir dir;
   write_tune_json(dir.path() / "t.json", report);

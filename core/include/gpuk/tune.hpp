@@ -245,7 +245,6 @@ struct TuneResult {
   std::vector<std::size_t> ties;        // ranked ok evaluations within the winner's noise
   TuneObjective objective = TuneObjective::time;
   std::size_t reused = 0;               // evaluations taken from the journal of earlier sweeps
-  bool energy_coarse = false;           // the energy counter needed many calls per window
   std::string stopped;                  // why the sweep stopped early, if it did
   bool aborted = false;                 // it stopped because the GPU could not go on
   bool context_lost = false;            // ... because a variant took the CUDA context down:

@@ -1,5 +1,6 @@
 // What a sweep records: its report (the problem, the device, how it was timed) and its winner as
 // a tuning database entry.
+#include <algorithm>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -79,10 +80,20 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   else
     timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
            << ")";
-  if (options.measure_energy || needs_energy(options.objective))
+  if (options.measure_energy || needs_energy(options.objective)) {
     timing << "; energy from NVML's counter over at least 0.1 s of back-to-back runs per variant (warm L2, "
-              "no flush; one run is far shorter than a step of the counter), again in each of the first "
+              "no flush), again in each of the first "
            << options.recheck_rounds << " recheck rounds";
+    std::int64_t fewest = -1, most = 0;
+    for (const auto& e : result.evaluations)
+      for (const auto& w : e.outcome.energy) {
+        fewest = fewest < 0 ? w.calls : std::min(fewest, w.calls);
+        most = std::max(most, w.calls);
+      }
+    if (most > 1)
+      timing << "; one call is too short for the counter, so each window took " << fewest
+             << (most > fewest ? " to " + std::to_string(most) : std::string()) << " calls";
+  }
   report.timing = timing.str();
   report.compile = stats;
   report.result = std::move(result);

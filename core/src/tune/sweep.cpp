@@ -481,8 +481,6 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       if (cost_of(e, options.objective)->q1 <= wc.q3) result.ties.push_back(ok[k]);  // their middle halves overlap
     }
   }
-  for (const auto& e : result.evaluations)
-    for (const auto& s : e.outcome.energy) result.energy_coarse = result.energy_coarse || s.calls > 1;
   result.seconds = seconds_since(start);
   return result;
 }
