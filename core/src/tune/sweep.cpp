@@ -410,6 +410,9 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     rule.min_runs = std::max(rule.min_runs, 2 * per_round);  // at least two interleaved rounds
     const double cap = rule.seconds * static_cast<double>(top);
     const auto recheck_start = std::chrono::steady_clock::now();
+    std::vector<Candidate> leaders;  // those from the journal are not compiled in this process yet
+    for (std::size_t k = 0; k < top; ++k) leaders.push_back(result.evaluations[ok[k]].candidate);
+    measurer.prepare(space, leaders);
     std::vector<std::vector<double>> samples(top);
     std::vector<std::vector<EnergySample>> energies(top);
     std::vector<AutoStop> stops(top, AutoStop::more);
