@@ -283,6 +283,7 @@ class GpuMeasurer final : public Measurer {
           break;
         }
       }
+      if (last->mj == first->mj) return std::nullopt;  // the counter never moved: nothing to report
       EnergySample sample;
       sample.calls = last->calls - first->calls;
       sample.window_s = last->t - first->t;
