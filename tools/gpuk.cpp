@@ -32,6 +32,7 @@
 #include "gpuk/side_by_side.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
+#include "gpuk/tune_journal.hpp"
 #include "gpuk/tune_matrix.hpp"
 #include "gpuk/tune_pool.hpp"
 
@@ -317,13 +318,15 @@ int cmd_compare(const fs::path& a, const fs::path& b, double threshold_percent, 
 struct TuneArgs {
   std::optional<fs::path> config, json, csv, export_file, out;
   int device = 0, threads = 0, show = 0;
-  std::string strategy, family;
+  std::string strategy, family, objective;
   std::optional<int> budget;
   std::optional<double> seconds, stop_after;
   std::optional<std::uint64_t> seed;
-  bool no_save = false;
+  bool no_save = false, fresh = false, energy = false, auto_repeats = false;
   double time_limit = 0;
-  std::string devices;  // --devices all|0,1,...
+  std::string devices;        // --devices all|0,1,...
+  std::string run_id;        // the journal's: one per `gpuk tune`, shared by its processes
+  fs::path journal_dir;      // <cache>/tune-journal, or a temporary one with --no-cache
 };
 
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
@@ -406,11 +409,17 @@ constexpr int kGoOn = 75;
 // The command line's overrides of a tune config.
 void apply_tune_args(TuneSpec& t, const TuneArgs& a) {
   if (!a.strategy.empty()) {
-    if (a.strategy == "exhaustive") t.strategy = TuneStrategy::exhaustive;
-    else if (a.strategy == "random") t.strategy = TuneStrategy::random;
-    else if (a.strategy == "anneal") t.strategy = TuneStrategy::anneal;
-    else throw ConfigError("--strategy must be exhaustive, random or anneal, not '" + a.strategy + "'");
+    const auto s = parse_strategy(a.strategy);
+    if (!s) throw ConfigError("--strategy must be exhaustive, random, anneal or bayes, not '" + a.strategy + "'");
+    t.strategy = *s;
   }
+  if (!a.objective.empty()) {
+    const auto o = parse_objective(a.objective);
+    if (!o) throw ConfigError("--objective must be time, energy or edp, not '" + a.objective + "'");
+    t.objective = *o;
+  }
+  if (a.energy) t.energy = true;
+  if (a.auto_repeats) t.auto_repeats = true;
   if (a.budget) t.budget_evaluations = *a.budget;
   if (a.seconds) t.budget_seconds = *a.seconds;
   if (a.seed) t.seed = *a.seed;
@@ -432,11 +441,10 @@ void print_widened(const Space& space) {
                 << "'s metadata list; it is swept anyway (constraints still apply)\n";
 }
 
-// One process's part of a sweep: from `state` (the evaluations of the processes before it, when
-// `restarts` > 0) on, until the sweep ends (then the report) or a variant takes the CUDA context
-// down (then the state for the next process, and kGoOn).
-int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int restarts,
-               std::chrono::steady_clock::time_point wall_start) {
+// One process's part of a sweep: from what the journal has (earlier sweeps', and this sweep's
+// earlier processes') on, until the sweep ends (then the report) or a variant takes the CUDA
+// context down (then kGoOn: the journal has every point measured so far).
+int tune_sweep(const Global& g, const TuneArgs& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
   const fs::path db_path = tuning_db_path(g);
   const PluginRegistry plugins(plugin_dirs(g.plugins));
   const KernelLibrary kernels(kernel_dirs(g.kernels));
@@ -450,14 +458,15 @@ int tune_sweep(const Global& g, const TuneArgs& a, const fs::path& state, int re
   SweepOptions options;
   options.threads = a.threads;
   options.time_limit_s = a.time_limit;
-  if (restarts > 0) options.prior = read_tune_state(state, space);
+  options.journal_dir = a.journal_dir;
+  options.run_id = a.run_id;
+  options.fresh = a.fresh;
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
   TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, g.tuning_db}, device, options);
   bar.finish();
   if (report.result.context_lost) {
-    // Nothing more can run in this process: the next one goes on from here.
-    write_tune_state(state, report.result.evaluations);
+    // Nothing more can run in this process: the next one goes on from the journal.
     std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
     return kGoOn;
   }
@@ -481,6 +490,8 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
   const KernelLibrary kernels(kernel_dirs(g.kernels));
   print_load_problems(plugins, kernels);
   const TuneSpec t = tune_spec_of(a, plugins, kernels);
+  if (t.objective != TuneObjective::time || t.energy)
+    throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
   const Space space = Space::from_spec(t, kernels);
   print_widened(space);
   const CompileCache cache(cache_dir(g));
@@ -513,6 +524,14 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
       shown.current = pool.progress_text() + (p.current.empty() ? "" : "  " + p.current);
       bar(shown);
     };
+    const WorkerInfo& first = pool.workers()[group.front()];
+    // The journal of this model's GPUs: a sweep cut short or run again goes on from it.
+    std::optional<TuneJournal> journal;
+    if (!a.journal_dir.empty()) {
+      journal.emplace(journal_path(a.journal_dir, t, gpu_identity(first.device), first.flushed), a.run_id);
+      for (auto& e : journal->read(space, a.fresh)) options.prior.push_back(std::move(e));
+      options.on_measured = [&](const Evaluation& e) { journal->append(space, e); };
+    }
     const auto measurer = pool.measurer(group);
     TuneResult result = tune(space, *measurer, options);
     // A leader that faulted in the recheck took its worker's context down: the worker was
@@ -522,7 +541,6 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
       result = tune(space, *measurer, options);
     }
     bar.finish();
-    const WorkerInfo& first = pool.workers()[group.front()];
     TuneReport report = make_tune_report(t, options, std::move(result), first.device, first.bytes_moved,
                                          first.flushed, pool.compile_stats());
     for (std::size_t w : group) {
@@ -532,6 +550,7 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
                                                     (info.restarts == 1 ? "" : "es") + " after faults)"
                                               : ""));
     }
+    if (journal) report.journal = journal->path().string();
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
     status = std::max(status, finish_sweep(g, a, t, space, report, suffix));
@@ -541,8 +560,8 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
 
 // One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
-// after it. A variant that takes the CUDA context down leaves its cell's sweep in DIR/state for
-// the next process (kGoOn), which goes on with that cell.
+// after it. A variant that takes the CUDA context down ends the process (kGoOn); the next one
+// goes on with that cell from the journal.
 int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
                         std::chrono::steady_clock::time_point wall_start) {
   const PluginRegistry plugins(plugin_dirs(g.plugins));
@@ -577,14 +596,10 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
       options.threads = a.threads;
       options.time_limit_s = a.time_limit;
       options.baseline = true;
-      const fs::path state = results.state_path(cell);
-      if (fs::exists(state)) {
-        try {
-          options.prior = read_tune_state(state, space);
-        } catch (const Error& e) {
-          std::cerr << "gpuk: warning: " << e.what() << "; the cell is swept from its start\n";
-        }
-      }
+      // A cell whose sweep a fault cut short goes on from the journal in the next process.
+      options.journal_dir = a.journal_dir;
+      options.run_id = a.run_id;
+      options.fresh = a.fresh;
       ProgressBar bar;
       options.progress = [&](const Progress& p) { bar(p); };
       TuneReport report;
@@ -604,20 +619,13 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
       if (report.result.context_lost || report.result.aborted) {
         // Nothing more can run in this process: the next one goes on from here (an aborted
         // cell is recorded as failed and not tried again in this run).
-        if (report.result.context_lost) {
-          fs::create_directories(state.parent_path());
-          write_tune_state(state, report.result.evaluations);
-        } else {
-          results.write(cell, failed_cell(cell, report.result.stopped));
-        }
+        if (!report.result.context_lost) results.write(cell, failed_cell(cell, report.result.stopped));
         std::cerr << "gpuk: " << cell.id << ": " << report.result.stopped << "; the matrix goes on in a fresh process\n";
         throw ContextLost(report.result.stopped, {});
       }
       report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fs::create_directories(results.report_path(cell).parent_path());
       write_tune_json(results.report_path(cell), report);
-      std::error_code ec;
-      fs::remove(state, ec);
       CellResult r = cell_result(cell, report, space);
       if (r.winner && cell.spec.save) TuningDb::merge_into(db_path, {*r.winner});
       return r;
@@ -680,22 +688,28 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     return 0;
   }
   const bool matrix = is_tune_matrix_file(*a.config);  // a tuning matrix: `operations:` lists its cells
-  if (!a.devices.empty()) {
-    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
-    return tune_pooled(g, a, wall_start);
-  }
-  char name[] = "/tmp/gpuk-tune-state-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) throw Error("cannot create a temporary file for the state of the sweep");
-  ::close(fd);
-  const fs::path state = name;
+  // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
+  // --no-cache, a temporary one that lasts this sweep (its processes still share it).
+  TuneArgs args = a;
+  args.run_id = make_run_id();
   struct Remove {
     fs::path path;
     ~Remove() {
       std::error_code ec;
-      fs::remove(path, ec);
+      if (!path.empty()) fs::remove_all(path, ec);
     }
-  } remove_state{state};
+  } remove_journal;
+  if (const auto dir = cache_dir(g)) {
+    args.journal_dir = *dir / "tune-journal";
+  } else {
+    char name[] = "/tmp/gpuk-tune-journal-XXXXXX";
+    if (!::mkdtemp(name)) throw Error("cannot create a temporary directory for the journal of the sweep");
+    args.journal_dir = remove_journal.path = name;
+  }
+  if (!a.devices.empty()) {
+    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
+    return tune_pooled(g, args, wall_start);
+  }
   constexpr int kMostRestarts = 1000;
   for (int restarts = 0;; ++restarts) {
     std::cout.flush();
@@ -704,7 +718,7 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
     if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
     if (pid == 0) {
       const int status = with_errors([&] {
-        return matrix ? tune_matrix_process(g, a, restarts, wall_start) : tune_sweep(g, a, state, restarts, wall_start);
+        return matrix ? tune_matrix_process(g, args, restarts, wall_start) : tune_sweep(g, args, restarts, wall_start);
       });
       std::cout.flush();
       std::cerr.flush();
@@ -808,7 +822,13 @@ int main(int argc, char** argv) {
                        "model share a ranking")
       ->type_name("all|0,1,...")
       ->excludes(tune_device);
-  tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random or anneal (overrides the config)");
+  tune_cmd->add_option("--strategy", ta.strategy, "exhaustive, random, anneal or bayes (overrides the config)");
+  tune_cmd->add_option("--objective", ta.objective,
+                       "rank by time, energy (per call) or edp (energy x delay); energy needs NVML (overrides the config)");
+  tune_cmd->add_flag("--energy", ta.energy, "measure energy, power and SM clock (NVML) whatever the objective");
+  tune_cmd->add_flag("--auto-repeats", ta.auto_repeats,
+                     "time each variant until its median is known within 1% (repeats: auto)");
+  tune_cmd->add_flag("--fresh", ta.fresh, "measure every point again, ignoring the journal of earlier sweeps");
   tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
       ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--seconds", ta.seconds, "time budget of the sweep (overrides the config)")

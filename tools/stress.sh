@@ -230,7 +230,7 @@ said_so() {  # DIR: what the processes said about damage or leftovers (allowed: 
   grep -h "damaged\|removed [0-9]* temporary\|moved it to" "$1"/logs/*.log 2>/dev/null | sort | uniq -c | sed 's/^/        said: /'
 }
 
-states_before=$(ls -d /tmp/gpuk-tune-state-* 2>/dev/null | wc -l)
+states_before=$(ls -d /tmp/gpuk-tune-journal-* 2>/dev/null | wc -l)
 start=$SECONDS
 for round in $(seq 1 "$rounds"); do
   dir=$work/round$round
@@ -265,9 +265,9 @@ for round in $(seq 1 "$rounds"); do
   check_state "$dir/next"
   said_so "$dir/next"
 done
-states_after=$(ls -d /tmp/gpuk-tune-state-* 2>/dev/null | wc -l)
+states_after=$(ls -d /tmp/gpuk-tune-journal-* 2>/dev/null | wc -l)
 if [ "$states_after" -gt "$states_before" ]; then
-  echo "note: $((states_after - states_before)) /tmp/gpuk-tune-state-* file(s) of killed tunes are left (outside the cache)"
+  echo "note: $((states_after - states_before)) /tmp/gpuk-tune-journal-* journal(s) of killed tunes without a cache are left"
 fi
 if [ $failures = 0 ]; then
   echo "stress: all held ($rounds round(s), $mode, $((SECONDS - start)) s)"

@@ -91,7 +91,7 @@ TEST_CASE("gpuk tune over faulting variants finishes, marks each with its CUDA e
       "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
   const fs::path json = dir.path() / "tune.json";
   const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune " + config.string() +
-                             " --json " + json.string(),
+                             " --fresh --json " + json.string(),  // --fresh: the faults happen again on every run
                          150);
   CAPTURE(r.output);
   MESSAGE("gpuk tune over FAULT 0, 1, 2 and onepass: exit " << r.status << " after " << r.seconds << " s\n"
@@ -171,7 +171,7 @@ TEST_CASE("gpuk tune abandons a hanging variant after its time limit, goes on in
       "warmup: 2\nrepeats: 5\nrecheck: {top: 1, repeats: 4}\n");
   const fs::path json = dir.path() / "tune.json";
   const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune " + config.string() +
-                             " --time-limit 2 --json " + json.string(),
+                             " --fresh --time-limit 2 --json " + json.string(),
                          150);
   CAPTURE(r.output);
   MESSAGE("gpuk tune over FAULT 3, 1, 0: exit " << r.status << " after " << r.seconds << " s\n" << r.output);

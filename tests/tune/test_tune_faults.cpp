@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "gpuk/tune_journal.hpp"
 #include "helpers.hpp"
 #include "tune_helpers.hpp"
 
@@ -144,7 +145,7 @@ TEST_CASE("when the GPU cannot be recovered the sweep stops, says why, and keeps
   CHECK(m.timed == 0);  // no recheck on a lost GPU
 }
 
-TEST_CASE("a variant that takes the context down ends the process's part; a fresh one goes on from its state") {
+TEST_CASE("a variant that takes the context down ends the process's part; a fresh one goes on from the journal") {
   const Space space = test::metadata_space({test::tune_kernel()});
   // What the GPU measurer does: the outcome of the faulting point comes with ContextLost, and
   // nothing more can run in that process.
@@ -172,7 +173,7 @@ TEST_CASE("a variant that takes the context down ends the process's part; a fres
   };
   const std::set<std::string> lose = {"k BLOCK=256 UNROLL=4", "k BLOCK=64 UNROLL=2", "k BLOCK=512 UNROLL=1"};
   const test::TempDir dir;
-  const auto state = dir.path() / "state.json";
+  const auto path = dir.path() / "journal.jsonl";
   TuneOptions o;
   o.recheck_top = 3;
   o.recheck_repeats = 6;
@@ -184,7 +185,12 @@ TEST_CASE("a variant that takes the context down ends the process's part; a fres
     REQUIRE(processes < 10);
     Losing m;
     m.lose = lose;
-    if (processes > 1) o.prior = read_tune_state(state, space);
+    // What each process of `gpuk tune` does: the journal's points of this run first, each new one
+    // appended as it is measured.
+    TuneJournal journal(path, "run-1");
+    o.prior = journal.read(space, true);
+    CHECK(o.prior.size() == (processes == 1 ? 0 : measured.size() + static_cast<std::size_t>(processes - 1)));
+    o.on_measured = [&](const Evaluation& e) { journal.append(space, e); };
     r = tune(space, m, o);
     for (const auto& label : m.measured) {
       CAPTURE(label);
@@ -194,7 +200,6 @@ TEST_CASE("a variant that takes the context down ends the process's part; a fres
     CHECK(r.aborted);
     CHECK(r.stopped.find("variant k BLOCK=") != std::string::npos);
     CHECK(m.timed == 0);  // no recheck in a process that lost its context
-    write_tune_state(state, r.evaluations);
   }
   CHECK(processes == 4);  // three losses, then the process that finishes
   CHECK(r.stopped.empty());
@@ -212,7 +217,7 @@ TEST_CASE("a variant that takes the context down ends the process's part; a fres
   CHECK(lose.count(r.winner()->label) == 0);
   CHECK(r.winner()->rechecked);
   for (auto i : r.ranking) CHECK(r.evaluations[i].outcome.status == Status::ok);
-  // What came through the state file is whole: samples, registers, launches.
+  // What came through the journal is whole: samples, registers, launches.
   for (const auto& e : r.evaluations)
     if (e.outcome.status == Status::ok) {
       CHECK(e.time.median > 0);
@@ -220,7 +225,7 @@ TEST_CASE("a variant that takes the context down ends the process's part; a fres
     }
 }
 
-TEST_CASE("the state of a sweep round-trips, and one of another space is refused") {
+TEST_CASE("a journal line round-trips, and a line of another kernel file or content is not taken") {
   const Space space = test::metadata_space({test::tune_kernel()});
   const test::TempDir dir;
   Evaluation e;
@@ -232,16 +237,23 @@ TEST_CASE("the state of a sweep round-trips, and one of another space is refused
   e.outcome.detail = "variant faulted";
   e.outcome.launches = {{"k<gpuk::Reduce<float>, 64, 8>", 7, 64, 128}};
   e.at_seconds = 1.5;
-  write_tune_state(dir.path() / "s.json", {e});
-  const auto back = read_tune_state(dir.path() / "s.json", space);
+  TuneJournal(dir.path() / "j.jsonl", "a").append(space, e);
+  const auto back = TuneJournal(dir.path() / "j.jsonl", "a").read(space, false);
   REQUIRE(back.size() == 1);
   CHECK(back[0].candidate == e.candidate);
   CHECK(back[0].label == e.label);
   CHECK(back[0].outcome.status == Status::faulted);
   CHECK(back[0].outcome.why == e.outcome.why);
+  CHECK_FALSE(back[0].reused);  // the same run
   REQUIRE(back[0].outcome.launches.size() == 1);
   CHECK(back[0].outcome.launches[0].grid == 7);
   CHECK(back[0].outcome.launches[0].shared_bytes == 128);
+  // Another kernel file: nothing of it is in the journal.
   const Space other = test::metadata_space({test::tune_kernel(test::kTuneKernel2, "other.cu")});
-  CHECK_THROWS_AS(read_tune_state(dir.path() / "s.json", other), Error);
+  CHECK(TuneJournal(dir.path() / "j.jsonl", "a").read(other, false).empty());
+  // The same file name with other content (an edited kernel): measured again.
+  std::string edited = test::kTuneKernel;
+  edited += "// edited\n";
+  const Space changed = test::metadata_space({test::tune_kernel(edited.c_str(), "k.cu")});
+  CHECK(TuneJournal(dir.path() / "j.jsonl", "a").read(changed, false).empty());
 }

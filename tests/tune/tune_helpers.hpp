@@ -89,6 +89,20 @@ class FakeMeasurer : public Measurer {
     measured.push_back(space.label(c));
     return outcome(space.params(c));
   }
+  // Energy per call of a point (joules); none: energy() returns nullopt, as without NVML.
+  std::function<double(const std::map<std::string, std::int64_t>&)> joules;
+  int energies = 0;  // energy() calls
+  std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms) override {
+    if (!joules) return std::nullopt;
+    ++energies;
+    EnergySample s;
+    s.joules = joules(space.params(c));
+    s.watts = ms > 0 ? s.joules / (ms * 1e-3) : 0;
+    s.sm_mhz = 1755;
+    s.calls = 1000;
+    s.window_s = 0.1;
+    return s;
+  }
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
     ++timed;
     const auto o = outcome(space.params(c));

@@ -63,7 +63,9 @@ struct TuneConstraint {
   int line = 0;
 };
 
-enum class TuneStrategy { exhaustive, random, anneal };
+enum class TuneStrategy { exhaustive, random, anneal, bayes };
+// What a sweep ranks by: kernel time, energy per call, or energy x delay (docs/tuning.md).
+enum class TuneObjective { time, energy, edp };
 enum class FlushL2 { automatic, on, off };
 
 struct TuneSpec {
@@ -79,7 +81,14 @@ struct TuneSpec {
   std::optional<double> budget_seconds;
   std::uint64_t seed = 1;
   int recheck_top = 5;      // the best N are measured again, interleaved
-  int recheck_repeats = 0;  // 0: 2 x repeats
+  int recheck_repeats = 0;  // 0: 2 x repeats (with recheck_auto false)
+  TuneObjective objective = TuneObjective::time;
+  bool energy = false;        // `energy: true`: measure energy and power under any objective
+  bool auto_repeats = false;  // `repeats: auto`: each variant timed until its median is known well
+  bool recheck_auto = true;   // the recheck times until the median is known well, unless
+                              // `recheck.repeats` is a number
+  double auto_bound = 0.01;   // `auto_repeats.bound`: the median's 95% CI half-width, relative
+  double auto_seconds = 1.0;  // `auto_repeats.seconds`: most time spent timing one variant
   FlushL2 flush_l2 = FlushL2::automatic;
   int show = 10;            // rows in the ranked table
   bool save = true;         // write the winner to the tuning database

@@ -5,8 +5,11 @@
 //   Space     - the points to sweep: kernel files x parameter values, and what prunes them;
 //   Measurer  - verifies and times one point (the GPU one compiles in bulk in the background;
 //               tests inject a fake);
-//   tune()    - a strategy (exhaustive, random, anneal) walking the space with a Measurer, then
-//               the best few measured again, interleaved, to tell a win from a tie;
+//   tune()    - a strategy (exhaustive, random, anneal, bayes) walking the space with a
+//               Measurer, then the best few measured again, interleaved, to tell a win from a
+//               tie, ranked by the objective (time, energy, energy x delay);
+//   journal   - every measured point appended as it is measured, so that a sweep run again or
+//               cut short measures only what is missing (gpuk/tune_journal.hpp);
 //   TuningDb  - the database on disk: atomic, merged under a lock with concurrent writers.
 #pragma once
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuk/auto_repeats.hpp"
 #include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/kernel_file.hpp"
@@ -29,6 +33,7 @@ namespace gpuk {
 
 class Device;
 class Bench;
+class EnergyMeter;
 class CompileCache;
 struct DeviceInfo;
 struct RunContext;
@@ -98,6 +103,16 @@ struct Spread {
   double iqr_percent() const { return median > 0 ? 100.0 * (q3 - q1) / median : 0; }
 };
 
+// Energy over a window of back-to-back runs of one variant (NVML's energy counter, read around
+// the window; gpuk/energy.hpp).
+struct EnergySample {
+  double joules = 0;    // per call
+  double watts = 0;     // average over the window
+  double sm_mhz = 0;    // SM clock, sampled while the runs ran
+  std::int64_t calls = 0;
+  double window_s = 0;  // the span the counter's changes covered
+};
+
 struct Outcome {
   Status status = Status::ok;
   std::string why;     // short, groups alike failures ("too many resources requested for launch")
@@ -107,6 +122,8 @@ struct Outcome {
   int spill_bytes = -1;         // local memory per thread
   int device = -1;              // the GPU that measured it, where several did (gpuk tune --devices)
   std::vector<ResolvedLaunch> launches;
+  std::vector<EnergySample> energy;  // one per window measured (the recheck adds more)
+  std::string auto_stop;             // `repeats: auto`: why the timing stopped ("converged", ...)
 };
 
 // The sweep cannot go on in this process; the results so far are kept.
@@ -118,7 +135,7 @@ class SweepAborted : public DeviceError {
 // A variant faulted (sticky CUDA error) or ran past its time limit: its outcome is known
 // (Status::faulted or Status::timed_out), but the CUDA context is gone for good (a reset does not
 // bring it back: the driver keeps the sticky error for the process's lifetime), so the sweep
-// goes on in a fresh process (`gpuk tune` does that; see TuneOptions::prior).
+// goes on in a fresh process (`gpuk tune` does that, from the journal: gpuk/tune_journal.hpp).
 class ContextLost : public SweepAborted {
  public:
   ContextLost(const std::string& what, Outcome lost) : SweepAborted(what), outcome(std::move(lost)) {}
@@ -140,6 +157,11 @@ class Measurer {
   virtual Outcome measure(const Space& space, const Candidate& c) = 0;
   // More timed repeats of a point measure() found ok.
   virtual std::vector<double> time(const Space& space, const Candidate& c, int repeats) = 0;
+  // Energy of a point measure() found ok, over one window of back-to-back runs; nullopt where
+  // energy cannot be measured (no NVML). `ms_per_call` sizes the batches.
+  virtual std::optional<EnergySample> energy(const Space&, const Candidate&, double /*ms_per_call*/) {
+    return std::nullopt;
+  }
 };
 
 struct GpuMeasurerOptions {
@@ -147,6 +169,9 @@ struct GpuMeasurerOptions {
   bool flush_l2 = false;
   int threads = 0;  // compile threads; 0: every core
   double time_limit_s = 0;  // per run of a variant (Bench::set_time_limit); 0: the default
+  std::optional<AutoRepeats> auto_repeats;  // `repeats: auto`: time until the median is known
+  std::shared_ptr<EnergyMeter> energy;  // energy() measures with it; none: energy() is nullopt
+  double energy_window_s = 0.1;  // the least span of energy-counter changes per energy window
 };
 
 struct CompileStats {
@@ -168,7 +193,10 @@ struct Evaluation {
   std::map<std::string, std::int64_t> params;
   Outcome outcome;
   Spread time;             // of outcome.samples, or of the recheck's samples when rechecked
+  Spread energy;           // joules per call, of outcome.energy (count 0: not measured)
   bool rechecked = false;
+  bool reused = false;     // taken from the journal of an earlier sweep, not measured now
+  std::string recheck_stop;  // with an automatic recheck: "converged", "time cap" or "run cap"
   double at_seconds = 0;   // since the sweep started
 };
 
@@ -181,26 +209,48 @@ struct Progress {
 
 struct TuneOptions {
   TuneStrategy strategy = TuneStrategy::exhaustive;
-  std::optional<int> evaluations;  // budget; random and anneal default to 32
+  TuneObjective objective = TuneObjective::time;
+  bool measure_energy = false;     // ask the measurer for energy (always with energy and edp)
+  std::optional<int> evaluations;  // budget; random, anneal and bayes default to 32
   std::optional<double> seconds;
   std::uint64_t seed = 1;
   int recheck_top = 5;
   int recheck_repeats = 60;
   int recheck_rounds = 4;
+  // The recheck times each leader in rounds until its median's confidence interval is within
+  // the bound (recheck_repeats is then unused); see gpuk/auto_repeats.hpp.
+  std::optional<AutoRepeats> recheck_auto;
   std::function<void(const Progress&)> progress;
-  // Evaluations of this sweep made by an earlier process (that lost its CUDA context): they are
-  // taken as they are and never measured again (read_tune_state).
+  // Evaluations measured before (the journal: an earlier sweep, or an earlier process of this
+  // one that lost its CUDA context): taken as they are and never measured again. An ok one
+  // without energy gets its energy measured when the sweep needs it.
   std::vector<Evaluation> prior;
+  // Called with each point as it is measured (and again when energy is added to a prior one):
+  // the journal appends it.
+  std::function<void(const Evaluation&)> on_measured;
 };
+
+// An evaluation's figure of merit under an objective, with its quartiles; nullopt when it did
+// not run correctly or (energy, edp) has no energy. time: ms; energy: J per call; edp: J x s.
+struct Cost {
+  double median = 0, q1 = 0, q3 = 0;
+};
+std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective);
+bool needs_energy(TuneObjective objective);
+const char* objective_name(TuneObjective o);  // "time", "energy", "edp"
+std::optional<TuneObjective> parse_objective(std::string_view name);
+std::optional<TuneStrategy> parse_strategy(std::string_view name);
 
 struct TuneResult {
   std::vector<Evaluation> evaluations;  // in the order they were evaluated, pruned ones included
-  std::vector<std::size_t> ranking;     // indices of the ok evaluations, fastest first
+  std::vector<std::size_t> ranking;     // indices of the ok evaluations, best (by the objective) first
   std::vector<std::size_t> ties;        // ranked ok evaluations within the winner's noise
+  TuneObjective objective = TuneObjective::time;
+  std::size_t reused = 0;               // evaluations taken from the journal of earlier sweeps
   std::string stopped;                  // why the sweep stopped early, if it did
   bool aborted = false;                 // it stopped because the GPU could not go on
   bool context_lost = false;            // ... because a variant took the CUDA context down:
-                                        // a fresh process can go on (write_tune_state)
+                                        // a fresh process can go on (from the journal)
   double seconds = 0;
   std::size_t count(Status s) const;
   const Evaluation* winner() const { return ranking.empty() ? nullptr : &evaluations[ranking.front()]; }
@@ -208,17 +258,16 @@ struct TuneResult {
 
 TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& options);
 
-// The evaluations of a sweep, for the process that goes on with it (JSON, written atomically).
-void write_tune_state(const std::filesystem::path& path, const std::vector<Evaluation>& evaluations);
-// Throws Error when the file does not match `space`.
-std::vector<Evaluation> read_tune_state(const std::filesystem::path& path, const Space& space);
-
 // Milliseconds -> GB/s for `bytes` moved.
 double gbs_of(std::uint64_t bytes, double ms);
 
 // The report of a sweep.
 struct TuneReport {
   std::string config, family, operation, dtype, gpu, arch, nvrtc, strategy, timing;
+  std::string objective = "time";
+  int sm_count = 0;                // the device's, for replays (tools/bench_strategies)
+  std::string journal;             // the journal file of the sweep ("" when none)
+  std::vector<std::string> notes;  // said under the table ("energy not measured: ...")
   std::vector<std::pair<std::string, std::string>> options;
   std::uint64_t size = 0, bytes_moved = 0, seed = 0;
   double peak_gbs = 0, wall_seconds = 0;
@@ -230,7 +279,7 @@ struct TuneReport {
 };
 void print_tune_report(std::ostream& out, const TuneReport& report, int show);
 
-// "exhaustive", "random", "anneal".
+// "exhaustive", "random", "anneal", "bayes".
 const char* strategy_name(TuneStrategy s);
 
 // The report of a sweep of `t` on `info`: the problem, the device, the strategy, and the timing
@@ -255,6 +304,7 @@ struct TuningKey {
   std::string options;  // the family's options, "abs=true" ("" when it has none)
   std::string dtype;
   int bucket = 0;
+  std::string objective = "time";  // what the entry is best at; a database without it reads as time
   auto operator<=>(const TuningKey&) const = default;
 };
 
@@ -264,6 +314,8 @@ struct TuningEntry {
   std::map<std::string, std::int64_t> params;
   double median_ms = 0;
   double gbs = 0;
+  std::optional<double> joules;   // per call, when energy was measured
+  std::optional<double> watts;
   std::uint64_t size = 0;         // the n it was tuned at
   std::vector<std::string> ties;  // variants within the noise of this one
   std::string strategy;
@@ -316,9 +368,14 @@ std::optional<TuningEntry> winner_entry(const TuneReport& report, const Space& s
 struct SweepOptions {
   int threads = 0;          // compile threads; 0: every core
   double time_limit_s = 0;  // per run of a variant; 0: the default
-  std::vector<Evaluation> prior;  // measured by earlier processes of this sweep (read_tune_state)
+  std::vector<Evaluation> prior;  // measured before, taken as they are (with the journal's)
   std::function<void(const Progress&)> progress;
   bool baseline = false;  // also time the family's library baseline (the tuning matrix does)
+  // The journal (gpuk/tune_journal.hpp): its directory ("" for none); this sweep's run id
+  // (every process of one `gpuk tune` shares it); fresh: entries of other runs are ignored.
+  std::filesystem::path journal_dir;
+  std::string run_id;
+  bool fresh = false;
 };
 
 // The options of tune() for a sweep of `t`: its strategy, budget, seed and recheck, with the
@@ -328,8 +385,10 @@ TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep);
 // One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
 // (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the
 // data once, measures with the GPU measurer (bulk compile) and ranks. When a variant took the
-// CUDA context down, report.result.context_lost is set: write_tune_state, and go on in a fresh
-// process.
+// CUDA context down, report.result.context_lost is set: go on in a fresh
+// process. With a journal, every measured point is appended to it as it is measured and what it
+// has for this sweep is taken instead of measured (report.result.reused counts those of other
+// runs).
 TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
                         const SweepOptions& options);
 

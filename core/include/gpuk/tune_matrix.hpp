@@ -96,7 +96,6 @@ class MatrixResults {
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path cell_path(const MatrixCell& cell) const;
   std::filesystem::path report_path(const MatrixCell& cell) const;
-  std::filesystem::path state_path(const MatrixCell& cell) const;
   // The cell's result when its file is there, readable and of the cell's fingerprint.
   std::optional<CellResult> read(const MatrixCell& cell) const;
   void write(const MatrixCell& cell, const CellResult& result) const;  // atomically

@@ -25,7 +25,8 @@ const std::vector<std::string> kCoreKeys = {"family",  "operation",   "kernel", 
 const std::vector<std::string> kTuneKeys = {"family", "operation", "dtype",    "size",        "data",
                                             "warmup", "repeats",   "kernel",   "kernels",     "params",
                                             "constraints", "strategy", "budget", "seed", "recheck",
-                                            "flush_l2", "show",    "save"};
+                                            "flush_l2", "show",    "save", "objective", "energy",
+                                            "auto_repeats"};
 
 enum class Mode { run, tune };
 const std::vector<std::string> kDataKeys = {"generator", "low",  "high", "mean", "stddev", "distinct",
@@ -414,12 +415,21 @@ TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::pa
   yaml::throw_config_error(path, 0, e);
 }
 
-TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const PluginRegistry& plugins,
+TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root_in, const PluginRegistry& plugins,
                          const KernelLibrary& kernels) {
   const std::filesystem::path& path = src.path;
+  YAML::Node root = root_in;  // a handle to the caller's tree, which a matrix reads again per cell
   if (!root.IsMap())
     throw ConfigError(path.string() + ":1:1: a tune config must be a YAML mapping (family:, operation:, kernels:, ...)");
   TuneSpec t;
+  // `repeats: auto` (docs/tuning.md, "Noise-aware timing") is the sweep's; the run's parser
+  // takes a number.
+  const YAML::Node auto_repeats_node = root["repeats"];
+  if (auto_repeats_node && auto_repeats_node.IsScalar() && auto_repeats_node.Scalar() == "auto") {
+    t.auto_repeats = true;
+    root = YAML::Clone(root_in);  // the caller's tree keeps its `repeats: auto`
+    root.remove("repeats");
+  }
   t.run = parse_run_root(src, root, path, plugins, kernels, Mode::tune);
   RunSpec& spec = t.run;
   if (!root["warmup"]) spec.warmup = 5;
@@ -513,10 +523,11 @@ TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const 
 
   if (const YAML::Node s = root["strategy"]) {
     const std::string name = src.string(s, "strategy");
-    const std::vector<std::string> names = {"exhaustive", "random", "anneal"};
+    const std::vector<std::string> names = {"exhaustive", "random", "anneal", "bayes"};
     if (name == "exhaustive") t.strategy = TuneStrategy::exhaustive;
     else if (name == "random") t.strategy = TuneStrategy::random;
     else if (name == "anneal") t.strategy = TuneStrategy::anneal;
+    else if (name == "bayes") t.strategy = TuneStrategy::bayes;
     else src.fail(s, "unknown strategy '" + name + "'" + did_you_mean(name, names) + "; strategies: " + join(names));
   }
   if (const YAML::Node b = root["budget"]) {
@@ -549,7 +560,10 @@ TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const 
       if (v < 0 || v > 1000) src.fail(r["top"], "recheck.top must be between 0 and 1000");
       t.recheck_top = static_cast<int>(v);
     }
-    if (r["repeats"]) {
+    if (r["repeats"] && r["repeats"].IsScalar() && r["repeats"].Scalar() == "auto") {
+      t.recheck_auto = true;
+    } else if (r["repeats"]) {
+      t.recheck_auto = false;
       const auto v = src.integer(r["repeats"], "recheck.repeats");
       if (v < 1 || v > 1000000) src.fail(r["repeats"], "recheck.repeats must be between 1 and 1000000");
       t.recheck_repeats = static_cast<int>(v);
@@ -567,6 +581,28 @@ TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root, const 
     t.show = static_cast<int>(v);
   }
   if (root["save"]) t.save = src.boolean(root["save"], "save");
+  if (const YAML::Node o = root["objective"]) {
+    const std::string name = src.string(o, "objective");
+    const std::vector<std::string> names = {"time", "energy", "edp"};
+    if (name == "time") t.objective = TuneObjective::time;
+    else if (name == "energy") t.objective = TuneObjective::energy;
+    else if (name == "edp") t.objective = TuneObjective::edp;
+    else src.fail(o, "unknown objective '" + name + "'" + did_you_mean(name, names) + "; objectives: " + join(names));
+  }
+  if (root["energy"]) t.energy = src.boolean(root["energy"], "energy");
+  if (const YAML::Node a = root["auto_repeats"]) {
+    src.check_keys(a, {"bound", "seconds"}, "auto_repeats");
+    if (a["bound"]) {
+      const double v = src.number(a["bound"], "auto_repeats.bound");
+      if (!(v > 0 && v < 1)) src.fail(a["bound"], "auto_repeats.bound must be above 0 and below 1 (0.01: 1%)");
+      t.auto_bound = v;
+    }
+    if (a["seconds"]) {
+      const double v = src.number(a["seconds"], "auto_repeats.seconds");
+      if (!(v > 0)) src.fail(a["seconds"], "auto_repeats.seconds must be above 0");
+      t.auto_seconds = v;
+    }
+  }
   return t;
 }
 

@@ -160,7 +160,6 @@ MatrixResults::MatrixResults(fs::path dir) : dir_(std::move(dir)) {}
 
 fs::path MatrixResults::cell_path(const MatrixCell& cell) const { return dir_ / "cells" / cell.file; }
 fs::path MatrixResults::report_path(const MatrixCell& cell) const { return dir_ / "reports" / cell.file; }
-fs::path MatrixResults::state_path(const MatrixCell& cell) const { return dir_ / "state" / cell.file; }
 
 std::optional<CellResult> MatrixResults::read(const MatrixCell& cell) const {
   std::ifstream in(cell_path(cell));

@@ -24,6 +24,7 @@ class GpuWorker : public WorkerSession {
     mo.flush_l2 = flushed_;
     mo.threads = sweep.threads;
     mo.time_limit_s = sweep.time_limit_s;
+    if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
     measurer_ = make_gpu_measurer(context, device_, *bench_, mo, &stats_);
   }
   DeviceInfo info() const override { return device_.info(); }

@@ -1,5 +1,6 @@
 // What a sweep records: its report (the problem, the device, how it was timed) and its winner as
 // a tuning database entry.
+#include <algorithm>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "gpuk/device.hpp"
 #include "gpuk/jit.hpp"
 #include "gpuk/plugin.hpp"
+#include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
 
 namespace gpuk {
@@ -32,7 +34,13 @@ std::string mib(std::int64_t bytes) {
 }  // namespace
 
 const char* strategy_name(TuneStrategy s) {
-  return s == TuneStrategy::exhaustive ? "exhaustive" : s == TuneStrategy::random ? "random" : "anneal";
+  switch (s) {
+    case TuneStrategy::exhaustive: return "exhaustive";
+    case TuneStrategy::random: return "random";
+    case TuneStrategy::anneal: return "anneal";
+    case TuneStrategy::bayes: return "bayes";
+  }
+  return "?";
 }
 
 TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneResult result, const DeviceInfo& info,
@@ -50,12 +58,20 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   report.nvrtc = nvrtc_version();
   report.peak_gbs = info.peak_bandwidth_gbs;
   report.strategy = strategy_name(t.strategy);
+  report.objective = objective_name(t.objective);
+  report.sm_count = info.sm_count;
   report.seed = t.seed;
   const std::int64_t input_bytes = static_cast<std::int64_t>(t.run.size * dtype_size(t.run.dtype));
   std::ostringstream timing;
-  timing << "CUDA events; per variant 1 verified run, " << t.run.warmup << " warm-ups, median of " << t.run.repeats
-         << " timed runs; the best " << options.recheck_top << " re-timed " << options.recheck_repeats
-         << " times more, interleaved; ";
+  const std::string until = "until the median's 95% confidence interval is within +-" + fixed(100 * t.auto_bound, 1) +
+                            "% (at most " + fixed(t.auto_seconds, 1) + " s";
+  timing << "CUDA events; per variant 1 verified run, " << t.run.warmup << " warm-ups, median of ";
+  if (t.auto_repeats) timing << "runs timed in batches of 10 " << until << " per variant)";
+  else timing << t.run.repeats << " timed runs";
+  timing << "; the best " << options.recheck_top << " re-timed";
+  if (options.recheck_auto) timing << ", interleaved in rounds of 10 runs, " << until << " per variant)";
+  else timing << " " << options.recheck_repeats << " times more, interleaved";
+  timing << "; ";
   if (flushed)
     timing << "L2 (" << mib(info.l2_bytes) << ") flushed by writing " << mib(2 * info.l2_bytes)
            << " before each timed run (input " << mib(input_bytes) << ")";
@@ -64,6 +80,20 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   else
     timing << "no L2 flush needed: the input (" << mib(input_bytes) << ") is over twice the L2 (" << mib(info.l2_bytes)
            << ")";
+  if (options.measure_energy || needs_energy(options.objective)) {
+    timing << "; energy from NVML's counter over at least 0.1 s of back-to-back runs per variant (warm L2, "
+              "no flush), again in each of the first "
+           << options.recheck_rounds << " recheck rounds";
+    std::int64_t fewest = -1, most = 0;
+    for (const auto& e : result.evaluations)
+      for (const auto& w : e.outcome.energy) {
+        fewest = fewest < 0 ? w.calls : std::min(fewest, w.calls);
+        most = std::max(most, w.calls);
+      }
+    if (most > 1)
+      timing << "; one call is too short for the counter, so each window took " << fewest
+             << (most > fewest ? " to " + std::to_string(most) : std::string()) << " calls";
+  }
   report.timing = timing.str();
   report.compile = stats;
   report.result = std::move(result);
@@ -75,12 +105,18 @@ std::optional<TuningEntry> winner_entry(const TuneReport& report, const Space& s
   if (!w || report.result.aborted) return std::nullopt;
   std::map<std::string, std::string> options(report.options.begin(), report.options.end());
   TuningEntry e;
-  e.key = {report.gpu, report.arch, report.family, report.operation, options_key(options), report.dtype,
-           size_bucket(report.size)};
+  e.key = {report.gpu,   report.arch,  report.family,           report.operation, options_key(options),
+           report.dtype, size_bucket(report.size), report.objective};
   e.kernel = space.files()[w->candidate.file].file->name;
   e.params = w->params;
   e.median_ms = w->time.median;
   e.gbs = gbs_of(report.bytes_moved, w->time.median);
+  if (w->energy.count > 0) {
+    e.joules = w->energy.median;
+    double watts = 0;
+    for (const auto& s : w->outcome.energy) watts += s.watts;
+    e.watts = watts / static_cast<double>(w->outcome.energy.size());
+  }
   e.size = report.size;
   for (auto i : report.result.ties) e.ties.push_back(report.result.evaluations[i].label);
   e.strategy = report.strategy;

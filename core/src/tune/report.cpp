@@ -18,6 +18,25 @@
 
 namespace gpuk {
 
+namespace {
+
+// The mean of a variant's energy windows' power and SM clock.
+std::pair<double, double> watts_and_mhz(const Evaluation& e) {
+  double w = 0, m = 0;
+  for (const auto& s : e.outcome.energy) w += s.watts, m += s.sm_mhz;
+  const double n = static_cast<double>(std::max<std::size_t>(1, e.outcome.energy.size()));
+  return {w / n, m / n};
+}
+
+// Joules in a unit that suits them: "12.3 uJ", "1.23 mJ".
+std::string joules_text(double j) {
+  if (j >= 1) return fixed(j, 3) + " J";
+  if (j >= 1e-3) return fixed(j * 1e3, 3) + " mJ";
+  return fixed(j * 1e6, 2) + " uJ";
+}
+
+}  // namespace
+
 // --- Reports ---------------------------------------------------------------------------------
 
 void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
@@ -31,7 +50,13 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   const std::size_t measured = res.evaluations.size() - res.count(Status::pruned);
   out << "  sweep    " << r.strategy << " (seed " << r.seed << "): " << measured << " variant"
       << (measured == 1 ? "" : "s") << " measured, " << res.count(Status::pruned) << " pruned, in "
-      << fixed(res.seconds, 1) << " s (" << fixed(r.wall_seconds, 1) << " s in all)\n";
+      << fixed(res.seconds, 1) << " s (" << fixed(r.wall_seconds, 1) << " s in all); ranked by " << r.objective
+      << (r.objective == "edp" ? " (energy x delay)" : r.objective == "energy" ? " (energy per call)" : "") << "\n";
+  if (!r.journal.empty()) {
+    const std::size_t now = measured - res.reused;
+    out << "  journal  " << res.reused << " variant" << (res.reused == 1 ? "" : "s")
+        << " reused from earlier sweeps, " << now << " measured now (" << r.journal << ")\n";
+  }
   out << "  compile  " << r.compile.variants << " variants in " << r.compile.programs << " NVRTC program"
       << (r.compile.programs == 1 ? "" : "s") << " (" << r.compile.from_cache << " from the cache), "
       << fixed(r.compile.seconds, 1) << " s of compile time\n";
@@ -41,11 +66,19 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
     out << "  no variant ran correctly.\n";
   } else {
     std::size_t width = 8;
-    for (std::size_t k = 0; k < res.ranking.size() && k < static_cast<std::size_t>(show); ++k)
-      width = std::max(width, res.evaluations[res.ranking[k]].label.size());
+    bool energy = false, runs = false;
+    for (std::size_t k = 0; k < res.ranking.size() && k < static_cast<std::size_t>(show); ++k) {
+      const Evaluation& e = res.evaluations[res.ranking[k]];
+      width = std::max(width, e.label.size());
+      energy = energy || e.energy.count > 0;
+      runs = runs || !e.outcome.auto_stop.empty() || !e.recheck_stop.empty();
+    }
     out << "  " << std::right << std::setw(4) << "rank" << "  " << std::left << std::setw(static_cast<int>(width))
         << "variant" << std::right << std::setw(11) << "median ms" << std::setw(8) << "IQR %" << std::setw(11)
-        << "min ms" << std::setw(9) << "GB/s" << std::setw(8) << "% peak" << std::setw(6) << "regs" << "\n";
+        << "min ms" << std::setw(9) << "GB/s" << std::setw(8) << "% peak" << std::setw(6) << "regs";
+    if (runs) out << std::setw(6) << "runs";
+    if (energy) out << std::setw(12) << "energy/call" << std::setw(7) << "W" << std::setw(8) << "SM MHz";
+    out << "\n";
     for (std::size_t k = 0; k < res.ranking.size() && k < static_cast<std::size_t>(show); ++k) {
       const Evaluation& e = res.evaluations[res.ranking[k]];
       const double gbs = gbs_of(r.bytes_moved, e.time.median);
@@ -54,14 +87,24 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
           << e.label << std::right << std::setw(11) << ms_text(e.time.median) << std::setw(8)
           << fixed(e.time.iqr_percent(), 1) << std::setw(11) << ms_text(e.time.min) << std::setw(9) << fixed(gbs, 0)
           << std::setw(8) << fixed(r.peak_gbs > 0 ? 100 * gbs / r.peak_gbs : 0, 1) << std::setw(6)
-          << (e.outcome.registers >= 0 ? std::to_string(e.outcome.registers) : "-")
-          << (e.rechecked ? "  rechecked" : "") << (tie ? "  tie" : "")
+          << (e.outcome.registers >= 0 ? std::to_string(e.outcome.registers) : "-");
+      if (runs) out << std::setw(6) << e.time.count;
+      if (energy) {
+        const auto [w, mhz] = watts_and_mhz(e);
+        if (e.energy.count > 0)
+          out << std::setw(12) << joules_text(e.energy.median) << std::setw(7) << fixed(w, 0) << std::setw(8)
+              << fixed(mhz, 0);
+        else
+          out << std::setw(12) << "-" << std::setw(7) << "-" << std::setw(8) << "-";
+      }
+      out << (e.rechecked ? "  rechecked" : "") << (e.reused ? "  reused" : "") << (tie ? "  tie" : "")
           << (e.outcome.device >= 0 ? "  gpu" + std::to_string(e.outcome.device) : "") << "\n";
     }
     if (res.ranking.size() > static_cast<std::size_t>(show))
       out << "  ... " << res.ranking.size() - static_cast<std::size_t>(show) << " more (--json / --csv have all)\n";
     const Evaluation& w = *res.winner();
     out << "\n  best     " << w.label << "  " << ms_text(w.time.median) << " ms";
+    if (w.energy.count > 0) out << ", " << joules_text(w.energy.median) << " per call";
     if (!res.ties.empty()) {
       std::vector<std::string> names;
       for (auto i : res.ties) names.push_back(res.evaluations[i].label);
@@ -91,6 +134,7 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
           res.count(Status::faulted) + res.count(Status::timed_out) >
       0)
     out << "  (--json has every variant's full message)\n";
+  for (const auto& note : r.notes) out << "  note     " << note << "\n";
   if (!res.stopped.empty()) out << "  stopped  " << res.stopped << "\n";
 }
 
@@ -99,6 +143,16 @@ namespace {
 nlohmann::json spread_json(const Spread& s) {
   return {{"median_ms", s.median}, {"q1_ms", s.q1}, {"q3_ms", s.q3}, {"min_ms", s.min}, {"max_ms", s.max},
           {"runs", s.count}};
+}
+
+nlohmann::json energy_json(const Evaluation& e) {
+  const auto [w, mhz] = watts_and_mhz(e);
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& s : e.outcome.energy)
+    windows.push_back({{"joules_per_call", s.joules}, {"watts", s.watts}, {"sm_mhz", s.sm_mhz}, {"calls", s.calls},
+                       {"window_s", s.window_s}});
+  return {{"joules_per_call", e.energy.median}, {"q1_joules", e.energy.q1}, {"q3_joules", e.energy.q3},
+          {"watts", w}, {"sm_mhz", mhz}, {"windows", windows}};
 }
 
 }  // namespace
@@ -117,7 +171,12 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
   if (!r.devices.empty()) j["pooled_devices"] = r.devices;
   j["nvrtc_version"] = r.nvrtc;
   j["strategy"] = r.strategy;
+  j["objective"] = r.objective;
   j["seed"] = r.seed;
+  j["device"]["sm_count"] = r.sm_count;
+  j["journal"] = r.journal;
+  j["reused"] = r.result.reused;
+  j["notes"] = r.notes;
   j["timing"] = r.timing;
   j["seconds"] = r.result.seconds;
   j["wall_seconds"] = r.wall_seconds;
@@ -129,6 +188,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
   for (std::size_t k = 0; k < r.result.ranking.size(); ++k) rank[r.result.ranking[k]] = k + 1;
   if (const Evaluation* w = r.result.winner()) {
     j["best"] = {{"variant", w->label}, {"params", w->params}, {"median_ms", w->time.median}};
+    if (w->energy.count > 0) j["best"]["joules_per_call"] = w->energy.median;
     j["best"]["ties"] = nlohmann::json::array();
     for (auto i : r.result.ties) j["best"]["ties"].push_back(r.result.evaluations[i].label);
   }
@@ -145,6 +205,9 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
       v["time"] = spread_json(e.time);
       v["gbs"] = gbs_of(r.bytes_moved, e.time.median);
       v["rechecked"] = e.rechecked;
+      if (!e.outcome.auto_stop.empty()) v["auto_stop"] = e.outcome.auto_stop;
+      if (!e.recheck_stop.empty()) v["recheck_stop"] = e.recheck_stop;
+      if (e.energy.count > 0) v["energy"] = energy_json(e);
     } else {
       v["why"] = e.outcome.why;
       v["detail"] = e.outcome.detail;
@@ -156,6 +219,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
     for (const auto& l : e.outcome.launches)
       v["launches"].push_back({{"name_expression", l.name_expression}, {"grid", l.grid}, {"block", l.block}});
     v["at_seconds"] = e.at_seconds;
+    v["reused"] = e.reused;
     j["variants"].push_back(std::move(v));
   }
   std::ofstream out(path);
@@ -178,8 +242,8 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
   if (!out) throw Error(path.string() + ": cannot write the CSV report");
   out << "rank,kernel,variant";
   for (const auto& n : names) out << ",param_" << n;
-  out << ",status,median_ms,q1_ms,q3_ms,min_ms,max_ms,runs,gbs,registers,rechecked,why,gpu,family,operation,dtype,"
-         "size,device\n";
+  out << ",status,median_ms,q1_ms,q3_ms,min_ms,max_ms,runs,gbs,joules_per_call,watts,sm_mhz,registers,rechecked,"
+         "reused,why,gpu,family,operation,dtype,size,objective,device\n";
   for (std::size_t i = 0; i < r.result.evaluations.size(); ++i) {
     const Evaluation& e = r.result.evaluations[i];
     const bool ok = e.outcome.status == Status::ok;
@@ -195,9 +259,16 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
           << e.time.count << ',' << gbs_of(r.bytes_moved, e.time.median);
     else
       out << ",,,,,,";
+    if (ok && e.energy.count > 0) {
+      const auto [w, mhz] = watts_and_mhz(e);
+      out << ',' << e.energy.median << ',' << w << ',' << mhz;
+    } else {
+      out << ",,,";
+    }
     out << ',' << (e.outcome.registers >= 0 ? std::to_string(e.outcome.registers) : "") << ','
-        << (e.rechecked ? "true" : "false") << ',' << quote(ok ? "" : e.outcome.why) << ',' << quote(r.gpu) << ','
-        << r.family << ',' << r.operation << ',' << r.dtype << ',' << r.size << ','
+        << (e.rechecked ? "true" : "false") << ',' << (e.reused ? "true" : "false") << ','
+        << quote(ok ? "" : e.outcome.why) << ',' << quote(r.gpu) << ',' << r.family << ',' << r.operation << ','
+        << r.dtype << ',' << r.size << ',' << r.objective << ','
         << (e.outcome.device >= 0 ? std::to_string(e.outcome.device) : "") << "\n";
   }
 }

@@ -1,5 +1,5 @@
 // The sweep of `gpuk tune` (no GPU here: see tune_gpu.cpp): the strategies walking a Space with
-// a Measurer, the recheck of the leaders, and the state handed to a fresh process.
+// a Measurer, the recheck of the leaders, and the ranking by the objective.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,8 +16,7 @@
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
-#include "tune/outcome_json.hpp"
-#include "util/atomic_file.hpp"
+#include "strategies.hpp"
 
 namespace gpuk {
 
@@ -25,6 +24,12 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Spread joules_of(const std::vector<EnergySample>& energy) {
+  std::vector<double> j;
+  for (const auto& s : energy) j.push_back(s.joules);
+  return Spread::of(j);
 }
 
 
@@ -63,6 +68,38 @@ Spread Spread::of(std::vector<double> samples) {
   return s;
 }
 
+bool needs_energy(TuneObjective o) { return o != TuneObjective::time; }
+
+const char* objective_name(TuneObjective o) {
+  return o == TuneObjective::time ? "time" : o == TuneObjective::energy ? "energy" : "edp";
+}
+
+std::optional<TuneObjective> parse_objective(std::string_view name) {
+  if (name == "time") return TuneObjective::time;
+  if (name == "energy") return TuneObjective::energy;
+  if (name == "edp") return TuneObjective::edp;
+  return std::nullopt;
+}
+
+std::optional<TuneStrategy> parse_strategy(std::string_view name) {
+  if (name == "exhaustive") return TuneStrategy::exhaustive;
+  if (name == "random") return TuneStrategy::random;
+  if (name == "anneal") return TuneStrategy::anneal;
+  if (name == "bayes") return TuneStrategy::bayes;
+  return std::nullopt;
+}
+
+std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective) {
+  if (e.outcome.status != Status::ok || e.time.count == 0) return std::nullopt;
+  const Spread& t = e.time;
+  if (objective == TuneObjective::time) return Cost{t.median, t.q1, t.q3};
+  if (e.energy.count == 0) return std::nullopt;
+  const Spread& j = e.energy;
+  if (objective == TuneObjective::energy) return Cost{j.median, j.q1, j.q3};
+  // Energy x delay, J x s: the quartiles multiply (both are positive).
+  return Cost{j.median * t.median * 1e-3, j.q1 * t.q1 * 1e-3, j.q3 * t.q3 * 1e-3};
+}
+
 double gbs_of(std::uint64_t bytes, double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0; }
 
 // --- The sweep -------------------------------------------------------------------------------
@@ -81,6 +118,8 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
   Progress progress;
   std::mt19937_64 rng(options.seed);
   bool context_dead = false;
+  result.objective = options.objective;
+  const bool want_energy = options.measure_energy || needs_energy(options.objective);
 
   const auto report = [&](const std::string& current) {
     if (!options.progress) return;
@@ -112,11 +151,39 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     ++progress.pruned;
     return true;
   };
+  // One energy window of an ok point into `e` (nothing once the context is gone).
+  const auto add_energy = [&](Evaluation& e) {
+    if (context_dead || e.outcome.status != Status::ok) return;
+    try {
+      const auto sample = measurer.energy(space, e.candidate, e.time.median);
+      if (!sample) {
+        if (needs_energy(options.objective))
+          throw Error(std::string("the objective '") + objective_name(options.objective) +
+                      "' needs energy, which cannot be measured here");
+        return;
+      }
+      e.outcome.energy.push_back(*sample);
+      e.energy = joules_of(e.outcome.energy);
+    } catch (const ContextLost& ex) {
+      e.outcome.status = ex.outcome.status;
+      e.outcome.why = ex.outcome.why;
+      e.outcome.detail = ex.outcome.detail;
+      result.stopped = ex.what();
+      result.aborted = true;
+      result.context_lost = true;
+      context_dead = true;
+    } catch (const SweepAborted& ex) {
+      result.stopped = ex.what();
+      result.aborted = true;
+      context_dead = true;
+    }
+  };
   // Verifies and times a point not yet evaluated; returns its evaluation.
   const auto evaluate = [&](const Candidate& c) -> const Evaluation& {
     if (const auto it = known.find(c); it != known.end()) return result.evaluations[it->second];
     Evaluation e = make(c);
     report(e.label);
+    bool measured = true;  // false: the GPU went away before the point could be measured
     try {
       e.outcome = measurer.measure(space, c);
     } catch (const ContextLost& ex) {
@@ -132,20 +199,39 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       result.stopped = ex.what();
       result.aborted = true;
       context_dead = true;
+      measured = false;
     }
     e.time = Spread::of(e.outcome.samples);
+    e.energy = joules_of(e.outcome.energy);
+    if (want_energy && e.outcome.energy.empty()) add_energy(e);
+    if (options.on_measured && measured) options.on_measured(e);  // not journaled: measured next time
     known[c] = result.evaluations.size();
     result.evaluations.push_back(std::move(e));
     ++progress.done;
     report({});
     return result.evaluations.back();
   };
-  for (const Evaluation& e : options.prior) {
-    known[e.candidate] = result.evaluations.size();
-    result.evaluations.push_back(e);
+  for (const Evaluation& p : options.prior) {
+    if (known.count(p.candidate)) continue;
+    known[p.candidate] = result.evaluations.size();
+    result.evaluations.push_back(p);
+    Evaluation& e = result.evaluations.back();
+    e.time = Spread::of(e.outcome.samples);
+    e.energy = joules_of(e.outcome.energy);
+    if (e.reused) ++result.reused;
     if (e.outcome.status == Status::pruned) ++progress.pruned;
     else ++progress.done;
+    // Measured before without energy: only the energy is missing.
+    if (want_energy && e.outcome.status == Status::ok && e.outcome.energy.empty() && !context_dead) {
+      add_energy(e);
+      // Its energy, or the fault that measuring it caused (else the next process would fault again).
+      if ((!e.outcome.energy.empty() || e.outcome.status != Status::ok) && options.on_measured) options.on_measured(e);
+    }
   }
+  const auto cost = [&](const Evaluation& e) -> std::optional<double> {
+    const auto c = cost_of(e, options.objective);
+    return c ? std::optional<double>(c->median) : std::nullopt;
+  };
   const auto stop_for_time = [&](std::size_t left) {
     result.stopped = "the time budget of " + fixed(*options.seconds, 1) + " s ran out with " + std::to_string(left) +
                      " planned variant" + (left == 1 ? "" : "s") + " not measured";
@@ -182,7 +268,10 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     }
     progress.planned = todo.size();
     report({});
-    measurer.prepare(space, todo);
+    std::vector<Candidate> missing;  // what the journal has needs no compiling
+    for (const auto& c : todo)
+      if (!known.count(c)) missing.push_back(c);
+    measurer.prepare(space, missing);
     for (std::size_t i = 0; i < todo.size(); ++i) {
       if (out_of_time()) {
         stop_for_time(todo.size() - i);
@@ -191,15 +280,34 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       evaluate(todo[i]);
       if (!result.stopped.empty()) break;
     }
+  } else if (options.strategy == TuneStrategy::bayes) {
+    // The budget counts the points measured before (the journal) too, as anneal's does: a sweep
+    // run again measures only what is missing.
+    const int budget = options.evaluations.value_or(32);
+    progress.planned = static_cast<std::size_t>(budget);
+    detail::WalkHooks hooks;
+    hooks.runnable = [&](const Candidate& c) { return !pruned(c); };
+    hooks.known = [&](const Candidate& c) { return known.count(c) > 0; };
+    hooks.evaluate = [&](const Candidate& c) { return cost(evaluate(c)); };
+    hooks.history = [&] {
+      std::vector<std::pair<Candidate, std::optional<double>>> h;
+      for (const auto& e : result.evaluations)
+        if (e.outcome.status != Status::pruned) h.emplace_back(e.candidate, cost(e));
+      return h;
+    };
+    hooks.go_on = [&] {
+      return progress.done < static_cast<std::size_t>(budget) && result.stopped.empty() && !out_of_time();
+    };
+    hooks.prepare = [&](const std::vector<Candidate>& points) { measurer.prepare(space, points); };
+    detail::walk_bayes(space, hooks, rng);
+    if (result.stopped.empty() && out_of_time() && progress.done < static_cast<std::size_t>(budget))
+      result.stopped = "the time budget of " + fixed(*options.seconds, 1) + " s ran out after " +
+                       std::to_string(progress.done) + " of " + std::to_string(budget) + " evaluations";
   } else {
     // Simulated annealing over neighbouring values, starting from the best of the kernel files'
     // default variants, restarting from a random point when it stalls or has nowhere to go.
     const int budget = options.evaluations.value_or(32);
     progress.planned = static_cast<std::size_t>(budget);
-    const auto cost = [&](const Evaluation& e) -> std::optional<double> {
-      if (e.outcome.status != Status::ok) return std::nullopt;
-      return e.time.median;
-    };
     const auto budget_left = [&] {
       return static_cast<int>(progress.done) < budget && result.stopped.empty() && !out_of_time();
     };
@@ -282,33 +390,60 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
                        std::to_string(progress.done) + " of " + std::to_string(budget) + " evaluations";
   }
 
-  // The best few again, interleaved round by round, so that drift hits them alike.
+  // The best few again, interleaved round by round, so that drift hits them alike: a fixed
+  // number of runs in recheck_rounds rounds, or (recheck_auto) rounds of a batch each until
+  // every leader's median is known within the bound or the time cap (seconds x leaders) is spent.
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < result.evaluations.size(); ++i)
-    if (result.evaluations[i].outcome.status == Status::ok) ok.push_back(i);
-  const auto by_median = [&](std::size_t a, std::size_t b) {
-    return result.evaluations[a].time.median < result.evaluations[b].time.median;
+    if (cost(result.evaluations[i])) ok.push_back(i);
+  const auto by_cost = [&](std::size_t a, std::size_t b) {
+    return *cost(result.evaluations[a]) < *cost(result.evaluations[b]);
   };
-  std::stable_sort(ok.begin(), ok.end(), by_median);
+  std::stable_sort(ok.begin(), ok.end(), by_cost);
   const std::size_t top = std::min<std::size_t>(ok.size(), static_cast<std::size_t>(std::max(0, options.recheck_top)));
-  if (top > 0 && options.recheck_repeats > 0 && !context_dead) {
+  const bool automatic = options.recheck_auto.has_value();
+  if (top > 0 && (options.recheck_repeats > 0 || automatic) && !context_dead) {
     const int rounds = std::max(1, options.recheck_rounds);
-    const int per_round = std::max(1, (options.recheck_repeats + rounds - 1) / rounds);
+    const int per_round =
+        automatic ? std::max(1, options.recheck_auto->batch) : std::max(1, (options.recheck_repeats + rounds - 1) / rounds);
+    AutoRepeats rule = options.recheck_auto.value_or(AutoRepeats{});
+    rule.min_runs = std::max(rule.min_runs, 2 * per_round);  // at least two interleaved rounds
+    const double cap = rule.seconds * static_cast<double>(top);
+    const auto recheck_start = std::chrono::steady_clock::now();
+    std::vector<Candidate> leaders;  // those from the journal are not compiled in this process yet
+    for (std::size_t k = 0; k < top; ++k) leaders.push_back(result.evaluations[ok[k]].candidate);
+    measurer.prepare(space, leaders);
     std::vector<std::vector<double>> samples(top);
+    std::vector<std::vector<EnergySample>> energies(top);
+    std::vector<AutoStop> stops(top, AutoStop::more);
     bool aborted = false;
-    for (int r = 0; r < rounds && !aborted; ++r) {
+    for (int r = 0; !aborted; ++r) {
+      if (!automatic && r >= rounds) break;
+      bool any = false;
       for (std::size_t k = 0; k < top && !aborted; ++k) {
+        if (stops[k] != AutoStop::more) continue;
+        any = true;
         Evaluation& e = result.evaluations[ok[k]];
         report("recheck " + e.label);
         try {
           const auto s = measurer.time(space, e.candidate, per_round);
           samples[k].insert(samples[k].end(), s.begin(), s.end());
+          if (want_energy && r < rounds) {
+            const auto sample = measurer.energy(space, e.candidate, Spread::of(samples[k]).median);
+            if (sample) energies[k].push_back(*sample);
+          }
+          if (automatic) {
+            AutoRepeats mine = rule;
+            mine.seconds = cap;  // the cap is the recheck's, shared
+            stops[k] = s.empty() ? AutoStop::run_cap : auto_repeats_stop(samples[k], seconds_since(recheck_start), mine);
+          }
         } catch (const ContextLost& ex) {
           // It ran correctly before and faulted now: it is not to be chosen.
           e.outcome.status = ex.outcome.status;
           e.outcome.why = ex.outcome.why;
           e.outcome.detail = ex.outcome.detail;
           samples[k].clear();
+          if (options.on_measured) options.on_measured(e);  // the next process must not recheck it again
           result.stopped = ex.what();
           result.aborted = true;
           result.context_lost = true;
@@ -319,61 +454,38 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
           aborted = true;
         }
       }
+      if (!any) break;
     }
     for (std::size_t k = 0; k < top; ++k) {
       if (samples[k].empty()) continue;
       Evaluation& e = result.evaluations[ok[k]];
       e.time = Spread::of(samples[k]);
+      if (!energies[k].empty()) {
+        e.outcome.energy.insert(e.outcome.energy.end(), energies[k].begin(), energies[k].end());
+        e.energy = joules_of(e.outcome.energy);
+      }
       e.rechecked = true;
+      if (automatic) e.recheck_stop = auto_stop_name(stops[k]);
     }
-    std::stable_sort(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(top), by_median);
-    std::erase_if(ok, [&](std::size_t i) { return result.evaluations[i].outcome.status != Status::ok; });
+    // The rechecked ones first, by their recheck; one that failed now goes.
+    std::stable_sort(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(top), [&](std::size_t a, std::size_t b) {
+      const auto ca = cost(result.evaluations[a]), cb = cost(result.evaluations[b]);
+      return ca && (!cb || *ca < *cb);
+    });
+    std::erase_if(ok, [&](std::size_t i) { return !cost(result.evaluations[i]); });
   }
   result.ranking = ok;
   if (!ok.empty()) {
     const Evaluation& w = result.evaluations[ok.front()];
+    const Cost wc = *cost_of(w, options.objective);
     for (std::size_t k = 1; k < ok.size(); ++k) {
       const Evaluation& e = result.evaluations[ok[k]];
       if (!e.rechecked || !w.rechecked) break;
-      if (e.time.q1 <= w.time.q3) result.ties.push_back(ok[k]);  // their middle halves overlap
+      if (cost_of(e, options.objective)->q1 <= wc.q3) result.ties.push_back(ok[k]);  // their middle halves overlap
     }
   }
   result.seconds = seconds_since(start);
   return result;
-}
-
-// --- State of a sweep that goes on in another process ----------------------------------------
-
-void write_tune_state(const std::filesystem::path& path, const std::vector<Evaluation>& evaluations) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& e : evaluations)
-    j.push_back({{"file", e.candidate.file}, {"values", e.candidate.values}, {"label", e.label},
-                 {"outcome", outcome_to_json(e.outcome)}, {"at_seconds", e.at_seconds}});
-  write_file_atomically(path, j.dump() + "\n", "the state of the sweep");
-}
-
-std::vector<Evaluation> read_tune_state(const std::filesystem::path& path, const Space& space) {
-  std::ifstream in(path);
-  if (!in) throw Error(path.string() + ": cannot read the state of the sweep");
-  std::vector<Evaluation> out;
-  try {
-    const auto j = nlohmann::json::parse(in);
-    for (const auto& v : j) {
-      Evaluation e;
-      e.candidate.file = v.at("file").get<std::size_t>();
-      e.candidate.values = v.at("values").get<std::vector<std::int64_t>>();
-      e.label = space.label(e.candidate);
-      if (e.label != v.at("label").get<std::string>()) throw Error("the state does not match the space");
-      e.params = space.params(e.candidate);
-      e.outcome = outcome_from_json(v.at("outcome"));
-      e.at_seconds = v.at("at_seconds").get<double>();
-      e.time = Spread::of(e.outcome.samples);
-      out.push_back(std::move(e));
-    }
-  } catch (const std::exception& e) {
-    throw Error(path.string() + ": the state of the sweep is damaged (" + e.what() + ")");
-  }
-  return out;
 }
 
 }  // namespace gpuk

@@ -39,10 +39,13 @@ nlohmann::json to_json(const TuningEntry& e) {
   j["options"] = e.key.options;
   j["dtype"] = e.key.dtype;
   j["size_bucket"] = e.key.bucket;
+  j["objective"] = e.key.objective;
   j["kernel"] = e.kernel;
   j["params"] = e.params;
   j["median_ms"] = e.median_ms;
   j["gbs"] = e.gbs;
+  if (e.joules) j["joules"] = *e.joules;
+  if (e.watts) j["watts"] = *e.watts;
   j["size"] = e.size;
   j["ties"] = e.ties;
   j["strategy"] = e.strategy;
@@ -91,6 +94,10 @@ TuningEntry from_json(const nlohmann::json& j) {
   e.key.options = text("options", false);
   e.key.dtype = text("dtype", true);
   e.key.bucket = static_cast<int>(integer("size_bucket", true, 0, 64));
+  // A database written before objectives were recorded ranked by time.
+  e.key.objective = j.contains("objective") ? text("objective", true) : "time";
+  if (!parse_objective(e.key.objective))
+    throw ConfigError("\"objective\" must be time, energy or edp, not '" + e.key.objective + "'");
   e.kernel = text("kernel", true);
   if (!j.contains("params") || !j["params"].is_object()) throw ConfigError("\"params\" must be an object");
   for (const auto& [name, value] : j["params"].items()) {
@@ -100,6 +107,8 @@ TuningEntry from_json(const nlohmann::json& j) {
   }
   e.median_ms = number("median_ms");
   e.gbs = number("gbs");
+  if (j.contains("joules")) e.joules = number("joules");
+  if (j.contains("watts")) e.watts = number("watts");
   e.size = static_cast<std::uint64_t>(integer("size", false, 0, INT64_MAX));
   if (j.contains("ties")) {
     if (!j["ties"].is_array()) throw ConfigError("\"ties\" must be a list of strings");
@@ -266,7 +275,8 @@ TuningDb::Pick TuningDb::pick(const TuningKey& key, bool same_gpu) const {
   for (const auto& e : entries_) {
     const TuningKey& k = e.key;
     if ((same_gpu && k.gpu != key.gpu) || k.arch != key.arch || k.family != key.family ||
-        k.operation != key.operation || k.options != key.options || k.dtype != key.dtype)
+        k.operation != key.operation || k.options != key.options || k.dtype != key.dtype ||
+        k.objective != key.objective)
       continue;
     const int distance = std::abs(k.bucket - key.bucket);
     if (distance == 0) return {&e, true};

@@ -3,6 +3,7 @@
 // already compiled, on one uploaded workload (Bench).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -12,11 +13,13 @@
 #include <thread>
 
 #include "gpuk/device.hpp"
+#include "gpuk/energy.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/jit.hpp"
 #include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
+#include "gpuk/tune_journal.hpp"
 
 namespace gpuk {
 
@@ -214,27 +217,90 @@ class GpuMeasurer final : public Measurer {
         o.detail = v.detail;
         return o;
       }
-      o.samples = bench_.time(target, options_.warmup, options_.repeats, options_.flush_l2);
+      if (options_.auto_repeats) {
+        int warmup = options_.warmup;
+        const auto timing = time_until_stable(
+            [&](int k) {
+              auto s = bench_.time(target, warmup, k, options_.flush_l2);
+              warmup = 0;
+              return s;
+            },
+            *options_.auto_repeats);
+        o.samples = timing.samples;
+        o.auto_stop = auto_stop_name(timing.stop);
+      } else {
+        o.samples = bench_.time(target, options_.warmup, options_.repeats, options_.flush_l2);
+      }
     } catch (const Error& e) {
       failed(o, e, p);
     }
     return o;
   }
 
-  std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
-    // A point measured by an earlier process of the sweep (TuneOptions::prior) is compiled (the
-    // cache has it) and loaded here first.
-    prepare(space, {c});
-    const auto it = prepared_.find(c);
-    if (it == prepared_.end()) throw Error("time(): " + space.label(c) + " cannot run here");
-    Prepared& p = it->second;
-    if (!p.loaded) {
-      p.chunk->done.wait();
-      for (const auto& l : p.plan.launches)
-        if (const auto& error = p.chunk->errors[index_of(*p.chunk, l.name_expression)]; !error.empty())
-          throw Error("time(): " + p.label + " does not compile: " + compile_error_of(error));
-      load(p);
+  // Back-to-back runs in batches of about 2 ms, the energy counter read after each: the energy
+  // and time between its first and last change over at least the window (the counter moves in
+  // steps much longer than one call), divided by the calls in between. The SM clock is read
+  // while each batch runs.
+  std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms_per_call) override {
+    if (!options_.energy) return std::nullopt;
+    Prepared& p = ready(space, c, "energy()");
+    EnergyMeter& meter = *options_.energy;
+    try {
+      bench_.bind(p.plan);
+      const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
+      const double per_call_ms = ms_per_call > 0 ? ms_per_call : 0.01;
+      const int batch = static_cast<int>(std::clamp(std::ceil(2.0 / per_call_ms), 1.0, 100000.0));
+      const double window = options_.energy_window_s;
+      const double cap = std::max(1.0, 20 * window);
+      const double limit = bench_.time_limit() + 10 * batch * per_call_ms * 1e-3;
+      struct Edge {
+        double t = 0;
+        std::int64_t calls = 0;
+        std::uint64_t mj = 0;
+      };
+      const auto start = std::chrono::steady_clock::now();
+      const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+      const Edge begin{0, 0, meter.millijoules()};
+      std::optional<Edge> first, last;
+      std::uint64_t previous = begin.mj;
+      std::int64_t calls = 0;
+      double mhz = 0;
+      int clocks = 0;
+      for (;;) {
+        for (int i = 0; i < batch; ++i) bench_.launch(target);
+        mhz += meter.sm_mhz();
+        ++clocks;
+        wait_stream(bench_.stream().get(), limit, p.where);
+        calls += batch;
+        const Edge now{since(), calls, meter.millijoules()};
+        if (now.mj != previous) {
+          (first ? last : first) = now;
+          previous = now.mj;
+        }
+        if (first && last && last->t - first->t >= window) break;
+        if (now.t >= cap) {
+          if (!last) last = now, first = begin;  // the counter hardly moved: the whole span
+          break;
+        }
+      }
+      if (last->mj == first->mj) return std::nullopt;  // the counter never moved: nothing to report
+      EnergySample sample;
+      sample.calls = last->calls - first->calls;
+      sample.window_s = last->t - first->t;
+      const double joules = static_cast<double>(last->mj - first->mj) / 1000.0;
+      sample.joules = sample.calls > 0 ? joules / static_cast<double>(sample.calls) : 0;
+      sample.watts = sample.window_s > 0 ? joules / sample.window_s : 0;
+      sample.sm_mhz = clocks ? mhz / clocks : 0;
+      return sample;
+    } catch (const Error& e) {
+      Outcome o;
+      failed(o, e, p);
+      return std::nullopt;
     }
+  }
+
+  std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
+    Prepared& p = ready(space, c, "time()");
     try {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
@@ -247,6 +313,23 @@ class GpuMeasurer final : public Measurer {
   }
 
  private:
+  // A point measured before (by measure(), or by an earlier sweep: the journal) compiled (the
+  // cache has it) and loaded.
+  Prepared& ready(const Space& space, const Candidate& c, const std::string& what) {
+    prepare(space, {c});
+    const auto it = prepared_.find(c);
+    if (it == prepared_.end()) throw Error(what + ": " + space.label(c) + " cannot run here");
+    Prepared& p = it->second;
+    if (!p.loaded) {
+      p.chunk->done.wait();
+      for (const auto& l : p.plan.launches)
+        if (const auto& error = p.chunk->errors[index_of(*p.chunk, l.name_expression)]; !error.empty())
+          throw Error(what + ": " + p.label + " does not compile: " + compile_error_of(error));
+      load(p);
+    }
+    return p;
+  }
+
   static JitOptions jit_options(const RunContext& context, const Device& device) {
     JitOptions o;
     o.arch = device.info().arch();
@@ -363,11 +446,13 @@ std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& d
 TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
   TuneOptions options;
   options.strategy = t.strategy;
+  options.objective = t.objective;
   options.evaluations = t.budget_evaluations;
   options.seconds = t.budget_seconds;
   options.seed = t.seed;
   options.recheck_top = t.recheck_top;
   options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  if (t.recheck_auto) options.recheck_auto = AutoRepeats{t.auto_bound, t.auto_seconds};
   options.prior = sweep.prior;
   options.progress = sweep.progress;
   return options;
@@ -381,8 +466,17 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   // Each variant's scratch is checked when it is bound (the sweep records a variant that does not
   // fit); what every variant shares is checked here, before any data exists.
   refuse_if_run_does_not_fit(t.run, plugin, 0, flush, device);
-  Bench bench(t.run, plugin, device);
 
+  // Energy: required by the objective, or asked for (`energy: true`), when NVML is there.
+  std::shared_ptr<EnergyMeter> meter;
+  std::string no_energy;
+  if (needs_energy(t.objective) || t.energy) {
+    meter = open_energy_meter(pci_bus_id(info.ordinal), &no_energy);
+    if (!meter && needs_energy(t.objective))
+      throw Error(no_energy + "; the objective '" + objective_name(t.objective) + "' needs it (use objective: time)");
+  }
+
+  Bench bench(t.run, plugin, device);
   CompileStats stats;
   GpuMeasurerOptions mo;
   mo.warmup = t.run.warmup;
@@ -390,15 +484,33 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   mo.flush_l2 = flush;
   mo.threads = sweep.threads;
   mo.time_limit_s = sweep.time_limit_s;
+  if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
+  mo.energy = meter;
   const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
 
-  const TuneOptions options = tune_options(t, sweep);
+  TuneOptions options = tune_options(t, sweep);
+  options.measure_energy = meter != nullptr;
+  std::optional<TuneJournal> journal;
+  int damaged = 0;
+  if (!sweep.journal_dir.empty()) {
+    journal.emplace(journal_path(sweep.journal_dir, t, gpu_identity(info), flush), sweep.run_id);
+    for (auto& e : journal->read(space, sweep.fresh)) options.prior.push_back(std::move(e));
+    damaged = journal->damaged();
+    options.on_measured = [&](const Evaluation& e) { journal->append(space, e); };
+  }
   TuneResult result = tune(space, *measurer, options);
   std::optional<BaselineTiming> baseline;
   if (sweep.baseline && !result.aborted && !result.context_lost)
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
   TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
   report.baseline = std::move(baseline);
+  if (journal) {
+    report.journal = journal->path().string();
+    if (damaged > 0)
+      report.notes.push_back(std::to_string(damaged) + " damaged line" + (damaged == 1 ? "" : "s") +
+                             " of the journal (a writer killed mid-line) ignored; those points were measured again");
+  }
+  if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
   return report;
 }
 

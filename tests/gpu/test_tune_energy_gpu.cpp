@@ -1,0 +1,122 @@
+// The tuner beyond time, on the GPU: energy and power from NVML, the journal (a sweep run again
+// measures nothing), repeats: auto, and the bayes strategy. Without a GPU this program prints
+// why and exits 77 (skipped); without NVML the energy case says so and checks the message.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "gpuk/config.hpp"
+#include "gpuk/energy.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/tune.hpp"
+#include "gpuk/tune_journal.hpp"
+#include "helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+struct Gpu {
+  PluginRegistry plugins{{test::plugin_dir()}};
+  KernelLibrary kernels{{test::kernels_dir()}};
+  Device device{0};
+  CompileCache cache{CompileCache::default_dir()};
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+// 2^24 float32 argmax over onepass: 8 variants, about 10 us to 30 us each.
+TuneSpec spec(const std::string& extra) {
+  return parse_tune_spec("family: reduce\noperation: argmax\ndtype: float32\nsize: 2^24\nkernels: [onepass]\n"
+                         "params: {BLOCK: [256, 512], UNROLL: [2, 4], BLOCKS_PER_SM: [2, 4]}\n"
+                         "warmup: 2\nrepeats: 10\nrecheck: {top: 2, repeats: 10}\n" +
+                             extra,
+                         "t.yaml", gpu().plugins, gpu().kernels);
+}
+
+}  // namespace
+
+TEST_CASE("objective energy: every variant gets energy per call, power and SM clock from NVML") {
+  std::string why;
+  const auto meter = open_energy_meter(pci_bus_id(0), &why);
+  const TuneSpec t = spec("objective: energy\n");
+  const Space space = Space::from_spec(t, gpu().kernels);
+  if (!meter) {
+    MESSAGE("no NVML energy counter here (" << why << "): checking the message only");
+    CHECK_THROWS_WITH_AS(sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {}),
+                         doctest::Contains("energy"), Error);
+    return;
+  }
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  CHECK(r.objective == "energy");
+  REQUIRE(r.result.winner());
+  for (const auto& e : r.result.evaluations) {
+    if (e.outcome.status != Status::ok) continue;
+    CAPTURE(e.label);
+    REQUIRE(e.energy.count > 0);
+    const EnergySample& s = e.outcome.energy.front();
+    CHECK(s.calls > 100);      // one call is far below a step of the counter
+    CHECK(s.window_s >= 0.1);
+    CHECK(s.watts > 20);
+    CHECK(s.watts < 1500);
+    CHECK(s.sm_mhz > 200);
+    // Energy per call is about power x time per call (back-to-back runs: within 3x).
+    const double expected = s.watts * e.time.median * 1e-3;
+    CHECK(s.joules > expected / 3);
+    CHECK(s.joules < expected * 3);
+  }
+  for (std::size_t k = 1; k < r.result.ranking.size(); ++k)
+    CHECK(cost_of(r.result.evaluations[r.result.ranking[k - 1]], TuneObjective::energy)->median <=
+          cost_of(r.result.evaluations[r.result.ranking[k]], TuneObjective::energy)->median);
+}
+
+TEST_CASE("the journal: a sweep run again measures nothing and reuses every variant; --fresh measures again") {
+  const test::TempDir dir;
+  const TuneSpec t = spec("");
+  const Space space = Space::from_spec(t, gpu().kernels);
+  SweepOptions o;
+  o.journal_dir = dir.path();
+  o.run_id = "first";
+  const TuneReport a = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  const std::size_t measured = a.result.evaluations.size() - a.result.count(Status::pruned);
+  CHECK(measured == 8);
+  CHECK(a.result.reused == 0);
+  REQUIRE_FALSE(a.journal.empty());
+  o.run_id = "second";
+  const TuneReport b = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  CHECK(b.result.reused == measured);
+  REQUIRE(b.result.winner());
+  CHECK(b.result.winner()->rechecked);  // the leaders are timed again: the recheck ranks
+  o.run_id = "third";
+  o.fresh = true;
+  const TuneReport c = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  CHECK(c.result.reused == 0);
+}
+
+TEST_CASE("repeats: auto times each variant until its median is known, and the recheck does too") {
+  const TuneSpec t = spec("repeats: auto\nauto_repeats: {bound: 0.01, seconds: 0.5}\nrecheck: {top: 2, repeats: auto}\n");
+  const Space space = Space::from_spec(t, gpu().kernels);
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  REQUIRE(r.result.winner());
+  for (const auto& e : r.result.evaluations) {
+    if (e.outcome.status != Status::ok) continue;
+    CAPTURE(e.label);
+    CHECK(e.outcome.samples.size() >= 10);
+    CHECK((e.outcome.auto_stop == "converged" || e.outcome.auto_stop == "time cap"));
+  }
+  CHECK_FALSE(r.result.winner()->recheck_stop.empty());
+  CHECK(r.timing.find("confidence interval") != std::string::npos);
+}
+
+TEST_CASE("strategy bayes on the GPU stays within its budget and picks a verified variant") {
+  const TuneSpec t = spec("strategy: bayes\nbudget: 4\n");
+  const Space space = Space::from_spec(t, gpu().kernels);
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  CHECK(r.strategy == "bayes");
+  CHECK(r.result.evaluations.size() - r.result.count(Status::pruned) == 4);
+  REQUIRE(r.result.winner());
+  CHECK(r.result.winner()->outcome.status == Status::ok);
+}
