@@ -220,3 +220,13 @@ TEST_CASE("the database records the objective in the key; an old database withou
   k.objective = "energy";
   CHECK_FALSE(old.pick(k).entry);
 }
+
+TEST_CASE("repeats: auto in a tune config: every variant timed until its median is known, the recheck too") {
+  const TuneSpec t = spec("repeats: auto\nauto_repeats: {bound: 0.02, seconds: 0.5}\nrecheck: {top: 2, repeats: auto}\n");
+  CHECK(t.auto_repeats);
+  CHECK(t.auto_bound == doctest::Approx(0.02));
+  CHECK(t.recheck_auto);
+  const TuneSpec fixed = spec("repeats: 7\n");
+  CHECK_FALSE(fixed.auto_repeats);
+  CHECK(fixed.run.repeats == 7);
+}

@@ -53,6 +53,10 @@ void wait_stream(CUstream stream, double limit_seconds, const std::string& where
 // the driver calls that would wait for it.
 bool device_hung();
 
+// Whether this process has initialised CUDA (cuInit succeeded). A child forked after that cannot
+// use the GPU: what forks GPU workers checks it first (gpuk/tune_pool.hpp).
+bool cuda_initialised();
+
 #define GPUK_CU(call_expr, ...)                                                        \
   do {                                                                                 \
     const CUresult gpuk_cu_result_ = (call_expr);                                      \
@@ -71,6 +75,7 @@ struct DeviceInfo {
   std::int64_t total_memory = 0;
   double peak_bandwidth_gbs = 0;  // 2 x memory clock x bus width: the datasheet figure
   int driver_version = 0;         // e.g. 13000
+  std::string pci_bus_id;         // "0000:1B:00.0": which GPU of several of one model
   std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
 };
 

@@ -23,6 +23,8 @@ struct LoadedDriver {
   std::string failure;  // empty when the driver loaded and cuInit succeeded
 };
 
+std::atomic<bool> g_initialised{false};
+
 LoadedDriver load_driver() {
   LoadedDriver loaded;
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -43,6 +45,7 @@ LoadedDriver load_driver() {
     return loaded;
   }
   const CUresult init = loaded.api.cuInit(0);
+  if (init == CUDA_SUCCESS) g_initialised = true;
   if (init != CUDA_SUCCESS) {
     const char* name = nullptr;
     loaded.api.cuGetErrorName(init, &name);
@@ -98,6 +101,8 @@ int device_count(std::string* why) {
 }
 
 bool device_hung() { return g_hung.load(); }
+
+bool cuda_initialised() { return g_initialised.load(); }
 
 std::string describe(CUresult result) {
   const char* name = nullptr;
@@ -249,6 +254,8 @@ Device::Device(int ordinal) {
   GPUK_CU(api.cuDeviceGetName(name, sizeof name, device_));
   info_.ordinal = ordinal;
   info_.name = name;
+  char bus[64] = {};
+  if (api.cuDeviceGetPCIBusId(bus, sizeof bus, device_) == CUDA_SUCCESS) info_.pci_bus_id = bus;
   info_.cc_major = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   info_.cc_minor = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   info_.sm_count = attribute(device_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);

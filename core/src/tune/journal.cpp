@@ -37,11 +37,10 @@ std::string content_hash(std::string_view bytes) {
 }
 
 std::string gpu_identity(const DeviceInfo& info) {
-  try {
-    return info.name + " " + pci_bus_id(info.ordinal);
-  } catch (const Error&) {
-    return info.name + " #" + std::to_string(info.ordinal);
-  }
+  // From the description, not the driver: a sweep over several GPUs keys its journal in the
+  // process that never touches CUDA (gpuk/tune_pool.hpp).
+  if (!info.pci_bus_id.empty()) return info.name + " " + info.pci_bus_id;
+  return info.name + " #" + std::to_string(info.ordinal);
 }
 
 fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string& gpu, bool flushed) {

@@ -144,7 +144,7 @@ json device_json(const DeviceInfo& d) {
           {"sm_count", d.sm_count}, {"max_threads_per_block", d.max_threads_per_block},
           {"max_shared_per_block_optin", d.max_shared_per_block_optin}, {"l2_bytes", d.l2_bytes},
           {"total_memory", d.total_memory}, {"peak_bandwidth_gbs", d.peak_bandwidth_gbs},
-          {"driver_version", d.driver_version}};
+          {"driver_version", d.driver_version}, {"pci_bus_id", d.pci_bus_id}};
 }
 
 DeviceInfo device_of(const json& j) {
@@ -160,6 +160,7 @@ DeviceInfo device_of(const json& j) {
   d.total_memory = j.at("total_memory");
   d.peak_bandwidth_gbs = j.at("peak_bandwidth_gbs");
   d.driver_version = j.at("driver_version");
+  d.pci_bus_id = j.value("pci_bus_id", std::string());
   return d;
 }
 
@@ -246,6 +247,9 @@ struct WorkerPool::Impl {
 
   void start(std::size_t w) {
     WorkerProcess& p = procs[w];
+    if (cuda_initialised())
+      throw Error("internal: the process that forks the GPU workers has initialised CUDA itself, so they could not "
+                  "use the GPU");
     int down[2], up[2];
     if (::pipe(down) != 0 || ::pipe(up) != 0) throw Error("cannot create the pipes of a worker process");
     std::cout.flush();  // the child must not write what this process has buffered

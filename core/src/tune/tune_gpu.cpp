@@ -471,7 +471,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   std::shared_ptr<EnergyMeter> meter;
   std::string no_energy;
   if (needs_energy(t.objective) || t.energy) {
-    meter = open_energy_meter(pci_bus_id(info.ordinal), &no_energy);
+    meter = open_energy_meter(info.pci_bus_id.empty() ? pci_bus_id(info.ordinal) : info.pci_bus_id, &no_energy);
     if (!meter && needs_energy(t.objective))
       throw Error(no_energy + "; the objective '" + objective_name(t.objective) + "' needs it (use objective: time)");
   }
