@@ -255,7 +255,8 @@ TEST_CASE("gpuk tune --devices 0,0: two worker processes share a sweep over faul
       "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [128, 256]\n  UNROLL: [1, 2, 4]\n"
       "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
   const fs::path json = dir.path() / "tune.json";
-  const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune --devices 0,0 " +
+  // --fresh: the journal of the tests before (the same problem) would give points no worker measured.
+  const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune --devices 0,0 --fresh " +
                              config.string() + " --json " + json.string(),
                          150);
   CAPTURE(r.output);
@@ -272,7 +273,7 @@ TEST_CASE("gpuk tune --devices 0,0: two worker processes share a sweep over faul
     CAPTURE(v.dump());
     const std::string label = v["variant"];
     if (v["status"] == "pruned") continue;
-    CHECK(v["device"] == 0);
+    CHECK(v.value("device", -1) == 0);
     if (label.rfind("faulty FAULT=1", 0) == 0 || label.rfind("faulty FAULT=2", 0) == 0) {
       CHECK(v["status"] == "faulted");
       CHECK(v["why"].get<std::string>().rfind("CUDA_ERROR_", 0) == 0);
