@@ -526,12 +526,8 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
     };
     const WorkerInfo& first = pool.workers()[group.front()];
     // The journal of this model's GPUs: a sweep cut short or run again goes on from it.
-    std::optional<TuneJournal> journal;
-    if (!a.journal_dir.empty()) {
-      journal.emplace(journal_path(a.journal_dir, t, gpu_identity(first.device), first.flushed), a.run_id);
-      for (auto& e : journal->read(space, a.fresh)) options.prior.push_back(std::move(e));
-      options.on_measured = [&](const Evaluation& e) { journal->append(space, e); };
-    }
+    const auto journal =
+        attach_journal(a.journal_dir, a.run_id, a.fresh, t, first.device, first.flushed, space, options);
     const auto measurer = pool.measurer(group);
     TuneResult result = tune(space, *measurer, options);
     // A leader that faulted in the recheck took its worker's context down: the worker was

@@ -72,6 +72,9 @@ class Space {
   Variant variant(const Candidate& c, const std::vector<std::string>& leading_args) const;
   // Points that differ in one parameter by one step of its list.
   std::vector<Candidate> neighbours(const Candidate& c) const;
+  // File `file`'s metadata defaults (a default the swept list lacks: the list's middle value),
+  // where the anneal and bayes strategies start.
+  Candidate defaults(std::size_t file) const;
 
   // Why the point cannot run on this problem and device, or nullopt when it can (then `plan`,
   // when given, receives its launches). Checks the metadata's constraints, the config's (a config
@@ -381,6 +384,9 @@ struct SweepOptions {
 // The options of tune() for a sweep of `t`: its strategy, budget, seed and recheck, with the
 // sweep's prior evaluations and progress.
 TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep);
+// The GPU measurer's options for a sweep of `t` (warm-ups, repeats or auto, compile threads, the
+// time limit), flushing the L2 before each timed run when `flush`.
+GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& sweep, bool flush);
 
 // One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
 // (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the

@@ -4,6 +4,7 @@
 // the CUDA context down measures only what the journal does not have (docs/tuning.md, "Resume").
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,15 @@ std::filesystem::path journal_path(const std::filesystem::path& dir, const TuneS
 
 // A run id for the processes of one sweep: the same in each of them, new for the next sweep.
 std::string make_run_id();
+
+class TuneJournal;
+
+// The journal of a sweep of `t` on `gpu` in `dir` (none when `dir` is empty), attached to a sweep's
+// options: its points go into options.prior (with `fresh`, only this run's), and each point
+// measured from now on is appended (options.on_measured). It must outlive the sweep.
+std::unique_ptr<TuneJournal> attach_journal(const std::filesystem::path& dir, const std::string& run_id, bool fresh,
+                                            const TuneSpec& t, const DeviceInfo& gpu, bool flushed,
+                                            const Space& space, TuneOptions& options);
 
 class TuneJournal {
  public:

@@ -99,14 +99,7 @@ void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng
   const std::size_t initial = std::max(space.files().size(), std::clamp<std::size_t>((runnable + 11) / 12, 3, 10));
   std::vector<Candidate> start;
   for (std::size_t f = 0; f < space.files().size(); ++f) {
-    Candidate c;
-    c.file = f;
-    const auto& sf = space.files()[f];
-    for (std::size_t i = 0; i < sf.file->params.size(); ++i) {
-      const auto& list = sf.values[i];
-      const auto d = sf.file->params[i].default_value;
-      c.values.push_back(std::find(list.begin(), list.end(), d) != list.end() ? d : list[list.size() / 2]);
-    }
+    const Candidate c = space.defaults(f);
     if (!hooks.known(c) && hooks.runnable(c)) start.push_back(c);
   }
   {

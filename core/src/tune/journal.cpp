@@ -168,4 +168,14 @@ void TuneJournal::append(const Space& space, const Evaluation& e) {
   ::close(fd);
 }
 
+std::unique_ptr<TuneJournal> attach_journal(const fs::path& dir, const std::string& run_id, bool fresh,
+                                            const TuneSpec& t, const DeviceInfo& gpu, bool flushed,
+                                            const Space& space, TuneOptions& options) {
+  if (dir.empty()) return nullptr;
+  auto journal = std::make_unique<TuneJournal>(journal_path(dir, t, gpu_identity(gpu), flushed), run_id);
+  for (auto& e : journal->read(space, fresh)) options.prior.push_back(std::move(e));
+  options.on_measured = [j = journal.get(), &space](const Evaluation& e) { j->append(space, e); };
+  return journal;
+}
+
 }  // namespace gpuk

@@ -18,14 +18,7 @@ class GpuWorker : public WorkerSession {
     flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
     bench_ = std::make_unique<Bench>(t.run, plugin, device_);
-    GpuMeasurerOptions mo;
-    mo.warmup = t.run.warmup;
-    mo.repeats = t.run.repeats;
-    mo.flush_l2 = flushed_;
-    mo.threads = sweep.threads;
-    mo.time_limit_s = sweep.time_limit_s;
-    if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
-    measurer_ = make_gpu_measurer(context, device_, *bench_, mo, &stats_);
+    measurer_ = make_gpu_measurer(context, device_, *bench_, gpu_measurer_options(t, sweep, flushed_), &stats_);
   }
   DeviceInfo info() const override { return device_.info(); }
   std::uint64_t bytes_moved() const override { return bench_->bytes_moved(); }

@@ -186,4 +186,16 @@ std::optional<std::string> Space::prune(const Candidate& c, const std::vector<st
   return std::nullopt;
 }
 
+Candidate Space::defaults(std::size_t file) const {
+  Candidate c;
+  c.file = file;
+  const SpaceFile& sf = files_.at(file);
+  for (std::size_t i = 0; i < sf.file->params.size(); ++i) {
+    const auto& list = sf.values[i];
+    const auto d = sf.file->params[i].default_value;
+    c.values.push_back(std::find(list.begin(), list.end(), d) != list.end() ? d : list[list.size() / 2]);
+  }
+  return c;
+}
+
 }  // namespace gpuk

@@ -345,14 +345,7 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     // Start: every file's defaults.
     std::vector<Candidate> starts;
     for (std::size_t f = 0; f < space.files().size(); ++f) {
-      Candidate c;
-      c.file = f;
-      const auto& sf = space.files()[f];
-      for (std::size_t i = 0; i < sf.file->params.size(); ++i) {
-        const auto& list = sf.values[i];
-        const auto d = sf.file->params[i].default_value;
-        c.values.push_back(std::find(list.begin(), list.end(), d) != list.end() ? d : list[list.size() / 2]);
-      }
+      const Candidate c = space.defaults(f);
       if (!pruned(c)) starts.push_back(c);
     }
     measurer.prepare(space, starts);

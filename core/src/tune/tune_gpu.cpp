@@ -443,6 +443,17 @@ std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& d
   return std::make_unique<GpuMeasurer>(context, device, bench, options, stats);
 }
 
+GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& sweep, bool flush) {
+  GpuMeasurerOptions mo;
+  mo.warmup = t.run.warmup;
+  mo.repeats = t.run.repeats;
+  mo.flush_l2 = flush;
+  mo.threads = sweep.threads;
+  mo.time_limit_s = sweep.time_limit_s;
+  if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
+  return mo;
+}
+
 TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
   TuneOptions options;
   options.strategy = t.strategy;
@@ -478,26 +489,15 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
 
   Bench bench(t.run, plugin, device);
   CompileStats stats;
-  GpuMeasurerOptions mo;
-  mo.warmup = t.run.warmup;
-  mo.repeats = t.run.repeats;
-  mo.flush_l2 = flush;
-  mo.threads = sweep.threads;
-  mo.time_limit_s = sweep.time_limit_s;
-  if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
+  GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
   mo.energy = meter;
   const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
 
   TuneOptions options = tune_options(t, sweep);
   options.measure_energy = meter != nullptr;
-  std::optional<TuneJournal> journal;
-  int damaged = 0;
-  if (!sweep.journal_dir.empty()) {
-    journal.emplace(journal_path(sweep.journal_dir, t, gpu_identity(info), flush), sweep.run_id);
-    for (auto& e : journal->read(space, sweep.fresh)) options.prior.push_back(std::move(e));
-    damaged = journal->damaged();
-    options.on_measured = [&](const Evaluation& e) { journal->append(space, e); };
-  }
+  const auto journal =
+      attach_journal(sweep.journal_dir, sweep.run_id, sweep.fresh, t, info, flush, space, options);
+  const int damaged = journal ? journal->damaged() : 0;
   TuneResult result = tune(space, *measurer, options);
   std::optional<BaselineTiming> baseline;
   if (sweep.baseline && !result.aborted && !result.context_lost)
