@@ -1,4 +1,8 @@
-// One process, 8 threads, one GPU: each thread compiles and runs its own variants (reduce, search,
+// One process, 8 threads, one GPU, two ways: through the library API (what a multi-threaded
+// application calls: each thread prepares named variants on an Engine of its own over one compile
+// cache and runs them on its own stream), and through core's run() (below).
+//
+// run(): each thread compiles and runs its own variants (reduce, search,
 // sort; two share each variant with another thread, so that the same cache entry is compiled and
 // stored twice at once), each answer checked against the CPU reference, first into an empty
 // compile cache and then from it. Each thread holds its own Device (the primary context made
@@ -14,8 +18,16 @@
 #include <mutex>
 #include <thread>
 
+#include <cstring>
+#include <numeric>
+#include <random>
+
 #include "gpuk/config.hpp"
+#include "gpuk/gpuk.hpp"
+#include "gpuk/reduce.hpp"
 #include "gpuk/runner.hpp"
+#include "gpuk/search.hpp"
+#include "gpuk/sort.hpp"
 #include "helpers.hpp"
 
 using namespace gpuk;
@@ -79,7 +91,184 @@ std::vector<Outcome> run_in_threads(const PluginRegistry& plugins, const KernelL
   return outcomes;
 }
 
+
+// --- Through the library API ----------------------------------------------------------------
+
+template <class T> DeviceBuffer upload_of(const std::vector<T>& host, const Stream& stream) {
+  DeviceBuffer d(std::max<std::size_t>(1, host.size() * sizeof(T)));
+  d.upload(host.data(), host.size() * sizeof(T), stream);
+  return d;
+}
+
+OperationSpec named(const std::string& family, const std::string& op, DType dtype, std::uint64_t n,
+                    const std::string& kernel, std::map<std::string, std::int64_t> params,
+                    std::map<std::string, std::string> options = {}) {
+  OperationSpec s;
+  s.family = family;
+  s.operation = op;
+  s.dtype = dtype;
+  s.n = n;
+  s.kernel = kernel;
+  s.params = std::move(params);
+  s.options = std::move(options);
+  return s;
+}
+
+// Variant `c` of 8 (reduce and search variants named, sorts by the lookup) on `engine`, checked
+// against the host; what went wrong, or "".
+std::string api_variant(Engine& engine, std::size_t c, std::uint64_t seed) {
+  const Stream stream;
+  std::mt19937_64 rng(seed + c);
+  const auto read_best = [](const std::vector<std::byte>& bytes, auto& best) { std::memcpy(&best, bytes.data(), sizeof best); };
+  switch (c) {
+    case 0: case 5: {  // argmax of |x| (onepass 256 x 2), max of int32 (onepass 512 x 4)
+      const std::uint64_t n = c == 0 ? 1000003 : 77777;
+      if (c == 0) {
+        std::vector<float> x(n);
+        for (auto& v : x) v = std::uniform_real_distribution<float>(-1000, 1000)(rng);
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < n; ++i) if (std::fabs(x[i]) > std::fabs(x[best])) best = i;
+        Operation op = engine.prepare(named("reduce", "argmax", DType::float32, n, "onepass", {{"BLOCK", 256}, {"UNROLL", 2}}, {{"abs", "true"}}));
+        const DeviceBuffer d = upload_of(x, stream);
+        const CUdeviceptr arrays[] = {d.get(), 0};
+        reduce::Best<float> got{};
+        read_best(op.launch_and_read(arrays, n, stream.get()), got);
+        return got.index == static_cast<std::int64_t>(best) ? "" : "argmax |x|: index " + std::to_string(got.index) + ", expected " + std::to_string(best);
+      }
+      std::vector<std::int32_t> x(n);
+      for (auto& v : x) v = static_cast<std::int32_t>(rng());
+      const std::int32_t want = *std::max_element(x.begin(), x.end());
+      Operation op = engine.prepare(named("reduce", "max", DType::int32, n, "onepass", {{"BLOCK", 512}, {"UNROLL", 4}}));
+      const DeviceBuffer d = upload_of(x, stream);
+      const CUdeviceptr arrays[] = {d.get(), 0};
+      reduce::Best<std::int32_t> got{};
+      read_best(op.launch_and_read(arrays, n, stream.get()), got);
+      return got.value == want ? "" : "max int32: " + std::to_string(got.value) + ", expected " + std::to_string(want);
+    }
+    case 1: {  // sum of int64 (block_partials)
+      const std::uint64_t n = 500001;
+      std::vector<std::int64_t> x(n);
+      for (auto& v : x) v = static_cast<std::int64_t>(rng() % 2000001) - 1000000;
+      const std::int64_t want = std::accumulate(x.begin(), x.end(), std::int64_t{0});
+      Operation op = engine.prepare(named("reduce", "sum", DType::int64, n, "block_partials", {}));
+      const DeviceBuffer d = upload_of(x, stream);
+      const CUdeviceptr arrays[] = {d.get(), 0};
+      std::int64_t got = 0;
+      read_best(op.launch_and_read(arrays, n, stream.get()), got);
+      return got == want ? "" : "sum int64: " + std::to_string(got) + ", expected " + std::to_string(want);
+    }
+    case 2: {  // min of float64 (warp_shuffle)
+      const std::uint64_t n = 300007;
+      std::vector<double> x(n);
+      for (auto& v : x) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+      const double want = *std::min_element(x.begin(), x.end());
+      Operation op = engine.prepare(named("reduce", "min", DType::float64, n, "warp_shuffle", {}));
+      const DeviceBuffer d = upload_of(x, stream);
+      const CUdeviceptr arrays[] = {d.get(), 0};
+      reduce::Best<double> got{};
+      read_best(op.launch_and_read(arrays, n, stream.get()), got);
+      return got.value == want ? "" : "min float64: wrong value";
+    }
+    case 3: case 4: {  // find in int32 (fast), count in float32 (coalesced_unrolled K=4)
+      const std::uint64_t n = c == 3 ? 1000003 : 200003;
+      const bool find = c == 3;
+      std::vector<std::int32_t> xi(find ? n : 0);
+      std::vector<float> xf(find ? 0 : n);
+      for (auto& v : xi) v = static_cast<std::int32_t>(rng() % 1000000);
+      for (auto& v : xf) v = static_cast<float>(rng() % 1000);
+      Operation op = find ? engine.prepare(named("search", "find", DType::int32, n, "fast", {}))
+                          : engine.prepare(named("search", "count", DType::float32, n, "coalesced_unrolled", {{"K", 4}}));
+      const DeviceBuffer d = find ? upload_of(xi, stream) : upload_of(xf, stream);
+      const CUdeviceptr arrays[] = {d.get(), 0};
+      std::int64_t want = 0;
+      Scalar value;
+      if (find) {
+        const std::int32_t v = xi[rng() % n];
+        want = std::find(xi.begin(), xi.end(), v) - xi.begin();
+        value = Scalar::of(v);
+      } else {
+        const float v = xf[rng() % n];
+        want = std::count(xf.begin(), xf.end(), v);
+        value = Scalar::of(v);
+      }
+      std::int64_t got = -2;
+      read_best(op.launch_and_read(arrays, n, stream.get(), &value), got);
+      return got == want ? "" : std::string(find ? "find" : "count") + ": " + std::to_string(got) + ", expected " + std::to_string(want);
+    }
+    case 6: {  // sort of uint32 keys (the lookup's variant)
+      const std::uint64_t n = 200003;
+      std::vector<std::uint32_t> keys(n);
+      for (auto& k : keys) k = static_cast<std::uint32_t>(rng());
+      const DeviceBuffer d_in = upload_of(keys, stream), d_out(n * 4);
+      sort::keys(engine, reinterpret_cast<const std::uint32_t*>(d_in.get()), reinterpret_cast<std::uint32_t*>(d_out.get()), n, stream.get());
+      std::vector<std::uint32_t> got(n);
+      d_out.download(got.data(), n * 4, stream);
+      stream.synchronize();
+      std::sort(keys.begin(), keys.end());
+      return got == keys ? "" : "sort uint32: not the sorted keys";
+    }
+    default: {  // 4,096 float32 pairs, descending (the lookup's variant): stable
+      const std::uint64_t n = 4096;
+      std::vector<float> keys(n);
+      std::vector<std::uint32_t> values(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<float>(rng() % 100), values[i] = static_cast<std::uint32_t>(i);
+      const DeviceBuffer d_k = upload_of(keys, stream), d_v = upload_of(values, stream), d_ko(n * 4), d_vo(n * 4);
+      sort::pairs(engine, reinterpret_cast<const float*>(d_k.get()), reinterpret_cast<float*>(d_ko.get()),
+                  reinterpret_cast<const std::uint32_t*>(d_v.get()), reinterpret_cast<std::uint32_t*>(d_vo.get()), n,
+                  stream.get(), sort::Order::descending);
+      std::vector<std::uint32_t> got(n), order(n);
+      d_vo.download(got.data(), n * 4, stream);
+      stream.synchronize();
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(), [&](auto i, auto j) { return keys[i] > keys[j]; });
+      return got == order ? "" : "sort_pairs float32 descending: not the stable order";
+    }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("8 threads prepare and run variants through the library API at once, each on its own stream, into an empty "
+          "compile cache and then from it; every answer is right") {
+  const test::TempDir dir;
+  const std::uint64_t seed = test::fresh_seed();
+  for (const bool warm : {false, true}) {
+    CAPTURE(warm);
+    EngineOptions options;
+    options.cache_dir = dir.path() / "cache";  // empty at first: the threads' compiles race
+    Engine engine(options);
+    std::mutex mutex;
+    std::vector<std::string> failures;
+    std::vector<std::thread> threads;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        const Device device(0);  // the primary context, current on this thread
+        for (const std::size_t c : {t, (t + 1) % 8}) {
+          std::string failure;
+          try {
+            failure = api_variant(engine, c, seed);
+          } catch (const std::exception& e) {
+            failure = e.what();
+          }
+          if (failure.empty()) continue;
+          const std::lock_guard lock(mutex);
+          failures.push_back("thread " + std::to_string(t) + ", variant " + std::to_string(c) + ": " + failure);
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) FAIL_CHECK(f);
+    MESSAGE((warm ? "from the cache: " : "into an empty cache: ") << "16 calls in 8 threads, "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
+  }
+  int entries = 0;
+  for (const auto& f : fs::directory_iterator(dir.path() / "cache")) {
+    if (f.is_directory()) continue;
+    CHECK(f.path().extension() == ".cubin");  // no temporary file left behind
+    ++entries;
+  }
+  CHECK(entries >= 6);
+}
 
 TEST_CASE("8 threads compile and run different variants at once on one GPU; every answer verifies") {
   const test::TempDir dir;
