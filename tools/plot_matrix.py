@@ -64,6 +64,7 @@ def plot(rows, gpu, out):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
     except ImportError as e:
         print(f"plot_matrix.py: no PNG: matplotlib is not installed ({e}); 'pip install matplotlib' to draw it "
               f"(the table above needs nothing)")
@@ -71,7 +72,7 @@ def plot(rows, gpu, out):
     panels = sorted({p for p, _ in rows})
     columns = min(4, len(panels))
     lines = math.ceil(len(panels) / columns)
-    fig, axes = plt.subplots(lines, columns, figsize=(4.2 * columns, 3.2 * lines), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(lines, columns, figsize=(4.2 * columns, 3.2 * lines), squeeze=False, sharey=False)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     for ax, panel in zip(axes.flat, panels):
@@ -81,6 +82,9 @@ def plot(rows, gpu, out):
             sizes = sorted(by_size)
             ax.plot([math.log2(s) for s in sizes], [by_size[s]["speedup"] for s in sizes], marker="o", label=dtype)
         ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
+        ax.set_yscale("log")  # ratios: 0.8x and 1.25x stand as far from 1
+        for axis_format in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            axis_format(FuncFormatter(lambda v, _: f"{v:g}x"))
         exponents = sorted({int(math.log2(s)) for (p, _), by_size in rows.items() if p == panel for s in by_size})
         ax.set_xticks(exponents)
         ax.set_xticklabels([f"$2^{{{e}}}$" for e in exponents])
