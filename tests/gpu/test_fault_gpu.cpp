@@ -203,7 +203,9 @@ TEST_CASE("an input larger than the device's memory is refused up front by run a
       {"run", "family: sort\noperation: sort\n" + data},
       {"tune", "family: reduce\noperation: max\nkernels: [onepass]\nparams: {BLOCK: [256, 512]}\n" + data}};
   int i = 0;
-  for (const auto& [command, text] : configs) {
+  for (const auto& entry : configs) {
+    const std::string& command = entry.first;  // not a structured binding: CAPTURE takes it by reference
+    const std::string& text = entry.second;
     CAPTURE(text);
     const fs::path config = dir.write("huge" + std::to_string(i++) + ".yaml", text);
     const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " " + command + " " +
