@@ -1,6 +1,11 @@
 // Shared test helpers: the built-in directories and a scratch directory per test.
 #pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "gpuk/install_dirs.hpp"
@@ -15,6 +21,26 @@
 namespace gpuk::test {
 
 inline std::filesystem::path source_dir() { return GPUK_SOURCE_DIR; }
+
+// A shell command's exit status (-1 when a signal ended it), its stdout and stderr together, and
+// how long it took.
+struct CommandResult {
+  int status = -1;
+  std::string output;
+  double seconds = 0;
+};
+inline CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  const auto start = std::chrono::steady_clock::now();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot start: " + command);
+  std::array<char, 4096> buffer;
+  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
 // Found as gpuk finds them, relative to libgpuk_core: the build tree's lib/gpuk/plugins and its
 // link to kernels_src/ (cmake/layout.cmake).
 inline std::filesystem::path kernels_dir() { return builtin_kernel_dir(); }

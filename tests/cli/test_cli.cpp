@@ -13,22 +13,9 @@
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = gpuk::test::CommandResult;
 
-Result gpuk_cli(const std::string& args) {
-  const std::string command = std::string(GPUK_EXE) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result gpuk_cli(const std::string& args) { return gpuk::test::run_command(std::string(GPUK_EXE) + " " + args); }
 
 bool has_gpu() { return gpuk::device_count() > 0; }
 

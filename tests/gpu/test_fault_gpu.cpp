@@ -37,26 +37,12 @@ Gpu& gpu() {
   return g;
 }
 
-struct Cli {
-  int status = -1;
-  std::string output;
-  double seconds = 0;
-};
+using Cli = test::CommandResult;
 
 // `gpuk ARGS` with the test kernels, killed after `limit` seconds (status 137 then).
 Cli gpuk_cli(const std::string& args, int limit) {
-  const std::string command = "timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) +
-                              " --kernels " + test_kernels().string() + " " + args + " 2>&1";
-  const auto start = std::chrono::steady_clock::now();
-  Cli r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
+  return test::run_command("timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) + " --kernels " +
+                           test_kernels().string() + " " + args);
 }
 
 std::string run_config(int fault) {

@@ -14,15 +14,9 @@
 
 TEST_CASE("16 runs and 4 tunes at once on one GPU, then some killed: every run verifies, nothing is damaged or lost") {
   const std::filesystem::path build = std::filesystem::path(GPUK_EXE).parent_path();
-  const std::string command = (gpuk::test::source_dir() / "tools" / "stress.sh").string() +
-                              " --gpu --rounds 1 --build " + build.string() + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  MESSAGE(output);
-  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  CHECK(output.find("stress: all held") != std::string::npos);
+  const auto r = gpuk::test::run_command((gpuk::test::source_dir() / "tools" / "stress.sh").string() +
+                                         " --gpu --rounds 1 --build " + build.string());
+  MESSAGE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("stress: all held") != std::string::npos);
 }

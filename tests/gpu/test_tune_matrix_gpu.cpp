@@ -19,23 +19,12 @@ namespace {
 
 fs::path test_kernels() { return gpuk::test::source_dir() / "tests" / "data" / "kernels"; }
 
-struct Cli {
-  int status = -1;
-  std::string output;
-};
+using Cli = gpuk::test::CommandResult;
 
 // `gpuk ARGS` with the test kernels (faulty.cu), killed after `limit` seconds (status 137 then).
 Cli gpuk_cli(const std::string& args, int limit) {
-  const std::string command = "timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) +
-                              " --kernels " + test_kernels().string() + " " + args + " 2>&1";
-  Cli r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  while (const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return gpuk::test::run_command("timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) + " --kernels " +
+                           test_kernels().string() + " " + args);
 }
 
 nlohmann::json read_json(const fs::path& path) {
