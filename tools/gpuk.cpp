@@ -20,21 +20,21 @@
 #include <sstream>
 #include <thread>
 
-#include "gpuk/compare.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/side_by_side.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_journal.hpp"
-#include "gpuk/tune_matrix.hpp"
-#include "gpuk/tune_pool.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/compare.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "run/side_by_side.hpp"
+#include "tune/journal.hpp"
+#include "tune/matrix.hpp"
+#include "tune/pool.hpp"
+#include "tune/sweep.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -475,7 +475,7 @@ int tune_sweep(const Global& g, const TuneArgs& a, int restarts, std::chrono::st
   return finish_sweep(g, a, t, space, report, "");
 }
 
-// `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
+// `gpuk tune --devices`: one worker process per GPU measures the points (tune/pool.hpp);
 // this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
 // each model gets its own report and database entry.
 int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::time_point wall_start) {
@@ -554,7 +554,7 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
   return status;
 }
 
-// One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
+// One process's part of a tuning matrix (tune/matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
 // after it. A variant that takes the CUDA context down ends the process (kGoOn); the next one
 // goes on with that cell from the journal.
@@ -904,7 +904,7 @@ int main(int argc, char** argv) {
     }
     return kBadInput;
   }
-  if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (gpuk/safe_dirs.hpp)
+  if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (util/safe_dirs.hpp)
   const int status = with_errors([&] {
     if (run->parsed()) return cmd_run(g, ra);
     if (compare->parsed()) return cmd_compare(report_a, report_b, threshold, compare_markdown);

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 #include "helpers.hpp"
 
 namespace {

@@ -3,8 +3,8 @@
 
 #include <sstream>
 
-#include "gpuk/compare.hpp"
 #include "gpuk/error.hpp"
+#include "run/compare.hpp"
 
 using namespace gpuk;
 

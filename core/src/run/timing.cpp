@@ -1,4 +1,4 @@
-#include "gpuk/timing.hpp"
+#include "run/timing.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <mutex>
 #include <utility>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
+#include "run/device.hpp"
 
 namespace gpuk {
 

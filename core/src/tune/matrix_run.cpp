@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/tune_matrix.hpp"
 #include "tune/entry_json.hpp"
+#include "tune/matrix.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {

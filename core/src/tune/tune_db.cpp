@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/tune.hpp"
+#include "jit/jit.hpp"
+#include "run/device.hpp"
 #include "tune/entry_json.hpp"
+#include "tune/sweep.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {
