@@ -3,7 +3,8 @@
 # The CUDA toolkit (nvcc, NVRTC, CUB) is expected at /usr/local/cuda (or $CUDA_HOME).
 set -euo pipefail
 # clang, its runtimes (libFuzzer, sanitizers) and libomp: the sanitizer and fuzzing stage.
-packages="cmake ninja-build g++ libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev clang libclang-rt-dev libomp-dev"
+# slurm-wlm and munge: the Slurm test of a sharded tuning matrix (tests/tune/slurm_shards.sh).
+packages="cmake ninja-build g++ libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev clang libclang-rt-dev libomp-dev slurm-wlm munge"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
