@@ -73,6 +73,26 @@ class ContextLost : public SweepAborted {
   Outcome outcome;
 };
 
+// Where a sweep's time went, in seconds (docs/tuning.md, "Where the time goes"). The compile
+// threads run beside the measuring thread: compile_wall and compile_sum overlap the other parts;
+// the measuring thread's own share of them is compile_wait.
+struct SweepTimes {
+  double start = 0;         // the process and its CUDA context, up to the sweep
+  double data = 0;          // the input generated (or read) and uploaded
+  double reference = 0;     // the CPU reference answer
+  double compile_wall = 0;  // from the first compile's start to the last one's end
+  double compile_sum = 0;   // NVRTC time summed over the compile threads
+  double compile_wait = 0;  // the measuring thread waiting for compiles and loading CUBINs
+  double measure = 0;       // warm-ups and timed runs of the variants (the GPU)
+  double verify = 0;        // each variant's checked run and the comparison with the reference
+  double recheck = 0;       // the leaders timed again
+  double save = 0;          // the tuning database written
+  double total = 0;         // the wall time of the whole
+  // total less the parts on the measuring thread (start ... save, compile_wait): bookkeeping,
+  // binding scratch, the strategy, the journal.
+  double other() const;
+};
+
 // Verifies and times points. The GPU one (make_gpu_measurer) compiles in bulk in the background
 // while it measures; tests inject a fake.
 class Measurer {
@@ -93,6 +113,9 @@ class Measurer {
   virtual std::optional<EnergySample> energy(const Space&, const Candidate&, double /*ms_per_call*/) {
     return std::nullopt;
   }
+  // Its own share of the sweep's time so far (compiles, verification, timing), where it keeps
+  // one; tune() counts the time inside measure() as `measure` for a measurer that keeps none.
+  virtual SweepTimes times() const { return {}; }
 };
 
 struct GpuMeasurerOptions {

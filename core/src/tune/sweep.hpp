@@ -105,6 +105,7 @@ struct TuneResult {
   bool context_lost = false;            // ... because a variant took the CUDA context down:
                                         // a fresh process can go on (from the journal)
   double seconds = 0;
+  SweepTimes times;                     // the measurer's, with the recheck and total of tune()
   std::size_t count(Status s) const;
   const Evaluation* winner() const { return ranking.empty() ? nullptr : &evaluations[ranking.front()]; }
 };
@@ -127,6 +128,10 @@ struct TuneReport {
   std::vector<std::string> devices;  // a sweep over several GPUs: "GPU 0", "GPU 1", ... of this model
   CompileStats compile;
   TuneResult result;
+  // Where the time went: result.times with the process's start and the saving added (a pooled
+  // sweep: the parent's), and for a pooled sweep each worker's own ("GPU 0", its times).
+  SweepTimes times;
+  std::vector<std::pair<std::string, SweepTimes>> worker_times;
   // The family's library call timed on the same input after the sweep (SweepOptions::baseline).
   std::optional<BaselineTiming> baseline;
 };
