@@ -361,6 +361,8 @@ struct TuneArgs {
   bool no_save = false, fresh = false, energy = false, auto_repeats = false;
   double time_limit = 0;
   std::string devices;        // --devices all|0,1,...
+  std::string shard;          // --shard K/N: a tuning matrix's share
+  std::vector<fs::path> merge;  // --merge DIR...: the shards' results directories
   std::string run_id;        // the journal's: one per `gpuk tune`, shared by its processes
   fs::path journal_dir;      // <cache>/tune-journal, or a temporary one with --no-cache
 };
@@ -414,23 +416,25 @@ void export_db(const fs::path& db_path, const fs::path& out, const std::string& 
 
 // Prints a sweep's report, writes its JSON and CSV (`suffix` before their extension: one report
 // per GPU model), keeps the winner in the database; the exit status.
-int finish_sweep(const Global& g, const TuneArgs& a, const TuneSpec& t, const Space& space, const TuneReport& report,
-                 const std::string& suffix) {
+int finish_sweep(const Global& g, const TuneArgs& a, const TuneSpec& t, const Space& space, TuneReport& report,
+                 const std::string& suffix, std::chrono::steady_clock::time_point wall_start) {
   const fs::path db_path = tuning_db_path(g);
   const auto with_suffix = [&](const fs::path& p) {
     return suffix.empty() ? p : p.parent_path() / (p.stem().string() + suffix + p.extension().string());
   };
+  const auto winner = winner_entry(report, space);
+  const auto save_start = std::chrono::steady_clock::now();
+  if (winner && t.save) TuningDb::merge_into(db_path, {*winner});
+  report.times.save = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
+  report.wall_seconds = report.times.total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   print_tune_report(std::cout, report, t.show);
   if (a.json) write_tune_json(with_suffix(*a.json), report);
   if (a.csv) write_tune_csv(with_suffix(*a.csv), report);
-
-  const auto winner = winner_entry(report, space);
-  if (winner && t.save) {
-    TuningDb::merge_into(db_path, {*winner});
+  if (winner && t.save)
     std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
               << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
               << winner->key.bucket + 1 << "))\n";
-  }
   if (a.export_file) export_db(db_path, with_suffix(*a.export_file), t.run.family, t.run.operation, report.gpu);
   if (report.result.aborted) {
     std::cerr << "gpuk: " << report.result.stopped << "\n";
@@ -499,16 +503,16 @@ int tune_sweep(const Global& g, const TuneArgs& a, int restarts, std::chrono::st
   options.fresh = a.fresh;
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
+  const auto sweep_start = std::chrono::steady_clock::now();
   TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, g.tuning_db}, device, options);
+  report.times.start = std::chrono::duration<double>(sweep_start - wall_start).count();
   bar.finish();
   if (report.result.context_lost) {
     // Nothing more can run in this process: the next one goes on from the journal.
     std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
     return kGoOn;
   }
-
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return finish_sweep(g, a, t, space, report, "");
+  return finish_sweep(g, a, t, space, report, "", wall_start);
 }
 
 // `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
@@ -539,6 +543,7 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
                                                   static_cast<int>(ordinals.size()));
   sweep.time_limit_s = a.time_limit;
   WorkerPool pool(space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); });
+  const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const auto groups = pool.group_by_model();
   if (groups.size() > 1) {
@@ -583,12 +588,18 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
                                               : ""));
     }
     if (journal) report.journal = journal->path().string();
-    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    report.times.start = pool_start;  // the workers' processes, devices, data and references
+    const auto worker_times = pool.worker_times();
+    for (std::size_t w : group)
+      report.worker_times.emplace_back("GPU " + std::to_string(pool.workers()[w].ordinal), worker_times[w]);
     const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
-    status = std::max(status, finish_sweep(g, a, t, space, report, suffix));
+    status = std::max(status, finish_sweep(g, a, t, space, report, suffix, wall_start));
   }
   return status;
 }
+
+fs::path matrix_out(const TuneArgs& a);
+std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results);
 
 // One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
@@ -604,10 +615,15 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
                       "for a single sweep");
   TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
   for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);
-  const MatrixResults results(a.out ? *a.out : fs::path(a.config->stem().string() + "-results"));
+  const std::size_t all_cells = matrix.cells.size();
+  if (!a.shard.empty()) matrix = shard_of(matrix, parse_shard(a.shard));
+  const MatrixResults results(matrix_out(a));
   if (restarts == 0) {
     const MatrixPlan plan = plan_matrix(matrix, results);
-    std::cout << "gpuk tune: matrix " << a.config->string() << ": " << matrix.cells.size() << " cells of " << matrix.family
+    std::cout << "gpuk tune: matrix " << a.config->string() << ": ";
+    if (!a.shard.empty()) std::cout << "shard " << a.shard << ", " << matrix.cells.size() << " of " << all_cells << " cells";
+    else std::cout << matrix.cells.size() << " cells";
+    std::cout << " of " << matrix.family
               << "; " << plan.reused << " measured before and reused, " << plan.to_run() << " to measure";
     if (plan.stale) std::cout << " (" << plan.stale << " measured with other settings)";
     if (plan.failed_before) std::cout << " (" << plan.failed_before << " failed before, tried again)";
@@ -655,7 +671,8 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
         std::cerr << "gpuk: " << cell.id << ": " << report.result.stopped << "; the matrix goes on in a fresh process\n";
         throw ContextLost(report.result.stopped, {});
       }
-      report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      report.wall_seconds = report.times.total =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fs::create_directories(results.report_path(cell).parent_path());
       write_tune_json(results.report_path(cell), report);
       CellResult r = cell_result(cell, report, space);
@@ -688,13 +705,53 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
                 << " cells left; the same command measures them\n";
   }
 
-  std::map<std::string, int> tally;
+  const auto tally = finish_matrix(a, matrix, results);
+  return tally.count("failed") || tally.at("missing") > static_cast<int>(left) ? 1 : 0;
+}
+
+// `gpuk tune MATRIX --merge DIR...`: the shards' results directories into --out, then the tally
+// and --export as after a run. No GPU.
+int tune_merge(const Global& g, const TuneArgs& a) {
+  const PluginRegistry plugins(plugin_dirs(g.plugins));
+  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  print_load_problems(plugins, kernels);
+  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
+  for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);  // the fingerprints the shards ran with
+  const MatrixResults results(matrix_out(a));
+  const MergeSummary m = merge_matrix_results(matrix, a.merge, results);
+  std::cout << "gpuk tune: merged " << a.merge.size() << " director" << (a.merge.size() == 1 ? "y" : "ies") << " into "
+            << results.dir().string() << ": " << m.cells << " of " << matrix.cells.size() << " cells";
+  if (m.duplicates) std::cout << " (" << m.duplicates << " found more than once: the best kept)";
+  if (m.stale) std::cout << "; " << m.stale << " cell files of other settings ignored";
+  std::cout << "; " << m.reports << " reports, " << m.journal_lines << " journal lines\n";
+  if (m.gpus.size() > 1) std::cout << "gpuk tune: note: the cells were measured on " << m.gpus.size() << " GPU models: " << join(m.gpus) << "\n";
+  if (!m.missing.empty())
+    std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
+              << " without a result in any directory, e.g. " << m.missing.front() << "\n";
+  const auto tally = finish_matrix(a, matrix, results);
+  return tally.count("failed") || tally.at("missing") > 0 ? 1 : 0;
+}
+
+// A matrix's results directory: --out, or with --shard K/N CONFIG-results/shard-K-of-N, else
+// CONFIG-results (CONFIG's name without its extension).
+fs::path matrix_out(const TuneArgs& a) {
+  if (a.out) return *a.out;
+  const fs::path base(a.config->stem().string() + "-results");
+  if (a.shard.empty()) return base;
+  const Shard s = parse_shard(a.shard);
+  return base / ("shard-" + std::to_string(s.index) + "-of-" + std::to_string(s.count));
+}
+
+// The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners.
+std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results) {
+  std::map<std::string, int> tally{{"missing", 0}};
   for (const auto& cell : matrix.cells) {
     const auto r = results.read(cell);
     ++tally[r ? cell_status_name(r->status) : "missing"];
   }
   std::cout << "gpuk tune: matrix done:";
-  for (const auto& [status, count] : tally) std::cout << " " << count << " " << status << ";";
+  for (const auto& [status, count] : tally)
+    if (count > 0 || status != "missing") std::cout << " " << count << " " << status << ";";
   std::cout << " results in " << results.dir().string() << "\n";
   if (a.export_file) {
     std::vector<std::string> without;
@@ -705,7 +762,7 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
     if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
     std::cout << "\n";
   }
-  return tally.count("failed") || tally["missing"] > static_cast<int>(left) ? 1 : 0;
+  return tally;
 }
 
 // `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
@@ -715,11 +772,18 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
 int cmd_tune(const Global& g, const TuneArgs& a) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (!a.config) {
+    if (!a.merge.empty()) throw ConfigError("--merge needs the tuning matrix's CONFIG: gpuk tune MATRIX --merge DIR...");
     if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
     export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
     return 0;
   }
   const bool matrix = is_tune_matrix_file(*a.config);  // a tuning matrix: `operations:` lists its cells
+  if ((!a.shard.empty() || !a.merge.empty()) && !matrix)
+    throw ConfigError(a.config->string() + ": --shard and --merge split and join a tuning matrix's cells; this is a "
+                      "single sweep (spread it over GPUs with --devices)");
+  if (!a.shard.empty() && !a.merge.empty()) throw ConfigError("--shard runs a share of the cells and --merge joins the shares: one at a time");
+  if (!a.merge.empty()) return tune_merge(g, a);
+  if (!a.shard.empty()) (void)parse_shard(a.shard);  // a mistake is said before anything runs
   // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
   // --no-cache, a temporary one that lasts this sweep (its processes still share it).
   TuneArgs args = a;
@@ -731,7 +795,9 @@ int cmd_tune(const Global& g, const TuneArgs& a) {
       if (!path.empty()) fs::remove_all(path, ec);
     }
   } remove_journal;
-  if (const auto dir = cache_dir(g)) {
+  if (!a.shard.empty()) {
+    args.journal_dir = matrix_out(a) / "journal";  // travels with the shard's results (--merge joins them)
+  } else if (const auto dir = cache_dir(g)) {
     args.journal_dir = *dir / "tune-journal";
   } else {
     char name[] = "/tmp/gpuk-tune-journal-XXXXXX";
@@ -879,6 +945,15 @@ int main(int argc, char** argv) {
                        "a tuning matrix's results directory: one file per cell; a second run measures only the cells "
                        "missing (default: CONFIG's name with -results, in the current directory)")
       ->type_name("DIR");
+  tune_cmd->add_option("--shard", ta.shard,
+                       "a tuning matrix: measure only shard K of N (0/3, 1/3, 2/3; cells dealt round-robin), e.g. "
+                       "one Slurm array task each (docs/tuning.md); default --out CONFIG-results/shard-K-of-N")
+      ->type_name("K/N");
+  tune_cmd->add_option("--merge", ta.merge,
+                       "a tuning matrix: merge the results directories of its shards into --out (default "
+                       "CONFIG-results), then --export reads them as one run's")
+      ->type_name("DIR...")
+      ->check(CLI::ExistingDirectory);
   tune_cmd->add_option("--stop-after", ta.stop_after,
                        "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
       ->check(CLI::PositiveNumber)

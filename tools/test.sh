@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: build, then run the CPU, JIT, GPU and install tests (cmake --install, a moved
-# build tree, find_package(gpuk)). Without a GPU the GPU tests are skipped, and the reason is
-# printed below CTest's summary. Then the sanitizer stage (tools/fuzz.sh): the CPU tests under
-# ASan + UBSan, and a bounded run of each fuzzer.
+# build tree, find_package(gpuk)) and the Python package's pytest suite (label python). Without
+# a GPU the GPU tests are skipped, and the reasons are printed below CTest's summary. Then the
+# sanitizer stage (tools/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each
+# fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset default
@@ -10,7 +11,7 @@ cmake --build --preset default
 status=0
 ctest --preset default || status=$?
 if [ -f build/Testing/Temporary/LastTest.log ]; then
-  grep -h "^SKIPPED:" build/Testing/Temporary/LastTest.log | sort -u || true
+  grep -h "^SKIPPED" build/Testing/Temporary/LastTest.log | sort -u || true
 fi
 if [ "${GPUK_SKIP_SANITIZE:-0}" != 1 ]; then
   tools/fuzz.sh || status=$?

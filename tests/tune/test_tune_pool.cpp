@@ -34,6 +34,14 @@ class FakeSession : public WorkerSession {
   bool flushed() const override { return false; }
   CompileStats compile_stats() const override { return {1, 0, 1, 0.5}; }
   Measurer& measurer() override { return measurer_; }
+  SweepTimes times() const override {
+    SweepTimes t;
+    t.start = 99;  // the parent's count replaces it
+    t.data = 0.25 * (ordinal_ + 1);
+    t.reference = 1;
+    t.measure = 0.5;
+    return t;
+  }
 
  private:
   class M : public test::FakeMeasurer {
@@ -172,4 +180,21 @@ TEST_CASE("anneal through a pool: one point at a time, the same bookkeeping") {
   CHECK(r.count(Status::ok) >= 1);
   CHECK(r.count(Status::ok) <= 12);
   REQUIRE(r.winner());
+}
+
+TEST_CASE("each worker's time breakdown comes back to the parent, with its start as the parent saw it") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  WorkerPool pool(space, {0, 1}, factory());
+  const auto m = pool.measurer({0, 1});
+  (void)tune(space, *m, options());
+  const auto times = pool.worker_times();
+  REQUIRE(times.size() == 2);
+  for (std::size_t w = 0; w < 2; ++w) {
+    CHECK(times[w].data == 0.25 * static_cast<double>(w + 1));
+    CHECK(times[w].reference == 1);
+    CHECK(times[w].measure == 0.5);
+    CHECK(times[w].start > 0);
+    CHECK(times[w].start < 99);
+    CHECK(times[w].start == pool.workers()[w].start_seconds);
+  }
 }

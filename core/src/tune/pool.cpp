@@ -185,7 +185,10 @@ DeviceInfo device_of(const json& j) {
       if (op == "quit") break;
       if (op == "stats") {
         const CompileStats s = session->compile_stats();
-        send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}}});
+        const SweepTimes t = session->times();
+        send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}},
+                      {"times", {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait,
+                                 t.measure, t.verify, t.recheck, t.save, t.total}}});
         continue;
       }
       if (op == "prepare") {
@@ -255,6 +258,7 @@ struct WorkerPool::Impl {
     std::cout.flush();  // the child must not write what this process has buffered
     std::cerr.flush();
     std::fflush(nullptr);
+    const auto started = std::chrono::steady_clock::now();
     const pid_t pid = ::fork();
     if (pid < 0) throw Error("cannot start a worker process (fork failed)");
     if (pid == 0) {
@@ -293,6 +297,7 @@ struct WorkerPool::Impl {
     p.info.leading_args = j.at("leading_args").get<std::vector<std::string>>();
     p.info.bytes_moved = j.at("bytes_moved");
     p.info.flushed = j.at("flushed");
+    p.info.start_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     infos[w] = p.info;
     if (!p.queue.empty()) send(p.to, {{"op", "prepare"}, {"points", p.queue}});
   }
@@ -599,24 +604,51 @@ std::string WorkerPool::progress_text() const {
   return out;
 }
 
+namespace {
+
+// A running, idle worker's answer to "stats" (null when it has none to give).
+json ask_stats(WorkerProcess& p) {
+  if (p.to < 0 || p.busy) return nullptr;
+  try {
+    send(p.to, {{"op", "stats"}});
+    const auto line = p.from->next();
+    if (line) return json::parse(*line);
+  } catch (const std::exception&) {
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 CompileStats WorkerPool::compile_stats() {
   CompileStats sum;
-  for (std::size_t w = 0; w < impl_->procs.size(); ++w) {
-    auto& p = impl_->procs[w];
-    if (p.to < 0 || p.busy) continue;
-    try {
-      send(p.to, {{"op", "stats"}});
-      const auto line = p.from->next();
-      if (!line) continue;
-      const json j = json::parse(*line).at("stats");
-      sum.programs += j[0].get<int>();
-      sum.from_cache += j[1].get<int>();
-      sum.variants += j[2].get<int>();
-      sum.seconds += j[3].get<double>();
-    } catch (const std::exception&) {
-    }
+  for (auto& p : impl_->procs) {
+    const json answer = ask_stats(p);
+    if (!answer.is_object() || !answer.contains("stats")) continue;
+    const json& j = answer.at("stats");
+    sum.programs += j[0].get<int>();
+    sum.from_cache += j[1].get<int>();
+    sum.variants += j[2].get<int>();
+    sum.seconds += j[3].get<double>();
   }
   return sum;
+}
+
+std::vector<SweepTimes> WorkerPool::worker_times() {
+  std::vector<SweepTimes> out;
+  for (auto& p : impl_->procs) {
+    SweepTimes t;
+    const json answer = ask_stats(p);
+    if (answer.is_object() && answer.contains("times")) {
+      const auto v = answer.at("times").get<std::vector<double>>();
+      if (v.size() == 11) {
+        t = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
+      }
+    }
+    t.start = p.info.start_seconds;  // every process of this worker, as the parent saw it
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace gpuk

@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -70,6 +71,25 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+// Adds the seconds from its construction to stop() (or its end) to `into`.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { stop(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point start_;
+  bool stopped_ = false;
+};
+
 // One NVRTC program's worth of variants of one kernel file.
 struct Chunk {
   std::shared_ptr<const KernelFile> file;
@@ -120,6 +140,15 @@ class GpuMeasurer final : public Measurer {
 
   LaunchLimits limits() const override { return limits_; }
   std::vector<std::string> leading_args() const override { return leading_; }
+
+  SweepTimes times() const override {
+    SweepTimes t = times_;
+    std::lock_guard lock(stats_mutex_);
+    t.compile_sum = compile_sum_;
+    if (first_compile_ && last_compile_ > *first_compile_)
+      t.compile_wall = std::chrono::duration<double>(last_compile_ - *first_compile_).count();
+    return t;
+  }
 
   void prepare(const Space& space, const std::vector<Candidate>& points) override {
     // New points, grouped by kernel file, in the order given.
@@ -177,6 +206,7 @@ class GpuMeasurer final : public Measurer {
     }
     Prepared& p = it->second;
     o.launches = p.plan.launches;
+    Stopwatch waiting(times_.compile_wait);
     p.chunk->done.wait();
     // Compile errors, per variant.
     for (const auto& l : p.plan.launches) {
@@ -196,6 +226,7 @@ class GpuMeasurer final : public Measurer {
       o.detail = e.what();
       return o;
     }
+    waiting.stop();
     // The compiled functions' own limits: registers cap the threads per block.
     for (const auto& f : p.kernels.functions()) {
       o.registers = std::max(o.registers, f.attributes.registers);
@@ -210,7 +241,10 @@ class GpuMeasurer final : public Measurer {
     try {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
+      Stopwatch verifying(times_.verify);
       const Verification v = bench_.check(target);
+      verifying.stop();
+      Stopwatch timing(times_.measure);
       if (!v.passed) {
         o.status = Status::invalid;
         o.why = "wrong answer";
@@ -246,6 +280,7 @@ class GpuMeasurer final : public Measurer {
   std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms_per_call) override {
     if (!options_.energy) return std::nullopt;
     Prepared& p = ready(space, c, "energy()");
+    Stopwatch timing(times_.measure);
     EnergyMeter& meter = *options_.energy;
     try {
       bench_.bind(p.plan);
@@ -344,6 +379,7 @@ class GpuMeasurer final : public Measurer {
 
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
     Prepared& p = ready(space, c, "time()");
+    Stopwatch timing(times_.recheck);
     try {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
@@ -391,6 +427,10 @@ class GpuMeasurer final : public Measurer {
     chunk.errors.assign(chunk.names.size(), {});
     const auto one = [&](const std::vector<std::string>& names) -> std::shared_ptr<const CompiledKernels> {
       const auto start = std::chrono::steady_clock::now();
+      {
+        std::lock_guard lock(stats_mutex_);
+        if (!first_compile_) first_compile_ = start;
+      }
       std::shared_ptr<const CompiledKernels> c;
       std::string error;
       try {
@@ -400,10 +440,14 @@ class GpuMeasurer final : public Measurer {
       }
       {
         std::lock_guard lock(stats_mutex_);
+        const auto end = std::chrono::steady_clock::now();
+        const double took = std::chrono::duration<double>(end - start).count();
+        last_compile_ = end;
+        compile_sum_ += took;
         if (stats_) {
           ++stats_->programs;
           if (c && c->from_cache) ++stats_->from_cache;
-          stats_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          stats_->seconds += took;
         }
       }
       if (!c) throw CompileError(error);
@@ -470,7 +514,11 @@ class GpuMeasurer final : public Measurer {
   Bench& bench_;
   GpuMeasurerOptions options_;
   CompileStats* stats_;
-  std::mutex stats_mutex_;
+  mutable std::mutex stats_mutex_;
+  std::optional<std::chrono::steady_clock::time_point> first_compile_;  // under stats_mutex_
+  std::chrono::steady_clock::time_point last_compile_;
+  double compile_sum_ = 0;
+  SweepTimes times_;  // the measuring thread's parts
   int threads_;
   Jit jit_;
   std::vector<std::string> leading_;
@@ -530,7 +578,11 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
       throw Error(no_energy + "; the objective '" + objective_name(t.objective) + "' needs it (use objective: time)");
   }
 
+  const auto data_start = std::chrono::steady_clock::now();
   Bench bench(t.run, plugin, device);
+  const auto reference_start = std::chrono::steady_clock::now();
+  bench.reference(1);  // once, before the sweep (each variant's check compares with it)
+  const auto reference_end = std::chrono::steady_clock::now();
   CompileStats stats;
   GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
   mo.energy = meter;
@@ -547,6 +599,8 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
   TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
   report.baseline = std::move(baseline);
+  report.times.data = std::chrono::duration<double>(reference_start - data_start).count();
+  report.times.reference = std::chrono::duration<double>(reference_end - reference_start).count();
   if (journal) {
     report.journal = journal->path().string();
     if (damaged > 0)

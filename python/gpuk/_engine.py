@@ -1,0 +1,329 @@
+"""Engine and Operation: gpuk::Engine and gpuk::Operation, called on Python arrays."""
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import re
+import threading
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _gpuk
+from ._arrays import (DTYPES, Arg, check_on_device, dtype_name, empty_like, resolve, scalar_bits,
+                      stream_handle)
+from ._gpuk import ConfigError
+
+
+class GpukWarning(UserWarning):
+    """What gpuk warns about (a stale tuning entry passed over, a plugin that did not load)."""
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+_FIELD = re.compile(r"\s*(\w+)\s+(\w+)(?:\s+at byte\s+(\d+))?\s*")
+_RESULT_TYPES: Dict[Tuple[str, ...], type] = {}
+
+
+def _result_type(names: Tuple[str, ...]) -> type:
+    if names not in _RESULT_TYPES:
+        _RESULT_TYPES[names] = collections.namedtuple("Result", names)
+    return _RESULT_TYPES[names]
+
+
+def decode(layout: str, raw: bytes) -> Any:
+    """A host result from its bytes: a dtype name ("int64") is one value; a layout
+    ("{float32 value; int64 index at byte 8}") is a named tuple of its fields."""
+    if layout in DTYPES:
+        return np.frombuffer(raw, layout, 1)[0].item()
+    if not (layout.startswith("{") and layout.endswith("}")):
+        raise ConfigError(f"a result of layout '{layout}' that gpuk's Python package cannot read")
+    names, values, offset = [], [], 0
+    for field in layout[1:-1].split(";"):
+        m = _FIELD.fullmatch(field)
+        if not m or m.group(1) not in DTYPES:
+            raise ConfigError(f"a result of layout '{layout}' that gpuk's Python package cannot read")
+        dtype, name, at = m.group(1), m.group(2), m.group(3)
+        offset = int(at) if at else offset
+        values.append(np.frombuffer(raw, dtype, 1, offset)[0].item())
+        names.append(name)
+        offset += np.dtype(dtype).itemsize
+    return _result_type(tuple(names))(*values)
+
+
+class _Slot:
+    __slots__ = ("name", "output", "type", "bytes", "host_result", "dtype")
+
+    def __init__(self, d: Mapping[str, Any]):
+        self.name, self.output, self.type = d["name"], d["output"], d["type"]
+        self.bytes, self.host_result = d["bytes"], d["host_result"]
+        self.dtype = self.type if self.type in DTYPES else None  # None: a result layout
+
+
+class Operation:
+    """A prepared variant (gpuk::Operation): chosen, compiled, loaded, checked, with its scratch.
+
+    ``variant`` and ``chosen`` say what runs and why (the report's ``chosen`` line); ``arrays``
+    lists what a call takes. Call it on arrays, ``op(x, out=..., stream=...)``, or on device
+    pointers, ``op.launch([ptr_in, ptr_out], n, stream)`` (the fast path). It serves the sizes of
+    one power-of-two bucket [min_n, max_n], and one stream from one thread at a time.
+    """
+
+    def __init__(self, engine: "Engine", native: "_gpuk.Operation", family: str, operation: str, dtype: str,
+                 options: Mapping[str, str]):
+        self._engine = engine
+        self._native = native
+        self.family = family
+        self.operation = operation
+        self.dtype = dtype
+        self.options = dict(options)
+        self.arrays: List[dict] = native.arrays
+        self.scalar: Optional[dict] = native.scalar
+        self.variant: str = native.variant
+        self.chosen: str = native.chosen
+        self.warnings: List[str] = list(native.warnings)
+        self.min_n: int = native.min_n
+        self.max_n: int = native.max_n
+        self._slots = [_Slot(a) for a in self.arrays]
+        self._inputs = [s for s in self._slots if not s.output]
+        self._outputs = [s for s in self._slots if s.output]
+        self._reads = any(s.host_result for s in self._outputs)
+        # The fast path's bound methods, looked up once.
+        self._launch = native.launch
+
+    def __repr__(self) -> str:
+        return (f"gpuk.Operation({self.family} {self.operation} {self.dtype}, n in [{self.min_n}, {self.max_n}]: "
+                f"{self.variant})")
+
+    def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
+        """Enqueues the variant on device pointers (ints, in ``arrays`` order) for n elements, on
+        `stream`; returns at once. The cheapest call: no array protocol, no checks but core's."""
+        if self.scalar is None:
+            self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
+        else:
+            dtype = self.scalar["dtype"]
+            self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+
+    def __call__(self, *arrays: Any, value: Any = None, out: Any = None, stream: Any = None) -> Any:
+        """Runs on arrays: see gpuk.Engine.call. The first array's size must be in [min_n, max_n]."""
+        return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
+
+
+class Engine:
+    """gpuk::Engine: the CLI's directories, environment and tuning database, one GPU.
+
+    ``Engine(device=0)`` loads the family plugins and reads the kernel files; the GPU is opened
+    on the first call that needs it. ``prepare()`` chooses the variant as ``gpuk run`` does and
+    returns an Operation; ``call()`` (and the family functions, ``gpuk.reduce.argmax(x)``)
+    prepare once per family, operation, dtype, options, size bucket and stream, and reuse it.
+    """
+
+    def __init__(self, device: int = 0, *, kernels: Iterable[os.PathLike] = (), plugins: Iterable[os.PathLike] = (),
+                 cache_dir: Optional[os.PathLike] = None, no_cache: bool = False,
+                 tuning_db: Optional[os.PathLike] = None):
+        if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
+            raise ConfigError(f"device={device!r}: a GPU ordinal (0, 1, ...)")
+        self.device = int(device)
+        self._native = _gpuk.Engine(self.device, [os.fspath(k) for k in kernels], [os.fspath(p) for p in plugins],
+                                    None if cache_dir is None else os.fspath(cache_dir), no_cache,
+                                    None if tuning_db is None else os.fspath(tuning_db), _warn)
+        self._operations: Dict[tuple, Operation] = {}
+        self._lock = threading.Lock()
+        self._families: Optional[List[dict]] = None
+
+    def families(self) -> List[dict]:
+        """The loaded family plugins: name, description, plugin path, operations, dtypes, options
+        (name, kind, default, choices, help), default kernel."""
+        if self._families is None:
+            self._families = self._native.families()
+        return [dict(f) for f in self._families]
+
+    def family(self, name: str) -> dict:
+        for f in self.families():
+            if f["name"] == name:
+                return f
+        names = ", ".join(f["name"] for f in self.families()) or "none loaded"
+        raise ConfigError(f"unknown family '{name}' (the families: {names})")
+
+    def kernels(self) -> List[dict]:
+        """The kernel files: name, family, path, summary, operations, dtypes, params (name,
+        default, values) and constraints."""
+        return self._native.kernel_files()
+
+    def problems(self) -> List[str]:
+        """Plugins that did not load and kernel files whose metadata is broken."""
+        return list(self._native.plugin_errors()) + list(self._native.kernel_errors())
+
+    def device_info(self) -> dict:
+        """The GPU: name, arch, SMs, memory, driver. Opens it; NoDeviceError without one."""
+        return self._native.device_info()
+
+    def prepare(self, family: str, operation: str, dtype: Any = "float32", n: int = 1, *,
+                options: Optional[Mapping[str, Any]] = None, kernel: Optional[str] = None,
+                params: Optional[Mapping[str, int]] = None, **option_kwargs: Any) -> Operation:
+        """Chooses, compiles (or takes from the cache), loads and checks a variant for n's size
+        bucket. Options as keywords (``abs=True``, ``order="descending"``) or ``options=``;
+        ``kernel=`` and ``params=`` run exactly that variant."""
+        opts = {k: _option_text(v) for k, v in {**(options or {}), **option_kwargs}.items()}
+        native = self._native.prepare(family, operation, dtype_name(dtype), int(n), opts, kernel,
+                                      {k: int(v) for k, v in (params or {}).items()})
+        return Operation(self, native, family, operation, dtype_name(dtype), opts)
+
+    def _operation(self, family: str, operation: str, dtype: str, n: int, options: Mapping[str, str],
+                   stream: int) -> Operation:
+        key = (family, operation, dtype, tuple(sorted(options.items())), _gpuk.bucket_first(n) if n else 0, stream,
+               threading.get_ident())
+        op = self._operations.get(key)
+        if op is None:
+            with self._lock:
+                op = self._operations.get(key)
+                if op is None:
+                    op = self.prepare(family, operation, dtype, n, options=options)
+                    self._operations[key] = op
+        return op
+
+    def call(self, family: str, operation: str, *arrays: Any, value: Any = None, out: Any = None,
+             stream: Any = None, **options: Any) -> Any:
+        """Runs a family's operation on arrays (device arrays zero-copy, host arrays uploaded).
+
+        Positional arrays are the operation's inputs in order (``arrays`` of a prepared
+        Operation); ``value`` its scalar (search: the value sought). A small answer (reduce,
+        search) comes back as a Python value, after waiting for the stream, unless ``out=``
+        names a device array to write it to (then nothing waits). Array results are written to
+        ``out=`` (one array, or a tuple in order) or to new arrays of the input's kind: the same
+        framework on the GPU (PyTorch, CuPy; else a gpuk.DeviceArray), NumPy for host input.
+        """
+        opts = {k: _option_text(v) for k, v in options.items()}
+        return self._call(family, operation, arrays, value, out, stream, opts)
+
+    def _call(self, family, operation, arrays, value, out, stream, options, op: Optional[Operation] = None):
+        s = stream_handle(stream)
+        device = self.device
+        name = f"{family} {operation}"
+        if not arrays:
+            raise TypeError(f"{name} takes an input array")
+        first = resolve(arrays[0], f"{name}: argument 1", device=device, stream=s)
+        n = first.size
+        if op is None:
+            op = self._operation(family, operation, first.dtype, n, options, s)
+        elif first.dtype != op.dtype:
+            raise ConfigError(f"{name}: the array is {first.dtype}; this Operation was prepared for {op.dtype}")
+        if op.scalar is not None and value is None and len(arrays) == len(op._inputs) + 1:
+            arrays, value = arrays[:-1], arrays[-1]  # find(x, 42): the value after the arrays
+        if len(arrays) != len(op._inputs):
+            raise TypeError(f"{name} takes {len(op._inputs)} input array(s) "
+                            f"({', '.join(sl.name for sl in op._inputs)}), not {len(arrays)}")
+        ins: List[Arg] = [first]
+        for i, (x, slot) in enumerate(zip(arrays[1:], op._inputs[1:]), start=2):
+            a = resolve(x, f"{name}: {slot.name}", device=device, stream=s)
+            ins.append(a)
+        for a, slot in zip(ins, op._inputs):
+            _check_slot(a, slot, n, name)
+
+        scalar_args: tuple = ()
+        if op.scalar is not None:
+            if value is None:
+                raise TypeError(f"{name} takes value= (the {op.scalar['name']}, {op.scalar['dtype']})")
+            dtype = op.scalar["dtype"]
+            scalar_args = (dtype, scalar_bits(value, dtype, f"{name}: {op.scalar['name']}"))
+        elif value is not None:
+            raise TypeError(f"{name} takes no value")
+
+        given = out if isinstance(out, tuple) else (() if out is None else (out,))
+        if given and len(given) != len(op._outputs):
+            raise TypeError(f"{name}: out= takes {len(op._outputs)} array(s) "
+                            f"({', '.join(sl.name for sl in op._outputs)}), not {len(given)}")
+        host_mode = any(a.host is not None for a in ins)
+        outs: List[Optional[Arg]] = []
+        results: List[Any] = []
+        read = False
+        for i, slot in enumerate(op._outputs):
+            if given:
+                a = resolve(given[i], f"{name}: out ({slot.name})", device=device, stream=s, writable=True)
+                _check_slot(a, slot, n, name)
+                outs.append(a)
+                results.append(given[i])
+            elif slot.host_result:
+                outs.append(None)  # the Operation's own buffer; launch_and_read copies it back
+                results.append(None)
+                read = True
+            elif host_mode:
+                h = np.empty(first.shape, slot.dtype)
+                outs.append(Arg(0, slot.dtype, first.shape, host=h, source=h))
+                results.append(h)
+            else:
+                result, a = empty_like(first.source, slot.dtype, first.shape, device, s)
+                outs.append(a)
+                results.append(result)
+
+        # Host arrays: uploaded into device memory for the call, results downloaded after it.
+        downloads = []
+        for a in ins + [o for o in outs if o is not None]:
+            if a.host is not None:
+                memory = _gpuk.DeviceMemory(device, max(1, a.nbytes))
+                a.keep, a.ptr = memory, memory.ptr
+                if a in ins:
+                    memory.upload_from(a.host.ctypes.data, a.nbytes, s)
+                else:
+                    downloads.append(a)
+            else:
+                check_on_device(a, name, device)
+        pointers = [a.ptr for a in ins] + [0 if o is None else o.ptr for o in outs]
+        if read:
+            raw = op._native.launch_and_read(pointers, n, s, *scalar_args)
+            answer = decode(next(sl.type for sl in op._outputs if sl.host_result), raw)
+            results = [answer if r is None else r for r in results]
+        else:
+            op._native.launch(pointers, n, s, *scalar_args)
+        for a in downloads:
+            a.keep.download_to(a.host.ctypes.data, a.nbytes, s)
+        if host_mode or downloads:
+            _gpuk.synchronize(device, s)  # the uploads' memory and the host results are done with
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+def _check_slot(a: Arg, slot: _Slot, n: int, name: str) -> None:
+    if slot.dtype is not None:
+        if a.dtype != slot.dtype:
+            raise ConfigError(f"{name}: {slot.name} must be {slot.dtype}, not {a.dtype}")
+        if a.size != n:
+            raise ConfigError(f"{name}: {slot.name} has {a.size} elements, the input {n}")
+    elif a.nbytes < slot.bytes:
+        raise ConfigError(f"{name}: {slot.name} ({slot.type}) needs {slot.bytes} bytes; the array has {a.nbytes}")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, GpukWarning, stacklevel=3)
+
+
+_default: Optional[Engine] = None
+_default_lock = threading.Lock()
+
+
+def default_engine() -> Engine:
+    """The Engine the module-level functions use: device 0 (or $GPUK_DEVICE), the CLI's
+    directories and defaults. Replace it with set_default_engine()."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Engine(int(os.environ.get("GPUK_DEVICE", "0")))
+    return _default
+
+
+def set_default_engine(engine: Engine) -> None:
+    global _default
+    _default = engine
+
+
+@atexit.register
+def _drop_default_engine() -> None:
+    # Its Operations (device scratch, modules) go while the interpreter and the driver are alive.
+    global _default
+    _default = None

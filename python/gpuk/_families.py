@@ -1,0 +1,98 @@
+"""The families' operations as functions: ``gpuk.reduce.argmax(x)``, ``gpuk.sort.keys(x)``, ...
+
+Every loaded family plugin becomes a namespace with one function per operation the plugin lists
+(``gpuk.<family>.<operation>``); nothing here names an operation except the few friendlier
+names below and how an answer is shaped.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, Dict, Optional
+
+from ._arrays import dtype_name, resolve, stream_handle
+from ._engine import Engine, default_engine
+
+# Friendlier names for some operations (NumPy's words), and what of a composite answer a
+# function returns: reduce max/min leave the index unspecified, argsort is NumPy's argsort (the
+# indices), the sorted keys are gpuk.sort.keys.
+ALIASES: Dict[str, Dict[str, str]] = {"sort": {"keys": "sort", "pairs": "sort_pairs"}}
+_ANSWER_FIELD: Dict[tuple, str] = {("reduce", "max"): "value", ("reduce", "min"): "value"}
+_ANSWER_INDEX: Dict[tuple, int] = {("sort", "argsort"): -1}
+
+
+def _dtype_of(x: Any) -> Optional[str]:
+    """The dtype name of an array of any framework (NumPy, CuPy, PyTorch, JAX), without touching it."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return None
+    try:
+        return dtype_name(dtype)
+    except Exception:
+        return str(dtype).rsplit(".", 1)[-1]  # torch.uint32 -> uint32; the call checks it
+
+
+def _options_from_arrays(family: str, operation: str, arrays: tuple, options: Dict[str, Any]) -> None:
+    # sort_pairs carries values of a dtype named by the `values` option: the values array says it.
+    if family == "sort" and operation == "sort_pairs" and len(arrays) > 1 and "values" not in options:
+        dtype = _dtype_of(arrays[1])
+        if dtype is not None:
+            options["values"] = dtype
+
+
+def make_function(family: str, operation: str, description: str) -> Callable[..., Any]:
+    field = _ANSWER_FIELD.get((family, operation))
+    index = _ANSWER_INDEX.get((family, operation))
+
+    def function(*arrays: Any, value: Any = None, out: Any = None, stream: Any = None,
+                 engine: Optional[Engine] = None, **options: Any) -> Any:
+        e = engine or default_engine()
+        if operation == "sort_pairs":
+            _options_from_arrays(family, operation, arrays, options)
+        if index is not None and out is not None and not isinstance(out, tuple):
+            out = _with_scratch_outputs(e, family, operation, arrays, out, stream, options)
+        result = e.call(family, operation, *arrays, value=value, out=out, stream=stream, **options)
+        if field is not None and out is None:
+            return getattr(result, field)
+        if index is not None:
+            return result[index]
+        return result
+
+    function.__name__ = operation
+    function.__qualname__ = f"{family}.{operation}"
+    function.__doc__ = (f"gpuk {family} {operation}: {description}\n\n"
+                        f"gpuk.{family}.{operation}(x, ..., value=None, out=None, stream=None, engine=None, **options)"
+                        " runs on device arrays (zero-copy) or host arrays (uploaded; NumPy back); see"
+                        " gpuk.Engine.call and docs/python.md.")
+    return function
+
+
+def _with_scratch_outputs(engine: Engine, family, operation, arrays, out, stream, options):
+    # argsort(x, out=indices): the sorted keys go to a scratch array of the input's kind.
+    from ._arrays import empty_like
+    s = stream_handle(stream)
+    first = resolve(arrays[0], "argument 1", device=engine.device, stream=s)
+    if first.host is not None:
+        import numpy as np
+        keys = np.empty(first.shape, first.dtype)
+    else:
+        keys, _ = empty_like(first.source, first.dtype, first.shape, engine.device, s)
+    return (keys, out)
+
+
+class Family(types.SimpleNamespace):
+    """One family plugin's operations as functions (``gpuk.reduce``)."""
+
+    def __repr__(self) -> str:
+        return f"<gpuk family {self.name}: {', '.join(self.operations)}>"
+
+
+def family_namespaces(engine: Engine) -> Dict[str, Family]:
+    out = {}
+    for f in engine.families():
+        functions = {op: make_function(f["name"], op, f["description"]) for op in f["operations"]}
+        for alias, op in ALIASES.get(f["name"], {}).items():
+            if op in functions:
+                functions[alias] = functions[op]
+        out[f["name"]] = Family(name=f["name"], description=f["description"], operations=list(f["operations"]),
+                                dtypes=list(f["dtypes"]), options=f["options"], **functions)
+    return out

@@ -1,0 +1,59 @@
+// A DLPack capsule ("dltensor", from any __dlpack__) opened for one call: its pointer, device,
+// dtype, shape and strides, kept alive until the view is dropped (then the producer's deleter
+// runs). The layout of the structs is DLPack's (dlpack.h, stable since 0.6).
+#pragma once
+#include <Python.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace gpuk::python {
+
+struct DLDevice {
+  std::int32_t device_type;  // 1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed, ...
+  std::int32_t device_id;
+};
+struct DLDataType {
+  std::uint8_t code;  // 0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool
+  std::uint8_t bits;
+  std::uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  std::int32_t ndim;
+  DLDataType dtype;
+  std::int64_t* shape;
+  std::int64_t* strides;  // in elements; null: C-contiguous
+  std::uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+
+class DLPackView {
+ public:
+  // Takes the tensor out of the capsule (renamed "used_dltensor", as the protocol asks).
+  // Throws ConfigError for anything else than an unused "dltensor" capsule.
+  explicit DLPackView(PyObject* capsule);
+  ~DLPackView();
+  DLPackView(const DLPackView&) = delete;
+  DLPackView& operator=(const DLPackView&) = delete;
+
+  std::uintptr_t ptr() const;
+  int device_type() const { return tensor_->dl_tensor.device.device_type; }
+  int device_id() const { return tensor_->dl_tensor.device.device_id; }
+  int dtype_code() const { return tensor_->dl_tensor.dtype.code; }
+  int dtype_bits() const { return tensor_->dl_tensor.dtype.bits; }
+  int dtype_lanes() const { return tensor_->dl_tensor.dtype.lanes; }
+  std::vector<std::int64_t> shape() const;
+  // Empty when the producer gave none (C-contiguous by the protocol).
+  std::vector<std::int64_t> strides() const;
+
+ private:
+  DLManagedTensor* tensor_ = nullptr;
+};
+
+}  // namespace gpuk::python

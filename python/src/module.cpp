@@ -1,0 +1,344 @@
+// gpuk._gpuk: the thin binding of the library API (gpuk/gpuk.hpp) that the pure-Python package
+// (python/gpuk/) builds on. Arrays cross as device pointers (integers); the Python layer turns
+// DLPack, __cuda_array_interface__ and NumPy arrays into them. The GIL is released while gpuk
+// prepares (compiles) and while it launches or waits on the device.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_memory.hpp"
+#include "dlpack.hpp"
+#include "gpuk/gpuk.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace gpuk::python {
+namespace {
+
+PyObject* g_error = nullptr;
+PyObject* g_config_error = nullptr;
+PyObject* g_device_error = nullptr;
+PyObject* g_no_device_error = nullptr;
+PyObject* g_compile_error = nullptr;
+
+PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const char* doc) {
+  const std::string qualified = std::string("gpuk.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
+  if (!type) throw nb::python_error();
+  m.attr(name) = nb::handle(type);
+  return type;
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const NoDeviceError& e) {
+    PyErr_SetString(g_no_device_error, e.what());
+  } catch (const DeviceError& e) {
+    PyErr_SetString(g_device_error, e.what());
+  } catch (const ConfigError& e) {
+    PyErr_SetString(g_config_error, e.what());
+  } catch (const CompileError& e) {
+    PyErr_SetString(g_compile_error, e.what());
+  } catch (const Error& e) {
+    PyErr_SetString(g_error, e.what());
+  }
+}
+
+DType dtype_named(const std::string& name) {
+  const auto d = parse_dtype(name);
+  if (!d) throw ConfigError("unknown dtype '" + name + "' (int32, uint32, int64, uint64, float32, float64)");
+  return *d;
+}
+
+std::vector<std::string> dtype_names(const std::vector<DType>& dtypes) {
+  std::vector<std::string> out;
+  for (DType d : dtypes) out.emplace_back(dtype_name(d));
+  return out;
+}
+
+const char* kind_name(OptionSpec::Kind k) {
+  switch (k) {
+    case OptionSpec::Kind::boolean: return "boolean";
+    case OptionSpec::Kind::integer: return "integer";
+    case OptionSpec::Kind::number: return "number";
+    case OptionSpec::Kind::choice: return "choice";
+  }
+  return "?";
+}
+
+nb::dict family_dict(const FamilyPlugin& p, const PluginRegistry& plugins) {
+  nb::dict d;
+  d["name"] = p.name();
+  d["description"] = p.description();
+  d["plugin"] = plugins.path_of(p.name()).string();
+  d["operations"] = p.operations();
+  d["dtypes"] = dtype_names(p.dtypes());
+  nb::list options;
+  for (const auto& o : p.options()) {
+    nb::dict od;
+    od["name"] = o.name;
+    od["kind"] = kind_name(o.kind);
+    od["default"] = o.default_value;
+    od["choices"] = o.choices;
+    od["help"] = o.help;
+    options.append(od);
+  }
+  d["options"] = options;
+  d["default_kernel"] = p.default_kernel();
+  return d;
+}
+
+nb::dict kernel_dict(const KernelFile& f) {
+  nb::dict d;
+  d["name"] = f.name;
+  d["family"] = f.family;
+  d["path"] = f.path.string();
+  d["summary"] = f.summary;
+  d["operations"] = f.operations;
+  d["dtypes"] = dtype_names(f.dtypes);
+  nb::list params;
+  for (const auto& p : f.params) {
+    nb::dict pd;
+    pd["name"] = p.name;
+    pd["default"] = p.default_value;
+    pd["values"] = p.values;
+    params.append(pd);
+  }
+  d["params"] = params;
+  std::vector<std::string> constraints;
+  for (const auto& c : f.constraints) constraints.push_back(c.expr.text());
+  d["constraints"] = constraints;
+  return d;
+}
+
+// A scalar argument as its dtype's bits (the Python layer packs it exactly in the dtype).
+std::optional<Scalar> scalar_of(const std::optional<std::string>& dtype, std::uint64_t bits) {
+  if (!dtype) return std::nullopt;
+  Scalar s;
+  s.dtype = dtype_named(*dtype);
+  s.bits = bits;
+  return s;
+}
+
+}  // namespace
+}  // namespace gpuk::python
+
+NB_MODULE(_gpuk, m) {
+  using namespace gpuk;
+  using namespace gpuk::python;
+  m.doc() = "gpuk's C++ library API (gpuk/gpuk.hpp), bound for the gpuk package; use `import gpuk`.";
+
+  g_error = new_exception(m, "Error", PyExc_RuntimeError, "Every error gpuk reports (gpuk::Error).");
+  {
+    nb::object bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_ValueError));
+    g_config_error = new_exception(m, "ConfigError", bases.ptr(),
+                                   "A bad config, kernel file, argument or array: the message names the file:line:col "
+                                   "where there is one (gpuk's exit status 2).");
+  }
+  g_device_error = new_exception(m, "DeviceError", g_error, "A CUDA driver or NVRTC failure.");
+  g_no_device_error = new_exception(m, "NoDeviceError", g_device_error,
+                                    "No NVIDIA driver or no GPU: nothing that needs one can run (exit status 5).");
+  g_compile_error = new_exception(m, "CompileError", g_error,
+                                  "A kernel did not compile; the message carries NVRTC's log with file:line:column.");
+  nb::register_exception_translator(translate);
+  // The default Engine lives in a module global until the interpreter's teardown, whose order
+  // nanobind's leak check cannot see through; the package drops it at exit (atexit) anyway.
+  nb::set_leak_warnings(false);
+
+  m.def("version", &gpuk_version, "The gpuk version the module was built from.");
+  m.def("bucket_first", &bucket_first, "n"_a);
+  m.def("bucket_last", &bucket_last, "n"_a);
+
+  nb::class_<Operation>(m, "Operation", "A prepared variant (gpuk::Operation): compiled, loaded, checked.")
+      .def_prop_ro("arrays",
+                   [](const Operation& op) {
+                     nb::list out;
+                     for (const auto& a : op.arrays()) {
+                       nb::dict d;
+                       d["name"] = a.name;
+                       d["output"] = a.output;
+                       d["type"] = a.type;
+                       d["bytes"] = a.bytes;
+                       d["host_result"] = a.host_result;
+                       out.append(d);
+                     }
+                     return out;
+                   })
+      .def_prop_ro("scalar",
+                   [](const Operation& op) -> nb::object {
+                     if (!op.scalar()) return nb::none();
+                     nb::dict d;
+                     d["name"] = op.scalar()->name;
+                     d["dtype"] = std::string(dtype_name(op.scalar()->dtype));
+                     return d;
+                   })
+      .def_prop_ro("min_n", &Operation::min_n)
+      .def_prop_ro("max_n", &Operation::max_n)
+      .def_prop_ro("variant", &Operation::variant)
+      .def_prop_ro("chosen", &Operation::chosen)
+      .def_prop_ro("warnings", &Operation::warnings)
+      .def_prop_ro("scratch_bytes", &Operation::scratch_bytes)
+      .def(
+          "launch",
+          [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+            nb::gil_scoped_release release;
+            op.launch(std::span<const CUdeviceptr>(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
+                      s ? &*s : nullptr);
+          },
+          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+          "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).")
+      .def(
+          "launch_and_read",
+          [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+            std::vector<std::byte> bytes;
+            {
+              nb::gil_scoped_release release;
+              bytes = op.launch_and_read(std::span<const CUdeviceptr>(arrays.data(), arrays.size()), n,
+                                         reinterpret_cast<CUstream>(stream), s ? &*s : nullptr);
+            }
+            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+          "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
+
+  nb::class_<Engine>(m, "Engine", "gpuk::Engine: loads the plugins and kernel files; opens the GPU on first use.")
+      .def(
+          "__init__",
+          [](Engine* self, int device, const std::vector<std::string>& kernel_dirs,
+             const std::vector<std::string>& plugin_dirs, const std::optional<std::string>& cache_dir, bool no_cache,
+             const std::optional<std::string>& tuning_db, std::function<void(const std::string&)> on_warning) {
+            EngineOptions o;
+            o.device = device;
+            for (const auto& d : kernel_dirs) o.kernel_dirs.emplace_back(d);
+            for (const auto& d : plugin_dirs) o.plugin_dirs.emplace_back(d);
+            if (cache_dir) o.cache_dir = *cache_dir;
+            o.no_cache = no_cache;
+            if (tuning_db) o.tuning_db = *tuning_db;
+            if (on_warning) {
+              o.on_warning = [on_warning](const std::string& message) {
+                nb::gil_scoped_acquire acquire;
+                on_warning(message);
+              };
+            }
+            new (self) Engine(std::move(o));
+          },
+          "device"_a = 0, "kernel_dirs"_a = std::vector<std::string>{}, "plugin_dirs"_a = std::vector<std::string>{},
+          "cache_dir"_a = nb::none(), "no_cache"_a = false, "tuning_db"_a = nb::none(), "on_warning"_a = nb::none())
+      .def(
+          "prepare",
+          [](const Engine& e, const std::string& family, const std::string& operation, const std::string& dtype,
+             std::uint64_t n, const std::map<std::string, std::string>& options, const std::optional<std::string>& kernel,
+             const std::map<std::string, std::int64_t>& params) {
+            OperationSpec spec;
+            spec.family = family;
+            spec.operation = operation;
+            spec.dtype = dtype_named(dtype);
+            spec.n = n;
+            spec.options = options;
+            spec.kernel = kernel;
+            spec.params = params;
+            nb::gil_scoped_release release;
+            return e.prepare(spec);
+          },
+          "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
+          "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{})
+      .def("families",
+           [](const Engine& e) {
+             nb::list out;
+             for (const FamilyPlugin* p : e.plugins().all()) out.append(family_dict(*p, e.plugins()));
+             return out;
+           })
+      .def("plugin_errors", [](const Engine& e) { return e.plugins().errors(); })
+      .def("kernel_files",
+           [](const Engine& e) {
+             nb::list out;
+             for (const auto& f : e.kernels().files()) out.append(kernel_dict(*f));
+             return out;
+           })
+      .def("kernel_errors", [](const Engine& e) { return e.kernels().errors(); })
+      .def("kernel_dirs",
+           [](const Engine& e) {
+             std::vector<std::string> out;
+             for (const auto& d : e.kernels().dirs()) out.push_back(d.string());
+             return out;
+           })
+      .def("device_info", [](const Engine& e) {
+        const DeviceInfo* info = nullptr;
+        {
+          nb::gil_scoped_release release;
+          info = &e.device();
+        }
+        nb::dict d;
+        d["ordinal"] = info->ordinal;
+        d["name"] = info->name;
+        d["arch"] = info->arch();
+        d["sm_count"] = info->sm_count;
+        d["total_memory"] = info->total_memory;
+        d["peak_bandwidth_gbs"] = info->peak_bandwidth_gbs;
+        d["driver_version"] = info->driver_version;
+        d["pci_bus_id"] = info->pci_bus_id;
+        return d;
+      });
+
+  nb::class_<DLPackView>(m, "DLPackView", "A DLPack capsule opened for one call (kept alive while referenced).")
+      .def("__init__", [](DLPackView* self, nb::handle capsule) { new (self) DLPackView(capsule.ptr()); })
+      .def_prop_ro("ptr", &DLPackView::ptr)
+      .def_prop_ro("device", [](const DLPackView& v) { return nb::make_tuple(v.device_type(), v.device_id()); })
+      .def_prop_ro("dtype",
+                   [](const DLPackView& v) { return nb::make_tuple(v.dtype_code(), v.dtype_bits(), v.dtype_lanes()); })
+      .def_prop_ro("shape", &DLPackView::shape)
+      .def_prop_ro("strides", &DLPackView::strides);
+
+  nb::class_<DeviceMemory>(m, "DeviceMemory", "Device memory in a GPU's primary context, freed when dropped.")
+      .def(nb::init<int, std::size_t>(), "device"_a, "bytes"_a)
+      .def_prop_ro("ptr", &DeviceMemory::ptr)
+      .def_prop_ro("bytes", &DeviceMemory::bytes)
+      .def_prop_ro("device", &DeviceMemory::device)
+      .def(
+          "upload_from",
+          [](DeviceMemory& d, std::uintptr_t host, std::size_t bytes, std::uintptr_t stream) {
+            nb::gil_scoped_release release;
+            d.upload(reinterpret_cast<const void*>(host), bytes, stream);
+          },
+          "host"_a, "bytes"_a, "stream"_a = 0, "Asynchronous copy from host address `host` (kept alive by the caller).")
+      .def(
+          "download_to",
+          [](const DeviceMemory& d, std::uintptr_t host, std::size_t bytes, std::uintptr_t stream) {
+            nb::gil_scoped_release release;
+            d.download(reinterpret_cast<void*>(host), bytes, stream);
+          },
+          "host"_a, "bytes"_a, "stream"_a = 0, "Asynchronous copy to host address `host` (kept alive by the caller).");
+
+  m.def(
+      "synchronize",
+      [](int device, std::uintptr_t stream) {
+        nb::gil_scoped_release release;
+        synchronize(device, stream);
+      },
+      "device"_a, "stream"_a = 0, "Waits for `stream` (GIL released).");
+  m.def(
+      "copy_to_host",
+      [](int device, std::uintptr_t src, std::uintptr_t dst, std::size_t bytes, std::uintptr_t stream) {
+        nb::gil_scoped_release release;
+        copy_to_host(device, src, reinterpret_cast<void*>(dst), bytes, stream);
+      },
+      "device"_a, "src"_a, "dst"_a, "bytes"_a, "stream"_a = 0,
+      "Copies device memory to a host address and waits (GIL released).");
+  m.def("order_streams", &order_streams, "device"_a, "producer"_a, "consumer"_a,
+        "Makes `consumer` wait for what `producer` has enqueued so far (an event; the host does not wait).");
+  m.def("device_of_pointer", &device_of_pointer, "ptr"_a,
+        "The GPU ordinal of a device pointer, or -1 when the driver does not know it.");
+}

@@ -1,0 +1,160 @@
+"""Every family on the GPU, on NumPy arrays and on device arrays handed over through DLPack and
+__cuda_array_interface__ (the producers of producers.py); each answer against NumPy. Skipped,
+with the reason, without a GPU."""
+import numpy as np
+import pytest
+
+import gpuk
+from producers import DeviceCopy
+
+RNG = np.random.default_rng(7)
+
+
+def data(dtype, n, low=-1000, high=1000):
+    if np.dtype(dtype).kind == "f":
+        return RNG.uniform(-1, 1, n).astype(dtype)
+    if np.dtype(dtype).kind == "u":
+        low = 0
+    return RNG.integers(low, high, n).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("n", [1, 4096, 250_000])
+def test_reduce_on_numpy(gpu, dtype, n):
+    x = data(dtype, n)
+    best = gpuk.reduce.argmax(x)
+    assert best.index == int(np.argmax(x)) and best.value == x[best.index]
+    low = gpuk.reduce.argmin(x)
+    assert low.index == int(np.argmin(x)) and low.value == x[low.index]
+    assert gpuk.reduce.max(x) == x.max() and gpuk.reduce.min(x) == x.min()
+    total = gpuk.reduce.sum(x)
+    if x.dtype.kind == "f":
+        assert total == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-9, abs=1e-9)
+    else:
+        assert total == int(np.sum(x, dtype=np.int64 if x.dtype.kind == "i" else np.uint64))
+
+
+def test_reduce_abs_and_ties_and_nan(gpu):
+    x = np.array([0.5, -3.0, 3.0, 1.0], np.float32)
+    assert tuple(gpuk.reduce.argmax(x, abs=True)) == (3.0, 1)  # |-3| = |3|: the first
+    y = np.array([1.0, np.nan, 2.0, np.nan], np.float32)
+    assert gpuk.reduce.argmax(y).index == 1  # a NaN wins, the first one
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64"])
+def test_search_on_numpy(gpu, dtype):
+    x = RNG.permutation(100_000).astype(dtype)
+    v = x[12345]
+    assert gpuk.search.find(x, v) == 12345
+    assert gpuk.search.find(x, value=v) == 12345
+    assert gpuk.search.count(x, v) == 1
+    assert x[gpuk.search.any(x, v)] == v
+    assert gpuk.search.find(x, 100_001) == -1
+    few = np.array([3, 1, 3, 3, 2], dtype)
+    assert gpuk.search.count(few, 3) == 3 and gpuk.search.find(few, 3) == 0
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "int32", "float32", "int64", "float64"])
+@pytest.mark.parametrize("n", [1000, 4096, 100_000])
+def test_sort_on_numpy(gpu, dtype, n):
+    x = data(dtype, n)
+    np.testing.assert_array_equal(gpuk.sort.keys(x), np.sort(x, kind="stable"))
+    np.testing.assert_array_equal(gpuk.sort.keys(x, order="descending"), np.sort(x, kind="stable")[::-1])
+    np.testing.assert_array_equal(gpuk.sort.argsort(x), np.argsort(x, kind="stable").astype(np.uint32))
+    values = np.arange(n, dtype=np.uint32)
+    keys, carried = gpuk.sort.pairs(x, values)
+    order = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(keys, x[order])
+    np.testing.assert_array_equal(carried, values[order])
+
+
+def test_sort_pairs_with_uint64_values_and_out(gpu):
+    x = data("uint32", 5000)
+    values = RNG.integers(0, 1 << 60, 5000).astype(np.uint64)
+    keys_out, values_out = np.empty_like(x), np.empty_like(values)
+    result = gpuk.sort.pairs(x, values, out=(keys_out, values_out))
+    assert result[0] is keys_out and result[1] is values_out
+    order = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(values_out, values[order])
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_every_family_on_device_arrays(gpu, protocol):
+    host = data("float32", 250_000)
+    x = DeviceCopy(host)
+    arr = getattr(x, protocol)
+    best = gpuk.reduce.argmax(arr())
+    assert best.index == int(np.argmax(host))
+    assert gpuk.reduce.sum(arr()) == pytest.approx(float(host.astype(np.float64).sum()), rel=1e-9)
+    assert gpuk.search.find(arr(), host[4321]) == 4321
+    out = DeviceCopy.empty(np.float32, host.shape)
+    result = gpuk.sort.keys(arr(), out=getattr(out, protocol)(), order="descending")
+    gpuk._gpuk.synchronize(0, 0)
+    np.testing.assert_array_equal(out.numpy(), np.sort(host)[::-1])
+    new = gpuk.sort.keys(arr())  # a result array of gpuk's own
+    assert isinstance(new, gpuk.DeviceArray)
+    np.testing.assert_array_equal(new.numpy(), np.sort(host))
+
+
+def test_reduce_into_a_device_array_on_a_stream_waits_for_nothing(gpu):
+    host = data("int32", 100_000)
+    x = DeviceCopy(host)
+    best = DeviceCopy.empty(np.int64, (2,))  # {int32 value; int64 index at byte 8}: 16 bytes
+    assert gpuk.reduce.argmax(x.cai(), out=best.cai()) is not None
+    gpuk._gpuk.synchronize(0, 0)
+    assert best.numpy()[1] == int(np.argmax(host))
+    small = DeviceCopy.empty(np.int32, (2,))
+    with pytest.raises(gpuk.ConfigError, match="needs 16 bytes"):
+        gpuk.reduce.argmax(x.cai(), out=small.cai())
+
+
+def test_a_read_only_out_and_a_wrong_sized_out_are_refused(gpu):
+    x = DeviceCopy(data("float32", 1000))
+    ro = DeviceCopy.empty(np.float32, (1000,))
+    from producers import CaiArray
+    with pytest.raises(gpuk.ConfigError, match="read-only"):
+        gpuk.sort.keys(x.cai(), out=CaiArray(ro.memory.ptr, np.float32, (1000,), readonly=True))
+    with pytest.raises(gpuk.ConfigError, match="elements"):
+        gpuk.sort.keys(x.cai(), out=DeviceCopy.empty(np.float32, (999,)).cai())
+    with pytest.raises(gpuk.ConfigError, match="must be float32"):
+        gpuk.sort.keys(x.cai(), out=DeviceCopy.empty(np.int32, (1000,)).cai())
+
+
+def test_a_host_pointer_through_cai_is_refused(gpu):
+    from producers import CaiArray
+    host = np.zeros(100, np.float32)
+    with pytest.raises(gpuk.ConfigError, match="not CUDA device memory"):
+        gpuk.reduce.argmax(CaiArray(host.ctypes.data, np.float32, (100,)))
+
+
+def test_prepare_says_what_was_chosen_and_launches_on_pointers(gpu):
+    host = data("float32", 250_000)
+    x = DeviceCopy(host)
+    op = gpu.prepare("reduce", "argmax", "float32", host.size)
+    assert op.variant and op.chosen and op.min_n <= host.size <= op.max_n
+    assert [a["name"] for a in op.arrays] == ["input", "result"]
+    out = DeviceCopy.empty(np.int64, (2,))
+    op.launch([x.memory.ptr, out.memory.ptr], host.size, 0)
+    gpuk._gpuk.synchronize(0, 0)
+    assert out.numpy()[1] == int(np.argmax(host))
+    assert op(x.cai()).index == int(np.argmax(host))
+    named = gpu.prepare("reduce", "argmax", "float32", host.size, kernel="onepass", params={"BLOCK": 512})
+    assert "BLOCK=512" in named.variant and "named" in named.chosen
+
+
+def test_run_takes_an_array_as_the_workload_and_returns_the_json_report(gpu, repo):
+    host = data("float32", 10_000)
+    report = gpuk.run(repo / "configs" / "argmax.yaml", input=host, repeats=5)
+    assert report["verification"]["passed"]
+    assert report["result"]["index"] == str(int(np.argmax(np.abs(host))))
+
+
+def test_run_tune_and_compare_return_their_reports(gpu, repo, tmp_path):
+    import json
+    a = gpuk.run(repo / "configs" / "sort_small.yaml", repeats=20)
+    b = gpuk.run(repo / "configs" / "sort_small.yaml", repeats=20)
+    (tmp_path / "a.json").write_text(json.dumps({k: v for k, v in a.items() if k != "text"}))
+    (tmp_path / "b.json").write_text(json.dumps({k: v for k, v in b.items() if k != "text"}))
+    c = gpuk.compare(tmp_path / "a.json", tmp_path / "b.json", threshold=1000)
+    assert c["kind"] == "run" and c["rows"] and not c["slower"]
+    assert all(r["verdict"] in ("same", "faster", "slower") for r in c["rows"] if r["a_ms"] and r["b_ms"])
