@@ -599,7 +599,8 @@ int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::t
 }
 
 fs::path matrix_out(const TuneArgs& a);
-std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results);
+std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels);
 
 // One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
@@ -705,7 +706,7 @@ int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
                 << " cells left; the same command measures them\n";
   }
 
-  const auto tally = finish_matrix(a, matrix, results);
+  const auto tally = finish_matrix(a, matrix, results, kernels);
   return tally.count("failed") || tally.at("missing") > static_cast<int>(left) ? 1 : 0;
 }
 
@@ -728,7 +729,7 @@ int tune_merge(const Global& g, const TuneArgs& a) {
   if (!m.missing.empty())
     std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
               << " without a result in any directory, e.g. " << m.missing.front() << "\n";
-  const auto tally = finish_matrix(a, matrix, results);
+  const auto tally = finish_matrix(a, matrix, results, kernels);
   return tally.count("failed") || tally.at("missing") > 0 ? 1 : 0;
 }
 
@@ -743,7 +744,8 @@ fs::path matrix_out(const TuneArgs& a) {
 }
 
 // The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners.
-std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results) {
+std::map<std::string, int> finish_matrix(const TuneArgs& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels) {
   std::map<std::string, int> tally{{"missing", 0}};
   for (const auto& cell : matrix.cells) {
     const auto r = results.read(cell);
