@@ -5,16 +5,18 @@
 # and where each run's time went (the reports' time breakdown, per worker for the pooled one).
 # Targets (docs/tuning.md, "Where the time goes"): tune_sort.yaml at most 12 s on one GPU and 0.6x
 # on two; tune_devices.yaml at most 4 s and 0.8x. A benchmark, not a test.
-# Usage: tools/bench_devices.sh [--devices LIST (default all)] [--config FILE] [--build DIR]
+# Usage: tools/bench_devices.sh [--devices LIST (default all)] [--config FILE] [--build DIR] [--keep DIR]
+# (--keep DIR: both runs' reports, text and JSON, are copied there.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-devices=all config=configs/tune_devices.yaml build=build
+devices=all config=configs/tune_devices.yaml build=build keep=
 while [ $# -gt 0 ]; do
   case $1 in
     --devices) devices=$2; shift ;;
     --config) config=$2; shift ;;
     --build) build=$2; shift ;;
-    *) echo "usage: tools/bench_devices.sh [--devices LIST] [--config FILE] [--build DIR]" >&2; exit 2 ;;
+    --keep) keep=$2; shift ;;
+    *) echo "usage: tools/bench_devices.sh [--devices LIST] [--config FILE] [--build DIR] [--keep DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -31,6 +33,10 @@ sweep() {  # NAME ARGS...: wall seconds of one sweep
 }
 one=$(sweep one --device 0)
 many=$(sweep many --devices "$devices")
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  cp "$work"/one.txt "$work"/one.json "$work"/many.txt "$work"/many.json "$keep"/
+fi
 sed -n '1,12p' "$work/many.txt"
 python3 - "$work/one.json" "$work/many.json" "$one" "$many" "$devices" <<'PY'
 import json, sys
