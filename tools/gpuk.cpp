@@ -24,6 +24,7 @@
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
 #include "gpuk/tune_command.hpp"
+#include "gpuk/tune_matrix.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -45,8 +46,8 @@ std::optional<fs::path> cache_dir(const Global& g) {
 }
 
 void print_load_problems(const PluginRegistry& plugins, const KernelLibrary& kernels) {
-  for (const auto& e : plugins.errors()) std::cerr << "gpuk: warning: " << e << "\n";
-  for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << e << "\n";
+  for (const auto& e : plugins.errors()) std::cerr << "gpuk: warning: " << terminal_text(e, 4096) << "\n";
+  for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << terminal_text(e, 4096) << "\n";
 }
 
 // The exit status of every command (README.md, "Exit status").
@@ -57,13 +58,15 @@ enum Exit : int {
   kWrongAnswer = 3,   // run: verification failed; tune: no variant verified
   kFaulted = 4,       // a variant faulted or ran past its time limit
   kNoGpu = 5,         // no NVIDIA driver or no GPU: nothing could run
-  kSlower = 6,        // compare: a row slower than the threshold
+  kSlower = 6,        // compare: a row slower than the threshold, or timed in A and not in B
 };
 
-// One line on stderr, "gpuk: " before it unless the message names gpuk itself.
+// One line on stderr, "gpuk: " before it unless the message names gpuk itself. A message may
+// quote what the user gave: control bytes are escaped and it stops after 4 KB (a compile log's
+// first errors are the ones that matter).
 void print_error(const std::string& what, const char* end = "\n") {
   const bool named = what.rfind("gpuk ", 0) == 0 || what.rfind("gpuk: ", 0) == 0;
-  std::cerr << (named ? "" : "gpuk: ") << what << end;
+  std::cerr << (named ? "" : "gpuk: ") << terminal_text(what, 4096) << end;
 }
 
 // Runs a command; an error is one line on stderr and its exit status (enum Exit).
@@ -128,8 +131,8 @@ int cmd_list(const Global& g) {
   }
   if (!kernels.errors().empty() || !plugins.errors().empty()) {
     std::cout << "\nProblems:\n";
-    for (const auto& e : plugins.errors()) std::cout << "  " << e << "\n";
-    for (const auto& e : kernels.errors()) std::cout << "  " << e << "\n";
+    for (const auto& e : plugins.errors()) std::cout << "  " << terminal_text(e, 4096) << "\n";
+    for (const auto& e : kernels.errors()) std::cout << "  " << terminal_text(e, 4096) << "\n";
   }
   if (plugins.all().empty()) {
     print_error("no family plugin loaded, so nothing can run (the plugin directories: " +
@@ -184,10 +187,12 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
       body();
     } catch (const ConfigError& e) {
       ++failures, ++bad_input;
-      std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
+      std::cout.flush();  // failures go to stderr, in order with the ok lines
+      std::cerr << "FAIL  " << terminal_text(what, 400) << "\n" << terminal_text(e.what(), 4096) << "\n";
     } catch (const Error& e) {
       ++failures;
-      std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
+      std::cout.flush();  // failures go to stderr, in order with the ok lines
+      std::cerr << "FAIL  " << terminal_text(what, 400) << "\n" << terminal_text(e.what(), 4096) << "\n";
     }
   };
 
@@ -196,13 +201,45 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
     for (const auto& f : kernels.files()) todo.push_back(f->path.string());
     for (const auto& e : kernels.errors()) {
       ++failures, ++bad_input;
-      std::cout << "FAIL  " << e << "\n";
+      std::cerr << "FAIL  " << terminal_text(e, 4096) << "\n";
     }
   }
   for (const auto& target : todo) {
     guarded(target, [&] {
       const fs::path path(target);
       if (path.extension() == ".yaml" || path.extension() == ".yml") {
+        const ConfigKind kind = config_kind_of_file(path);
+        if (kind != ConfigKind::run) {
+          // A tune config or tuning matrix: read as `gpuk tune` reads it, each space's points
+          // counted (and, on a GPU of this architecture, planned); `gpuk tune` compiles them.
+          std::vector<TuneSpec> specs;
+          if (kind == ConfigKind::matrix)
+            for (auto& cell : load_tune_matrix(path, plugins, kernels).cells) specs.push_back(std::move(cell.spec));
+          else
+            specs.push_back(load_tune_spec(path, plugins, kernels));
+          std::uint64_t points = 0, runnable = 0;
+          const bool plan = gpu && gpu->arch() == options.arch;
+          for (const auto& spec : specs) {
+            const Space space = Space::from_spec(spec, kernels);
+            const Problem problem = problem_of(spec.run);
+            const std::vector<std::string> args = plugins.get(spec.run.family).template_args(problem);
+            std::uint64_t here = 0;
+            for (std::uint64_t i = 0; i < space.size(); ++i)
+              here += !plan || !space.prune(space.at(i), args, launch_limits(problem, *gpu));
+            if (here == 0)
+              throw ConfigError(path.string() + ": no point of the space" +
+                                (specs.size() > 1 ? " of cell " + std::to_string(&spec - specs.data() + 1) : "") +
+                                " can run on this " + options.arch + " GPU (every one breaks a constraint or limit)");
+            points += space.size();
+            runnable += here;
+          }
+          std::cout << "ok    " << path.string() << ": "
+                    << (kind == ConfigKind::matrix ? "tuning matrix of " + std::to_string(specs.size()) + " cells, "
+                                                   : std::string("tune config, "))
+                    << points << " points" << (plan ? " (" + std::to_string(runnable) + " run on this GPU)" : "")
+                    << "; gpuk tune compiles them\n";
+          return;
+        }
         // The variant a run would choose: on this GPU, or (no GPU) by the architecture alone.
         const RunSpec spec = load_run_spec(path, plugins, kernels);
         const FamilyPlugin& plugin = plugins.get(spec.family);
@@ -444,10 +481,10 @@ int main(int argc, char** argv) {
     if (word.empty() && app.get_subcommands().empty()) {
       print_error("give a command: " + join(commands) + " (gpuk --help)");
     } else if (!word.empty() && std::find(commands.begin(), commands.end(), word) == commands.end()) {
-      print_error("unknown command '" + word + "'" + did_you_mean(word, commands) + "; the commands: " +
+      print_error("unknown command '" + printable(word) + "'" + did_you_mean(word, commands) + "; the commands: " +
                   join(commands) + " (gpuk --help)");
     } else {
-      print_error(e.what() + std::string(" (") + (app.get_subcommands().empty() ? "gpuk" : "gpuk " + app.get_subcommands().front()->get_name()) + " --help)");
+      print_error(printable(e.what(), 400) + std::string(" (") + (app.get_subcommands().empty() ? "gpuk" : "gpuk " + app.get_subcommands().front()->get_name()) + " --help)");
     }
     return kBadInput;
   }

@@ -172,8 +172,11 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<st
                                   const MatrixResults& into);
 
 // The winners of the matrix's cells measured ok, as tuning database entries (the shipped files'
-// format); `missing` receives the ids of the cells without one.
+// format); `missing` receives the ids of the cells without one. With `kernels`, a winner that
+// breaks one of its kernel's constraints for some n of its size bucket (rank_bucket tuned at
+// 2^12 cannot sort 8,191 keys) is left out too, its cell id followed by why.
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
-                                        std::vector<std::string>* missing = nullptr);
+                                        std::vector<std::string>* missing = nullptr,
+                                        const KernelLibrary* kernels = nullptr);
 
 }  // namespace gpuk

@@ -267,7 +267,8 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
 }
 
 fs::path matrix_out(const TuneCommand& a);
-std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results);
+std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels);
 
 // One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
@@ -373,7 +374,7 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
                 << " cells left; the same command measures them\n";
   }
 
-  const auto tally = finish_matrix(a, matrix, results);
+  const auto tally = finish_matrix(a, matrix, results, kernels);
   return tally.count("failed") || tally.at("missing") > static_cast<int>(left) ? 1 : 0;
 }
 
@@ -396,7 +397,7 @@ int tune_merge(const TuneCommand& a) {
   if (!m.missing.empty())
     std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
               << " without a result in any directory, e.g. " << m.missing.front() << "\n";
-  const auto tally = finish_matrix(a, matrix, results);
+  const auto tally = finish_matrix(a, matrix, results, kernels);
   return tally.count("failed") || tally.at("missing") > 0 ? 1 : 0;
 }
 
@@ -411,7 +412,8 @@ fs::path matrix_out(const TuneCommand& a) {
 }
 
 // The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners.
-std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results) {
+std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels) {
   std::map<std::string, int> tally{{"missing", 0}};
   for (const auto& cell : matrix.cells) {
     const auto r = results.read(cell);
@@ -423,7 +425,7 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
   std::cout << " results in " << results.dir().string() << "\n";
   if (a.export_file) {
     std::vector<std::string> without;
-    const auto entries = matrix_entries(matrix, results, &without);
+    const auto entries = matrix_entries(matrix, results, &without, &kernels);
     TuningDb::merge_into(*a.export_file, entries);
     std::cout << "exported " << entries.size() << " verified winner" << (entries.size() == 1 ? "" : "s") << " to "
               << a.export_file->string();
