@@ -60,3 +60,37 @@ TEST_CASE("a tuning database is read in time linear in its entries, the later of
   for (const auto& e : db.entries()) replaced += e.params.at("BLOCK") == 512;
   CHECK(replaced == 2000);
 }
+
+TEST_CASE("the fast reader and the checked one read a database alike; a hand edit goes to the checked one") {
+  const test::TempDir dir;
+  const auto path = generated_db(dir, 2000);
+  const TuningDb fast = TuningDb::read(path);
+  // One entry with a wrong type: the whole file goes through the checked reader, which skips
+  // that entry with a warning and reads the rest as the fast one did.
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string edited = text.replace(text.rfind("]"), 1, ", {\"gpu\": 5}]");
+  const auto edited_path = dir.write("edited.json", edited);
+  std::string warnings;
+  TuningDb checked;
+  {
+    const test::CaptureCerr cerr;
+    checked = TuningDb::read(edited_path);
+    warnings = cerr.text();
+  }
+  CHECK(warnings.find("entry 2001 is ignored") != std::string::npos);
+  REQUIRE(checked.entries().size() == fast.entries().size());
+  for (std::size_t i = 0; i < fast.entries().size(); ++i) {
+    const TuningEntry &a = fast.entries()[i], &b = checked.entries()[i];
+    CHECK(a.key == b.key);
+    CHECK(a.kernel == b.kernel);
+    CHECK(a.params == b.params);
+    CHECK(a.median_ms == b.median_ms);
+    CHECK(a.gbs == b.gbs);
+    CHECK(a.size == b.size);
+    CHECK(a.ties == b.ties);
+    CHECK(a.strategy == b.strategy);
+    CHECK(a.evaluated == b.evaluated);
+    if (a.key != b.key) break;
+  }
+}

@@ -1,5 +1,7 @@
 #include "run/timing.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,7 +42,9 @@ void raise_flag(std::uint32_t* flag, std::uint32_t value) {
 
 // Opens any gate left closed past kGateBound by writing its host flag: plain memory, no driver
 // call, so it works while the driver's lock is held. One thread for the process, started with
-// the first gate and never stopped (it sleeps while no gate is closed).
+// the first gate and never stopped (it sleeps while no gate is closed). A forked child (the
+// tuner's workers) has no such thread: it starts its own with its first gate, and the mutex is
+// held across fork() so that the child never inherits it locked.
 class GateWatch {
  public:
   struct Closed {
@@ -57,6 +61,10 @@ class GateWatch {
   }
   Handle closed(std::uint32_t* flag, std::uint32_t value) {
     std::lock_guard lock(mutex_);
+    if (!running_) {
+      running_ = true;
+      std::thread([this] { run(); }).detach();
+    }
     closed_.push_back({flag, value, std::chrono::steady_clock::now() + kGateBound});
     wake_.notify_one();
     return std::prev(closed_.end());
@@ -71,7 +79,15 @@ class GateWatch {
   }
 
  private:
-  GateWatch() { std::thread([this] { run(); }).detach(); }
+  GateWatch() {
+    ::pthread_atfork([] { get().mutex_.lock(); }, [] { get().mutex_.unlock(); },
+                     [] {
+                       GateWatch& w = get();
+                       w.running_ = false;  // the thread stayed with the parent
+                       w.closed_.clear();   // the parent's gates
+                       w.mutex_.unlock();
+                     });
+  }
   void run() {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -91,6 +107,7 @@ class GateWatch {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::list<Closed> closed_;
+  bool running_ = false;
 };
 
 // A 32-bit flag in pinned host memory that the GPU's front end can wait on.

@@ -17,6 +17,7 @@
 #include "gpuk/error.hpp"
 #include "jit/jit.hpp"
 #include "run/device.hpp"
+#include "tune/db_fast_read.hpp"
 #include "tune/entry_json.hpp"
 #include "tune/sweep.hpp"
 #include "util/atomic_file.hpp"
@@ -203,60 +204,67 @@ TuningDb TuningDb::read(const fs::path& path) {
   if (file.status != RegularFile::Status::ok)
     throw DamagedDb(path.string() + ": cannot read the tuning database: " + file.why);
   if (file.text.find_first_not_of(" \t\r\n") == std::string::npos) return db;
-  // Each entry is read as the parser finishes it and its JSON dropped at once: a document of
-  // 300 k entries held whole is a gigabyte of small allocations (seconds), its entries a tenth.
-  struct Skipped {
-    std::size_t index;
-    std::string description, why, raw;
-  };
-  std::vector<Skipped> skipped;
-  std::size_t index = 0;
-  std::string top_key;  // the top-level key being read
-  const auto take_entry = [&](const nlohmann::json& entry) {
-    try {
-      db.entries_.push_back(from_json(entry));
-    } catch (const ConfigError& e) {
-      skipped.push_back({index, describe_entry(index, entry), e.what(), entry.dump()});
-    }
-    ++index;
-  };
   // Room for every entry up front (each has one "size_bucket"): growing the list would copy
   // entries, whose move may throw.
   std::size_t expected = 0;
   for (std::size_t at = file.text.find("\"size_bucket\""); at != std::string::npos;
        at = file.text.find("\"size_bucket\"", at + 1))
     ++expected;
-  db.entries_.reserve(expected);
-  using Event = nlohmann::json::parse_event_t;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(file.text, [&](int depth, Event event, nlohmann::json& parsed) {
-      if (depth == 1 && event == Event::key) top_key = parsed.get<std::string>();
-      if (depth != 2 || top_key != "entries") return true;
-      // An entry: an object or array at its end, or a scalar.
-      if (event == Event::object_end || event == Event::array_end || event == Event::value) {
-        take_entry(parsed);
-        return false;  // not kept in the document
+  // A database as gpuk writes it is read straight from the parse events; anything the fast
+  // reader does not accept as it stands is read again by the checked reader below, which says
+  // what is wrong with it.
+  if (auto fast = read_db_entries_fast(file.text, kFormat, kVersion, expected)) {
+    db.entries_ = std::move(*fast);
+  } else {
+    db.entries_.reserve(expected);
+    // Each entry is read as the parser finishes it and its JSON dropped at once: a document of
+    // 300 k entries held whole is a gigabyte of small allocations (seconds), its entries a tenth.
+    struct Skipped {
+      std::size_t index;
+      std::string description, why, raw;
+    };
+    std::vector<Skipped> skipped;
+    std::size_t index = 0;
+    std::string top_key;  // the top-level key being read
+    const auto take_entry = [&](const nlohmann::json& entry) {
+      try {
+        db.entries_.push_back(from_json(entry));
+      } catch (const ConfigError& e) {
+        skipped.push_back({index, describe_entry(index, entry), e.what(), entry.dump()});
       }
-      return true;
-    });
-  } catch (const nlohmann::json::exception& e) {
-    throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
-    throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
-  if (j.contains("version") && !j["version"].is_number_integer())
-    throw ConfigError(path.string() + ": the tuning database is damaged: \"version\" is not an integer");
-  if (j.contains("version") && j["version"].get<double>() > kVersion)
-    throw ConfigError(path.string() + ": tuning database version " + j["version"].dump() +
-                      " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
-  if (!j.contains("entries") || !j["entries"].is_array())
-    throw ConfigError(path.string() + ": the tuning database is damaged: \"entries\" is not a list");
-  // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
-  // entry is written back as it was, so a later merge loses nothing.
-  for (auto& s : skipped) {
-    std::cerr << "gpuk: warning: " << path.string() << ": " << s.description << " is ignored: " << s.why << "\n";
-    db.unreadable_.push_back(std::move(s.raw));
+      ++index;
+    };
+    using Event = nlohmann::json::parse_event_t;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(file.text, [&](int depth, Event event, nlohmann::json& parsed) {
+        if (depth == 1 && event == Event::key) top_key = parsed.get<std::string>();
+        if (depth != 2 || top_key != "entries") return true;
+        // An entry: an object or array at its end, or a scalar.
+        if (event == Event::object_end || event == Event::array_end || event == Event::value) {
+          take_entry(parsed);
+          return false;  // not kept in the document
+        }
+        return true;
+      });
+    } catch (const nlohmann::json::exception& e) {
+      throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
+      throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
+    if (j.contains("version") && !j["version"].is_number_integer())
+      throw ConfigError(path.string() + ": the tuning database is damaged: \"version\" is not an integer");
+    if (j.contains("version") && j["version"].get<double>() > kVersion)
+      throw ConfigError(path.string() + ": tuning database version " + j["version"].dump() +
+                        " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
+    if (!j.contains("entries") || !j["entries"].is_array())
+      throw ConfigError(path.string() + ": the tuning database is damaged: \"entries\" is not a list");
+    // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
+    // entry is written back as it was, so a later merge loses nothing.
+    for (auto& s : skipped) {
+      std::cerr << "gpuk: warning: " << path.string() << ": " << s.description << " is ignored: " << s.why << "\n";
+      db.unreadable_.push_back(std::move(s.raw));
+    }
   }
   // Sorted once at the end: put() one by one into the sorted list moved half of it per entry
   // (16 k entries took 2.25 s, 300 k minutes). Of equal keys the later wins, as put() would.
