@@ -430,3 +430,49 @@ TEST_CASE("three shards merged give the same results and winners as one unsharde
   CHECK(again.read(m.cells[0])->status == CellResult::Status::ok);
   CHECK_THROWS_AS(merge_matrix_results(m, {dir.path() / "nowhere"}, again), ConfigError);
 }
+
+TEST_CASE("gpuk tune MATRIX --merge through the command line: the shards' winners exported as one run's") {
+  test::TempDir dir;
+  dir.write("m.yaml", kMatrix);
+  const std::string yaml = (dir.path() / "m.yaml").string();
+  const TuneMatrix m = load_tune_matrix(yaml, plugins(), kernels());
+  const MatrixResults whole(dir.path() / "whole");
+  run_matrix(m, whole, fake_cell_sweep);
+  const auto expected = winners(matrix_entries(m, whole));
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    const std::filesystem::path d = dir.path() / ("shard-" + std::to_string(k));
+    run_matrix(shard_of(m, {k, 3}), MatrixResults(d), fake_cell_sweep);
+    shards += " " + d.string();
+  }
+  const std::string gpuk = std::string(GPUK_EXE) + " --tuning-db " + (dir.path() / "db.json").string() + " tune " + yaml;
+  const auto merged = test::run_command(gpuk + " --merge" + shards + " --out " + (dir.path() / "merged").string() +
+                                        " --export " + (dir.path() / "e.json").string());
+  CAPTURE(merged.output);
+  CHECK(merged.status == 0);
+  CHECK(merged.output.find("merged 3 directories into") != std::string::npos);
+  CHECK(merged.output.find(": 9 of 9 cells;") != std::string::npos);
+  CHECK(merged.output.find("matrix done: 9 ok;") != std::string::npos);
+  CHECK(merged.output.find("exported 9 verified winners to") != std::string::npos);
+  CHECK(winners(TuningDb::read(dir.path() / "e.json").entries()) == expected);
+
+  // Two shards of three: the missing cells are named and the status says so.
+  const auto partial = test::run_command(gpuk + " --merge " + (dir.path() / "shard-0").string() + " " +
+                                         (dir.path() / "shard-2").string() + " --out " +
+                                         (dir.path() / "partial").string());
+  CAPTURE(partial.output);
+  CHECK(partial.status == 1);
+  CHECK(partial.output.find("3 cells without a result in any directory, e.g. argmax abs=false float32 2^14") !=
+        std::string::npos);
+
+  // Mistakes are said before anything runs.
+  const auto bad = test::run_command(gpuk + " --shard 3/3");
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("shard 3 of 3 does not exist (the last is 2/3)") != std::string::npos);
+  const auto plain = test::run_command(std::string(GPUK_EXE) + " tune " +
+                                       (test::source_dir() / "configs" / "tune_sort.yaml").string() + " --shard 0/2");
+  CHECK(plain.status == 2);
+  CHECK(plain.output.find("--shard and --merge split and join a tuning matrix's cells") != std::string::npos);
+  const auto both = test::run_command(gpuk + " --shard 0/2 --merge" + shards);
+  CHECK(both.status == 2);
+}

@@ -188,6 +188,8 @@ class Measurer {
   // Its own share of the sweep's time so far (compiles, verification, timing), where it keeps
   // one; tune() counts the time inside measure() as `measure` for a measurer that keeps none.
   virtual SweepTimes times() const { return {}; }
+  // Lines for the report's notes (how the variants were verified, ...).
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 struct GpuMeasurerOptions {

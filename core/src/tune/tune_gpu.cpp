@@ -21,6 +21,7 @@
 #include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
 #include "gpuk/tune_journal.hpp"
+#include "tune/device_answer.hpp"
 
 namespace gpuk {
 
@@ -242,7 +243,7 @@ class GpuMeasurer final : public Measurer {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
       Stopwatch verifying(times_.verify);
-      const Verification v = bench_.check(target);
+      const Verification v = verify(target, p);
       verifying.stop();
       Stopwatch timing(times_.measure);
       if (!v.passed) {
@@ -399,6 +400,61 @@ class GpuMeasurer final : public Measurer {
   }
 
  private:
+  // The variant's answer: on the device when its outputs are the bytes of the kept verified
+  // answer (tune/device_answer.hpp), else on the host as Bench::check does, whose first answer
+  // that passes is kept for the next ones. A CUDA error of the variant's run goes to the caller;
+  // one of the comparison turns the device path off for the rest of the sweep.
+  Verification verify(const LaunchTarget& target, const Prepared& p) {
+    if (answer_ && answer_->kept()) {
+      bench_.workload().poison(bench_.stream());
+      bench_.launch(target);
+      wait_stream(bench_.stream().get(), bench_.time_limit(), p.where);
+      try {
+        if (answer_->same(bench_.workload(), bench_.launcher(), bench_.stream())) {
+          ++on_device_;
+          Verification v;
+          v.passed = true;
+          v.detail = "the same bytes as the first verified answer (compared on the GPU)";
+          return v;
+        }
+      } catch (const Error& e) {
+        drop_answer(std::string("the comparison failed: ") + e.what());
+      }
+    }
+    const Verification v = bench_.check(target);
+    ++on_host_;
+    if (v.passed && !answer_tried_) {
+      answer_tried_ = true;
+      try {
+        answer_ = std::make_unique<DeviceAnswer>(jit_, device_.info());
+        std::string why;
+        if (!answer_->keep(bench_.workload(), bench_.launcher(), bench_.stream(), &why)) drop_answer(why);
+      } catch (const Error& e) {
+        drop_answer(e.what());
+      }
+    }
+    return v;
+  }
+
+  void drop_answer(const std::string& why) {
+    answer_.reset();
+    no_device_check_ = why;
+  }
+
+ public:
+  std::vector<std::string> notes() const override {
+    std::vector<std::string> out;
+    if (on_device_ > 0 || !no_device_check_.empty()) {
+      std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +
+                         std::to_string(on_device_ + on_host_) +
+                         " variants (their outputs the bytes of the first verified answer); the rest on the host";
+      if (!no_device_check_.empty()) note += " (device comparison off: " + no_device_check_ + ")";
+      out.push_back(note);
+    }
+    return out;
+  }
+
+ private:
   // A point measured before (by measure(), or by an earlier sweep: the journal) compiled (the
   // cache has it) and loaded.
   Prepared& ready(const Space& space, const Candidate& c, const std::string& what) {
@@ -526,6 +582,10 @@ class GpuMeasurer final : public Measurer {
   std::chrono::steady_clock::time_point last_compile_;
   double compile_sum_ = 0;
   SweepTimes times_;  // the measuring thread's parts
+  std::unique_ptr<DeviceAnswer> answer_;  // the kept verified answer, once there is one
+  bool answer_tried_ = false;
+  std::string no_device_check_;  // why the device comparison is off
+  int on_device_ = 0, on_host_ = 0;  // variants verified each way
   int threads_;
   Jit jit_;
   std::vector<std::string> leading_;
@@ -615,6 +675,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
                              " of the journal (a writer killed mid-line) ignored; those points were measured again");
   }
   if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
+  for (const auto& note : measurer->notes()) report.notes.push_back(note);
   return report;
 }
 
