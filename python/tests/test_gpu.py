@@ -149,7 +149,7 @@ def test_run_takes_an_array_as_the_workload_and_returns_the_json_report(gpu, rep
     assert report["result"]["index"] == str(int(np.argmax(np.abs(host))))
 
 
-def test_run_tune_and_compare_return_their_reports(gpu, repo, tmp_path):
+def test_run_and_compare_return_their_reports(gpu, repo, tmp_path):
     import json
     a = gpuk.run(repo / "configs" / "sort_small.yaml", repeats=20)
     b = gpuk.run(repo / "configs" / "sort_small.yaml", repeats=20)
