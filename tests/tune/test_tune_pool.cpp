@@ -61,6 +61,8 @@ class FakeSession : public WorkerSession {
       return test::FakeMeasurer::measure(space, c);
     }
 
+    std::vector<std::string> notes() const override { return {"verified on the GPU: some"}; }
+
    private:
     std::function<Fault(const std::map<std::string, std::int64_t>&)> fault_;
   };
@@ -197,6 +199,8 @@ TEST_CASE("each worker's time breakdown comes back to the parent, with its start
     CHECK(times[w].start < 99);
     CHECK(times[w].start == doctest::Approx(std::max(0.0, pool.workers()[w].start_seconds - times[w].data - 1)));
   }
+  // The measurers' notes come back too, named by GPU.
+  CHECK(pool.notes() == std::vector<std::string>{"GPU 0: verified on the GPU: some", "GPU 1: verified on the GPU: some"});
 }
 
 TEST_CASE("the workers start side by side: a pool of three slow starters takes about one start") {

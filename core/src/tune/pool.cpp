@@ -187,7 +187,8 @@ DeviceInfo device_of(const json& j) {
         const SweepTimes t = session->times();
         send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}},
                       {"times", {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait,
-                                 t.measure, t.verify, t.recheck, t.save, t.total}}});
+                                 t.measure, t.verify, t.recheck, t.save, t.total}},
+                      {"notes", m.notes()}});
         continue;
       }
       if (op == "prepare") {
@@ -642,6 +643,17 @@ CompileStats WorkerPool::compile_stats() {
     sum.seconds += j[3].get<double>();
   }
   return sum;
+}
+
+std::vector<std::string> WorkerPool::notes() {
+  std::vector<std::string> out;
+  for (auto& p : impl_->procs) {
+    const json answer = ask_stats(p);
+    if (!answer.is_object() || !answer.contains("notes")) continue;
+    for (const auto& note : answer.at("notes"))
+      out.push_back("GPU " + std::to_string(p.info.ordinal) + ": " + note.get<std::string>());
+  }
+  return out;
 }
 
 std::vector<SweepTimes> WorkerPool::worker_times() {
