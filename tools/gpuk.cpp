@@ -4,21 +4,13 @@
 #include <execinfo.h>
 #include <unistd.h>
 
-#include <sys/wait.h>
-
-#include <cerrno>
 #include <csignal>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <set>
-#include <sstream>
-#include <thread>
 
 #include "gpuk/compare.hpp"
 #include "gpuk/config.hpp"
@@ -29,12 +21,10 @@
 #include "gpuk/plugin.hpp"
 #include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
-#include "gpuk/side_by_side.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune.hpp"
-#include "gpuk/tune_journal.hpp"
+#include "gpuk/tune_command.hpp"
 #include "gpuk/tune_matrix.hpp"
-#include "gpuk/tune_pool.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -56,8 +46,8 @@ std::optional<fs::path> cache_dir(const Global& g) {
 }
 
 void print_load_problems(const PluginRegistry& plugins, const KernelLibrary& kernels) {
-  for (const auto& e : plugins.errors()) std::cerr << "gpuk: warning: " << e << "\n";
-  for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << e << "\n";
+  for (const auto& e : plugins.errors()) std::cerr << "gpuk: warning: " << terminal_text(e, 4096) << "\n";
+  for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << terminal_text(e, 4096) << "\n";
 }
 
 // The exit status of every command (README.md, "Exit status").
@@ -68,13 +58,15 @@ enum Exit : int {
   kWrongAnswer = 3,   // run: verification failed; tune: no variant verified
   kFaulted = 4,       // a variant faulted or ran past its time limit
   kNoGpu = 5,         // no NVIDIA driver or no GPU: nothing could run
-  kSlower = 6,        // compare: a row slower than the threshold
+  kSlower = 6,        // compare: a row slower than the threshold, or timed in A and not in B
 };
 
-// One line on stderr, "gpuk: " before it unless the message names gpuk itself.
+// One line on stderr, "gpuk: " before it unless the message names gpuk itself. A message may
+// quote what the user gave: control bytes are escaped and it stops after 4 KB (a compile log's
+// first errors are the ones that matter).
 void print_error(const std::string& what, const char* end = "\n") {
   const bool named = what.rfind("gpuk ", 0) == 0 || what.rfind("gpuk: ", 0) == 0;
-  std::cerr << (named ? "" : "gpuk: ") << what << end;
+  std::cerr << (named ? "" : "gpuk: ") << terminal_text(what, 4096) << end;
 }
 
 // Runs a command; an error is one line on stderr and its exit status (enum Exit).
@@ -139,8 +131,8 @@ int cmd_list(const Global& g) {
   }
   if (!kernels.errors().empty() || !plugins.errors().empty()) {
     std::cout << "\nProblems:\n";
-    for (const auto& e : plugins.errors()) std::cout << "  " << e << "\n";
-    for (const auto& e : kernels.errors()) std::cout << "  " << e << "\n";
+    for (const auto& e : plugins.errors()) std::cout << "  " << terminal_text(e, 4096) << "\n";
+    for (const auto& e : kernels.errors()) std::cout << "  " << terminal_text(e, 4096) << "\n";
   }
   if (plugins.all().empty()) {
     print_error("no family plugin loaded, so nothing can run (the plugin directories: " +
@@ -195,10 +187,12 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
       body();
     } catch (const ConfigError& e) {
       ++failures, ++bad_input;
-      std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
+      std::cout.flush();  // failures go to stderr, in order with the ok lines
+      std::cerr << "FAIL  " << terminal_text(what, 400) << "\n" << terminal_text(e.what(), 4096) << "\n";
     } catch (const Error& e) {
       ++failures;
-      std::cout << "FAIL  " << what << "\n" << e.what() << "\n";
+      std::cout.flush();  // failures go to stderr, in order with the ok lines
+      std::cerr << "FAIL  " << terminal_text(what, 400) << "\n" << terminal_text(e.what(), 4096) << "\n";
     }
   };
 
@@ -207,13 +201,45 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
     for (const auto& f : kernels.files()) todo.push_back(f->path.string());
     for (const auto& e : kernels.errors()) {
       ++failures, ++bad_input;
-      std::cout << "FAIL  " << e << "\n";
+      std::cerr << "FAIL  " << terminal_text(e, 4096) << "\n";
     }
   }
   for (const auto& target : todo) {
     guarded(target, [&] {
       const fs::path path(target);
       if (path.extension() == ".yaml" || path.extension() == ".yml") {
+        const ConfigKind kind = config_kind_of_file(path);
+        if (kind != ConfigKind::run) {
+          // A tune config or tuning matrix: read as `gpuk tune` reads it, each space's points
+          // counted (and, on a GPU of this architecture, planned); `gpuk tune` compiles them.
+          std::vector<TuneSpec> specs;
+          if (kind == ConfigKind::matrix)
+            for (auto& cell : load_tune_matrix(path, plugins, kernels).cells) specs.push_back(std::move(cell.spec));
+          else
+            specs.push_back(load_tune_spec(path, plugins, kernels));
+          std::uint64_t points = 0, runnable = 0;
+          const bool plan = gpu && gpu->arch() == options.arch;
+          for (const auto& spec : specs) {
+            const Space space = Space::from_spec(spec, kernels);
+            const Problem problem = problem_of(spec.run);
+            const std::vector<std::string> args = plugins.get(spec.run.family).template_args(problem);
+            std::uint64_t here = 0;
+            for (std::uint64_t i = 0; i < space.size(); ++i)
+              here += !plan || !space.prune(space.at(i), args, launch_limits(problem, *gpu));
+            if (here == 0)
+              throw ConfigError(path.string() + ": no point of the space" +
+                                (specs.size() > 1 ? " of cell " + std::to_string(&spec - specs.data() + 1) : "") +
+                                " can run on this " + options.arch + " GPU (every one breaks a constraint or limit)");
+            points += space.size();
+            runnable += here;
+          }
+          std::cout << "ok    " << path.string() << ": "
+                    << (kind == ConfigKind::matrix ? "tuning matrix of " + std::to_string(specs.size()) + " cells, "
+                                                   : std::string("tune config, "))
+                    << points << " points" << (plan ? " (" + std::to_string(runnable) + " run on this GPU)" : "")
+                    << "; gpuk tune compiles them\n";
+          return;
+        }
         // The variant a run would choose: on this GPU, or (no GPU) by the architecture alone.
         const RunSpec spec = load_run_spec(path, plugins, kernels);
         const FamilyPlugin& plugin = plugins.get(spec.family);
@@ -264,41 +290,11 @@ int cmd_run(const Global& g, const RunArgs& a) {
     spec.tuning_file = *tuning;
   }
   const CompileCache cache(cache_dir(g));
-  if (!a.devices.empty()) {
-    // The same config on each GPU, one after another, side by side.
-    std::string why;
-    const int count = device_count(&why);
-    if (count == 0) throw NoDeviceError(why);
-    std::vector<DeviceRun> runs;
-    bool wrong = false;
-    const std::vector<int> ordinals = parse_device_list(a.devices, count);
-    if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-      throw ConfigError("--a.devices " + a.devices + " names a GPU more than once");
-    for (int ordinal : ordinals) {
-      DeviceRun r;
-      r.ordinal = ordinal;
-      try {
-        Device device(ordinal);
-        r.report = run(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, device);
-        for (const auto& w : r.report->warnings) std::cerr << "gpuk: warning: GPU " << ordinal << ": " << w << "\n";
-        const std::string suffix = "-gpu" + std::to_string(ordinal);
-        const auto with_suffix = [&](const fs::path& p) {
-          return p.parent_path() / (p.stem().string() + suffix + p.extension().string());
-        };
-        if (a.json) write_json(with_suffix(*a.json), *r.report);
-        if (a.csv) write_csv(with_suffix(*a.csv), *r.report);
-        wrong = wrong || (r.report->verified && !r.report->verification.passed);
-      } catch (const ConfigError&) {
-        throw;  // the same on every GPU
-      } catch (const Error& e) {
-        r.error = e.what();
-        wrong = true;
-      }
-      runs.push_back(std::move(r));
-    }
-    print_side_by_side(std::cout, config.string(), runs);
-    return wrong ? kWrongAnswer : kOk;
-  }
+  if (!a.devices.empty())  // the same config on each GPU, one after another, side by side
+    return run_on_devices(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, a.devices, a.json, a.csv,
+                          config.string())
+               ? kOk
+               : kWrongAnswer;
   Device device(a.device);
   const RunReport report = run(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, device);
   for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
@@ -313,427 +309,6 @@ int cmd_compare(const fs::path& a, const fs::path& b, double threshold_percent, 
   const Comparison c = compare_reports(a, b, threshold_percent / 100);
   print_comparison(std::cout, c, a.string(), b.string(), markdown);
   return c.failures().empty() ? kOk : kSlower;
-}
-
-struct TuneArgs {
-  std::optional<fs::path> config, json, csv, export_file, out;
-  int device = 0, threads = 0, show = 0;
-  std::string strategy, family, objective;
-  std::optional<int> budget;
-  std::optional<double> seconds, stop_after;
-  std::optional<std::uint64_t> seed;
-  bool no_save = false, fresh = false, energy = false, auto_repeats = false;
-  double time_limit = 0;
-  std::string devices;        // --devices all|0,1,...
-  std::string run_id;        // the journal's: one per `gpuk tune`, shared by its processes
-  fs::path journal_dir;      // <cache>/tune-journal, or a temporary one with --no-cache
-};
-
-// A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
-class ProgressBar {
- public:
-  ProgressBar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
-  ~ProgressBar() { finish(); }
-  void operator()(const Progress& p) {
-    if (!enabled_) return;
-    const std::size_t planned = std::max<std::size_t>(p.planned, p.done);
-    const int width = 30;
-    const int filled = planned ? static_cast<int>(width * p.done / planned) : 0;
-    std::ostringstream line;
-    line << "\r  tune [" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done << "/"
-         << planned << "  " << std::fixed << std::setprecision(1) << p.elapsed << " s";
-    if (p.done > 0 && planned > p.done)
-      line << "  ETA " << p.elapsed / static_cast<double>(p.done) * static_cast<double>(planned - p.done) << " s";
-    if (!p.current.empty()) line << "  " << p.current.substr(0, 40);
-    std::string text = line.str();
-    if (text.size() < last_) text += std::string(last_ - text.size(), ' ');
-    last_ = text.size();
-    std::cerr << text << std::flush;
-    drawn_ = true;
-  }
-  void finish() {
-    if (drawn_) std::cerr << "\r" << std::string(last_, ' ') << "\r" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  std::size_t last_ = 0;
-};
-
-void export_db(const fs::path& db_path, const fs::path& out, const std::string& family, const std::string& operation,
-               const std::string& gpu) {
-  const TuningDb db = TuningDb::read(db_path);
-  TuningDb part;
-  for (const auto& e : db.entries())
-    if ((family.empty() || e.key.family == family) && (operation.empty() || e.key.operation == operation) &&
-        (gpu.empty() || e.key.gpu == gpu))
-      part.put(e);
-  part.write(out);
-  std::cout << "exported " << part.entries().size() << " of " << db.entries().size() << " entr"
-            << (db.entries().size() == 1 ? "y" : "ies") << " of " << db_path.string() << " to " << out.string()
-            << "\n";
-}
-
-// Prints a sweep's report, writes its JSON and CSV (`suffix` before their extension: one report
-// per GPU model), keeps the winner in the database; the exit status.
-int finish_sweep(const Global& g, const TuneArgs& a, const TuneSpec& t, const Space& space, const TuneReport& report,
-                 const std::string& suffix) {
-  const fs::path db_path = tuning_db_path(g);
-  const auto with_suffix = [&](const fs::path& p) {
-    return suffix.empty() ? p : p.parent_path() / (p.stem().string() + suffix + p.extension().string());
-  };
-  print_tune_report(std::cout, report, t.show);
-  if (a.json) write_tune_json(with_suffix(*a.json), report);
-  if (a.csv) write_tune_csv(with_suffix(*a.csv), report);
-
-  const auto winner = winner_entry(report, space);
-  if (winner && t.save) {
-    TuningDb::merge_into(db_path, {*winner});
-    std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
-              << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
-              << winner->key.bucket + 1 << "))\n";
-  }
-  if (a.export_file) export_db(db_path, with_suffix(*a.export_file), t.run.family, t.run.operation, report.gpu);
-  if (report.result.aborted) {
-    std::cerr << "gpuk: " << report.result.stopped << "\n";
-    return 1;
-  }
-  return report.result.winner() ? 0 : 3;
-}
-
-// The exit status of a sweep's process that lost its CUDA context: go on in a fresh one.
-constexpr int kGoOn = 75;
-
-// The command line's overrides of a tune config.
-void apply_tune_args(TuneSpec& t, const TuneArgs& a) {
-  if (!a.strategy.empty()) {
-    const auto s = parse_strategy(a.strategy);
-    if (!s) throw ConfigError("--strategy must be exhaustive, random, anneal or bayes, not '" + a.strategy + "'");
-    t.strategy = *s;
-  }
-  if (!a.objective.empty()) {
-    const auto o = parse_objective(a.objective);
-    if (!o) throw ConfigError("--objective must be time, energy or edp, not '" + a.objective + "'");
-    t.objective = *o;
-  }
-  if (a.energy) t.energy = true;
-  if (a.auto_repeats) t.auto_repeats = true;
-  if (a.budget) t.budget_evaluations = *a.budget;
-  if (a.seconds) t.budget_seconds = *a.seconds;
-  if (a.seed) t.seed = *a.seed;
-  if (a.show > 0) t.show = a.show;
-  if (a.no_save) t.save = false;
-}
-
-// The tune config with the command line's overrides.
-TuneSpec tune_spec_of(const TuneArgs& a, const PluginRegistry& plugins, const KernelLibrary& kernels) {
-  TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
-  apply_tune_args(t, a);
-  return t;
-}
-
-void print_widened(const Space& space) {
-  for (const auto& f : space.files())
-    for (const auto& w : f.widened)
-      std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
-                << "'s metadata list; it is swept anyway (constraints still apply)\n";
-}
-
-// One process's part of a sweep: from what the journal has (earlier sweeps', and this sweep's
-// earlier processes') on, until the sweep ends (then the report) or a variant takes the CUDA
-// context down (then kGoOn: the journal has every point measured so far).
-int tune_sweep(const Global& g, const TuneArgs& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
-  const fs::path db_path = tuning_db_path(g);
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
-  if (restarts == 0) print_load_problems(plugins, kernels);
-  const TuneSpec t = tune_spec_of(a, plugins, kernels);
-  const Space space = Space::from_spec(t, kernels);
-  if (restarts == 0) print_widened(space);
-
-  const CompileCache cache(cache_dir(g));
-  Device device(a.device);
-  SweepOptions options;
-  options.threads = a.threads;
-  options.time_limit_s = a.time_limit;
-  options.journal_dir = a.journal_dir;
-  options.run_id = a.run_id;
-  options.fresh = a.fresh;
-  ProgressBar bar;
-  options.progress = [&](const Progress& p) { bar(p); };
-  TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, g.tuning_db}, device, options);
-  bar.finish();
-  if (report.result.context_lost) {
-    // Nothing more can run in this process: the next one goes on from the journal.
-    std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
-    return kGoOn;
-  }
-
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return finish_sweep(g, a, t, space, report, "");
-}
-
-// `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
-// this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
-// each model gets its own report and database entry.
-int tune_pooled(const Global& g, const TuneArgs& a, std::chrono::steady_clock::time_point wall_start) {
-  std::string why;
-  const int count = count_devices_in_child(&why);
-  if (count == 0) throw NoDeviceError(why);
-  const std::vector<int> ordinals = parse_device_list(a.devices, count);
-  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-    std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
-              << "disturb each other's timings (a test of the pool, not a way to tune)\n";
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
-  print_load_problems(plugins, kernels);
-  const TuneSpec t = tune_spec_of(a, plugins, kernels);
-  if (t.objective != TuneObjective::time || t.energy)
-    throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
-  const Space space = Space::from_spec(t, kernels);
-  print_widened(space);
-  const CompileCache cache(cache_dir(g));
-  const RunContext context{plugins, kernels, &cache, 0, g.tuning_db};
-  SweepOptions sweep;
-  // The workers compile side by side: the cores are shared among them.
-  sweep.threads = a.threads > 0 ? a.threads
-                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                                  static_cast<int>(ordinals.size()));
-  sweep.time_limit_s = a.time_limit;
-  WorkerPool pool(space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); });
-
-  const auto groups = pool.group_by_model();
-  if (groups.size() > 1) {
-    std::cerr << "gpuk: note: these GPUs are of " << groups.size() << " models; each model is swept and ranked on "
-              << "its own GPUs:";
-    for (const auto& group : groups) {
-      std::cerr << " " << pool.workers()[group.front()].device.name << " (GPU";
-      for (std::size_t w : group) std::cerr << " " << pool.workers()[w].ordinal;
-      std::cerr << ")";
-    }
-    std::cerr << "\n";
-  }
-  int status = 0;
-  for (const auto& group : groups) {
-    ProgressBar bar;
-    TuneOptions options = tune_options(t, sweep);
-    options.progress = [&](const Progress& p) {
-      Progress shown = p;
-      shown.current = pool.progress_text() + (p.current.empty() ? "" : "  " + p.current);
-      bar(shown);
-    };
-    const WorkerInfo& first = pool.workers()[group.front()];
-    // The journal of this model's GPUs: a sweep cut short or run again goes on from it.
-    const auto journal =
-        attach_journal(a.journal_dir, a.run_id, a.fresh, t, first.device, first.flushed, space, options);
-    const auto measurer = pool.measurer(group);
-    TuneResult result = tune(space, *measurer, options);
-    // A leader that faulted in the recheck took its worker's context down: the worker was
-    // replaced; the sweep goes on from what it measured, without that leader.
-    for (int again = 0; result.context_lost && again < 100; ++again) {
-      options.prior = result.evaluations;
-      result = tune(space, *measurer, options);
-    }
-    bar.finish();
-    TuneReport report = make_tune_report(t, options, std::move(result), first.device, first.bytes_moved,
-                                         first.flushed, pool.compile_stats());
-    for (std::size_t w : group) {
-      const WorkerInfo& info = pool.workers()[w];
-      report.devices.push_back("GPU " + std::to_string(info.ordinal) +
-                               (info.restarts ? " (" + std::to_string(info.restarts) + " fresh process" +
-                                                    (info.restarts == 1 ? "" : "es") + " after faults)"
-                                              : ""));
-    }
-    if (journal) report.journal = journal->path().string();
-    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
-    status = std::max(status, finish_sweep(g, a, t, space, report, suffix));
-  }
-  return status;
-}
-
-// One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
-// in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
-// after it. A variant that takes the CUDA context down ends the process (kGoOn); the next one
-// goes on with that cell from the journal.
-int tune_matrix_process(const Global& g, const TuneArgs& a, int restarts,
-                        std::chrono::steady_clock::time_point wall_start) {
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
-  if (restarts == 0) print_load_problems(plugins, kernels);
-  if (a.json || a.csv)
-    throw ConfigError("a tuning matrix writes one report per cell under --out DIR (reports/); --json and --csv are "
-                      "for a single sweep");
-  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
-  for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);
-  const MatrixResults results(a.out ? *a.out : fs::path(a.config->stem().string() + "-results"));
-  if (restarts == 0) {
-    const MatrixPlan plan = plan_matrix(matrix, results);
-    std::cout << "gpuk tune: matrix " << a.config->string() << ": " << matrix.cells.size() << " cells of " << matrix.family
-              << "; " << plan.reused << " measured before and reused, " << plan.to_run() << " to measure";
-    if (plan.stale) std::cout << " (" << plan.stale << " measured with other settings)";
-    if (plan.failed_before) std::cout << " (" << plan.failed_before << " failed before, tried again)";
-    std::cout << "; results in " << results.dir().string() << "\n";
-  }
-
-  std::size_t missing = 0, left = 0;
-  for (const auto& cell : matrix.cells) missing += results.read(cell) ? 0 : 1;
-  if (missing > 0) {
-    const fs::path db_path = tuning_db_path(g);
-    const CompileCache cache(cache_dir(g));
-    Device device(a.device);
-    const RunContext context{plugins, kernels, &cache, 0, g.tuning_db};
-    const CellSweep sweep = [&](const MatrixCell& cell) {
-      const auto start = std::chrono::steady_clock::now();
-      const Space space = Space::from_spec(cell.spec, kernels);
-      SweepOptions options;
-      options.threads = a.threads;
-      options.time_limit_s = a.time_limit;
-      options.baseline = true;
-      // A cell whose sweep a fault cut short goes on from the journal in the next process.
-      options.journal_dir = a.journal_dir;
-      options.run_id = a.run_id;
-      options.fresh = a.fresh;
-      ProgressBar bar;
-      options.progress = [&](const Progress& p) { bar(p); };
-      TuneReport report;
-      try {
-        report = sweep_on_gpu(cell.spec, space, context, device, options);
-      } catch (const ConfigError&) {
-        throw;  // the cell fails; the GPU is fine
-      } catch (const Error& e) {
-        // A CUDA error outside a variant (the data did not fit, the baseline failed): the cell
-        // fails, and the matrix goes on in a fresh process in case the context went with it.
-        bar.finish();
-        results.write(cell, failed_cell(cell, e.what()));
-        std::cerr << "gpuk: " << cell.id << ": " << e.what() << "; the matrix goes on in a fresh process\n";
-        throw ContextLost(e.what(), {});
-      }
-      bar.finish();
-      if (report.result.context_lost || report.result.aborted) {
-        // Nothing more can run in this process: the next one goes on from here (an aborted
-        // cell is recorded as failed and not tried again in this run).
-        if (!report.result.context_lost) results.write(cell, failed_cell(cell, report.result.stopped));
-        std::cerr << "gpuk: " << cell.id << ": " << report.result.stopped << "; the matrix goes on in a fresh process\n";
-        throw ContextLost(report.result.stopped, {});
-      }
-      report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      fs::create_directories(results.report_path(cell).parent_path());
-      write_tune_json(results.report_path(cell), report);
-      CellResult r = cell_result(cell, report, space);
-      if (r.winner && cell.spec.save) TuningDb::merge_into(db_path, {*r.winner});
-      return r;
-    };
-    const auto progress = [](const MatrixProgress& p) {
-      if (!p.result) return;
-      const CellResult& r = *p.result;
-      std::cout << "  cell " << p.position << "/" << p.total << "  " << p.cell->id << ": ";
-      if (r.winner)
-        std::cout << r.winner_label << " " << ms_text(r.winner->median_ms);
-      else
-        std::cout << cell_status_name(r.status) << " (" << r.message << ")";
-      if (!r.baseline.empty()) std::cout << "; " << r.baseline << " " << ms_text(r.baseline_ms);
-      if (r.speedup() > 0) std::cout << "; " << fixed(r.speedup(), 2) << "x";
-      std::cout << "  (" << fixed(r.seconds, 1) << " s)\n" << std::flush;
-    };
-    const auto stop = [&] {
-      return a.stop_after &&
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() >= *a.stop_after;
-    };
-    try {
-      left = run_matrix(matrix, results, sweep, progress, stop).left;
-    } catch (const ContextLost&) {
-      return kGoOn;
-    }
-    if (left > 0)
-      std::cout << "gpuk tune: --stop-after " << *a.stop_after << " s reached: " << left
-                << " cells left; the same command measures them\n";
-  }
-
-  std::map<std::string, int> tally;
-  for (const auto& cell : matrix.cells) {
-    const auto r = results.read(cell);
-    ++tally[r ? cell_status_name(r->status) : "missing"];
-  }
-  std::cout << "gpuk tune: matrix done:";
-  for (const auto& [status, count] : tally) std::cout << " " << count << " " << status << ";";
-  std::cout << " results in " << results.dir().string() << "\n";
-  if (a.export_file) {
-    std::vector<std::string> without;
-    const auto entries = matrix_entries(matrix, results, &without);
-    TuningDb::merge_into(*a.export_file, entries);
-    std::cout << "exported " << entries.size() << " verified winner" << (entries.size() == 1 ? "" : "s") << " to "
-              << a.export_file->string();
-    if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
-    std::cout << "\n";
-  }
-  return tally.count("failed") || tally["missing"] > static_cast<int>(left) ? 1 : 0;
-}
-
-// `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
-// variant that faults or hangs leaves the child's CUDA context unusable for good; the child then
-// writes what it measured and exits with kGoOn, and a fresh child goes on with the sweep from
-// there (the faulted variant recorded, never measured again).
-int cmd_tune(const Global& g, const TuneArgs& a) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  if (!a.config) {
-    if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
-    export_db(tuning_db_path(g), *a.export_file, a.family, "", "");
-    return 0;
-  }
-  const bool matrix = is_tune_matrix_file(*a.config);  // a tuning matrix: `operations:` lists its cells
-  // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
-  // --no-cache, a temporary one that lasts this sweep (its processes still share it).
-  TuneArgs args = a;
-  args.run_id = make_run_id();
-  struct Remove {
-    fs::path path;
-    ~Remove() {
-      std::error_code ec;
-      if (!path.empty()) fs::remove_all(path, ec);
-    }
-  } remove_journal;
-  if (const auto dir = cache_dir(g)) {
-    args.journal_dir = *dir / "tune-journal";
-  } else {
-    char name[] = "/tmp/gpuk-tune-journal-XXXXXX";
-    if (!::mkdtemp(name)) throw Error("cannot create a temporary directory for the journal of the sweep");
-    args.journal_dir = remove_journal.path = name;
-  }
-  if (!a.devices.empty()) {
-    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
-    return tune_pooled(g, args, wall_start);
-  }
-  constexpr int kMostRestarts = 1000;
-  for (int restarts = 0;; ++restarts) {
-    std::cout.flush();
-    std::cerr.flush();
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error("cannot start the process of the sweep (fork failed)");
-    if (pid == 0) {
-      const int status = with_errors([&] {
-        return matrix ? tune_matrix_process(g, args, restarts, wall_start) : tune_sweep(g, args, restarts, wall_start);
-      });
-      std::cout.flush();
-      std::cerr.flush();
-      std::_Exit(status);  // a kernel may still run: no exit handlers that would wait for it
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kGoOn) {
-      if (restarts + 1 < kMostRestarts) continue;
-      std::cerr << "gpuk: the sweep lost its CUDA context " << kMostRestarts << " times; it stops here\n";
-      return 1;
-    }
-    if (WIFSIGNALED(status)) {
-      std::cerr << "gpuk: the sweep's process died of signal " << WTERMSIG(status) << "\n";
-      return 1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  }
 }
 
 // The first argument that is not an option or a global option's value: the command's name.
@@ -808,7 +383,7 @@ int main(int argc, char** argv) {
   run->add_option("--time-limit", ra.time_limit, time_limit_help)->check(CLI::PositiveNumber)->type_name("SECONDS");
 
   auto* tune_cmd = app.add_subcommand("tune", "sweep kernel parameters: verify, time, rank, keep the best (docs/tuning.md)");
-  TuneArgs ta;
+  TuneCommand ta;
   tune_cmd->add_option("CONFIG", ta.config, "tune config (YAML; see docs/tuning.md)")->check(CLI::ExistingFile);
   tune_cmd->add_option("--json", ta.json, "write every variant's result as JSON")->type_name("FILE");
   tune_cmd->add_option("--csv", ta.csv, "write every variant's result as CSV")->type_name("FILE");
@@ -843,6 +418,15 @@ int main(int argc, char** argv) {
                        "a tuning matrix's results directory: one file per cell; a second run measures only the cells "
                        "missing (default: CONFIG's name with -results, in the current directory)")
       ->type_name("DIR");
+  tune_cmd->add_option("--shard", ta.shard,
+                       "a tuning matrix: measure only shard K of N (0/3, 1/3, 2/3; cells dealt round-robin), e.g. "
+                       "one Slurm array task each (docs/tuning.md); default --out CONFIG-results/shard-K-of-N")
+      ->type_name("K/N");
+  tune_cmd->add_option("--merge", ta.merge,
+                       "a tuning matrix: merge the results directories of its shards into --out (default "
+                       "CONFIG-results), then --export reads them as one run's")
+      ->type_name("DIR...")
+      ->check(CLI::ExistingDirectory);
   tune_cmd->add_option("--stop-after", ta.stop_after,
                        "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
       ->check(CLI::PositiveNumber)
@@ -897,10 +481,10 @@ int main(int argc, char** argv) {
     if (word.empty() && app.get_subcommands().empty()) {
       print_error("give a command: " + join(commands) + " (gpuk --help)");
     } else if (!word.empty() && std::find(commands.begin(), commands.end(), word) == commands.end()) {
-      print_error("unknown command '" + word + "'" + did_you_mean(word, commands) + "; the commands: " +
+      print_error("unknown command '" + printable(word) + "'" + did_you_mean(word, commands) + "; the commands: " +
                   join(commands) + " (gpuk --help)");
     } else {
-      print_error(e.what() + std::string(" (") + (app.get_subcommands().empty() ? "gpuk" : "gpuk " + app.get_subcommands().front()->get_name()) + " --help)");
+      print_error(printable(e.what(), 400) + std::string(" (") + (app.get_subcommands().empty() ? "gpuk" : "gpuk " + app.get_subcommands().front()->get_name()) + " --help)");
     }
     return kBadInput;
   }
@@ -908,7 +492,15 @@ int main(int argc, char** argv) {
   const int status = with_errors([&] {
     if (run->parsed()) return cmd_run(g, ra);
     if (compare->parsed()) return cmd_compare(report_a, report_b, threshold, compare_markdown);
-    if (tune_cmd->parsed()) return cmd_tune(g, ta);
+    if (tune_cmd->parsed()) {
+      ta.kernel_dirs = g.kernels;
+      ta.plugin_dirs = g.plugins;
+      ta.cache_dir = cache_dir(g);
+      ta.tuning_db = tuning_db_path(g);
+      ta.tuning_db_option = g.tuning_db;
+      ta.warn_load = print_load_problems;
+      return run_tune_command(ta, [](const std::function<int()>& part) { return with_errors(part); });
+    }
     if (check->parsed()) return cmd_check(g, targets, arch);
     return cmd_list(g);
   });

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 packages="cmake ninja-build g++ libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev clang libclang-rt-dev libomp-dev"
 # python3-dev and python3-venv: the Python package's headers and its virtual environment.
 packages="$packages python3 python3-dev python3-venv"
+# slurm-wlm and munge: the Slurm test of a sharded tuning matrix (tests/tune/slurm_shards.sh).
+packages="$packages slurm-wlm munge"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -111,70 +111,10 @@ __global__ void __launch_bounds__(BLOCK, 1) radix_small(gpuk::SortArgs<S> a) {
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int SMALL, int MIN_BLOCKS, int VLOAD, int LB32>
 __global__ void __launch_bounds__(BLOCK) radix_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep<S, BLOCK, ITEMS, RADIX_BITS, LB32>;
-  using K = typename S::K;
-  constexpr int kRadix = O::kRadix, kPasses = O::kPasses;
-  __shared__ gpuk::u32 counts[kPasses * kRadix];
-  __shared__ gpuk::u32 scanned[kRadix];
-  __shared__ gpuk::u32 scan_tmp[8];
-  __shared__ bool last;
-  for (int i = threadIdx.x; i < kPasses * kRadix; i += BLOCK) counts[i] = 0;
-  // The previous run's tile counters: no pass of it runs any more, none of this run's yet.
-  if (blockIdx.x == 0 && threadIdx.x < 16) a.scratch[threadIdx.x] = 0;
-
-  const gpuk::i64 n = a.n;
-  const gpuk::i64 tiles = gpuk::ceil_div(n, O::kTile);
-  const gpuk::i64 first = gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x, stride = gpuk::i64(gridDim.x) * BLOCK;
-  typename O::E* lookback0 = O::lookback(a.scratch, tiles, 0);
-  for (gpuk::i64 i = first; i < tiles * kRadix; i += stride) lookback0[i] = 0;
-  __syncthreads();
-
-  const auto count = [&](K key) {
-    const typename S::Bits b = S::bits(key);
-#pragma unroll
-    for (int p = 0; p < kPasses; ++p)
-      atomicAdd(&counts[p * kRadix + (static_cast<gpuk::u32>(b >> (p * RADIX_BITS)) & (kRadix - 1))], 1u);
-  };
-  constexpr int kVec = gpuk::Vec16<K>::kCount;
-  const gpuk::i64 vectors = n / kVec;
-  gpuk::i64 v = first;
-  for (; v + 3 * stride < vectors; v += 4 * stride) {
-    gpuk::Vec16<K> x[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) x[u] = gpuk::load_vec16(a.keys_in + (v + u * stride) * kVec);
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) count(x[u].v[e]);
-  }
-  for (; v < vectors; v += stride) {
-    const gpuk::Vec16<K> x = gpuk::load_vec16(a.keys_in + v * kVec);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) count(x.v[e]);
-  }
-  if (blockIdx.x == 0)
-    for (gpuk::i64 i = vectors * kVec + threadIdx.x; i < n; i += BLOCK) count(a.keys_in[i]);
-  __syncthreads();
-  gpuk::u32* histogram = O::histogram(a.scratch);
-  for (int i = threadIdx.x; i < kPasses * kRadix; i += BLOCK)
-    if (counts[i]) atomicAdd(&histogram[i], counts[i]);
-  // The last block to finish scans every pass's counts into its digit bases and zeroes them.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicInc(&a.scratch[16], gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  gpuk::u32* bases = O::bases(a.scratch);
-  for (int p = 0; p < kPasses; ++p) {
-    if (threadIdx.x < kRadix) {
-      counts[threadIdx.x] = __ldcg(histogram + p * kRadix + threadIdx.x);
-      histogram[p * kRadix + threadIdx.x] = 0;
-    }
-    gpuk::block_exclusive_scan<BLOCK, kRadix>(counts, scanned, scan_tmp);
-    if (threadIdx.x < kRadix) bases[p * kRadix + threadIdx.x] = scanned[threadIdx.x];
-  }
+  const gpuk::i64 tiles = gpuk::ceil_div(a.n, O::kTile);
+  gpuk::digit_histogram<S, BLOCK, RADIX_BITS>(a, O::histogram(a.scratch), O::bases(a.scratch),
+                                              reinterpret_cast<gpuk::u32*>(O::lookback(a.scratch, tiles, 0)),
+                                              tiles * O::kRadix * gpuk::i64(sizeof(typename O::E) / 4));
 }
 
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int SMALL, int MIN_BLOCKS, int VLOAD, int LB32>

@@ -403,10 +403,13 @@ class SortPlugin final : public Sorter {
 
   // rank_bucket where it fits: one launch, 2.1x CUB at 4,096 uint32 keys, 6.6x at 8,192, 4.3x at
   // 16,384 (H100, docs/PERFORMANCE.md, "Sort"), with sort_small.yaml's parameters and as many items
-  // per thread as n needs; its block holds every key, at most 64 KiB of them. Above: the radix sort
-  // with the parameters measured best for 32-bit keys (configs/sort.yaml, 1.26x CUB at 2^20 against
-  // 1.09x with the defaults) and pairs (configs/sort_pairs.yaml); 32-bit look-back entries need
-  // n < 2^30. Other key widths keep radix's defaults: nothing was measured for them.
+  // per thread as n needs; its block holds every key, at most 64 KiB of them. From 2^19 on (n in
+  // the shipped file's 2^20 bucket and above): onesweep, measured at 2^20 to 2^28 on the H200
+  // (docs/kernels/sort.md, "onesweep"), for 32-bit keys (keys, pairs with 4-byte values, argsort)
+  // and 64-bit keys only; float32 argsort above 2^21 loads its indices late (VLOAD 1: 0.96x CUB at
+  // 2^26 against 0.78x). Between: the radix sort with the parameters measured best for 32-bit keys
+  // (configs/sort.yaml) and pairs (configs/sort_pairs.yaml). 32-bit look-back entries need
+  // n < 2^30 (radix) or 2^29 (onesweep). Other cases keep radix's defaults: nothing was measured.
   std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
@@ -415,9 +418,24 @@ class SortPlugin final : public Sorter {
                           {{"BLOCK", 1024}, {"ITEMS", items}, {"BUCKET_BITS", 12}, {"SPLIT", 16}, {"SHARE", 1}},
                           "for n <= 16384 (one launch)"};
     }
+    const Op op = parse_op(p.operation);
+    if (p.max_n >= (std::uint64_t{1} << 19) && (key_bytes == 4 || op == Op::sort)) {
+      const std::int64_t lb32 = p.max_n < (std::uint64_t{1} << 29) ? 1 : 0;
+      if (op == Op::sort)
+        return KernelChoice{"onesweep",
+                            {{"BLOCK", 384}, {"ITEMS", key_bytes == 4 ? 20 : 12}, {"MIN_BLOCKS", 3}, {"LB32", lb32}},
+                            "for keys from n = 2^19 (measured best, docs/kernels/sort.md)"};
+      if (op == Op::argsort && p.dtype == DType::float32 && p.max_n > (std::uint64_t{1} << 21))
+        return KernelChoice{"onesweep",
+                            {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 3}, {"VLOAD", 1}, {"LB32", lb32}},
+                            "for float32 argsort above n = 2^21 (measured best, docs/kernels/sort.md)"};
+      return KernelChoice{"onesweep",
+                          {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 2}, {"VLOAD", 0}, {"LB32", lb32}},
+                          "for 32-bit keys with values from n = 2^19 (measured best, docs/kernels/sort.md)"};
+    }
     if (key_bytes != 4) return std::nullopt;
     const std::int64_t lb32 = p.max_n < (std::uint64_t{1} << 30) ? 1 : 0;
-    if (parse_op(p.operation) == Op::sort)
+    if (op == Op::sort)
       return KernelChoice{"radix", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 4}, {"LB32", lb32}},
                           "for 32-bit keys above n = 16384 (configs/sort.yaml's parameters)"};
     return KernelChoice{"radix", {{"BLOCK", 256}, {"ITEMS", 23}, {"MIN_BLOCKS", 2}, {"VLOAD", 0}, {"LB32", lb32}},

@@ -215,7 +215,8 @@ def check(*paths: PathLike, arch: Optional[str] = None, kernels: Sequence[PathLi
         args += ["--arch", arch]
     proc = subprocess.run([str(executable()), *args], capture_output=True, text=True)
     results: List[Dict[str, Any]] = []
-    lines = proc.stdout.splitlines()
+    # ok lines and the summary on stdout, FAIL blocks on stderr
+    lines = proc.stdout.splitlines() + proc.stderr.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("ok    "):
             target, _, detail = line[6:].partition(": ")

@@ -172,3 +172,33 @@ TEST_CASE("the bash completion completes commands and knows every command") {
                    command));
   }
 }
+
+TEST_CASE("gpuk check reads tune configs and tuning matrices as gpuk tune does: every shipped one passes") {
+  std::string targets;
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(gpuk::test::source_dir() / "configs"))
+    if (entry.path().filename().string().rfind("tune_", 0) == 0) targets += " " + entry.path().string(), ++count;
+  REQUIRE(count >= 10);
+  const auto r = gpuk::test::run_command(std::string(GPUK_EXE) + " check --arch sm_90" + targets);
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("tuning matrix of ") != std::string::npos);
+  CHECK(r.output.find("tune config, ") != std::string::npos);
+  CHECK(r.output.find("FAIL") == std::string::npos);
+  // A tune config with a mistake fails with its line, as gpuk tune would.
+  const gpuk::test::TempDir dir;
+  const auto bad = dir.write("t.yaml", "family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\n"
+                                       "kernels: [onepass]\nstrategy: fastest\n");
+  const auto b = gpuk::test::run_command(std::string(GPUK_EXE) + " check " + bad.string());
+  CHECK(b.status == 2);
+  CHECK(b.output.find("t.yaml:") != std::string::npos);
+}
+
+TEST_CASE("check's failures go to stderr, its ok lines and summary to stdout") {
+  const gpuk::test::TempDir dir;
+  const auto bad = dir.write("bad.cu", "/* gpuk\nfamily: reduce\n*/\n");
+  const auto r = gpuk::test::run_command("(" + std::string(GPUK_EXE) + " check " + bad.string() + " 2>/dev/null)");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("FAIL") == std::string::npos);
+  CHECK(r.output.find("1 failed") != std::string::npos);
+}

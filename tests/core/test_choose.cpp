@@ -13,6 +13,10 @@
 #include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
 
+#include <set>
+#include <sstream>
+#include <tuple>
+
 using namespace gpuk;
 
 namespace {
@@ -163,15 +167,68 @@ TEST_CASE("a shipped pick whose kernel or parameter value is gone: one warning, 
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0].find("BLOCK = 4096 is not allowed") != std::string::npos);
 
-  // A user entry that cannot run at this n (a constraint): the shipped one is asked next.
+  // A user entry that does not serve this n (a constraint on n): the shipped one is asked next,
+  // without a warning (the entry is not stale; it serves other sizes), and the choice says why.
   s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 12, "radix_block",
                      "{\"BLOCK\": 256, \"ITEMS\": 1}")});
   s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_split", "{}")});
   s.load();
   c = s.choose(kSort4096);
   CHECK(c.source == Choice::Source::shipped);
-  REQUIRE(c.warnings.size() == 1);
-  CHECK(c.warnings[0].find("breaks the constraint 'n <= BLOCK * ITEMS' for n = 4096") != std::string::npos);
+  CHECK(c.warnings.empty());
+}
+
+TEST_CASE("an entry tuned at 2^12 whose constraints fail for the rest of its bucket is passed by without a warning") {
+  // rank_bucket holds n <= BLOCK * ITEMS = 4,096: right for 2^12, not for 4,097..8,191 (issue 27).
+  Setup s;
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_bucket",
+                        "{\"BLOCK\": 512, \"ITEMS\": 8, \"BUCKET_BITS\": 12}")});
+  s.load();
+  Choice c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::shipped);
+  CHECK(c.file->name == "rank_bucket");
+  for (const int n : {4097, 6000, 8191}) {
+    CAPTURE(n);
+    c = s.choose("family: sort\noperation: sort\ndtype: uint32\nsize: " + std::to_string(n) + "\n");
+    CHECK(c.warnings.empty());
+    CHECK(c.source == Choice::Source::family);
+    CHECK(c.why.find("the shipped entry nearest n does not serve n = " + std::to_string(n)) != std::string::npos);
+  }
+}
+
+TEST_CASE("the shipped defaults for sm_90 warn for no size from 1 to 2^31 of any problem they hold") {
+  const KernelLibrary kernels({test::kernels_dir()});
+  TuningSources tuning;
+  add_shipped_tuning(tuning, kernels, "sm_90");
+  REQUIRE(tuning.shipped.size() == 1);
+  REQUIRE(tuning.warnings.empty());
+  DeviceInfo h100 = test_gpu();
+  h100.name = "NVIDIA H100 80GB HBM3";
+  h100.cc_minor = 0;
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> problems;
+  for (const auto& e : tuning.shipped.front().db->entries())
+    problems.insert({e.key.family, e.key.operation, e.key.options, e.key.dtype});
+  std::vector<std::uint64_t> sizes;
+  for (int k = 0; k <= 31; ++k) {
+    const std::uint64_t p = std::uint64_t{1} << k;
+    for (const std::uint64_t n : {p - 1, p, p + 1, p + p / 2, 2 * p - 1})
+      if (n >= 1 && n <= (std::uint64_t{1} << 31)) sizes.push_back(n);
+  }
+  int warned = 0;
+  for (const auto& [family, operation, options, dtype] : problems) {
+    Problem p;
+    p.family = family;
+    p.operation = operation;
+    p.dtype = *parse_dtype(dtype);
+    std::istringstream words(options);
+    for (std::string word; words >> word;) p.options[word.substr(0, word.find('='))] = word.substr(word.find('=') + 1);
+    for (const std::uint64_t n : sizes) {
+      p.n = p.max_n = n;
+      const Choice c = choose_variant(p, VariantRequest{}, plugins().get(family), kernels, h100, tuning);
+      if (!c.warnings.empty() && warned++ < 5) CHECK_MESSAGE(false, c.warnings.front());
+    }
+  }
+  CHECK(warned == 0);
 }
 
 TEST_CASE("a config that names its kernel runs exactly that; variant: default runs the metadata's defaults") {

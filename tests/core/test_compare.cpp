@@ -1,10 +1,12 @@
 // `gpuk compare`: two JSON reports, row by row, judged against the noise of the measurements.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "gpuk/compare.hpp"
 #include "gpuk/error.hpp"
+#include "helpers.hpp"
 
 using namespace gpuk;
 
@@ -103,4 +105,65 @@ TEST_CASE("what differs besides the times is noted; a run report against a tune 
   CHECK_THROWS_AS(compare_report_texts(run_report(1, 1, 1), tune_report(1, 1), 0.05), ConfigError);
   CHECK_THROWS_AS(compare_report_texts("{\"x\": 1}", tune_report(1, 1), 0.05), ConfigError);
   CHECK_THROWS_AS(compare_report_texts("not json", tune_report(1, 1), 0.05), ConfigError);
+}
+
+TEST_CASE("as a gate: a kernel row missing, damaged or not a time in B fails; in A it fails too") {
+  const std::string a = run_report(1.0, 0.99, 1.01);
+  for (const std::string& kernel : {std::string(R"("kernel": {},)"), std::string(R"("kernel": {"median_ms": "fast"},)"),
+                                    std::string(R"("kernel": {"median_ms": 0, "runs": 100},)"),
+                                    std::string(R"("kernel": {"median_ms": -1.0, "runs": 100},)")}) {
+    CAPTURE(kernel);
+    std::string b = a;
+    const auto at = b.find("\"kernel\"");
+    b.replace(at, b.find("},", at) + 2 - at, kernel);
+    const Comparison c = compare_report_texts(a, b, 0.05);
+    CHECK(row(c, "kernel").verdict == CompareRow::Verdict::failed_b);
+    REQUIRE(c.failures().size() == 1);
+    CHECK(c.failures().front()->name == "kernel");
+    const Comparison reversed = compare_report_texts(b, a, 0.05);
+    CHECK(row(reversed, "kernel").verdict == CompareRow::Verdict::invalid_a);
+    CHECK(reversed.failures().size() == 1);
+    std::ostringstream text;
+    print_comparison(text, c, "a.json", "b.json", false);
+    CHECK(text.str().find("failed in B") != std::string::npos);
+    CHECK(text.str().find("1 row without a valid time") != std::string::npos);
+  }
+}
+
+TEST_CASE("as a gate: a tune variant timed in A that faulted in B fails; one faulted in both says nothing") {
+  std::string b = tune_report(1.0, 2.0);
+  b.replace(b.find(R"("status": "ok")"), 14, R"("status": "faulted", "why": "illegal address")");
+  const Comparison c = compare_report_texts(tune_report(1.0, 2.0), b, 0.05);
+  const CompareRow& r = row(c, "onepass BLOCK=128");
+  CHECK(r.verdict == CompareRow::Verdict::failed_b);
+  CHECK(r.why == "faulted (illegal address)");
+  REQUIRE(c.failures().size() == 1);
+  // The other way round it is a variant that works now: no failure.
+  const Comparison fixed_now = compare_report_texts(b, tune_report(1.0, 2.0), 0.05);
+  CHECK(row(fixed_now, "onepass BLOCK=128").verdict == CompareRow::Verdict::only_b);
+  CHECK(fixed_now.failures().empty());
+}
+
+TEST_CASE("as a gate: a threshold that is NaN, infinite or negative is refused, not a gate switched off") {
+  const std::string a = run_report(1.0, 0.99, 1.01), b = run_report(2.0, 1.99, 2.01);
+  for (const double t : {std::nan(""), static_cast<double>(INFINITY), -0.05})
+    CHECK_THROWS_WITH_AS(compare_report_texts(a, b, t), doctest::Contains("threshold"), ConfigError);
+  const test::TempDir dir;
+  const std::string fa = dir.write("a.json", a).string(), fb = dir.write("b.json", b).string();
+  for (const char* t : {"nan", "inf", "-5"}) {
+    CAPTURE(t);
+    const auto r = test::run_command(std::string(GPUK_EXE) + " compare --threshold " + t + " " + fa + " " + fb);
+    CHECK(r.status == 2);
+  }
+  CHECK(test::run_command(std::string(GPUK_EXE) + " compare " + fa + " " + fb).status == 6);  // 2x slower
+}
+
+TEST_CASE("as a gate: reports of different families or operations are refused") {
+  const std::string a = run_report(1.0, 0.99, 1.01);
+  std::string b = a;
+  b.replace(b.find("\"argmax\""), 8, "\"argmin\"");
+  CHECK_THROWS_WITH_AS(compare_report_texts(a, b, 0.05), doctest::Contains("different operations"), ConfigError);
+  b = a;
+  b.replace(b.find("\"reduce\""), 8, "\"search\"");
+  CHECK_THROWS_WITH_AS(compare_report_texts(a, b, 0.05), doctest::Contains("different families"), ConfigError);
 }

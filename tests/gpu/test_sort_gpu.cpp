@@ -208,6 +208,31 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, at every
   (void)file;
 }
 
+TEST_CASE("onesweep at every tile, register cap, value load, warp match and look-back width, on ties across many tiles") {
+  int runs = 0;
+  for (const std::string params : {"{BLOCK: 256, ITEMS: 8, MATCH: 1}", "{BLOCK: 512, ITEMS: 12, MATCH: 2, LB: 1}",
+                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, LB32: 1}", "{VLOAD: 1, LB: 4}",
+                                   "{BLOCK: 256, ITEMS: 23, VLOAD: 1, LB32: 1, MATCH: 1}", "{MIN_BLOCKS: 1, ITEMS: 24}"})
+    for (DType dtype : {DType::uint32, DType::float32, DType::int64, DType::float64})
+      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
+        for (const Case& c : {Case{"sort", "uint32", true}, Case{"sort_pairs", "uint32", false},
+                              Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
+          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
+                                   ", seed: " + std::to_string(fresh_seed()) + "}";
+          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + params +
+                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
+          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          ++runs;
+          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
+                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
+        }
+  CHECK(runs == 6 * 4 * 4 * 4);
+}
+
 TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
   // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
   // which bucket must not depend on that order: buckets crossing a block's share of the

@@ -258,7 +258,7 @@ TEST_CASE("8 threads prepare and run variants through the library API at once, e
       });
     for (auto& t : threads) t.join();
     for (const auto& f : failures) FAIL_CHECK(f);
-    MESSAGE((warm ? "from the cache: " : "into an empty cache: ") << "16 calls in 8 threads, "
+    MESSAGE(std::string(warm ? "from the cache: " : "into an empty cache: ") << "16 calls in 8 threads, "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
   }
   int entries = 0;
@@ -292,7 +292,7 @@ TEST_CASE("8 threads compile and run different variants at once on one GPU; ever
     // Warm, every variant comes from the cache; cold, each was compiled at least once.
     if (warm) CHECK(cached == 16);
     else CHECK(cached < 16);
-    MESSAGE((warm ? "from the cache: " : "into an empty cache: ") << outcomes.size() << " runs in 8 threads, "
+    MESSAGE(std::string(warm ? "from the cache: " : "into an empty cache: ") << outcomes.size() << " runs in 8 threads, "
                                                                    << cached << " from the cache, " << seconds << " s");
   }
   // Every entry the threads stored is whole.

@@ -64,10 +64,11 @@ TEST_CASE("objective energy: every variant gets energy per call, power and SM cl
     CHECK(s.watts > 20);
     CHECK(s.watts < 1500);
     CHECK(s.sm_mhz > 200);
-    // Energy per call is about power x time per call (back-to-back runs: within 3x).
+    // Energy per call is average power x kernel time: the window holds back-to-back calls, not
+    // the host's waits between them (which once made it 2.7x), so within 10%.
     const double expected = s.watts * e.time.median * 1e-3;
-    CHECK(s.joules > expected / 3);
-    CHECK(s.joules < expected * 3);
+    CHECK(s.joules > expected * 0.9);
+    CHECK(s.joules < expected * 1.1);
   }
   // Ranked by energy: the rechecked leaders first, by their rechecked energy, then the rest by
   // their first measurement.

@@ -94,6 +94,22 @@ TEST_CASE("a small argmax sweep: every variant verified and timed, the best rech
   CHECK(stats.programs >= 3);  // at least one per kernel file, plus the split of broken's program
   MESSAGE("best: " << r.winner()->label << " " << r.winner()->time.median << " ms; " << stats.programs
                    << " NVRTC programs, " << stats.from_cache << " from the cache");
+  // Verification on the device: the first verified answer kept on the GPU; the variants whose
+  // outputs are its bytes pass there, and broken's wrong answer (above: `wrong answer`) was
+  // caught by the comparison and decided on the host.
+  const auto notes = measurer->notes();
+  REQUIRE(notes.size() == 1);
+  CAPTURE(notes.front());
+  CHECK(notes.front().rfind("verified on the GPU: ", 0) == 0);
+  CHECK(notes.front().find("device comparison off") == std::string::npos);
+  CHECK(notes.front().find("verified on the GPU: 0 ") == std::string::npos);
+  // The measurer's share of the time: every part it keeps was spent, within the sweep's wall.
+  CHECK(r.times.verify > 0);
+  CHECK(r.times.measure > 0);
+  CHECK(r.times.recheck > 0);
+  CHECK(r.times.compile_sum > 0);
+  CHECK(r.times.compile_wall > 0);
+  CHECK(r.times.compile_wait + r.times.measure + r.times.verify + r.times.recheck <= r.times.total);
 
   // A second sweep of the same space is served by the compile cache.
   CompileStats again;

@@ -227,6 +227,54 @@ TEST_CASE("radix plans a histogram and one digit pass per RADIX_BITS of key, and
   }
 }
 
+TEST_CASE("onesweep plans a histogram and one pass per key byte, one look-back buffer, and 8 bytes of exchange per element") {
+  const LaunchPlan plan = plan_for("onesweep", kU32Keys, 1 << 24, 4, {}, 232448);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].name_expression.rfind("onesweep_histogram<", 0) == 0);
+  CHECK(plan.launches[1].name_expression.rfind("onesweep_pass<", 0) == 0);
+  CHECK(plan.launches[1].repeat == 4);
+  const std::int64_t tiles = ((1 << 24) + 384 * 16 - 1) / (384 * 16);
+  CHECK(plan.launches[1].shared_bytes == std::uint32_t{384 * 16 * 8 + 13 * 1024 + 64});
+  CHECK(plan.scratch_slots == 32 + 4 * 4 * 256 + 2 * tiles * 256);  // 64-bit entries, one buffer
+  CHECK(plan_for("onesweep", kU32Keys, 1 << 24, 4, {{"LB32", 1}}, 232448).scratch_slots == 32 + 4 * 4 * 256 + tiles * 256);
+  CHECK(plan_for("onesweep", "gpuk::Sort<double, gpuk::NoValue, false, gpuk::SortKind::Keys>", 1 << 24, 8, {}, 232448)
+            .launches[1].repeat == 8);
+  // 32-bit look-back entries hold a 29-bit count.
+  CHECK_NOTHROW(plan_for("onesweep", kU32Keys, (1 << 29) - 1, 4, {{"LB32", 1}}, 232448));
+  CHECK_THROWS_AS(plan_for("onesweep", kU32Keys, 1 << 29, 4, {{"LB32", 1}}, 232448), ConfigError);
+  CHECK_NOTHROW(plan_for("onesweep", kU32Keys, 1 << 29, 4, {}, 232448));
+}
+
+TEST_CASE("the sort family's choice: rank_bucket, radix up to 2^19, onesweep from there where it was measured") {
+  const auto choose = [](const std::string& op, DType dtype, std::uint64_t n) {
+    Problem p;
+    p.family = "sort";
+    p.operation = op;
+    p.dtype = dtype;
+    p.options = {{"order", "ascending"}, {"values", "uint32"}};
+    p.n = p.max_n = n;
+    return plugins().get("sort").choose_kernel(p);
+  };
+  CHECK(choose("sort", DType::uint32, 4096)->kernel == "rank_bucket");
+  CHECK(choose("sort", DType::uint32, 1 << 18)->kernel == "radix");
+  auto c = choose("sort", DType::uint32, 1 << 19);
+  CHECK(c->kernel == "onesweep");
+  CHECK(c->params.at("ITEMS") == 20);
+  CHECK(c->params.at("MIN_BLOCKS") == 3);
+  CHECK(c->params.at("LB32") == 1);
+  CHECK(choose("sort", DType::uint32, 1 << 29)->params.at("LB32") == 0);
+  c = choose("sort", DType::float64, 1 << 24);
+  CHECK(c->kernel == "onesweep");
+  CHECK(c->params.at("ITEMS") == 12);
+  c = choose("sort_pairs", DType::float32, 1 << 24);
+  CHECK(c->kernel == "onesweep");
+  CHECK(c->params.at("VLOAD") == 0);
+  CHECK(choose("argsort", DType::float32, 1 << 20)->params.at("VLOAD") == 0);
+  CHECK(choose("argsort", DType::float32, 1 << 24)->params.at("VLOAD") == 1);
+  // 64-bit keys with values: nothing measured, radix's defaults.
+  CHECK_FALSE(choose("sort_pairs", DType::int64, 1 << 24).has_value());
+}
+
 TEST_CASE("the sort configs are the issue's setups") {
   const RunSpec sort = load_run_spec(test::source_dir() / "configs/sort.yaml", plugins(), kernels());
   CHECK(sort.family == "sort");

@@ -3,7 +3,10 @@
 // measurer), and the export read back by the variant lookup as a shipped file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "builtins.hpp"
@@ -13,6 +16,7 @@
 #include "gpuk/prepare.hpp"
 #include "gpuk/runner.hpp"
 #include "gpuk/tune_matrix.hpp"
+#include "fake_cells.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;
@@ -56,16 +60,7 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(at, from.size(), to);
 }
 
-DeviceInfo test_gpu() {
-  DeviceInfo d;
-  d.name = "Test GPU";
-  d.cc_major = 9;
-  d.cc_minor = 9;  // sm_99: no shipped file of the repository covers it
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 232448;
-  return d;
-}
+using test::test_gpu;
 
 // A cell swept by the real tune() with the fake measurer (fastest: BLOCK=256, UNROLL=4), as the
 // GPU sweep reports it, with a baseline twice as slow as the winner.
@@ -318,4 +313,166 @@ TEST_CASE("the shipped matrices cover every operation and dtype of their family,
     // Every bucket from 2^10 to 2^30 is within two of a tuned one (the lookup's factor 4).
     CHECK(sizes == std::set<std::string>{"2^12", "2^16", "2^20", "2^24", "2^28"});
   }
+}
+
+namespace {
+
+using test::fake_cell_sweep;
+
+std::map<std::string, std::string> winners(const std::vector<TuningEntry>& entries) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : entries) {
+    std::string params;
+    for (const auto& [k, v] : e.params) params += k + "=" + std::to_string(v) + " ";
+    out[e.key.operation + " " + e.key.options + " " + e.key.dtype + " " + std::to_string(e.key.bucket)] =
+        e.kernel + " " + params;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("--shard K/N: every cell in exactly one shard, the same shares on every run, at most one apart") {
+  const TuneMatrix m = matrix_of(kMatrix);
+  for (int n : {1, 2, 3, 4, 9, 12}) {
+    CAPTURE(n);
+    std::map<std::string, int> owners;
+    std::vector<std::size_t> sizes;
+    for (int k = 0; k < n; ++k) {
+      const TuneMatrix part = shard_of(m, {k, n});
+      sizes.push_back(part.cells.size());
+      for (const auto& cell : part.cells) {
+        ++owners[cell.id];
+        CHECK(in_shard(cell, {k, n}));
+        CHECK(m.cells[cell.index].id == cell.id);  // each keeps its index, id and file
+      }
+      // Read again (another run, another host): the same cells.
+      const TuneMatrix again = shard_of(matrix_of(kMatrix), {k, n});
+      REQUIRE(again.cells.size() == part.cells.size());
+      for (std::size_t i = 0; i < part.cells.size(); ++i) CHECK(again.cells[i].id == part.cells[i].id);
+    }
+    CHECK(owners.size() == m.cells.size());
+    for (const auto& [id, count] : owners) CHECK_MESSAGE(count == 1, id);
+    CHECK(*std::max_element(sizes.begin(), sizes.end()) - *std::min_element(sizes.begin(), sizes.end()) <= 1);
+  }
+  CHECK(parse_shard("2/3").index == 2);
+  CHECK(parse_shard("2/3").count == 3);
+  CHECK(parse_shard("0/1").count == 1);
+  CHECK_THROWS_WITH_AS(parse_shard("3/3"),
+                       "--shard 3/3: shards are counted from 0, so shard 3 of 3 does not exist (the last is 2/3)",
+                       ConfigError);
+  for (const char* bad : {"1", "1/0", "-1/3", "a/3", "1/3x", "/3", "1/"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_shard(bad), ConfigError);
+  }
+}
+
+TEST_CASE("three shards merged give the same results and winners as one unsharded run") {
+  test::TempDir dir;
+  const TuneMatrix m = matrix_of(kMatrix);
+  const MatrixResults whole(dir.path() / "whole");
+  run_matrix(m, whole, fake_cell_sweep);
+  const auto expected = winners(matrix_entries(m, whole));
+  REQUIRE(expected.size() == 9);
+  std::set<std::string> distinct;
+  for (const auto& [cell, w] : expected) distinct.insert(w);
+  CHECK(distinct.size() >= 3);  // the cells do not all have one winner
+
+  std::vector<std::filesystem::path> dirs;
+  for (int k = 0; k < 3; ++k) {
+    dirs.push_back(dir.path() / ("shard-" + std::to_string(k)));
+    const MatrixResults part(dirs.back());
+    const MatrixSummary s = run_matrix(shard_of(m, {k, 3}), part, fake_cell_sweep);
+    CHECK(s.measured == 3);
+    // Each shard's journal travels in its directory (gpuk tune --shard keeps it there).
+    std::filesystem::create_directories(dirs.back() / "journal");
+    std::ofstream(dirs.back() / "journal" / "j.jsonl") << "{\"shared\":1}\n{\"shard\":" << k << "}\n";
+  }
+  // A shard alone has a third of the winners.
+  CHECK(matrix_entries(m, MatrixResults(dirs[0])).size() == 3);
+
+  const MatrixResults merged(dir.path() / "merged");
+  const MergeSummary s = merge_matrix_results(m, dirs, merged);
+  CHECK(s.cells == 9);
+  CHECK(s.missing.empty());
+  CHECK(s.duplicates == 0);
+  CHECK(s.stale == 0);
+  CHECK(s.gpus == std::vector<std::string>{"Test GPU"});
+  CHECK(s.journal_lines == 4);  // the shared line once, each shard's own
+  CHECK(winners(matrix_entries(m, merged)) == expected);
+  for (const auto& cell : m.cells) {
+    const auto a = whole.read(cell), b = merged.read(cell);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(b->status == a->status);
+    CHECK(b->winner_label == a->winner_label);
+    CHECK(b->fingerprint == a->fingerprint);
+  }
+
+  // Two shards only: the third's cells are missing, and say so; merging again into a shard's
+  // own directory is fine (it is one of the inputs).
+  const MatrixResults partial(dir.path() / "partial");
+  const MergeSummary p = merge_matrix_results(m, {dirs[0], dirs[1]}, partial);
+  CHECK(p.cells == 6);
+  CHECK(p.missing.size() == 3);
+  CHECK(merge_matrix_results(m, dirs, MatrixResults(dirs[0])).cells == 9);
+  CHECK(winners(matrix_entries(m, MatrixResults(dirs[0]))) == expected);
+
+  // A result of other settings is not merged; a failed one loses to an ok one.
+  const TuneMatrix changed = matrix_of(replace(kMatrix, "repeats: 7", "repeats: 8"));
+  const MergeSummary c = merge_matrix_results(changed, {dirs[1]}, MatrixResults(dir.path() / "changed"));
+  CHECK(c.cells == 0);
+  CHECK(c.stale == 3);  // shard 1's three cells, measured with 7 repeats
+  MatrixResults(dirs[2]).write(m.cells[0], failed_cell(m.cells[0], "GPU gone"));
+  const MatrixResults again(dir.path() / "again");
+  const MergeSummary d = merge_matrix_results(m, {dirs[2], whole.dir()}, again);
+  CHECK(d.duplicates >= 1);
+  CHECK(again.read(m.cells[0])->status == CellResult::Status::ok);
+  CHECK_THROWS_AS(merge_matrix_results(m, {dir.path() / "nowhere"}, again), ConfigError);
+}
+
+TEST_CASE("gpuk tune MATRIX --merge through the command line: the shards' winners exported as one run's") {
+  test::TempDir dir;
+  dir.write("m.yaml", kMatrix);
+  const std::string yaml = (dir.path() / "m.yaml").string();
+  const TuneMatrix m = load_tune_matrix(yaml, plugins(), kernels());
+  const MatrixResults whole(dir.path() / "whole");
+  run_matrix(m, whole, fake_cell_sweep);
+  const auto expected = winners(matrix_entries(m, whole));
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    const std::filesystem::path d = dir.path() / ("shard-" + std::to_string(k));
+    run_matrix(shard_of(m, {k, 3}), MatrixResults(d), fake_cell_sweep);
+    shards += " " + d.string();
+  }
+  const std::string gpuk = std::string(GPUK_EXE) + " --tuning-db " + (dir.path() / "db.json").string() + " tune " + yaml;
+  const auto merged = test::run_command(gpuk + " --merge" + shards + " --out " + (dir.path() / "merged").string() +
+                                        " --export " + (dir.path() / "e.json").string());
+  CAPTURE(merged.output);
+  CHECK(merged.status == 0);
+  CHECK(merged.output.find("merged 3 directories into") != std::string::npos);
+  CHECK(merged.output.find(": 9 of 9 cells;") != std::string::npos);
+  CHECK(merged.output.find("matrix done: 9 ok;") != std::string::npos);
+  CHECK(merged.output.find("exported 9 verified winners to") != std::string::npos);
+  CHECK(winners(TuningDb::read(dir.path() / "e.json").entries()) == expected);
+
+  // Two shards of three: the missing cells are named and the status says so.
+  const auto partial = test::run_command(gpuk + " --merge " + (dir.path() / "shard-0").string() + " " +
+                                         (dir.path() / "shard-2").string() + " --out " +
+                                         (dir.path() / "partial").string());
+  CAPTURE(partial.output);
+  CHECK(partial.status == 1);
+  CHECK(partial.output.find("3 cells without a result in any directory, e.g. argmax abs=false float32 2^14") !=
+        std::string::npos);
+
+  // Mistakes are said before anything runs.
+  const auto bad = test::run_command(gpuk + " --shard 3/3");
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("shard 3 of 3 does not exist (the last is 2/3)") != std::string::npos);
+  const auto plain = test::run_command(std::string(GPUK_EXE) + " tune " +
+                                       (test::source_dir() / "configs" / "tune_sort.yaml").string() + " --shard 0/2");
+  CHECK(plain.status == 2);
+  CHECK(plain.output.find("--shard and --merge split and join a tuning matrix's cells") != std::string::npos);
+  const auto both = test::run_command(gpuk + " --shard 0/2 --merge" + shards);
+  CHECK(both.status == 2);
 }

@@ -34,6 +34,14 @@ class FakeSession : public WorkerSession {
   bool flushed() const override { return false; }
   CompileStats compile_stats() const override { return {1, 0, 1, 0.5}; }
   Measurer& measurer() override { return measurer_; }
+  SweepTimes times() const override {
+    SweepTimes t;
+    t.start = 99;  // the parent's count replaces it
+    t.data = 0.25 * (ordinal_ + 1);
+    t.reference = 1;
+    t.measure = 0.5;
+    return t;
+  }
 
  private:
   class M : public test::FakeMeasurer {
@@ -52,6 +60,8 @@ class FakeSession : public WorkerSession {
       }
       return test::FakeMeasurer::measure(space, c);
     }
+
+    std::vector<std::string> notes() const override { return {"verified on the GPU: some"}; }
 
    private:
     std::function<Fault(const std::map<std::string, std::int64_t>&)> fault_;
@@ -172,4 +182,37 @@ TEST_CASE("anneal through a pool: one point at a time, the same bookkeeping") {
   CHECK(r.count(Status::ok) >= 1);
   CHECK(r.count(Status::ok) <= 12);
   REQUIRE(r.winner());
+}
+
+TEST_CASE("each worker's time breakdown comes back to the parent, with its start as the parent saw it") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  WorkerPool pool(space, {0, 1}, factory());
+  const auto m = pool.measurer({0, 1});
+  (void)tune(space, *m, options());
+  const auto times = pool.worker_times();
+  REQUIRE(times.size() == 2);
+  for (std::size_t w = 0; w < 2; ++w) {
+    CHECK(times[w].data == 0.25 * static_cast<double>(w + 1));
+    CHECK(times[w].reference == 1);
+    CHECK(times[w].measure == 0.5);
+    // The parent's view of its start (fork to ready), less the data and reference of its own lines.
+    CHECK(times[w].start < 99);
+    CHECK(times[w].start == doctest::Approx(std::max(0.0, pool.workers()[w].start_seconds - times[w].data - 1)));
+  }
+  // The measurers' notes come back too, named by GPU.
+  CHECK(pool.notes() == std::vector<std::string>{"GPU 0: verified on the GPU: some", "GPU 1: verified on the GPU: some"});
+}
+
+TEST_CASE("the workers start side by side: a pool of three slow starters takes about one start") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  const auto slow = [](int ordinal) -> std::unique_ptr<WorkerSession> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a context, the data, the reference
+    return std::make_unique<FakeSession>(ordinal, "Fake GPU", nullptr);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  WorkerPool pool(space, {0, 1, 2}, slow);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(took >= 0.4);
+  CHECK(took < 1.0);  // one after another: at least 1.2 s
+  for (const auto& w : pool.workers()) CHECK(w.start_seconds >= 0.4);
 }

@@ -20,7 +20,10 @@ struct MeasuredTime {
 };
 
 struct CompareRow {
-  enum class Verdict { same, faster, slower, only_a, only_b };
+  // failed_b: timed in A; in B a tune variant that faulted, timed out, answered wrong or did not
+  // compile, or a time that is missing or not a time (zero, negative, NaN). invalid_a: A's time
+  // is damaged. Both fail a gating row: a gate must not pass what it cannot judge.
+  enum class Verdict { same, faster, slower, only_a, only_b, failed_b, invalid_a };
   std::string name;  // "kernel: onepass BLOCK=256", "baseline: cub::DeviceReduce::ArgMax", a tune variant
   std::optional<MeasuredTime> a, b;
   double ratio = 0;  // b / a of the medians
@@ -29,6 +32,7 @@ struct CompareRow {
   double noise = 0;
   Verdict verdict = Verdict::same;
   bool gates = true;  // a slowdown of this row past the threshold fails (not CPU rows or copies)
+  std::string why;    // what a report has instead of a time ("faulted (illegal address)")
 };
 
 struct Comparison {
@@ -36,12 +40,14 @@ struct Comparison {
   std::vector<std::string> notes;  // what differs between the two besides the times
   std::vector<CompareRow> rows;
   double threshold = 0.05;         // a gating row slower by more than this fails
-  // Rows whose slowdown fails the comparison: verdict slower, gating, ratio above 1 + threshold.
+  // Rows that fail the comparison, all gating: slower with a ratio above 1 + threshold, failed_b
+  // and invalid_a.
   std::vector<const CompareRow*> failures() const;
 };
 
-// Reads both files. Throws ConfigError for a file that is not a gpuk JSON report, or a run report
-// compared with a tune report.
+// Reads both files. Throws ConfigError for a file that is not a gpuk JSON report, a run report
+// compared with a tune report, reports of different families or operations, or a threshold that
+// is negative or not finite.
 Comparison compare_reports(const std::filesystem::path& a, const std::filesystem::path& b, double threshold);
 // The same, from the reports' JSON text (for tests).
 Comparison compare_report_texts(const std::string& a, const std::string& b, double threshold);

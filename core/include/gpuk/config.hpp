@@ -98,6 +98,14 @@ TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry&
 TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,
                          const PluginRegistry& plugins, const KernelLibrary& kernels);
 
+// What a YAML config is for, read from its keys: a tuning matrix lists `operations:`; a tune
+// config has a key only tuning reads (kernels, strategy, budget, constraints, recheck); anything
+// else is a run config. A file that is not a YAML mapping counts as a run config (whose parser
+// says what is wrong with it).
+enum class ConfigKind { run, tune, matrix };
+ConfigKind config_kind(const std::string& yaml_text);
+ConfigKind config_kind_of_file(const std::filesystem::path& path);  // throws ConfigError when unreadable
+
 // The value-list grammar of kernel metadata (docs/kernels.md), for tune configs: a list
 // [1, 2, 4], a single value, or a mapping with any of values: [...], range: [lo, hi(, step)],
 // pow2: [lo, hi]. Returns the values sorted, without duplicates.

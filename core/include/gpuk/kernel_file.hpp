@@ -147,4 +147,9 @@ struct LaunchLimits {
 // no launch's `when` holds.
 LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits);
 
+// The first of the variant's constraints that is 0 for `limits` (n, elem_bytes, and sm_count
+// when it is not 0), or nullptr when none is. A constraint that cannot be evaluated (it names
+// sm_count and sm_count is 0, or divides by zero) is not judged here: plan_launches reports it.
+const Constraint* broken_constraint(const Variant& variant, const LaunchLimits& limits);
+
 }  // namespace gpuk

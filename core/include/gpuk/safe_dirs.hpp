@@ -34,7 +34,13 @@ enum class DirOrigin { named, builtin };
 void refuse_if_writable_by_others(const std::filesystem::path& path, std::string_view what, bool parents = true,
                                   DirOrigin origin = DirOrigin::named);
 
-// The same for a directory and everything below it (subdirectories, sources, headers).
+// When `path` is a symbolic link: the same for where it leads (and, for a file, the directory
+// that holds it, sticky or not). Nothing for anything else.
+void refuse_link_target_if_writable_by_others(const std::filesystem::path& path, std::string_view what,
+                                              DirOrigin origin = DirOrigin::named);
+
+// The same for a directory and everything below it (subdirectories, sources, headers; links
+// checked where they lead).
 void refuse_tree_if_writable_by_others(const std::filesystem::path& dir, std::string_view what,
                                        DirOrigin origin = DirOrigin::named);
 

@@ -28,6 +28,13 @@ std::string fixed(double value, int digits);
 // Milliseconds with enough digits for microsecond-scale kernels: 0.0123, 12.345, 123.4.
 std::string ms_text(double value);
 
+// `text` fit for a message: control bytes and bytes that are not UTF-8 written as \xNN, and
+// anything past `max_bytes` cut off with "... (N bytes in all)", so that a message never echoes
+// unbounded input or drives the terminal.
+std::string printable(std::string_view text, std::size_t max_bytes = 80);
+// The same for a whole message of lines: newlines and tabs kept.
+std::string terminal_text(std::string_view text, std::size_t max_bytes);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 

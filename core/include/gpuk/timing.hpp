@@ -14,7 +14,8 @@ namespace gpuk {
 struct DeviceTiming {
   std::vector<double> ms;  // one sample per repeat, milliseconds between two CUDA events
   // True when the repeats ran behind a stream gate (see time_device); false when the driver
-  // refused stream memory operations and the host paced the stream, which adds launch latency.
+  // refused stream memory operations and the host paced the stream, which adds launch latency,
+  // or when a gate was opened by its time bound before its batch was queued (see time_device).
   bool gated = false;
 };
 
@@ -26,6 +27,11 @@ struct DeviceTiming {
 // with its kernels already waiting behind it, and the events measure device time alone. Timed
 // one at a time from an idle stream, a few-microsecond kernel would also be charged the host's
 // launch latency, which says nothing about the kernel (nvbench's blocking kernel does the same).
+// A gate never stays closed longer than a bound (20 ms): a process-wide watch thread opens it
+// by writing the host flag, a plain store that needs no driver call. Without it, a driver call
+// that waits for the whole device in another thread (cuMemFree, cuMemHostAlloc, cuModuleUnload)
+// would hold the driver's lock while the gate's owner waits on that lock to queue the launch
+// that opens the gate: both wait forever.
 // GPUK_NO_GATE=1 in the environment turns the gate off, for profilers that serialize launches
 // (Nsight Compute: `GPUK_NO_GATE=1 ncu ... gpuk run ...`), which would otherwise wait forever.
 // `where` names what runs, for error messages.

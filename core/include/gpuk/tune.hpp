@@ -145,6 +145,26 @@ class ContextLost : public SweepAborted {
   Outcome outcome;
 };
 
+// Where a sweep's time went, in seconds (docs/tuning.md, "Where the time goes"). The compile
+// threads run beside the measuring thread: compile_wall and compile_sum overlap the other parts;
+// the measuring thread's own share of them is compile_wait.
+struct SweepTimes {
+  double start = 0;         // the process and its CUDA context, up to the sweep
+  double data = 0;          // the input generated (or read) and uploaded
+  double reference = 0;     // the CPU reference answer
+  double compile_wall = 0;  // from the first compile's start to the last one's end
+  double compile_sum = 0;   // NVRTC time summed over the compile threads
+  double compile_wait = 0;  // the measuring thread waiting for compiles and loading CUBINs
+  double measure = 0;       // warm-ups and timed runs of the variants (the GPU)
+  double verify = 0;        // each variant's checked run and the comparison with the reference
+  double recheck = 0;       // the leaders timed again
+  double save = 0;          // the tuning database written
+  double total = 0;         // the wall time of the whole
+  // total less the parts on the measuring thread (start ... save, compile_wait): bookkeeping,
+  // binding scratch, the strategy, the journal.
+  double other() const;
+};
+
 // Verifies and times points. The GPU one (make_gpu_measurer) compiles in bulk in the background
 // while it measures; tests inject a fake.
 class Measurer {
@@ -165,6 +185,11 @@ class Measurer {
   virtual std::optional<EnergySample> energy(const Space&, const Candidate&, double /*ms_per_call*/) {
     return std::nullopt;
   }
+  // Its own share of the sweep's time so far (compiles, verification, timing), where it keeps
+  // one; tune() counts the time inside measure() as `measure` for a measurer that keeps none.
+  virtual SweepTimes times() const { return {}; }
+  // Lines for the report's notes (how the variants were verified, ...).
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 struct GpuMeasurerOptions {
@@ -255,6 +280,7 @@ struct TuneResult {
   bool context_lost = false;            // ... because a variant took the CUDA context down:
                                         // a fresh process can go on (from the journal)
   double seconds = 0;
+  SweepTimes times;                     // the measurer's, with the recheck and total of tune()
   std::size_t count(Status s) const;
   const Evaluation* winner() const { return ranking.empty() ? nullptr : &evaluations[ranking.front()]; }
 };
@@ -277,6 +303,10 @@ struct TuneReport {
   std::vector<std::string> devices;  // a sweep over several GPUs: "GPU 0", "GPU 1", ... of this model
   CompileStats compile;
   TuneResult result;
+  // Where the time went: result.times with the process's start and the saving added (a pooled
+  // sweep: the parent's), and for a pooled sweep each worker's own ("GPU 0", its times).
+  SweepTimes times;
+  std::vector<std::pair<std::string, SweepTimes>> worker_times;
   // The family's library call timed on the same input after the sweep (SweepOptions::baseline).
   std::optional<BaselineTiming> baseline;
 };

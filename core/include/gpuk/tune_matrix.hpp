@@ -136,9 +136,47 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
                          const std::function<void(const MatrixProgress&)>& progress = {},
                          const std::function<bool()>& stop = {});
 
+// --- Shards: the cells split across independent jobs (a Slurm job array), merged after ---------
+
+// Shard `index` of `count` (0-based, as $SLURM_ARRAY_TASK_ID counts).
+struct Shard {
+  int index = 0, count = 1;
+};
+// "2/3": shard 2 of 3, shards 0 to 2. Throws ConfigError naming what is wrong.
+Shard parse_shard(const std::string& text);
+// Cells are dealt out round-robin in the matrix's order: every cell is in exactly one of the
+// `count` shards, the shares differ by at most one cell, and the same matrix gives the same
+// shares on every run and host.
+bool in_shard(const MatrixCell& cell, Shard shard);
+// The matrix with only the shard's cells (each keeps its index, id and file).
+TuneMatrix shard_of(const TuneMatrix& matrix, Shard shard);
+
+struct MergeSummary {
+  std::size_t cells = 0;       // cells with a result of the matrix's settings, now in the merged directory
+  std::size_t duplicates = 0;  // cells with such a result in more than one directory
+  std::size_t stale = 0;       // cell files of other settings (another fingerprint): not merged
+  std::size_t reports = 0;     // cell reports copied
+  std::size_t journal_lines = 0;  // distinct journal lines in the merged journal files
+  std::vector<std::string> missing;  // ids of the cells without a result anywhere
+  std::vector<std::string> gpus;     // the GPU models the merged cells were measured on
+};
+
+// Merges the results directories of a matrix's shards (or of any runs of it) into `into`, as one
+// unsharded run would have left it: for each cell, the result of the matrix's current settings
+// (its fingerprint) from the directories, preferring ok, then no winner, then failed, and among
+// alike the one whose winner was tuned last (else the first directory named); its report with
+// it. The journals (DIR/journal/*.jsonl, where `gpuk tune --shard` keeps them) are joined file by
+// file, each line once. `into` may be one of `dirs`. Throws ConfigError for a directory that is
+// not there.
+MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<std::filesystem::path>& dirs,
+                                  const MatrixResults& into);
+
 // The winners of the matrix's cells measured ok, as tuning database entries (the shipped files'
-// format); `missing` receives the ids of the cells without one.
+// format); `missing` receives the ids of the cells without one. With `kernels`, a winner that
+// breaks one of its kernel's constraints for some n of its size bucket (rank_bucket tuned at
+// 2^12 cannot sort 8,191 keys) is left out too, its cell id followed by why.
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
-                                        std::vector<std::string>* missing = nullptr);
+                                        std::vector<std::string>* missing = nullptr,
+                                        const KernelLibrary* kernels = nullptr);
 
 }  // namespace gpuk

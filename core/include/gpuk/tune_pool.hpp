@@ -41,6 +41,8 @@ class WorkerSession {
   virtual bool flushed() const = 0;               // the L2 is flushed before each timed run
   virtual CompileStats compile_stats() const = 0;
   virtual Measurer& measurer() = 0;
+  // This worker process's time so far: its start (device, data, reference) and its measurer's.
+  virtual SweepTimes times() const { return {}; }
 };
 // Called in the worker process, after the fork: builds the session of GPU `ordinal`.
 using WorkerFactory = std::function<std::unique_ptr<WorkerSession>(int ordinal)>;
@@ -55,6 +57,7 @@ struct WorkerInfo {
   bool flushed = false;
   int restarts = 0;   // fresh processes after a variant took the context down
   std::size_t measured = 0;
+  double start_seconds = 0;  // its processes' starts (fork to ready, restarts included), as the parent saw them
 };
 
 struct RunContext;
@@ -82,6 +85,11 @@ class WorkerPool {
   std::string progress_text() const;
   // Compile statistics of every worker, summed (asked of the workers that are running).
   CompileStats compile_stats();
+  // Each worker's time breakdown, in workers() order (asked of its current process; `start` is
+  // the parent's view, every process of the worker counted; zeros for a worker that is busy).
+  std::vector<SweepTimes> worker_times();
+  // The measurers' notes of the running workers, each "GPU N: ..." (how they verified, ...).
+  std::vector<std::string> notes();
 
   struct Impl;
 

@@ -12,6 +12,7 @@
 #include "gpuk/plugin.hpp"
 #include "gpuk/text.hpp"
 #include "config/tune_root.hpp"
+#include "util/regular_file.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
@@ -167,11 +168,32 @@ std::vector<std::int64_t> value_list(const yaml::Source& src, const YAML::Node& 
 RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                        const PluginRegistry& plugins, const KernelLibrary& kernels, Mode mode);
 
+// Keys a tune config reads and a run config does not.
+constexpr const char* kTuneOnlyKeys[] = {"kernels", "strategy", "budget", "constraints", "recheck"};
+
 }  // namespace
 
 std::vector<std::int64_t> parse_value_list(const std::string& yaml_text, const std::string& what) {
   const yaml::Source src{what, 0};
   return value_list(src, src.parse(yaml_text), what);
+}
+
+ConfigKind config_kind(const std::string& yaml_text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception&) {
+    return ConfigKind::run;
+  }
+  if (!root.IsMap()) return ConfigKind::run;
+  if (root["operations"]) return ConfigKind::matrix;
+  for (const char* key : kTuneOnlyKeys)
+    if (root[key]) return ConfigKind::tune;
+  return ConfigKind::run;
+}
+
+ConfigKind config_kind_of_file(const std::filesystem::path& path) {
+  return config_kind(read_regular_file_or_throw(path, kMaxConfigBytes, "the config file"));
 }
 
 bool RunSpec::option_bool(const std::string& name) const { return option(name) == "true"; }
@@ -185,11 +207,8 @@ const std::string& RunSpec::option(const std::string& name) const {
 
 RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels,
                       const std::optional<std::filesystem::path>& input) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string() + ": cannot read the config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_run_spec(text.str(), path, plugins, kernels, input);
+  return parse_run_spec(read_regular_file_or_throw(path, kMaxConfigBytes, "the config file"), path, plugins, kernels,
+                        input);
 }
 
 RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path, const PluginRegistry& plugins,
@@ -207,7 +226,7 @@ RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path
     root.remove("size");
     root.remove("dtype");
   }
-  for (const char* key : {"kernels", "strategy", "budget", "constraints", "recheck"})
+  for (const char* key : kTuneOnlyKeys)
     if (root[key])
       src.fail(root[key], std::string("'") + key + "' belongs to a tune config: run it with gpuk tune, not gpuk run");
   return parse_run_root(src, root, path, plugins, kernels, Mode::run);
@@ -245,10 +264,16 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
            " elements";
   };
 
-  for (const char* required : {"family", "operation", "size"})
-    if (!root[required] && !(held && std::string_view(required) == "size"))
-      throw ConfigError(path.string() + ":1:1: missing '" + required + "'" +
-                        (std::string_view(required) == "size" ? " (or a data.file to take it from)" : ""));
+  for (const char* required : {"family", "operation", "size"}) {
+    if (root[required] || (held && std::string_view(required) == "size")) continue;
+    // `operaton: argmax` is a misspelling, not a missing key: say so where it stands.
+    for (const auto& item : root)
+      if (item.first.IsScalar() && !did_you_mean(item.first.Scalar(), {required}).empty())
+        src.fail(item.first, "unknown key '" + printable(item.first.Scalar()) + "'" +
+                                 did_you_mean(item.first.Scalar(), {required}) + "; '" + required + "' is required");
+    throw ConfigError(path.string() + ":1:1: missing '" + required + "'" +
+                      (std::string_view(required) == "size" ? " (or a data.file to take it from)" : ""));
+  }
 
   const YAML::Node family_node = root["family"];
   spec.family = src.string(family_node, "family");
@@ -400,11 +425,7 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
 }  // namespace
 
 TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string() + ": cannot read the tune config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_tune_spec(text.str(), path, plugins, kernels);
+  return parse_tune_spec(read_regular_file_or_throw(path, kMaxConfigBytes, "the tune config"), path, plugins, kernels);
 }
 
 TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,

@@ -18,6 +18,7 @@
 #include "gpuk/error.hpp"
 #include "gpuk/safe_dirs.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace gpuk {
 
@@ -137,12 +138,9 @@ std::optional<std::string> name_map_mismatch(const KernelFile& file, const std::
          file.family + " family, then one per parameter in metadata order)" + verdict;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+// A header as the hash sees it: empty when it is not a regular file (a FIFO would block), which
+// NVRTC then reports when it compiles.
+std::string read_file(const fs::path& path) { return read_regular_file(path, kMaxKernelFileBytes).text; }
 
 // Adds every header `source` includes (found next to `dir` or on the include path) to the hash,
 // recursively, in a fixed order.
@@ -242,8 +240,15 @@ fs::path CompileCache::entry_path(const std::string& key) const { return *dir_ /
 
 std::optional<CompiledKernels> CompileCache::load(const std::string& key) const {
   if (!dir_) return std::nullopt;
-  std::ifstream in(entry_path(key), std::ios::binary);
-  if (!in) return std::nullopt;
+  // Read whole first: an entry that is not a regular file (a FIFO would block) is damaged.
+  RegularFile file = read_regular_file(entry_path(key), (std::uint64_t{1} << 31) + (std::uint64_t{1} << 24));
+  if (file.status == RegularFile::Status::missing) return std::nullopt;
+  std::istringstream in(std::move(file.text));
+  if (file.status != RegularFile::Status::ok) {
+    std::cerr << "gpuk: note: cache entry " << entry_path(key).string() << " cannot be read (" << file.why
+              << "); recompiling\n";
+    return std::nullopt;
+  }
   // Layout: magic, "key K", "names N", N lines "expression\tlowered", "cubin BYTES SUM", bytes.
   const auto damaged = [&](const std::string& why) -> std::optional<CompiledKernels> {
     std::cerr << "gpuk: note: cache entry " << entry_path(key).string() << " is damaged (" << why

@@ -6,10 +6,12 @@
 #include <set>
 #include <sstream>
 
+#include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/install_dirs.hpp"
 #include "gpuk/safe_dirs.hpp"
 #include "gpuk/text.hpp"
+#include "util/regular_file.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
@@ -115,14 +117,13 @@ ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YA
   return p;
 }
 
+// Declared below, beside plan_launches.
+void check_can_launch(const std::shared_ptr<const KernelFile>& file);
+
 }  // namespace
 
 KernelFile KernelFile::load(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path.string() + ": cannot read kernel file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(read_regular_file_or_throw(path, kMaxKernelFileBytes, "the kernel file"), path);
 }
 
 KernelFile KernelFile::parse(const std::string& source, const fs::path& path) try {
@@ -212,6 +213,7 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
     k.launches.push_back(std::move(l));
   }
   k.scratch = meta["scratch"] ? parse_expr(src, meta["scratch"], "scratch", param_names) : Expr::parse("0");
+  check_can_launch(std::make_shared<const KernelFile>(k));
   return k;
 } catch (const YAML::Exception& e) {
   // yaml-cpp's lines count from the line after "/* gpuk", where the YAML starts.
@@ -258,15 +260,23 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
     // Its kernels run on your GPU, as you.
     refuse_tree_if_writable_by_others(dir, "kernel directory", origin_of(dir, builtin_kernel_dir()));
     std::vector<fs::path> paths;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+    // Every query takes an error_code: a link loop (or a file gone mid-walk) is an entry to skip
+    // with a note, not a filesystem_error that ends gpuk.
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
-      if (ec) break;
-      if (it->is_directory() && it->path().filename() == "include") {
+      std::error_code type_ec;
+      const fs::file_type type = it->status(type_ec).type();
+      if (type_ec && it->path().extension() == ".cu") {
+        errors_.push_back(it->path().string() + ": cannot read kernel file (" + type_ec.message() + ")");
+        continue;
+      }
+      if (type == fs::file_type::directory && it->path().filename() == "include") {
         it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file() && it->path().extension() == ".cu") paths.push_back(it->path());
+      if (type == fs::file_type::regular && it->path().extension() == ".cu") paths.push_back(it->path());
     }
+    if (ec) errors_.push_back(dir.string() + ": cannot read the whole kernel directory (" + ec.message() + ")");
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
       try {
@@ -385,6 +395,94 @@ std::string Variant::label() const {
 namespace {
 // A bound on `repeat:`, so that a wrong expression fails at once instead of queueing forever.
 constexpr std::int64_t kMostRepeats = 65536;
+
+// A launch that no parameter values and no problem can run (a division by zero, pow2 or log2
+// out of range, repeat past its bound, every `when` 0) fails loading, so that `gpuk check` says
+// so instead of a GPU at launch time. The file is planned for samples: each parameter's default,
+// smallest, middle and largest value (all combinations while they are few, else one parameter
+// at a time), every n from 1 to 2^31-1 in a few steps, each dtype's element size, and the
+// limits of any GPU (1024 threads, 256 KiB of shared memory). One sample that plans is enough;
+// when samples meet the constraints and none plans, the first one's error is the file's.
+std::vector<std::map<std::string, std::int64_t>> parameter_samples(const KernelFile& k) {
+  std::vector<std::vector<std::int64_t>> choices;
+  for (const auto& p : k.params) {
+    std::vector<std::int64_t> v = {p.default_value};
+    if (p.values.size() <= 4) {
+      v.insert(v.end(), p.values.begin(), p.values.end());
+    } else {
+      v.insert(v.end(), {p.values.front(), p.values[p.values.size() / 2], p.values.back()});
+    }
+    std::sort(v.begin() + 1, v.end());
+    v.erase(std::unique(v.begin() + 1, v.end()), v.end());
+    v.erase(std::remove(v.begin() + 1, v.end(), p.default_value), v.end());
+    choices.push_back(std::move(v));
+  }
+  std::uint64_t product = 1;
+  for (const auto& c : choices) product = std::min<std::uint64_t>(product * c.size(), 1u << 20);
+  std::vector<std::map<std::string, std::int64_t>> out;
+  std::map<std::string, std::int64_t> defaults;
+  for (std::size_t i = 0; i < k.params.size(); ++i) defaults[k.params[i].name] = choices[i][0];
+  out.push_back(defaults);
+  if (product <= 64) {
+    out.clear();
+    std::vector<std::size_t> at(choices.size(), 0);
+    for (;;) {
+      std::map<std::string, std::int64_t> m;
+      for (std::size_t i = 0; i < choices.size(); ++i) m[k.params[i].name] = choices[i][at[i]];
+      out.push_back(std::move(m));
+      std::size_t i = 0;
+      for (; i < choices.size() && ++at[i] == choices[i].size(); ++i) at[i] = 0;
+      if (i == choices.size()) break;
+    }
+    return out;
+  }
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    for (std::size_t j = 1; j < choices[i].size(); ++j) {
+      auto m = defaults;
+      m[k.params[i].name] = choices[i][j];
+      out.push_back(std::move(m));
+    }
+  return out;
+}
+
+void check_can_launch(const std::shared_ptr<const KernelFile>& file) {
+  const KernelFile& k = *file;
+  std::set<int> elem_sizes;
+  for (const DType d : k.dtypes) elem_sizes.insert(static_cast<int>(dtype_size(d)));
+  const std::int64_t sizes[] = {1, 1000, 4096, std::int64_t{1} << 20, std::int64_t{1} << 26, (std::int64_t{1} << 31) - 1};
+  std::string first_error;
+  std::size_t tried = 0;
+  for (const auto& params : parameter_samples(k)) {
+    for (const int elem_bytes : elem_sizes) {
+      for (const std::int64_t n : sizes) {
+        const LaunchLimits limits{n, 132, elem_bytes, 1024, 256 << 10};
+        const std::map<std::string, std::int64_t, std::less<>> builtins = {
+            {"n", n}, {"sm_count", limits.sm_count}, {"elem_bytes", elem_bytes}, {"vec", 16 / elem_bytes}};
+        const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
+          if (const auto it = params.find(std::string(name)); it != params.end()) return it->second;
+          if (const auto it = builtins.find(name); it != builtins.end()) return it->second;
+          return std::nullopt;
+        };
+        // A sample the constraints leave out says nothing; one whose constraint cannot be
+        // evaluated (a division by zero) counts as a failure.
+        try {
+          bool meets = true;
+          for (const auto& c : k.constraints) meets = meets && c.expr.eval(lookup) != 0;
+          if (!meets) continue;
+          plan_launches(Variant(file, {}, params), limits);
+          return;
+        } catch (const ConfigError& e) {
+          ++tried;
+          if (first_error.empty()) first_error = e.what();
+        }
+      }
+    }
+  }
+  if (!first_error.empty())
+    throw ConfigError(first_error + "; no launch of " + k.path.string() + " can run: the same holds for every one of " +
+                      std::to_string(tried) + " samples of its parameters and of n from 1 to 2^31-1");
+}
+
 }  // namespace
 
 LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
@@ -442,6 +540,19 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
     throw ConfigError(k.path.string() + ": scratch '" + k.scratch.text() + "' of " + variant.label() + " is " +
                       std::to_string(plan.scratch_slots) + " slots");
   return plan;
+}
+
+const Constraint* broken_constraint(const Variant& variant, const LaunchLimits& limits) {
+  std::map<std::string, std::int64_t, std::less<>> builtins = {
+      {"n", limits.n}, {"elem_bytes", limits.elem_bytes}, {"vec", limits.elem_bytes ? 16 / limits.elem_bytes : 1}};
+  if (limits.sm_count > 0) builtins["sm_count"] = limits.sm_count;
+  for (const auto& c : variant.file().constraints) {
+    try {
+      if (c.expr.eval([&](std::string_view name) { return variant.lookup(name, builtins); }) == 0) return &c;
+    } catch (const ConfigError&) {
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace gpuk

@@ -90,6 +90,26 @@ std::shared_ptr<const KernelFile> usable(const Problem& p, const std::string& ke
   return file;
 }
 
+// False when a tuned entry's variant breaks one of its kernel's constraints for the problem's n
+// (or max_n): an entry tuned at 2^12 is offered for its whole bucket and its neighbours, where a
+// variant such as rank_bucket (n <= BLOCK * ITEMS) may not reach. Such an entry is not stale, it
+// just does not serve this n: the lookup passes it by without a warning. Anything else wrong
+// with it (a kernel gone, a value no longer allowed) is left for `usable` to report.
+bool serves_size(const Problem& p, const std::string& kernel, const std::map<std::string, std::int64_t>& params,
+                 const FamilyPlugin& plugin, const KernelLibrary& kernels, const DeviceInfo& device) {
+  try {
+    const auto file = kernel_for(p, kernel, kernels);
+    const Variant variant(file, plugin.template_args(p), params);
+    for (const std::uint64_t n : {p.n, p.max_n}) {
+      Problem at = p;
+      at.n = n;
+      if (broken_constraint(variant, launch_limits(at, device))) return false;
+    }
+  } catch (const ConfigError&) {
+  }
+  return true;
+}
+
 // "n within 2x of the tuned 2^24" / "n's size bucket, 2^24".
 std::string nearness(const TuningEntry& e, bool exact, std::uint64_t n) {
   const std::uint64_t tuned = e.size ? e.size : std::uint64_t{1} << e.key.bucket;
@@ -153,7 +173,9 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   if (tuning.user) {
     const std::string who = (tuning.user_file_given ? "tuning file " : "user tuning database ") + tuning.user->path.string();
     const auto pick = tuning.user->db->pick(key);
-    if (!pick.entry) {
+    if (pick.entry && !serves_size(problem, pick.entry->kernel, pick.entry->params, plugin, kernels, device)) {
+      misses.push_back("the tuned entry nearest n does not serve n = " + size_text(problem.n));
+    } else if (!pick.entry) {
       misses.push_back(tuning.user_file_given ? "no entry for this GPU in " + tuning.user->path.string()
                                               : "no tuned entry for this GPU");
     } else if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
@@ -172,6 +194,10 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     const auto pick = file.db->pick(key, /*same_gpu=*/false);
     if (!pick.entry) continue;
     shipped_entry = true;
+    if (!serves_size(problem, pick.entry->kernel, pick.entry->params, plugin, kernels, device)) {
+      misses.push_back("the shipped entry nearest n does not serve n = " + size_text(problem.n));
+      continue;
+    }
     const std::string who = "shipped defaults for " + device.arch() + " (" + file.path.string() + ")";
     if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
       c.source = Choice::Source::shipped;

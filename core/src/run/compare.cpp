@@ -10,6 +10,7 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/text.hpp"
+#include "util/regular_file.hpp"
 
 namespace gpuk {
 
@@ -17,30 +18,58 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<MeasuredTime> time_of(const json& t) {
-  if (!t.is_object() || !t.contains("median_ms") || !t["median_ms"].is_number()) return std::nullopt;
+// A time, or why the report's entry is not one: a gate must not read a zero, negative, NaN or
+// missing median as "faster".
+struct TimeOrWhy {
+  std::optional<MeasuredTime> time;
+  std::string why;
+};
+
+TimeOrWhy time_of(const json& t) {
+  if (!t.is_object()) return {std::nullopt, "no time"};
+  if (!t.contains("median_ms") || !t["median_ms"].is_number()) return {std::nullopt, "no median_ms"};
   MeasuredTime m;
   m.median = t["median_ms"].get<double>();
+  if (!std::isfinite(m.median) || m.median <= 0) return {std::nullopt, "median_ms " + t["median_ms"].dump() + " is not a time"};
   const auto number = [&](const char* key, double fallback) {
     return t.contains(key) && t[key].is_number() ? t[key].get<double>() : fallback;
   };
   const bool quartiles = t.contains("q1_ms") && t.contains("q3_ms");
   m.low = quartiles ? number("q1_ms", m.median) : number("min_ms", m.median);
   m.high = quartiles ? number("q3_ms", m.median) : number("max_ms", m.median);
-  m.runs = t.contains("runs") && t["runs"].is_number() ? t["runs"].get<std::size_t>() : 1;
-  return m;
+  if (!std::isfinite(m.low) || !std::isfinite(m.high) || m.low < 0 || m.high < m.low)
+    return {std::nullopt, "its spread is not a time range"};
+  m.runs = t.contains("runs") && t["runs"].is_number_unsigned() ? t["runs"].get<std::size_t>() : 1;
+  return {m, ""};
 }
 
 MeasuredTime once(double ms) { return {ms, ms, ms, 1}; }
 
+// A row of one report: its time, or what it has instead (a tune variant's status, a malformed
+// time).
+struct Entry {
+  std::optional<MeasuredTime> time;
+  bool gates = true;
+  std::string problem;     // "" when timed
+  bool malformed = false;  // the report is damaged here (not a variant's own failure)
+};
+
 struct Rows {
   std::vector<std::string> order;
-  std::map<std::string, std::pair<MeasuredTime, bool>> rows;  // time, gates
-  void add(const std::string& name, const MeasuredTime& t, bool gates) {
+  std::map<std::string, Entry> rows;
+  void add(const std::string& name, Entry e) {
     if (!rows.count(name)) order.push_back(name);
-    rows[name] = {t, gates};
+    rows[name] = std::move(e);
   }
+  void add(const std::string& name, const TimeOrWhy& t, bool gates) {
+    add(name, Entry{t.time, gates, t.why, !t.time});
+  }
+  void add(const std::string& name, const MeasuredTime& t, bool gates) { add(name, Entry{t, gates, "", false}); }
 };
+
+std::string string_or(const json& j, const char* key, const std::string& fallback) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
+}
 
 std::string kind_of(const json& j) {
   if (j.is_object() && j.contains("variants") && j["variants"].is_array()) return "tune";
@@ -52,19 +81,30 @@ Rows rows_of(const json& j, const std::string& kind) {
   Rows r;
   if (kind == "run") {
     if (j.contains("upload_ms") && j["upload_ms"].is_number()) r.add("upload", once(j["upload_ms"].get<double>()), false);
-    if (auto t = time_of(j["kernel"])) r.add("kernel", *t, true);
+    r.add("kernel", time_of(j["kernel"]), true);
     if (j.contains("download_ms") && j["download_ms"].is_number())
       r.add("download", once(j["download_ms"].get<double>()), false);
     if (j.contains("baseline") && j["baseline"].is_object())
-      if (auto t = time_of(j["baseline"].value("time", json::object())))
-        r.add("baseline: " + j["baseline"].value("name", std::string("?")), *t, true);
+      r.add("baseline: " + string_or(j["baseline"], "name", "?"),
+            time_of(j["baseline"].contains("time") ? j["baseline"]["time"] : json()), true);
     if (j.contains("cpu") && j["cpu"].is_array())
       for (const auto& c : j["cpu"])
-        if (auto t = time_of(c.value("time", json::object()))) r.add("CPU: " + c.value("name", std::string("?")), *t, false);
+        if (c.is_object())
+          if (auto t = time_of(c.contains("time") ? c["time"] : json()); t.time)
+            r.add("CPU: " + string_or(c, "name", "?"), *t.time, false);
   } else {
     for (const auto& v : j["variants"]) {
-      if (!v.is_object() || v.value("status", std::string()) != "ok") continue;
-      if (auto t = time_of(v.value("time", json::object()))) r.add(v.value("variant", std::string("?")), *t, true);
+      if (!v.is_object()) continue;
+      const std::string name = string_or(v, "variant", "?");
+      const std::string status = string_or(v, "status", "no status");
+      if (status == "ok") {
+        r.add(name, time_of(v.contains("time") ? v["time"] : json()), true);
+      } else if (status != "pruned") {
+        // Faulted, timed out, a wrong answer, a compile or launch error: no time, and a
+        // regression when the other report timed it.
+        const std::string why = string_or(v, "why", "");
+        r.add(name, Entry{std::nullopt, true, status + (why.empty() ? "" : " (" + printable(why) + ")"), false});
+      }
     }
   }
   return r;
@@ -79,11 +119,7 @@ json read_json(const std::string& text, const std::string& what) {
 }
 
 std::string text_of(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string() + ": cannot read the report");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_regular_file_or_throw(path, kMaxReportBytes, "the report");
 }
 
 Comparison compare_json(const json& a, const json& b, const std::string& a_name, const std::string& b_name,
@@ -95,17 +131,29 @@ Comparison compare_json(const json& a, const json& b, const std::string& a_name,
   if (ka != kb)
     throw ConfigError(a_name + " is a " + ka + " report and " + b_name + " a " + kb +
                       " report; compare two run reports or two tune reports");
+  if (!std::isfinite(threshold) || threshold < 0)
+    throw ConfigError("the threshold must be a finite percentage of 0 or more (it was " + fixed(100 * threshold, 1) +
+                      "%)");
+  // Times of different work say nothing about a change: refused.
+  for (const auto& [key, plural] : {std::pair{"family", "families"}, std::pair{"operation", "operations"}})
+    if (a.contains(key) != b.contains(key) || (a.contains(key) && a[key] != b[key]))
+      throw ConfigError(std::string("the reports are of different ") + plural + ": " +
+                        printable(a.contains(key) ? a[key].dump() : "none") + " in " + a_name + ", " +
+                        printable(b.contains(key) ? b[key].dump() : "none") + " in " + b_name +
+                        "; compare reports of the same work");
   Comparison c;
   c.kind = ka;
   c.threshold = threshold;
   // What differs besides the times: said, not refused (comparing two variants is a use).
-  for (const char* key : {"family", "operation", "dtype", "size", "variant"}) {
+  for (const char* key : {"dtype", "size", "variant"}) {
     if (!a.contains(key) || !b.contains(key) || a[key] == b[key]) continue;
-    c.notes.push_back(std::string(key) + " differs: " + a[key].dump() + " in " + a_name + ", " + b[key].dump() +
-                      " in " + b_name);
+    c.notes.push_back(std::string(key) + " differs: " + printable(a[key].dump()) + " in " + a_name + ", " +
+                      printable(b[key].dump()) + " in " + b_name);
   }
   const json none = json::object();
-  const auto device = [&](const json& j) { return j.value("device", none).value("name", std::string()); };
+  const auto device = [&](const json& j) {
+    return j.contains("device") && j["device"].is_object() ? printable(string_or(j["device"], "name", "")) : "";
+  };
   if (device(a) != device(b))
     c.notes.push_back("the GPUs differ: " + device(a) + " in " + a_name + ", " + device(b) + " in " + b_name);
 
@@ -115,17 +163,31 @@ Comparison compare_json(const json& a, const json& b, const std::string& a_name,
     if (!ra.rows.count(name)) order.push_back(name);
   for (const auto& name : order) {
     CompareRow row;
-    row.name = name;
     const auto ia = ra.rows.find(name), ib = rb.rows.find(name);
-    if (ia != ra.rows.end()) row.a = ia->second.first, row.gates = ia->second.second;
-    if (ib != rb.rows.end()) row.b = ib->second.first, row.gates = ib->second.second;
+    const Entry* ea = ia != ra.rows.end() ? &ia->second : nullptr;
+    const Entry* eb = ib != rb.rows.end() ? &ib->second : nullptr;
+    if (ea) row.a = ea->time, row.gates = ea->gates;
+    if (eb) row.b = eb->time, row.gates = row.gates && eb->gates;
+    row.name = printable(name, 200);
     if (!row.a || !row.b) {
-      row.verdict = row.a ? CompareRow::Verdict::only_a : CompareRow::Verdict::only_b;
-      row.gates = false;
+      if (ea && eb && !row.a && !row.b && !ea->malformed && !eb->malformed) continue;  // failed in both: nothing to say
+      if (row.a && eb) {
+        // Timed in A, not in B: B faulted, timed out, answered wrong, or its report is damaged.
+        row.verdict = CompareRow::Verdict::failed_b;
+        row.why = eb->problem;
+      } else if (ea && ea->malformed) {
+        // A's time is damaged: the gate has nothing to measure B against.
+        row.verdict = CompareRow::Verdict::invalid_a;
+        row.why = ea->problem;
+      } else {
+        row.verdict = row.a || (ea && !eb) ? CompareRow::Verdict::only_a : CompareRow::Verdict::only_b;
+        row.why = ea && !row.a ? ea->problem : eb && !row.b ? eb->problem : "";
+        row.gates = false;
+      }
       c.rows.push_back(row);
       continue;
     }
-    row.ratio = row.a->median > 0 ? row.b->median / row.a->median : 0;
+    row.ratio = row.b->median / row.a->median;
     // A single measurement has no spread to judge by: the threshold stands in for it.
     const bool single = row.a->runs <= 1 || row.b->runs <= 1;
     row.noise = single ? threshold : row.a->half_spread() + row.b->half_spread();
@@ -150,6 +212,8 @@ std::string_view verdict_name(CompareRow::Verdict v) {
     case CompareRow::Verdict::slower: return "slower";
     case CompareRow::Verdict::only_a: return "only in A";
     case CompareRow::Verdict::only_b: return "only in B";
+    case CompareRow::Verdict::failed_b: return "failed in B";
+    case CompareRow::Verdict::invalid_a: return "no valid time in A";
   }
   return "?";
 }
@@ -157,7 +221,9 @@ std::string_view verdict_name(CompareRow::Verdict v) {
 std::vector<const CompareRow*> Comparison::failures() const {
   std::vector<const CompareRow*> out;
   for (const auto& r : rows)
-    if (r.gates && r.verdict == CompareRow::Verdict::slower && r.ratio > 1 + threshold) out.push_back(&r);
+    if (r.gates && ((r.verdict == CompareRow::Verdict::slower && r.ratio > 1 + threshold) ||
+                    r.verdict == CompareRow::Verdict::failed_b || r.verdict == CompareRow::Verdict::invalid_a))
+      out.push_back(&r);
   return out;
 }
 
@@ -177,14 +243,20 @@ void print_comparison(std::ostream& out, const Comparison& c, const std::string&
     std::string v(verdict_name(r.verdict));
     if (r.gates && r.verdict == CompareRow::Verdict::slower && r.ratio > 1 + c.threshold)
       v += " (past " + fixed(100 * c.threshold, 0) + "%)";
+    if (!r.why.empty()) v += ": " + r.why;
     return v;
   };
   const auto ratio = [](const CompareRow& r) { return r.a && r.b ? fixed(r.ratio, 3) + "x" : std::string("-"); };
   const auto noise = [](const CompareRow& r) { return r.a && r.b ? "±" + fixed(100 * r.noise, 1) + "%" : std::string("-"); };
-  const std::string summary =
-      failures.empty() ? "no slowdown past " + fixed(100 * c.threshold, 0) + "%"
-                       : std::to_string(failures.size()) + " slowdown" + (failures.size() == 1 ? "" : "s") +
-                             " past " + fixed(100 * c.threshold, 0) + "%";
+  std::size_t slowdowns = 0;
+  for (const CompareRow* r : failures) slowdowns += r->verdict == CompareRow::Verdict::slower;
+  const std::size_t broken = failures.size() - slowdowns;
+  std::string summary = slowdowns == 0 ? "no slowdown past " + fixed(100 * c.threshold, 0) + "%"
+                                       : std::to_string(slowdowns) + " slowdown" + (slowdowns == 1 ? "" : "s") +
+                                             " past " + fixed(100 * c.threshold, 0) + "%";
+  if (broken)
+    summary += "; " + std::to_string(broken) + " row" + (broken == 1 ? "" : "s") +
+               " without a valid time to compare (failed in B, or damaged)";
   if (markdown) {
     out << "### gpuk compare (" << c.kind << " reports)\n\n";
     out << "A: `" << a_name << "`, B: `" << b_name << "`\n\n";

@@ -71,6 +71,7 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
       refuse_if_writable_by_others(path, "plugin", false, origin);
+      refuse_link_target_if_writable_by_others(path, "plugin", origin);
       void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle) {
         errors_.push_back(path.string() + ": cannot load plugin: " + dlerror());

@@ -1,9 +1,16 @@
 #include "gpuk/timing.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
 
 #include "gpuk/device.hpp"
@@ -16,6 +23,92 @@ namespace {
 // Repeats queued behind one gate. The host must be able to enqueue a whole batch while the
 // stream is held; a few hundred commands fit the driver's queue with room to spare.
 constexpr int kBatch = 16;
+
+// How long a gate may stay closed. A batch is queued in microseconds; past this bound the
+// holder is stuck, and the likely reason is a deadlock no gate may cause: another thread (or a
+// baseline library inside `timed`) called a driver function that waits for the whole device
+// (freeing or allocating pinned or device memory, unloading a module) and holds the driver's
+// lock while it waits, so the holder cannot enqueue the launch that would open the gate, and
+// the device cannot go idle until it opens (issue 27: 8 threads through run() hung on the H100).
+constexpr auto kGateBound = std::chrono::milliseconds(20);
+
+// Raises *flag to `value` unless it is already there: a late writer never lowers it.
+void raise_flag(std::uint32_t* flag, std::uint32_t value) {
+  std::atomic_ref<std::uint32_t> f(*flag);
+  std::uint32_t now = f.load(std::memory_order_relaxed);
+  while (now < value && !f.compare_exchange_weak(now, value, std::memory_order_release)) {
+  }
+}
+
+// Opens any gate left closed past kGateBound by writing its host flag: plain memory, no driver
+// call, so it works while the driver's lock is held. One thread for the process, started with
+// the first gate and never stopped (it sleeps while no gate is closed). A forked child (the
+// tuner's workers) has no such thread: it starts its own with its first gate, and the mutex is
+// held across fork() so that the child never inherits it locked.
+class GateWatch {
+ public:
+  struct Closed {
+    std::uint32_t* flag;
+    std::uint32_t value;
+    std::chrono::steady_clock::time_point deadline;
+    bool forced = false;
+  };
+  using Handle = std::list<Closed>::iterator;
+
+  static GateWatch& get() {
+    static GateWatch* watch = new GateWatch;  // never destroyed: its thread may outlive main
+    return *watch;
+  }
+  Handle closed(std::uint32_t* flag, std::uint32_t value) {
+    std::lock_guard lock(mutex_);
+    if (!running_) {
+      running_ = true;
+      std::thread([this] { run(); }).detach();
+    }
+    closed_.push_back({flag, value, std::chrono::steady_clock::now() + kGateBound});
+    wake_.notify_one();
+    return std::prev(closed_.end());
+  }
+  // The holder opens it: true when the watch had opened it first.
+  bool opened(Handle h) {
+    std::lock_guard lock(mutex_);
+    raise_flag(h->flag, h->value);
+    const bool forced = h->forced;
+    closed_.erase(h);
+    return forced;
+  }
+
+ private:
+  GateWatch() {
+    ::pthread_atfork([] { get().mutex_.lock(); }, [] { get().mutex_.unlock(); },
+                     [] {
+                       GateWatch& w = get();
+                       w.running_ = false;  // the thread stayed with the parent
+                       w.closed_.clear();   // the parent's gates
+                       w.mutex_.unlock();
+                     });
+  }
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      auto next = std::chrono::steady_clock::time_point::max();
+      for (const auto& c : closed_)
+        if (!c.forced) next = std::min(next, c.deadline);
+      if (next == std::chrono::steady_clock::time_point::max()) wake_.wait(lock);
+      else wake_.wait_until(lock, next);
+      const auto now = std::chrono::steady_clock::now();
+      for (auto& c : closed_)
+        if (!c.forced && c.deadline <= now) {
+          raise_flag(c.flag, c.value);
+          c.forced = true;
+        }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::list<Closed> closed_;
+  bool running_ = false;
+};
 
 // A 32-bit flag in pinned host memory that the GPU's front end can wait on.
 class Gate {
@@ -49,17 +142,27 @@ class Gate {
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;
 
-  // Holds the stream until open(); false when the driver refuses (then nothing is held).
+  // Holds the stream until open(), or until the watch opens it past kGateBound; false when the
+  // driver refuses (then nothing is held).
   bool hold() {
     if (!flag_) return false;
     const std::uint32_t next = closed_ + 1;
     if (driver().cuStreamWaitValue32(stream_, device_flag_, next, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return false;
     closed_ = next;
+    watched_ = GateWatch::get().closed(flag_, closed_);
     return true;
   }
   void open() {
-    if (flag_) std::atomic_ref<std::uint32_t>(*flag_).store(closed_, std::memory_order_release);
+    if (!flag_) return;
+    if (watched_) {
+      forced_ = GateWatch::get().opened(*watched_) || forced_;
+      watched_.reset();
+    }
+    raise_flag(flag_, closed_);
   }
+  // The watch opened a gate before its batch was queued: that batch's times may include launch
+  // latency.
+  bool forced() const { return forced_; }
 
  private:
   void open_all() { open(); }
@@ -72,6 +175,8 @@ class Gate {
   std::uint32_t* flag_ = nullptr;
   CUdeviceptr device_flag_ = 0;
   std::uint32_t closed_ = 0;
+  std::optional<GateWatch::Handle> watched_;
+  bool forced_ = false;
 };
 
 struct EventPair {
@@ -139,6 +244,7 @@ DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::fu
     }
     // The first batch's runs may still be queued behind the gate when a later one is refused.
     gate.drain(watched ? limit_per_run_seconds * repeats : 0, where);
+    if (gate.forced()) result.gated = false;
   }
   result.ms.reserve(static_cast<std::size_t>(repeats));
   for (const auto& p : events.pairs) {

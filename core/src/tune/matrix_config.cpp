@@ -16,6 +16,7 @@
 #include "gpuk/plugin.hpp"
 #include "gpuk/text.hpp"
 #include "gpuk/tune_matrix.hpp"
+#include "util/regular_file.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
@@ -88,19 +89,14 @@ bool is_tune_matrix(const std::string& yaml_text) {
 }
 
 bool is_tune_matrix_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return in && is_tune_matrix(text.str());
+  const RegularFile file = read_regular_file(path, kMaxConfigBytes);  // a FIFO would block
+  return file.status == RegularFile::Status::ok && is_tune_matrix(file.text);
 }
 
 TuneMatrix load_tune_matrix(const std::filesystem::path& path, const PluginRegistry& plugins,
                             const KernelLibrary& kernels) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string() + ": cannot read the tuning matrix");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_tune_matrix(text.str(), path, plugins, kernels);
+  return parse_tune_matrix(read_regular_file_or_throw(path, kMaxConfigBytes, "the tuning matrix"), path, plugins,
+                           kernels);
 }
 
 TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem::path& path,

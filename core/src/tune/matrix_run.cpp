@@ -6,10 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
+#include "gpuk/kernel_file.hpp"
 #include "gpuk/tune_matrix.hpp"
 #include "tune/entry_json.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace gpuk {
 
@@ -162,12 +165,11 @@ fs::path MatrixResults::cell_path(const MatrixCell& cell) const { return dir_ / 
 fs::path MatrixResults::report_path(const MatrixCell& cell) const { return dir_ / "reports" / cell.file; }
 
 std::optional<CellResult> MatrixResults::read(const MatrixCell& cell) const {
-  std::ifstream in(cell_path(cell));
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Not a regular file (a FIFO would block) or damaged by hand: measured again.
+  const RegularFile file = read_regular_file(cell_path(cell), kMaxReportBytes);
+  if (file.status != RegularFile::Status::ok) return std::nullopt;
   try {
-    CellResult r = from_json(nlohmann::json::parse(text.str()));
+    CellResult r = from_json(nlohmann::json::parse(file.text));
     if (r.cell != cell.id) return std::nullopt;
     return r;
   } catch (const std::exception&) {
@@ -232,16 +234,46 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
   return s;
 }
 
+namespace {
+
+// Why `e`'s variant cannot serve every n of its size bucket (the lookup offers an entry tuned at
+// 2^12 for 4,096..8,191), or "" when it can. Constraints are checked at the bucket's ends and
+// middle; those naming sm_count are left to the lookup, which knows the GPU.
+std::string outside_its_bucket(const TuningEntry& e, const KernelLibrary& kernels) {
+  try {
+    const auto file = kernels.find(e.key.family, e.kernel);
+    const Variant variant(file, {}, e.params);
+    const auto dtype = parse_dtype(e.key.dtype);
+    const std::int64_t low = std::int64_t{1} << e.key.bucket, high = 2 * low - 1;
+    for (const std::int64_t n : {low, low + low / 2, high}) {
+      const LaunchLimits limits{n, 0, dtype ? static_cast<int>(dtype_size(*dtype)) : 0};
+      if (const Constraint* c = broken_constraint(variant, limits))
+        return variant.label() + " breaks '" + c->expr.text() + "' for n = " + std::to_string(n);
+    }
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
-                                        std::vector<std::string>* missing) {
+                                        std::vector<std::string>* missing, const KernelLibrary* kernels) {
   std::vector<TuningEntry> out;
   for (const auto& cell : matrix.cells) {
     const auto r = results.read(cell);
-    // Only a cell measured with these settings, whose winner passed verification.
-    if (r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner)
+    // Only a cell measured with these settings, whose winner passed verification and serves
+    // every size its entry is offered for.
+    std::string why;
+    if (!(r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner))
+      why = "-";
+    else if (kernels)
+      why = outside_its_bucket(*r->winner, *kernels);
+    if (why.empty())
       out.push_back(*r->winner);
     else if (missing)
-      missing->push_back(cell.id);
+      missing->push_back(why == "-" ? cell.id : cell.id + " (" + why + ")");
   }
   return out;
 }

@@ -22,6 +22,7 @@
 
 #include "gpuk/error.hpp"
 #include "gpuk/tune_pool.hpp"
+#include "tune/isolate.hpp"
 #include "tune/outcome_json.hpp"
 
 namespace gpuk {
@@ -63,16 +64,16 @@ std::vector<int> parse_device_list(const std::string& text, int count) {
 int count_devices_in_child(std::string* why) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error("cannot create a pipe to count the GPUs");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw Error("cannot start a process to count the GPUs (fork failed)");
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string reason;
-    const int n = device_count(&reason);
-    const std::string msg = std::to_string(n) + " " + reason;
-    (void)!::write(fds[1], msg.data(), msg.size());
-    std::_Exit(0);
-  }
+  const pid_t pid = fork_process(
+      [&] {
+        ::close(fds[0]);
+        std::string reason;
+        const int n = device_count(&reason);
+        const std::string msg = std::to_string(n) + " " + reason;
+        (void)!::write(fds[1], msg.data(), msg.size());
+        return 0;
+      },
+      "a process to count the GPUs");
   ::close(fds[1]);
   std::string msg;
   char buf[512];
@@ -82,9 +83,7 @@ int count_devices_in_child(std::string* why) {
     else if (got == 0 || errno != EINTR) break;
   }
   ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  (void)wait_process(pid);
   const std::size_t space = msg.find(' ');
   if (msg.empty() || space == std::string::npos) {
     if (why) *why = "the process that counts the GPUs died";
@@ -98,7 +97,7 @@ int count_devices_in_child(std::string* why) {
 
 namespace {
 
-constexpr int kLostExit = 75;  // a worker whose CUDA context a variant took down
+constexpr int kLostExit = kGoOnExit;  // a worker whose CUDA context a variant took down
 
 void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
@@ -185,7 +184,11 @@ DeviceInfo device_of(const json& j) {
       if (op == "quit") break;
       if (op == "stats") {
         const CompileStats s = session->compile_stats();
-        send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}}});
+        const SweepTimes t = session->times();
+        send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}},
+                      {"times", {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait,
+                                 t.measure, t.verify, t.recheck, t.save, t.total}},
+                      {"notes", m.notes()}});
         continue;
       }
       if (op == "prepare") {
@@ -235,6 +238,7 @@ struct WorkerProcess {
   std::unique_ptr<LineReader> from;  // answers
   std::optional<std::uint64_t> busy;  // the point it is measuring
   std::deque<std::uint64_t> queue;    // points dealt to it, not yet sent
+  std::chrono::steady_clock::time_point spawned;  // its current process's fork
 };
 
 struct WorkerPool::Impl {
@@ -245,28 +249,34 @@ struct WorkerPool::Impl {
 
   Impl(const Space& s, WorkerFactory f) : space(s), factory(std::move(f)) {}
 
+  // A fresh process for worker w, ready to measure.
   void start(std::size_t w) {
+    spawn(w);
+    greet(w);
+  }
+
+  // Forks worker w's process; greet() waits for it to be ready. Several workers spawned before
+  // any is greeted set up their GPUs (context, data, reference) side by side.
+  void spawn(std::size_t w) {
     WorkerProcess& p = procs[w];
     if (cuda_initialised())
       throw Error("internal: the process that forks the GPU workers has initialised CUDA itself, so they could not "
                   "use the GPU");
     int down[2], up[2];
     if (::pipe(down) != 0 || ::pipe(up) != 0) throw Error("cannot create the pipes of a worker process");
-    std::cout.flush();  // the child must not write what this process has buffered
-    std::cerr.flush();
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error("cannot start a worker process (fork failed)");
-    if (pid == 0) {
-      // Only its own pipe ends: the parent sees a worker's end when that worker ends.
-      for (const auto& other : procs) {
-        if (other.to >= 0) ::close(other.to);
-        if (other.from) ::close(other.from->fd());
-      }
-      ::close(down[1]);
-      ::close(up[0]);
-      worker_main(down[0], up[1], space, factory, p.info.ordinal);
-    }
+    p.spawned = std::chrono::steady_clock::now();
+    const pid_t pid = fork_process(
+        [&]() -> int {
+          // Only its own pipe ends: the parent sees a worker's end when that worker ends.
+          for (const auto& other : procs) {
+            if (other.to >= 0) ::close(other.to);
+            if (other.from) ::close(other.from->fd());
+          }
+          ::close(down[1]);
+          ::close(up[0]);
+          worker_main(down[0], up[1], space, factory, p.info.ordinal);
+        },
+        "a worker process");
     ::close(down[0]);
     ::close(up[1]);
     ::fcntl(down[1], F_SETFD, FD_CLOEXEC);
@@ -275,6 +285,12 @@ struct WorkerPool::Impl {
     p.to = down[1];
     p.from = std::make_unique<LineReader>(up[0]);
     p.busy.reset();
+  }
+
+  // Waits for worker w's process to report its GPU (throws the worker's own message when it
+  // cannot start), then gives it the points already dealt to it.
+  void greet(std::size_t w) {
+    WorkerProcess& p = procs[w];
     const auto hello = p.from->next();
     json j;
     if (hello) j = json::parse(*hello);
@@ -293,6 +309,7 @@ struct WorkerPool::Impl {
     p.info.leading_args = j.at("leading_args").get<std::vector<std::string>>();
     p.info.bytes_moved = j.at("bytes_moved");
     p.info.flushed = j.at("flushed");
+    p.info.start_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - p.spawned).count();
     infos[w] = p.info;
     if (!p.queue.empty()) send(p.to, {{"op", "prepare"}, {"points", p.queue}});
   }
@@ -304,10 +321,7 @@ struct WorkerPool::Impl {
     if (p.from) ::close(p.from->fd());
     p.to = -1;
     p.from.reset();
-    int status = 0;
-    if (p.pid > 0)
-      while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
-      }
+    const int status = p.pid > 0 ? wait_process(p.pid) : 0;
     p.pid = -1;
     return status;
   }
@@ -564,7 +578,9 @@ WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFact
   impl_->procs.resize(ordinals.size());
   impl_->infos.resize(ordinals.size());
   for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->procs[w].info.ordinal = ordinals[w];
-  for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->start(w);
+  // Every worker forked first, then each waited for: their starts (context, data, reference) overlap.
+  for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->spawn(w);
+  for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->greet(w);
 }
 
 WorkerPool::~WorkerPool() = default;
@@ -599,24 +615,64 @@ std::string WorkerPool::progress_text() const {
   return out;
 }
 
+namespace {
+
+// A running, idle worker's answer to "stats" (null when it has none to give).
+json ask_stats(WorkerProcess& p) {
+  if (p.to < 0 || p.busy) return nullptr;
+  try {
+    send(p.to, {{"op", "stats"}});
+    const auto line = p.from->next();
+    if (line) return json::parse(*line);
+  } catch (const std::exception&) {
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 CompileStats WorkerPool::compile_stats() {
   CompileStats sum;
-  for (std::size_t w = 0; w < impl_->procs.size(); ++w) {
-    auto& p = impl_->procs[w];
-    if (p.to < 0 || p.busy) continue;
-    try {
-      send(p.to, {{"op", "stats"}});
-      const auto line = p.from->next();
-      if (!line) continue;
-      const json j = json::parse(*line).at("stats");
-      sum.programs += j[0].get<int>();
-      sum.from_cache += j[1].get<int>();
-      sum.variants += j[2].get<int>();
-      sum.seconds += j[3].get<double>();
-    } catch (const std::exception&) {
-    }
+  for (auto& p : impl_->procs) {
+    const json answer = ask_stats(p);
+    if (!answer.is_object() || !answer.contains("stats")) continue;
+    const json& j = answer.at("stats");
+    sum.programs += j[0].get<int>();
+    sum.from_cache += j[1].get<int>();
+    sum.variants += j[2].get<int>();
+    sum.seconds += j[3].get<double>();
   }
   return sum;
+}
+
+std::vector<std::string> WorkerPool::notes() {
+  std::vector<std::string> out;
+  for (auto& p : impl_->procs) {
+    const json answer = ask_stats(p);
+    if (!answer.is_object() || !answer.contains("notes")) continue;
+    for (const auto& note : answer.at("notes"))
+      out.push_back("GPU " + std::to_string(p.info.ordinal) + ": " + note.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<SweepTimes> WorkerPool::worker_times() {
+  std::vector<SweepTimes> out;
+  for (auto& p : impl_->procs) {
+    SweepTimes t;
+    const json answer = ask_stats(p);
+    if (answer.is_object() && answer.contains("times")) {
+      const auto v = answer.at("times").get<std::vector<double>>();
+      if (v.size() == 11) {
+        t = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
+      }
+    }
+    // Every process of this worker, fork to ready, as the parent saw it, less the current
+    // process's data and reference (their own parts).
+    t.start = std::max(0.0, p.info.start_seconds - t.data - t.reference);
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace gpuk

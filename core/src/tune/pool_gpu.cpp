@@ -1,5 +1,7 @@
 // A worker of a sweep over several GPUs (gpuk/tune_pool.hpp) on a real GPU: what sweep_on_gpu
 // sets up, kept for the worker's life.
+#include <chrono>
+
 #include "gpuk/device.hpp"
 #include "gpuk/plugin.hpp"
 #include "gpuk/runner.hpp"
@@ -13,12 +15,29 @@ namespace {
 class GpuWorker : public WorkerSession {
  public:
   GpuWorker(const TuneSpec& t, const RunContext& context, int ordinal, const SweepOptions& sweep)
-      : device_(ordinal) {
+      : created_(std::chrono::steady_clock::now()), device_(ordinal) {
+    const auto since = [](std::chrono::steady_clock::time_point from) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+    };
+    start_ = since(created_);
     const FamilyPlugin& plugin = context.plugins.get(t.run.family);
     flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
+    auto at = std::chrono::steady_clock::now();
     bench_ = std::make_unique<Bench>(t.run, plugin, device_);
+    data_ = since(at);
+    at = std::chrono::steady_clock::now();
+    bench_->reference(1);  // once, before the first variant's check
+    reference_ = since(at);
     measurer_ = make_gpu_measurer(context, device_, *bench_, gpu_measurer_options(t, sweep, flushed_), &stats_);
+  }
+  SweepTimes times() const override {
+    SweepTimes t = measurer_->times();
+    t.start = start_;
+    t.data = data_;
+    t.reference = reference_;
+    t.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
+    return t;
   }
   DeviceInfo info() const override { return device_.info(); }
   std::uint64_t bytes_moved() const override { return bench_->bytes_moved(); }
@@ -27,6 +46,8 @@ class GpuWorker : public WorkerSession {
   Measurer& measurer() override { return *measurer_; }
 
  private:
+  std::chrono::steady_clock::time_point created_;
+  double start_ = 0, data_ = 0, reference_ = 0;
   Device device_;
   bool flushed_ = false;
   std::unique_ptr<Bench> bench_;

@@ -96,6 +96,7 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   }
   report.timing = timing.str();
   report.compile = stats;
+  report.times = result.times;
   report.result = std::move(result);
   return report;
 }

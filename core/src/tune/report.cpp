@@ -35,6 +35,15 @@ std::string joules_text(double j) {
   return fixed(j * 1e6, 2) + " uJ";
 }
 
+// "start 0.4, data 1.2, CPU reference 3.1, compile 28.8 wall / 45.0 summed (waited 2.0), ...".
+std::string times_text(const SweepTimes& t) {
+  const auto s = [](double v) { return fixed(v, v < 10 ? 2 : 1); };
+  return "start " + s(t.start) + ", data " + s(t.data) + ", CPU reference " + s(t.reference) + ", compile " +
+         s(t.compile_wall) + " wall / " + s(t.compile_sum) + " summed (waited " + s(t.compile_wait) + "), measure " +
+         s(t.measure) + ", verify " + s(t.verify) + ", recheck " + s(t.recheck) + ", save " + s(t.save) +
+         ", other " + s(t.other());
+}
+
 }  // namespace
 
 // --- Reports ---------------------------------------------------------------------------------
@@ -60,7 +69,10 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   out << "  compile  " << r.compile.variants << " variants in " << r.compile.programs << " NVRTC program"
       << (r.compile.programs == 1 ? "" : "s") << " (" << r.compile.from_cache << " from the cache), "
       << fixed(r.compile.seconds, 1) << " s of compile time\n";
-  out << "  timing   " << r.timing << "\n\n";
+  out << "  timing   " << r.timing << "\n";
+  out << "  time     " << fixed(r.times.total, 1) << " s: " << times_text(r.times) << "\n";
+  for (const auto& [worker, t] : r.worker_times) out << "    " << worker << ": " << times_text(t) << "\n";
+  out << "\n";
 
   if (res.ranking.empty()) {
     out << "  no variant ran correctly.\n";
@@ -145,6 +157,14 @@ nlohmann::json spread_json(const Spread& s) {
           {"runs", s.count}};
 }
 
+nlohmann::json times_json(const SweepTimes& t) {
+  return {{"start_s", t.start},          {"data_s", t.data},       {"reference_s", t.reference},
+          {"compile_wall_s", t.compile_wall}, {"compile_summed_s", t.compile_sum},
+          {"compile_wait_s", t.compile_wait}, {"measure_s", t.measure}, {"verify_s", t.verify},
+          {"recheck_s", t.recheck},      {"save_s", t.save},       {"other_s", t.other()},
+          {"total_s", t.total}};
+}
+
 nlohmann::json energy_json(const Evaluation& e) {
   const auto [w, mhz] = watts_and_mhz(e);
   nlohmann::json windows = nlohmann::json::array();
@@ -182,6 +202,15 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
   j["wall_seconds"] = r.wall_seconds;
   j["compile"] = {{"programs", r.compile.programs}, {"from_cache", r.compile.from_cache},
                   {"variants", r.compile.variants}, {"thread_seconds", r.compile.seconds}};
+  j["times"] = times_json(r.times);
+  if (!r.worker_times.empty()) {
+    j["worker_times"] = nlohmann::json::array();
+    for (const auto& [worker, t] : r.worker_times) {
+      nlohmann::json w = times_json(t);
+      w["worker"] = worker;
+      j["worker_times"].push_back(std::move(w));
+    }
+  }
   j["stopped"] = r.result.stopped;
   j["aborted"] = r.result.aborted;
   std::map<std::size_t, std::size_t> rank;

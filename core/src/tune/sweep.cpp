@@ -100,6 +100,10 @@ std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective) {
   return Cost{j.median * t.median * 1e-3, j.q1 * t.q1 * 1e-3, j.q3 * t.q3 * 1e-3};
 }
 
+double SweepTimes::other() const {
+  return std::max(0.0, total - (start + data + reference + compile_wait + measure + verify + recheck + save));
+}
+
 double gbs_of(std::uint64_t bytes, double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0; }
 
 // --- The sweep -------------------------------------------------------------------------------
@@ -118,6 +122,8 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
   Progress progress;
   std::mt19937_64 rng(options.seed);
   bool context_dead = false;
+  double in_measure = 0;  // inside measurer.measure()
+  double in_recheck = 0;
   result.objective = options.objective;
   const bool want_energy = options.measure_energy || needs_energy(options.objective);
 
@@ -184,6 +190,12 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     Evaluation e = make(c);
     report(e.label);
     bool measured = true;  // false: the GPU went away before the point could be measured
+    const auto measure_start = std::chrono::steady_clock::now();
+    struct Clock {
+      std::chrono::steady_clock::time_point from;
+      double& into;
+      ~Clock() { into += seconds_since(from); }
+    } clock{measure_start, in_measure};
     try {
       e.outcome = measurer.measure(space, c);
     } catch (const ContextLost& ex) {
@@ -449,6 +461,7 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
       }
       if (!any) break;
     }
+    in_recheck = seconds_since(recheck_start);
     for (std::size_t k = 0; k < top; ++k) {
       if (samples[k].empty()) continue;
       Evaluation& e = result.evaluations[ok[k]];
@@ -478,6 +491,11 @@ TuneResult tune(const Space& space, Measurer& measurer, const TuneOptions& optio
     }
   }
   result.seconds = seconds_since(start);
+  result.times = measurer.times();
+  if (result.times.measure == 0 && result.times.verify == 0 && result.times.compile_wait == 0)
+    result.times.measure = in_measure;  // a measurer that keeps no times of its own
+  result.times.recheck = in_recheck;
+  result.times.total = result.seconds;
   return result;
 }
 

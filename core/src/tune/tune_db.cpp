@@ -18,8 +18,10 @@
 #include "gpuk/error.hpp"
 #include "gpuk/jit.hpp"
 #include "gpuk/tune.hpp"
+#include "tune/db_fast_read.hpp"
 #include "tune/entry_json.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace gpuk {
 
@@ -60,26 +62,34 @@ nlohmann::json to_json(const TuningEntry& e) {
 // throws ConfigError saying which field, and read() skips it with a warning.
 TuningEntry from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw ConfigError("it is not a JSON object");
+  // Each field looked up once (a database of 300 k entries spends its time here).
+  const auto field = [&](const char* name) -> const nlohmann::json* {
+    const auto it = j.find(name);
+    return it == j.end() ? nullptr : &*it;
+  };
   const auto text = [&](const char* name, bool required) {
-    if (!j.contains(name)) {
+    const nlohmann::json* v = field(name);
+    if (!v) {
       if (required) throw ConfigError(std::string("it has no \"") + name + "\"");
       return std::string();
     }
-    if (!j[name].is_string()) throw ConfigError(std::string("\"") + name + "\" must be a string");
-    return j[name].get<std::string>();
+    if (!v->is_string()) throw ConfigError(std::string("\"") + name + "\" must be a string");
+    return v->get<std::string>();
   };
   const auto number = [&](const char* name) {
-    if (!j.contains(name)) return 0.0;
-    if (!j[name].is_number() || !std::isfinite(j[name].get<double>()) || j[name].get<double>() < 0)
+    const nlohmann::json* v = field(name);
+    if (!v) return 0.0;
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0)
       throw ConfigError(std::string("\"") + name + "\" must be a number, at least 0");
-    return j[name].get<double>();
+    return v->get<double>();
   };
   const auto integer = [&](const char* name, bool required, std::int64_t low, std::int64_t high) -> std::int64_t {
-    if (!j.contains(name)) {
+    const nlohmann::json* found = field(name);
+    if (!found) {
       if (required) throw ConfigError(std::string("it has no \"") + name + "\"");
       return 0;
     }
-    const auto& v = j[name];
+    const auto& v = *found;
     if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high)) ||
         v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
       throw ConfigError(std::string("\"") + name + "\" must be an integer from " + std::to_string(low) + " to " +
@@ -95,24 +105,25 @@ TuningEntry from_json(const nlohmann::json& j) {
   e.key.dtype = text("dtype", true);
   e.key.bucket = static_cast<int>(integer("size_bucket", true, 0, 64));
   // A database written before objectives were recorded ranked by time.
-  e.key.objective = j.contains("objective") ? text("objective", true) : "time";
+  e.key.objective = field("objective") ? text("objective", true) : "time";
   if (!parse_objective(e.key.objective))
     throw ConfigError("\"objective\" must be time, energy or edp, not '" + e.key.objective + "'");
   e.kernel = text("kernel", true);
-  if (!j.contains("params") || !j["params"].is_object()) throw ConfigError("\"params\" must be an object");
-  for (const auto& [name, value] : j["params"].items()) {
+  const nlohmann::json* params = field("params");
+  if (!params || !params->is_object()) throw ConfigError("\"params\" must be an object");
+  for (const auto& [name, value] : params->items()) {
     if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX))
       throw ConfigError("parameter " + name + " must be an integer");
     e.params[name] = value.get<std::int64_t>();
   }
   e.median_ms = number("median_ms");
   e.gbs = number("gbs");
-  if (j.contains("joules")) e.joules = number("joules");
-  if (j.contains("watts")) e.watts = number("watts");
+  if (field("joules")) e.joules = number("joules");
+  if (field("watts")) e.watts = number("watts");
   e.size = static_cast<std::uint64_t>(integer("size", false, 0, INT64_MAX));
-  if (j.contains("ties")) {
-    if (!j["ties"].is_array()) throw ConfigError("\"ties\" must be a list of strings");
-    for (const auto& t : j["ties"]) {
+  if (const nlohmann::json* ties = field("ties")) {
+    if (!ties->is_array()) throw ConfigError("\"ties\" must be a list of strings");
+    for (const auto& t : *ties) {
       if (!t.is_string()) throw ConfigError("\"ties\" must be a list of strings");
       e.ties.push_back(t.get<std::string>());
     }
@@ -188,38 +199,99 @@ fs::path TuningDb::default_path() {
 
 TuningDb TuningDb::read(const fs::path& path) {
   TuningDb db;
-  std::ifstream in(path);
-  if (!in) return db;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos) return db;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
-    throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
-  if (j.contains("version") && !j["version"].is_number_integer())
-    throw ConfigError(path.string() + ": the tuning database is damaged: \"version\" is not an integer");
-  if (j.contains("version") && j["version"].get<double>() > kVersion)
-    throw ConfigError(path.string() + ": tuning database version " + j["version"].dump() +
-                      " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
-  if (!j.contains("entries") || !j["entries"].is_array())
-    throw ConfigError(path.string() + ": the tuning database is damaged: \"entries\" is not a list");
-  const auto& entries = j["entries"];
-  for (std::size_t i = 0; i < entries.size(); ++i) {
+  const RegularFile file = read_regular_file(path, kMaxTuningDbBytes);
+  if (file.status == RegularFile::Status::missing) return db;
+  if (file.status != RegularFile::Status::ok)
+    throw DamagedDb(path.string() + ": cannot read the tuning database: " + file.why);
+  if (file.text.find_first_not_of(" \t\r\n") == std::string::npos) return db;
+  // Room for every entry up front (each has one "size_bucket"): growing the list would copy
+  // entries, whose move may throw.
+  std::size_t expected = 0;
+  for (std::size_t at = file.text.find("\"size_bucket\""); at != std::string::npos;
+       at = file.text.find("\"size_bucket\"", at + 1))
+    ++expected;
+  // A database as gpuk writes it is read straight from the parse events; anything the fast
+  // reader does not accept as it stands is read again by the checked reader below, which says
+  // what is wrong with it.
+  if (auto fast = read_db_entries_fast(file.text, kFormat, kVersion, expected)) {
+    db.entries_ = std::move(*fast);
+  } else {
+    db.entries_.reserve(expected);
+    // Each entry is read as the parser finishes it and its JSON dropped at once: a document of
+    // 300 k entries held whole is a gigabyte of small allocations (seconds), its entries a tenth.
+    struct Skipped {
+      std::size_t index;
+      std::string description, why, raw;
+    };
+    std::vector<Skipped> skipped;
+    std::size_t index = 0;
+    std::string top_key;  // the top-level key being read
+    const auto take_entry = [&](const nlohmann::json& entry) {
+      try {
+        db.entries_.push_back(from_json(entry));
+      } catch (const ConfigError& e) {
+        skipped.push_back({index, describe_entry(index, entry), e.what(), entry.dump()});
+      }
+      ++index;
+    };
+    using Event = nlohmann::json::parse_event_t;
+    nlohmann::json j;
     try {
-      db.put(from_json(entries[i]));
-    } catch (const ConfigError& e) {
-      // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
-      // entry is written back as it was, so a later merge loses nothing.
-      std::cerr << "gpuk: warning: " << path.string() << ": " << describe_entry(i, entries[i])
-                << " is ignored: " << e.what() << "\n";
-      db.unreadable_.push_back(entries[i].dump());
+      j = nlohmann::json::parse(file.text, [&](int depth, Event event, nlohmann::json& parsed) {
+        if (depth == 1 && event == Event::key) top_key = parsed.get<std::string>();
+        if (depth != 2 || top_key != "entries") return true;
+        // An entry: an object or array at its end, or a scalar.
+        if (event == Event::object_end || event == Event::array_end || event == Event::value) {
+          take_entry(parsed);
+          return false;  // not kept in the document
+        }
+        return true;
+      });
+    } catch (const nlohmann::json::exception& e) {
+      throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
+      throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
+    if (j.contains("version") && !j["version"].is_number_integer())
+      throw ConfigError(path.string() + ": the tuning database is damaged: \"version\" is not an integer");
+    if (j.contains("version") && j["version"].get<double>() > kVersion)
+      throw ConfigError(path.string() + ": tuning database version " + j["version"].dump() +
+                        " is newer than this gpuk reads (" + std::to_string(kVersion) + ")");
+    if (!j.contains("entries") || !j["entries"].is_array())
+      throw ConfigError(path.string() + ": the tuning database is damaged: \"entries\" is not a list");
+    // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
+    // entry is written back as it was, so a later merge loses nothing.
+    for (auto& s : skipped) {
+      std::cerr << "gpuk: warning: " << path.string() << ": " << s.description << " is ignored: " << s.why << "\n";
+      db.unreadable_.push_back(std::move(s.raw));
     }
   }
+  // Sorted once at the end: put() one by one into the sorted list moved half of it per entry
+  // (16 k entries took 2.25 s, 300 k minutes). Of equal keys the later wins, as put() would.
+  // gpuk writes its entries in key order: then nothing moves. Otherwise their positions are
+  // sorted (by key, then by position) and each entry moved once.
+  std::vector<TuningEntry>& all = db.entries_;
+  const auto by_key = [](const TuningEntry& x, const TuningEntry& y) { return x.key < y.key; };
+  if (!std::is_sorted(all.begin(), all.end(), by_key)) {
+    std::vector<std::uint32_t> order(all.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const auto c = all[x].key <=> all[y].key;
+      return c < 0 || (c == 0 && x < y);
+    });
+    std::vector<TuningEntry> sorted;
+    sorted.reserve(all.size());
+    for (const std::uint32_t i : order) sorted.push_back(std::move(all[i]));
+    all = std::move(sorted);
+  }
+  // Keep the last of each run of equal keys.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i + 1 < all.size() && all[i + 1].key == all[i].key) continue;
+    if (kept != i) all[kept] = std::move(all[i]);
+    ++kept;
+  }
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
   return db;
 }
 

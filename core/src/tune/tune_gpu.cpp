@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "gpuk/runner.hpp"
 #include "gpuk/tune.hpp"
 #include "gpuk/tune_journal.hpp"
+#include "tune/device_answer.hpp"
 
 namespace gpuk {
 
@@ -68,6 +70,25 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable ready_;
   bool stop_ = false;
+};
+
+// Adds the seconds from its construction to stop() (or its end) to `into`.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { stop(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point start_;
+  bool stopped_ = false;
 };
 
 // One NVRTC program's worth of variants of one kernel file.
@@ -120,6 +141,15 @@ class GpuMeasurer final : public Measurer {
 
   LaunchLimits limits() const override { return limits_; }
   std::vector<std::string> leading_args() const override { return leading_; }
+
+  SweepTimes times() const override {
+    SweepTimes t = times_;
+    std::lock_guard lock(stats_mutex_);
+    t.compile_sum = compile_sum_;
+    if (first_compile_ && last_compile_ > *first_compile_)
+      t.compile_wall = std::chrono::duration<double>(last_compile_ - *first_compile_).count();
+    return t;
+  }
 
   void prepare(const Space& space, const std::vector<Candidate>& points) override {
     // New points, grouped by kernel file, in the order given.
@@ -177,6 +207,7 @@ class GpuMeasurer final : public Measurer {
     }
     Prepared& p = it->second;
     o.launches = p.plan.launches;
+    Stopwatch waiting(times_.compile_wait);
     p.chunk->done.wait();
     // Compile errors, per variant.
     for (const auto& l : p.plan.launches) {
@@ -196,6 +227,7 @@ class GpuMeasurer final : public Measurer {
       o.detail = e.what();
       return o;
     }
+    waiting.stop();
     // The compiled functions' own limits: registers cap the threads per block.
     for (const auto& f : p.kernels.functions()) {
       o.registers = std::max(o.registers, f.attributes.registers);
@@ -208,9 +240,12 @@ class GpuMeasurer final : public Measurer {
       return o;
     }
     try {
-      bench_.bind(p.plan);
+      bind_scratch(p);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
-      const Verification v = bench_.check(target);
+      Stopwatch verifying(times_.verify);
+      const Verification v = verify(target, p);
+      verifying.stop();
+      Stopwatch timing(times_.measure);
       if (!v.passed) {
         o.status = Status::invalid;
         o.why = "wrong answer";
@@ -240,10 +275,13 @@ class GpuMeasurer final : public Measurer {
   // Back-to-back runs in batches of about 2 ms, the energy counter read after each: the energy
   // and time between its first and last change over at least the window (the counter moves in
   // steps much longer than one call), divided by the calls in between. The SM clock is read
-  // while each batch runs.
+  // while each batch runs. Two batches are in flight: the counter is read while the next batch
+  // runs, so that the window holds kernels back to back and not the GPU idling while the host
+  // waits and reads (issue 27: waiting for an idle stream first made every figure 2.7x).
   std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms_per_call) override {
     if (!options_.energy) return std::nullopt;
     Prepared& p = ready(space, c, "energy()");
+    Stopwatch timing(times_.measure);
     EnergyMeter& meter = *options_.energy;
     try {
       bench_.bind(p.plan);
@@ -266,11 +304,52 @@ class GpuMeasurer final : public Measurer {
       std::int64_t calls = 0;
       double mhz = 0;
       int clocks = 0;
-      for (;;) {
+      struct Events {
+        CUevent done[2] = {nullptr, nullptr};
+        ~Events() {
+          for (CUevent e : done)
+            if (e) driver().cuEventDestroy(e);
+        }
+      } events;
+      for (CUevent& e : events.done) GPUK_CU(driver().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "energy of " + p.where);
+      const CUstream stream = bench_.stream().get();
+      const auto queue_batch = [&](CUevent done) {
         for (int i = 0; i < batch; ++i) bench_.launch(target);
+        GPUK_CU(driver().cuEventRecord(done, stream), "energy of " + p.where);
+      };
+      // Waits for a batch's event, within the time limit (polled, as wait_stream polls).
+      const auto wait_batch = [&](CUevent done) {
+        const auto began = std::chrono::steady_clock::now();
+        for (;;) {
+          const CUresult r = driver().cuEventQuery(done);
+          if (r == CUDA_SUCCESS) return;
+          if (r != CUDA_ERROR_NOT_READY) GPUK_CU(r, "energy of " + p.where);
+          if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > limit) {
+            wait_stream(stream, 1e-9, p.where);  // says it ran past its limit, as a timed run would
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+      };
+      // Drains the stream on the way out, also when the loop throws.
+      struct Drain {
+        CUstream stream;
+        double limit;
+        const std::string& where;
+        ~Drain() {
+          if (device_hung()) return;  // abandoned: the context is rebuilt, nothing to wait for
+          try {
+            wait_stream(stream, limit, where);
+          } catch (const Error&) {
+          }
+        }
+      } drain{stream, limit, p.where};
+      queue_batch(events.done[0]);
+      for (int k = 0;; ++k) {
+        queue_batch(events.done[(k + 1) % 2]);
         mhz += meter.sm_mhz();
         ++clocks;
-        wait_stream(bench_.stream().get(), limit, p.where);
+        wait_batch(events.done[k % 2]);
         calls += batch;
         const Edge now{since(), calls, meter.millijoules()};
         if (now.mj != previous) {
@@ -301,6 +380,7 @@ class GpuMeasurer final : public Measurer {
 
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
     Prepared& p = ready(space, c, "time()");
+    Stopwatch timing(times_.recheck);
     try {
       bench_.bind(p.plan);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
@@ -310,6 +390,73 @@ class GpuMeasurer final : public Measurer {
       failed(o, e, p);
       return {};
     }
+  }
+
+ private:
+  // The variant's answer: on the device when its outputs are the bytes of the kept verified
+  // answer (tune/device_answer.hpp), else on the host as Bench::check does, whose first answer
+  // that passes is kept for the next ones. A CUDA error of the variant's run goes to the caller;
+  // one of the comparison turns the device path off for the rest of the sweep.
+  Verification verify(const LaunchTarget& target, const Prepared& p) {
+    if (answer_ && answer_->kept()) {
+      bench_.workload().poison(bench_.stream());
+      bench_.launch(target);
+      wait_stream(bench_.stream().get(), bench_.time_limit(), p.where);
+      try {
+        if (answer_->same(bench_.workload(), bench_.launcher(), bench_.stream())) {
+          ++on_device_;
+          Verification v;
+          v.passed = true;
+          v.detail = "the same bytes as the first verified answer (compared on the GPU)";
+          return v;
+        }
+      } catch (const Error& e) {
+        drop_answer(std::string("the comparison failed: ") + e.what());
+      }
+    }
+    const Verification v = bench_.check(target);
+    ++on_host_;
+    if (v.passed && !answer_tried_) {
+      answer_tried_ = true;
+      try {
+        answer_ = std::make_unique<DeviceAnswer>(jit_, device_.info());
+        std::string why;
+        if (!answer_->keep(bench_.workload(), bench_.launcher(), bench_.stream(), &why)) drop_answer(why);
+      } catch (const Error& e) {
+        drop_answer(e.what());
+      }
+    }
+    return v;
+  }
+
+  // Binds the variant's scratch; when it does not fit beside the kept answer, the answer goes
+  // (the variants come first) and the bind is tried again.
+  void bind_scratch(const Prepared& p) {
+    try {
+      bench_.bind(p.plan);
+    } catch (const Error& e) {
+      if (!answer_) throw;
+      drop_answer(std::string("the scratch of ") + p.label + " did not fit beside the kept answer: " + e.what());
+      bench_.bind(p.plan);
+    }
+  }
+
+  void drop_answer(const std::string& why) {
+    answer_.reset();
+    no_device_check_ = why;
+  }
+
+ public:
+  std::vector<std::string> notes() const override {
+    std::vector<std::string> out;
+    if (on_device_ > 0 || !no_device_check_.empty()) {
+      std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +
+                         std::to_string(on_device_ + on_host_) +
+                         " variants (their outputs the bytes of the first verified answer); the rest on the host";
+      if (!no_device_check_.empty()) note += " (device comparison off: " + no_device_check_ + ")";
+      out.push_back(note);
+    }
+    return out;
   }
 
  private:
@@ -348,6 +495,10 @@ class GpuMeasurer final : public Measurer {
     chunk.errors.assign(chunk.names.size(), {});
     const auto one = [&](const std::vector<std::string>& names) -> std::shared_ptr<const CompiledKernels> {
       const auto start = std::chrono::steady_clock::now();
+      {
+        std::lock_guard lock(stats_mutex_);
+        if (!first_compile_) first_compile_ = start;
+      }
       std::shared_ptr<const CompiledKernels> c;
       std::string error;
       try {
@@ -357,10 +508,14 @@ class GpuMeasurer final : public Measurer {
       }
       {
         std::lock_guard lock(stats_mutex_);
+        const auto end = std::chrono::steady_clock::now();
+        const double took = std::chrono::duration<double>(end - start).count();
+        last_compile_ = end;
+        compile_sum_ += took;
         if (stats_) {
           ++stats_->programs;
           if (c && c->from_cache) ++stats_->from_cache;
-          stats_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          stats_->seconds += took;
         }
       }
       if (!c) throw CompileError(error);
@@ -427,7 +582,15 @@ class GpuMeasurer final : public Measurer {
   Bench& bench_;
   GpuMeasurerOptions options_;
   CompileStats* stats_;
-  std::mutex stats_mutex_;
+  mutable std::mutex stats_mutex_;
+  std::optional<std::chrono::steady_clock::time_point> first_compile_;  // under stats_mutex_
+  std::chrono::steady_clock::time_point last_compile_;
+  double compile_sum_ = 0;
+  SweepTimes times_;  // the measuring thread's parts
+  std::unique_ptr<DeviceAnswer> answer_;  // the kept verified answer, once there is one
+  bool answer_tried_ = false;
+  std::string no_device_check_;  // why the device comparison is off
+  int on_device_ = 0, on_host_ = 0;  // variants verified each way
   int threads_;
   Jit jit_;
   std::vector<std::string> leading_;
@@ -487,7 +650,11 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
       throw Error(no_energy + "; the objective '" + objective_name(t.objective) + "' needs it (use objective: time)");
   }
 
+  const auto data_start = std::chrono::steady_clock::now();
   Bench bench(t.run, plugin, device);
+  const auto reference_start = std::chrono::steady_clock::now();
+  bench.reference(1);  // once, before the sweep (each variant's check compares with it)
+  const auto reference_end = std::chrono::steady_clock::now();
   CompileStats stats;
   GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
   mo.energy = meter;
@@ -504,6 +671,8 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
   TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
   report.baseline = std::move(baseline);
+  report.times.data = std::chrono::duration<double>(reference_start - data_start).count();
+  report.times.reference = std::chrono::duration<double>(reference_end - reference_start).count();
   if (journal) {
     report.journal = journal->path().string();
     if (damaged > 0)
@@ -511,6 +680,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
                              " of the journal (a writer killed mid-line) ignored; those points were measured again");
   }
   if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
+  for (const auto& note : measurer->notes()) report.notes.push_back(note);
   return report;
 }
 

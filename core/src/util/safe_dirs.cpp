@@ -131,15 +131,28 @@ void refuse_if_writable_by_others(const fs::path& path, std::string_view what, b
                     "every user of this machine");
 }
 
+void refuse_link_target_if_writable_by_others(const fs::path& path, std::string_view what, DirOrigin origin) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return;
+  const fs::path target = fs::canonical(path, ec);
+  if (ec) return;  // dangling or a loop: nothing is read through it
+  refuse_if_writable_by_others(target, what, true, origin);
+  // The directory it lies in, sticky or not: whoever can add files there can put their own in
+  // its place once it is gone, as they could in a linked directory (which is refused).
+  if (!fs::is_directory(target, ec)) refuse_if_writable_by_others(target.parent_path(), what, true, origin);
+}
+
 void refuse_tree_if_writable_by_others(const fs::path& dir, std::string_view what, DirOrigin origin) {
   refuse_if_writable_by_others(dir, what, true, origin);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    const auto type = it->status(ec).type();
-    if (type == fs::file_type::directory || type == fs::file_type::regular)
-      refuse_if_writable_by_others(it->path(), what, false, origin);
+    std::error_code type_ec;
+    const auto type = it->status(type_ec).type();
+    if (type != fs::file_type::directory && type != fs::file_type::regular) continue;
+    refuse_if_writable_by_others(it->path(), what, false, origin);
+    refuse_link_target_if_writable_by_others(it->path(), what, origin);
   }
 }
 

@@ -89,3 +89,37 @@ std::string human_bytes(double bytes) {
 }
 
 }  // namespace gpuk
+
+namespace gpuk {
+
+namespace {
+std::string escaped(std::string_view text, std::size_t max_bytes, bool lines) {
+  std::string out;
+  std::size_t i = 0;
+  for (; i < text.size() && out.size() < max_bytes; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // The length of a well-formed UTF-8 sequence starting here (0 when it is not one).
+    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    for (std::size_t k = 1; k < length; ++k)
+      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) length = 0;
+    if (length > 1) {
+      out.append(text.substr(i, length));
+      i += length - 1;
+    } else if (length == 1 && ((c >= 0x20 && c != 0x7F) || (lines && (c == '\n' || c == '\t')))) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes in all)";
+  return out;
+}
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_bytes) { return escaped(text, max_bytes, false); }
+std::string terminal_text(std::string_view text, std::size_t max_bytes) { return escaped(text, max_bytes, true); }
+
+}  // namespace gpuk

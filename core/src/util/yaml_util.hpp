@@ -1,9 +1,12 @@
 // Helpers for reading YAML with errors that point at file:line:column (core-internal).
 #pragma once
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,13 +42,70 @@ struct Source {
   }
   int line(const YAML::Node& node) const { return node.Mark().line + 1 + line_offset; }
 
+  // One YAML document, every mapping's keys distinct: yaml-cpp keeps the first of two equal keys
+  // and reads only the first document, both silently, so a second `size:` or a config after
+  // `---` would be ignored without a word.
   YAML::Node parse(const std::string& text) const {
     try {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      DuplicateKeys check(*this);
+      for (int documents = 0; parser.HandleNextDocument(check);) {
+        if (++documents == 2)
+          throw ConfigError(where(check.document_start) +
+                            ": a second YAML document ('---'); a config or metadata block holds one, so "
+                            "put each config in its own file");
+      }
       return YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       throw ConfigError(where(e.mark) + ": not valid YAML: " + e.msg);
     }
   }
+
+  // Walks the parser's events (aliases are not expanded, so an anchor bomb costs its text's
+  // length) and fails at the second of two equal keys in one mapping.
+  class DuplicateKeys : public YAML::EventHandler {
+   public:
+    explicit DuplicateKeys(const Source& src) : src_(src) {}
+    YAML::Mark document_start = YAML::Mark::null_mark();
+    void OnDocumentStart(const YAML::Mark& mark) override { document_start = mark; }
+    void OnDocumentEnd() override { frames_.clear(); }
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override { node(nullptr, {}); }
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { node(nullptr, {}); }
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
+      node(&value, mark);
+    }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+      node(nullptr, {});
+      frames_.push_back({false, true, {}});
+    }
+    void OnSequenceEnd() override { frames_.pop_back(); }
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+      node(nullptr, {});
+      frames_.push_back({true, true, {}});
+    }
+    void OnMapEnd() override { frames_.pop_back(); }
+
+   private:
+    struct Frame {
+      bool map;
+      bool expecting_key;
+      std::map<std::string, YAML::Mark> keys;
+    };
+    void node(const std::string* scalar, const YAML::Mark& mark) {
+      if (frames_.empty() || !frames_.back().map) return;
+      Frame& f = frames_.back();
+      if (f.expecting_key && scalar) {
+        const auto [at, fresh] = f.keys.emplace(*scalar, mark);
+        if (!fresh)
+          throw ConfigError(src_.where(mark) + ": duplicate key '" + printable(*scalar) + "' (first at " +
+                            src_.where(at->second) + "); yaml would keep only the first");
+      }
+      f.expecting_key = !f.expecting_key;
+    }
+    const Source& src_;
+    std::vector<Frame> frames_;
+  };
 
   // Every key of `map` must be in `allowed`.
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
@@ -58,7 +118,7 @@ struct Source {
       bool known = false;
       for (const auto& a : allowed) known = known || a == key;
       if (!known)
-        fail(item.first, "unknown key '" + key + "' in " + what + did_you_mean(key, allowed) +
+        fail(item.first, "unknown key '" + printable(key) + "' in " + what + did_you_mean(key, allowed) +
                              "; known keys: " + join(allowed));
     }
   }

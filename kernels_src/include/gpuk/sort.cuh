@@ -127,6 +127,36 @@ __device__ __forceinline__ u32 match_digit(u32 digit) {
   return peers;
 }
 
+// The lanes of the warp whose 8-or-fewer-bit digit equals this lane's, three ways (a kernel's
+// MATCH parameter): 0, CUB's MatchAny as inline PTX (per bit: and, setp, vote.ballot, a
+// predicated not: ptxas folds the bit tests into one R2P); 1, the hardware's match.any
+// (__match_any_sync); 2, match_digit's C++ ballots. All 32 lanes call it.
+template <int RADIX_BITS, int MATCH>
+__device__ __forceinline__ u32 match_peers(u32 digit) {
+  if constexpr (MATCH == 1) {
+    return __match_any_sync(0xffffffffu, digit);
+  } else if constexpr (MATCH == 2) {
+    return match_digit<RADIX_BITS>(digit);
+  } else {
+    u32 peers = 0xffffffffu;
+#pragma unroll
+    for (int b = 0; b < RADIX_BITS; ++b) {
+      u32 mask;
+      asm("{\n"
+          "  .reg .pred p;\n"
+          "  and.b32 %0, %1, %2;\n"
+          "  setp.ne.u32 p, %0, 0;\n"
+          "  vote.ballot.sync.b32 %0, p, 0xffffffff;\n"
+          "  @!p not.b32 %0, %0;\n"
+          "}\n"
+          : "=r"(mask)
+          : "r"(digit), "r"(1u << b));
+      peers &= mask;
+    }
+    return peers;
+  }
+}
+
 // Exclusive scan of N <= BLOCK counters `in[0, N)` into `out[0, N)` (shared memory), every thread
 // of the block calling it. `tmp` holds (N + 31) / 32 words. Ends with a barrier.
 template <int BLOCK, int N>
@@ -152,6 +182,77 @@ __device__ __forceinline__ void block_exclusive_scan(const u32* in, u32* out, u3
     out[t] = inclusive - v + add;
   }
   __syncthreads();
+}
+
+// The histogram launch of a onesweep radix sort (radix.cu, onesweep.cu): every digit pass's
+// counts in one read of the keys, turned into each pass's digit bases by the last block to
+// finish. Scratch words: [0, 16) the passes' tile counters, zeroed here for the run; [16] the
+// done counter (atomicInc wraps it back to 0); `histogram` (P * 2^RADIX_BITS words) left zero for
+// the next run; `bases` (as many) written. `clear` words (clear_words of them) are zeroed on the
+// way (radix.cu's first look-back buffer; none for onesweep.cu). Every thread of the grid calls it.
+template <class S, int BLOCK, int RADIX_BITS>
+__device__ __forceinline__ void digit_histogram(const SortArgs<S>& a, u32* histogram, u32* bases, u32* clear,
+                                                i64 clear_words) {
+  using K = typename S::K;
+  constexpr int kRadix = 1 << RADIX_BITS, kPasses = S::template passes<RADIX_BITS>();
+  __shared__ u32 counts[kPasses * kRadix];
+  __shared__ u32 scanned[kRadix];
+  __shared__ u32 scan_tmp[8];
+  __shared__ bool last;
+  for (int i = threadIdx.x; i < kPasses * kRadix; i += BLOCK) counts[i] = 0;
+  // The previous run's tile counters: no pass of it runs any more, none of this run's yet.
+  if (blockIdx.x == 0 && threadIdx.x < 16) a.scratch[threadIdx.x] = 0;
+
+  const i64 n = a.n;
+  const i64 first = i64(blockIdx.x) * BLOCK + threadIdx.x, stride = i64(gridDim.x) * BLOCK;
+  for (i64 i = first; i < clear_words; i += stride) clear[i] = 0;
+  __syncthreads();
+
+  const auto count = [&](K key) {
+    const typename S::Bits b = S::bits(key);
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p)
+      atomicAdd(&counts[p * kRadix + (static_cast<u32>(b >> (p * RADIX_BITS)) & (kRadix - 1))], 1u);
+  };
+  constexpr int kVec = Vec16<K>::kCount;
+  const i64 vectors = n / kVec;
+  i64 v = first;
+  for (; v + 3 * stride < vectors; v += 4 * stride) {
+    Vec16<K> x[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) x[u] = load_vec16(a.keys_in + (v + u * stride) * kVec);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) count(x[u].v[e]);
+  }
+  for (; v < vectors; v += stride) {
+    const Vec16<K> x = load_vec16(a.keys_in + v * kVec);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) count(x.v[e]);
+  }
+  if (blockIdx.x == 0)
+    for (i64 i = vectors * kVec + threadIdx.x; i < n; i += BLOCK) count(a.keys_in[i]);
+  __syncthreads();
+  for (int i = threadIdx.x; i < kPasses * kRadix; i += BLOCK)
+    if (counts[i]) atomicAdd(&histogram[i], counts[i]);
+  // The last block to finish scans every pass's counts into its digit bases and zeroes them.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicInc(&a.scratch[16], gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int p = 0; p < kPasses; ++p) {
+    if (threadIdx.x < kRadix) {
+      counts[threadIdx.x] = __ldcg(histogram + p * kRadix + threadIdx.x);
+      histogram[p * kRadix + threadIdx.x] = 0;
+    }
+    block_exclusive_scan<BLOCK, kRadix>(counts, scanned, scan_tmp);
+    if (threadIdx.x < kRadix) bases[p * kRadix + threadIdx.x] = scanned[threadIdx.x];
+  }
 }
 
 // Stable ranking of one tile of BLOCK * ITEMS digits in the warp-striped layout: item k of lane

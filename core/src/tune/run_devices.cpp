@@ -1,0 +1,54 @@
+// `gpuk run --devices` (gpuk/tune_command.hpp): one config on each GPU, one after another, side
+// by side.
+#include <iostream>
+#include <set>
+
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/side_by_side.hpp"
+#include "gpuk/tune_command.hpp"
+#include "gpuk/tune_pool.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+bool run_on_devices(const RunSpec& spec, const RunContext& context, const std::string& devices,
+                    const std::optional<fs::path>& json, const std::optional<fs::path>& csv,
+                    const std::string& config) {
+  std::string why;
+  const int count = device_count(&why);
+  if (count == 0) throw NoDeviceError(why);
+  const std::vector<int> ordinals = parse_device_list(devices, count);
+  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
+    throw ConfigError("--devices " + devices + " names a GPU more than once");
+  std::vector<DeviceRun> runs;
+  bool good = true;
+  for (int ordinal : ordinals) {
+    DeviceRun r;
+    r.ordinal = ordinal;
+    try {
+      Device device(ordinal);
+      r.report = run(spec, context, device);
+      for (const auto& w : r.report->warnings) std::cerr << "gpuk: warning: GPU " << ordinal << ": " << w << "\n";
+      const std::string suffix = "-gpu" + std::to_string(ordinal);
+      const auto with_suffix = [&](const fs::path& p) {
+        return p.parent_path() / (p.stem().string() + suffix + p.extension().string());
+      };
+      if (json) write_json(with_suffix(*json), *r.report);
+      if (csv) write_csv(with_suffix(*csv), *r.report);
+      good = good && !(r.report->verified && !r.report->verification.passed);
+    } catch (const ConfigError&) {
+      throw;  // the same on every GPU
+    } catch (const Error& e) {
+      r.error = e.what();
+      good = false;
+    }
+    runs.push_back(std::move(r));
+  }
+  print_side_by_side(std::cout, config, runs);
+  return good;
+}
+
+}  // namespace gpuk

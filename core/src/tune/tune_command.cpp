@@ -1,0 +1,491 @@
+// `gpuk tune` after its command line (gpuk/tune_command.hpp): one sweep in a child process, a
+// fresh one after a variant takes the CUDA context down (tune/isolate.hpp), a pooled sweep over
+// several GPUs (gpuk/tune_pool.hpp), a tuning matrix's cells or shard (gpuk/tune_matrix.hpp), the
+// merge of shards; reports printed, written and saved.
+#include "gpuk/tune_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "gpuk/config.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/jit.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "gpuk/plugin.hpp"
+#include "gpuk/runner.hpp"
+#include "gpuk/text.hpp"
+#include "gpuk/tune.hpp"
+#include "gpuk/tune_journal.hpp"
+#include "gpuk/tune_matrix.hpp"
+#include "gpuk/tune_pool.hpp"
+#include "tune/isolate.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+
+// A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
+  ~ProgressBar() { finish(); }
+  void operator()(const Progress& p) {
+    if (!enabled_) return;
+    const std::size_t planned = std::max<std::size_t>(p.planned, p.done);
+    const int width = 30;
+    const int filled = planned ? static_cast<int>(width * p.done / planned) : 0;
+    std::ostringstream line;
+    line << "\r  tune [" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done << "/"
+         << planned << "  " << std::fixed << std::setprecision(1) << p.elapsed << " s";
+    if (p.done > 0 && planned > p.done)
+      line << "  ETA " << p.elapsed / static_cast<double>(p.done) * static_cast<double>(planned - p.done) << " s";
+    if (!p.current.empty()) line << "  " << p.current.substr(0, 40);
+    std::string text = line.str();
+    if (text.size() < last_) text += std::string(last_ - text.size(), ' ');
+    last_ = text.size();
+    std::cerr << text << std::flush;
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) std::cerr << "\r" << std::string(last_, ' ') << "\r" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::size_t last_ = 0;
+};
+
+void export_db(const fs::path& db_path, const fs::path& out, const std::string& family, const std::string& operation,
+               const std::string& gpu) {
+  const TuningDb db = TuningDb::read(db_path);
+  TuningDb part;
+  for (const auto& e : db.entries())
+    if ((family.empty() || e.key.family == family) && (operation.empty() || e.key.operation == operation) &&
+        (gpu.empty() || e.key.gpu == gpu))
+      part.put(e);
+  part.write(out);
+  std::cout << "exported " << part.entries().size() << " of " << db.entries().size() << " entr"
+            << (db.entries().size() == 1 ? "y" : "ies") << " of " << db_path.string() << " to " << out.string()
+            << "\n";
+}
+
+// Prints a sweep's report, writes its JSON and CSV (`suffix` before their extension: one report
+// per GPU model), keeps the winner in the database; the exit status.
+int finish_sweep(const TuneCommand& a, const TuneSpec& t, const Space& space, TuneReport& report,
+                 const std::string& suffix, std::chrono::steady_clock::time_point wall_start) {
+  const fs::path db_path = a.tuning_db;
+  const auto with_suffix = [&](const fs::path& p) {
+    return suffix.empty() ? p : p.parent_path() / (p.stem().string() + suffix + p.extension().string());
+  };
+  const auto winner = winner_entry(report, space);
+  const auto save_start = std::chrono::steady_clock::now();
+  if (winner && t.save) TuningDb::merge_into(db_path, {*winner});
+  report.times.save = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
+  report.wall_seconds = report.times.total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  print_tune_report(std::cout, report, t.show);
+  if (a.json) write_tune_json(with_suffix(*a.json), report);
+  if (a.csv) write_tune_csv(with_suffix(*a.csv), report);
+  if (winner && t.save)
+    std::cout << "  saved    the best to " << db_path.string() << " (" << winner->key.family << " "
+              << winner->key.operation << " " << winner->key.dtype << ", n in [2^" << winner->key.bucket << ", 2^"
+              << winner->key.bucket + 1 << "))\n";
+  if (a.export_file) export_db(db_path, with_suffix(*a.export_file), t.run.family, t.run.operation, report.gpu);
+  if (report.result.aborted) {
+    std::cerr << "gpuk: " << report.result.stopped << "\n";
+    return 1;
+  }
+  return report.result.winner() ? 0 : 3;
+}
+
+
+// The command line's overrides of a tune config.
+void apply_tune_args(TuneSpec& t, const TuneCommand& a) {
+  if (!a.strategy.empty()) {
+    const auto s = parse_strategy(a.strategy);
+    if (!s) throw ConfigError("--strategy must be exhaustive, random, anneal or bayes, not '" + a.strategy + "'");
+    t.strategy = *s;
+  }
+  if (!a.objective.empty()) {
+    const auto o = parse_objective(a.objective);
+    if (!o) throw ConfigError("--objective must be time, energy or edp, not '" + a.objective + "'");
+    t.objective = *o;
+  }
+  if (a.energy) t.energy = true;
+  if (a.auto_repeats) t.auto_repeats = true;
+  if (a.budget) t.budget_evaluations = *a.budget;
+  if (a.seconds) t.budget_seconds = *a.seconds;
+  if (a.seed) t.seed = *a.seed;
+  if (a.show > 0) t.show = a.show;
+  if (a.no_save) t.save = false;
+}
+
+// The tune config with the command line's overrides.
+TuneSpec tune_spec_of(const TuneCommand& a, const PluginRegistry& plugins, const KernelLibrary& kernels) {
+  TuneSpec t = load_tune_spec(*a.config, plugins, kernels);
+  apply_tune_args(t, a);
+  return t;
+}
+
+void print_widened(const Space& space) {
+  for (const auto& f : space.files())
+    for (const auto& w : f.widened)
+      std::cerr << "gpuk: note: " << w << " is not in " << f.file->name
+                << "'s metadata list; it is swept anyway (constraints still apply)\n";
+}
+
+// One process's part of a sweep: from what the journal has (earlier sweeps', and this sweep's
+// earlier processes') on, until the sweep ends (then the report) or a variant takes the CUDA
+// context down (then kGoOnExit: the journal has every point measured so far).
+int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
+  const fs::path db_path = a.tuning_db;
+  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
+  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
+  const TuneSpec t = tune_spec_of(a, plugins, kernels);
+  const Space space = Space::from_spec(t, kernels);
+  if (restarts == 0) print_widened(space);
+
+  const CompileCache cache(a.cache_dir);
+  Device device(a.device);
+  SweepOptions options;
+  options.threads = a.threads;
+  options.time_limit_s = a.time_limit;
+  options.journal_dir = a.journal_dir;
+  options.run_id = a.run_id;
+  options.fresh = a.fresh;
+  ProgressBar bar;
+  options.progress = [&](const Progress& p) { bar(p); };
+  const auto sweep_start = std::chrono::steady_clock::now();
+  TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, a.tuning_db_option}, device, options);
+  report.times.start = std::chrono::duration<double>(sweep_start - wall_start).count();
+  bar.finish();
+  if (report.result.context_lost) {
+    // Nothing more can run in this process: the next one goes on from the journal.
+    std::cerr << "gpuk: " << report.result.stopped << "; the sweep goes on in a fresh process\n";
+    return kGoOnExit;
+  }
+  return finish_sweep(a, t, space, report, "", wall_start);
+}
+
+// `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
+// this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
+// each model gets its own report and database entry.
+int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
+  std::string why;
+  const int count = count_devices_in_child(&why);
+  if (count == 0) throw NoDeviceError(why);
+  const std::vector<int> ordinals = parse_device_list(a.devices, count);
+  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
+    std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
+              << "disturb each other's timings (a test of the pool, not a way to tune)\n";
+  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
+  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  if (a.warn_load) a.warn_load(plugins, kernels);
+  const TuneSpec t = tune_spec_of(a, plugins, kernels);
+  if (t.objective != TuneObjective::time || t.energy)
+    throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
+  const Space space = Space::from_spec(t, kernels);
+  print_widened(space);
+  const CompileCache cache(a.cache_dir);
+  const RunContext context{plugins, kernels, &cache, 0, a.tuning_db_option};
+  SweepOptions sweep;
+  // The workers compile side by side: the cores are shared among them.
+  sweep.threads = a.threads > 0 ? a.threads
+                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                                  static_cast<int>(ordinals.size()));
+  sweep.time_limit_s = a.time_limit;
+  WorkerPool pool(space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); });
+  const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  const auto groups = pool.group_by_model();
+  if (groups.size() > 1) {
+    std::cerr << "gpuk: note: these GPUs are of " << groups.size() << " models; each model is swept and ranked on "
+              << "its own GPUs:";
+    for (const auto& group : groups) {
+      std::cerr << " " << pool.workers()[group.front()].device.name << " (GPU";
+      for (std::size_t w : group) std::cerr << " " << pool.workers()[w].ordinal;
+      std::cerr << ")";
+    }
+    std::cerr << "\n";
+  }
+  int status = 0;
+  for (const auto& group : groups) {
+    ProgressBar bar;
+    TuneOptions options = tune_options(t, sweep);
+    options.progress = [&](const Progress& p) {
+      Progress shown = p;
+      shown.current = pool.progress_text() + (p.current.empty() ? "" : "  " + p.current);
+      bar(shown);
+    };
+    const WorkerInfo& first = pool.workers()[group.front()];
+    // The journal of this model's GPUs: a sweep cut short or run again goes on from it.
+    const auto journal =
+        attach_journal(a.journal_dir, a.run_id, a.fresh, t, first.device, first.flushed, space, options);
+    const auto measurer = pool.measurer(group);
+    TuneResult result = tune(space, *measurer, options);
+    // A leader that faulted in the recheck took its worker's context down: the worker was
+    // replaced; the sweep goes on from what it measured, without that leader.
+    for (int again = 0; result.context_lost && again < 100; ++again) {
+      options.prior = result.evaluations;
+      result = tune(space, *measurer, options);
+    }
+    bar.finish();
+    TuneReport report = make_tune_report(t, options, std::move(result), first.device, first.bytes_moved,
+                                         first.flushed, pool.compile_stats());
+    for (std::size_t w : group) {
+      const WorkerInfo& info = pool.workers()[w];
+      report.devices.push_back("GPU " + std::to_string(info.ordinal) +
+                               (info.restarts ? " (" + std::to_string(info.restarts) + " fresh process" +
+                                                    (info.restarts == 1 ? "" : "es") + " after faults)"
+                                              : ""));
+    }
+    if (journal) report.journal = journal->path().string();
+    report.times.start = pool_start;  // the workers' processes, devices, data and references
+    for (const auto& note : pool.notes()) report.notes.push_back(note);
+    const auto worker_times = pool.worker_times();
+    for (std::size_t w : group)
+      report.worker_times.emplace_back("GPU " + std::to_string(pool.workers()[w].ordinal), worker_times[w]);
+    const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
+    status = std::max(status, finish_sweep(a, t, space, report, suffix, wall_start));
+  }
+  return status;
+}
+
+fs::path matrix_out(const TuneCommand& a);
+std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels);
+
+// One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
+// in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
+// after it. A variant that takes the CUDA context down ends the process (kGoOnExit); the next one
+// goes on with that cell from the journal.
+int tune_matrix_process(const TuneCommand& a, int restarts,
+                        std::chrono::steady_clock::time_point wall_start) {
+  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
+  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
+  if (a.json || a.csv)
+    throw ConfigError("a tuning matrix writes one report per cell under --out DIR (reports/); --json and --csv are "
+                      "for a single sweep");
+  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
+  for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);
+  const std::size_t all_cells = matrix.cells.size();
+  if (!a.shard.empty()) matrix = shard_of(matrix, parse_shard(a.shard));
+  const MatrixResults results(matrix_out(a));
+  if (restarts == 0) {
+    const MatrixPlan plan = plan_matrix(matrix, results);
+    std::cout << "gpuk tune: matrix " << a.config->string() << ": ";
+    if (!a.shard.empty()) std::cout << "shard " << a.shard << ", " << matrix.cells.size() << " of " << all_cells << " cells";
+    else std::cout << matrix.cells.size() << " cells";
+    std::cout << " of " << matrix.family
+              << "; " << plan.reused << " measured before and reused, " << plan.to_run() << " to measure";
+    if (plan.stale) std::cout << " (" << plan.stale << " measured with other settings)";
+    if (plan.failed_before) std::cout << " (" << plan.failed_before << " failed before, tried again)";
+    std::cout << "; results in " << results.dir().string() << "\n";
+  }
+
+  std::size_t missing = 0, left = 0;
+  for (const auto& cell : matrix.cells) missing += results.read(cell) ? 0 : 1;
+  if (missing > 0) {
+    const fs::path db_path = a.tuning_db;
+    const CompileCache cache(a.cache_dir);
+    Device device(a.device);
+    const RunContext context{plugins, kernels, &cache, 0, a.tuning_db_option};
+    const CellSweep sweep = [&](const MatrixCell& cell) {
+      const auto start = std::chrono::steady_clock::now();
+      const Space space = Space::from_spec(cell.spec, kernels);
+      SweepOptions options;
+      options.threads = a.threads;
+      options.time_limit_s = a.time_limit;
+      options.baseline = true;
+      // A cell whose sweep a fault cut short goes on from the journal in the next process.
+      options.journal_dir = a.journal_dir;
+      options.run_id = a.run_id;
+      options.fresh = a.fresh;
+      ProgressBar bar;
+      options.progress = [&](const Progress& p) { bar(p); };
+      TuneReport report;
+      try {
+        report = sweep_on_gpu(cell.spec, space, context, device, options);
+      } catch (const ConfigError&) {
+        throw;  // the cell fails; the GPU is fine
+      } catch (const Error& e) {
+        // A CUDA error outside a variant (the data did not fit, the baseline failed): the cell
+        // fails, and the matrix goes on in a fresh process in case the context went with it.
+        bar.finish();
+        results.write(cell, failed_cell(cell, e.what()));
+        std::cerr << "gpuk: " << cell.id << ": " << e.what() << "; the matrix goes on in a fresh process\n";
+        throw ContextLost(e.what(), {});
+      }
+      bar.finish();
+      if (report.result.context_lost || report.result.aborted) {
+        // Nothing more can run in this process: the next one goes on from here (an aborted
+        // cell is recorded as failed and not tried again in this run).
+        if (!report.result.context_lost) results.write(cell, failed_cell(cell, report.result.stopped));
+        std::cerr << "gpuk: " << cell.id << ": " << report.result.stopped << "; the matrix goes on in a fresh process\n";
+        throw ContextLost(report.result.stopped, {});
+      }
+      report.wall_seconds = report.times.total =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      fs::create_directories(results.report_path(cell).parent_path());
+      write_tune_json(results.report_path(cell), report);
+      CellResult r = cell_result(cell, report, space);
+      if (r.winner && cell.spec.save) TuningDb::merge_into(db_path, {*r.winner});
+      return r;
+    };
+    const auto progress = [](const MatrixProgress& p) {
+      if (!p.result) return;
+      const CellResult& r = *p.result;
+      std::cout << "  cell " << p.position << "/" << p.total << "  " << p.cell->id << ": ";
+      if (r.winner)
+        std::cout << r.winner_label << " " << ms_text(r.winner->median_ms);
+      else
+        std::cout << cell_status_name(r.status) << " (" << r.message << ")";
+      if (!r.baseline.empty()) std::cout << "; " << r.baseline << " " << ms_text(r.baseline_ms);
+      if (r.speedup() > 0) std::cout << "; " << fixed(r.speedup(), 2) << "x";
+      std::cout << "  (" << fixed(r.seconds, 1) << " s)\n" << std::flush;
+    };
+    const auto stop = [&] {
+      return a.stop_after &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() >= *a.stop_after;
+    };
+    try {
+      left = run_matrix(matrix, results, sweep, progress, stop).left;
+    } catch (const ContextLost&) {
+      return kGoOnExit;
+    }
+    if (left > 0)
+      std::cout << "gpuk tune: --stop-after " << *a.stop_after << " s reached: " << left
+                << " cells left; the same command measures them\n";
+  }
+
+  const auto tally = finish_matrix(a, matrix, results, kernels);
+  return tally.count("failed") || tally.at("missing") > static_cast<int>(left) ? 1 : 0;
+}
+
+// `gpuk tune MATRIX --merge DIR...`: the shards' results directories into --out, then the tally
+// and --export as after a run. No GPU.
+int tune_merge(const TuneCommand& a) {
+  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
+  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  if (a.warn_load) a.warn_load(plugins, kernels);
+  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
+  for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);  // the fingerprints the shards ran with
+  const MatrixResults results(matrix_out(a));
+  const MergeSummary m = merge_matrix_results(matrix, a.merge, results);
+  std::cout << "gpuk tune: merged " << a.merge.size() << " director" << (a.merge.size() == 1 ? "y" : "ies") << " into "
+            << results.dir().string() << ": " << m.cells << " of " << matrix.cells.size() << " cells";
+  if (m.duplicates) std::cout << " (" << m.duplicates << " found more than once: the best kept)";
+  if (m.stale) std::cout << "; " << m.stale << " cell files of other settings ignored";
+  std::cout << "; " << m.reports << " reports, " << m.journal_lines << " journal lines\n";
+  if (m.gpus.size() > 1) std::cout << "gpuk tune: note: the cells were measured on " << m.gpus.size() << " GPU models: " << join(m.gpus) << "\n";
+  if (!m.missing.empty())
+    std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
+              << " without a result in any directory, e.g. " << m.missing.front() << "\n";
+  const auto tally = finish_matrix(a, matrix, results, kernels);
+  return tally.count("failed") || tally.at("missing") > 0 ? 1 : 0;
+}
+
+// A matrix's results directory: --out, or with --shard K/N CONFIG-results/shard-K-of-N, else
+// CONFIG-results (CONFIG's name without its extension).
+fs::path matrix_out(const TuneCommand& a) {
+  if (a.out) return *a.out;
+  const fs::path base(a.config->stem().string() + "-results");
+  if (a.shard.empty()) return base;
+  const Shard s = parse_shard(a.shard);
+  return base / ("shard-" + std::to_string(s.index) + "-of-" + std::to_string(s.count));
+}
+
+// The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners.
+std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
+                                         const KernelLibrary& kernels) {
+  std::map<std::string, int> tally{{"missing", 0}};
+  for (const auto& cell : matrix.cells) {
+    const auto r = results.read(cell);
+    ++tally[r ? cell_status_name(r->status) : "missing"];
+  }
+  std::cout << "gpuk tune: matrix done:";
+  for (const auto& [status, count] : tally)
+    if (count > 0 || status != "missing") std::cout << " " << count << " " << status << ";";
+  std::cout << " results in " << results.dir().string() << "\n";
+  if (a.export_file) {
+    std::vector<std::string> without;
+    const auto entries = matrix_entries(matrix, results, &without, &kernels);
+    TuningDb::merge_into(*a.export_file, entries);
+    std::cout << "exported " << entries.size() << " verified winner" << (entries.size() == 1 ? "" : "s") << " to "
+              << a.export_file->string();
+    if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
+    std::cout << "\n";
+  }
+  return tally;
+}
+
+}  // namespace
+
+// `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
+// variant that faults or hangs leaves the child's CUDA context unusable for good; the child then
+// writes what it measured and exits with kGoOnExit, and a fresh child goes on with the sweep from
+// there (the faulted variant recorded, never measured again).
+int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (!a.config) {
+    if (!a.merge.empty()) throw ConfigError("--merge needs the tuning matrix's CONFIG: gpuk tune MATRIX --merge DIR...");
+    if (!a.export_file) throw ConfigError("gpuk tune needs a CONFIG to sweep, or --export FILE to write the database");
+    export_db(a.tuning_db, *a.export_file, a.family, "", "");
+    return 0;
+  }
+  const bool matrix = is_tune_matrix_file(*a.config);  // a tuning matrix: `operations:` lists its cells
+  if ((!a.shard.empty() || !a.merge.empty()) && !matrix)
+    throw ConfigError(a.config->string() + ": --shard and --merge split and join a tuning matrix's cells; this is a "
+                      "single sweep (spread it over GPUs with --devices)");
+  if (!a.shard.empty() && !a.merge.empty()) throw ConfigError("--shard runs a share of the cells and --merge joins the shares: one at a time");
+  if (!a.merge.empty()) return tune_merge(a);
+  if (!a.shard.empty()) (void)parse_shard(a.shard);  // a mistake is said before anything runs
+  // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
+  // --no-cache, a temporary one that lasts this sweep (its processes still share it).
+  TuneCommand args = a;
+  args.run_id = make_run_id();
+  struct Remove {
+    fs::path path;
+    ~Remove() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove_all(path, ec);
+    }
+  } remove_journal;
+  if (!a.shard.empty()) {
+    args.journal_dir = matrix_out(a) / "journal";  // travels with the shard's results (--merge joins them)
+  } else if (const auto dir = a.cache_dir) {
+    args.journal_dir = *dir / "tune-journal";
+  } else {
+    char name[] = "/tmp/gpuk-tune-journal-XXXXXX";
+    if (!::mkdtemp(name)) throw Error("cannot create a temporary directory for the journal of the sweep");
+    args.journal_dir = remove_journal.path = name;
+  }
+  if (!a.devices.empty()) {
+    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
+    return tune_pooled(args, wall_start);
+  }
+  return run_isolated([&](int restarts) {
+    return guard([&] {
+      return matrix ? tune_matrix_process(args, restarts, wall_start) : tune_sweep(args, restarts, wall_start);
+    });
+  });
+}
+
+}  // namespace gpuk

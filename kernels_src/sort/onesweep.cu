@@ -1,0 +1,351 @@
+/* gpuk
+family: sort
+operations: [sort, sort_pairs, argsort]
+summary: Onesweep least-significant-digit radix sort with 8-bit digits, ranked and placed in one step. One histogram launch counts every digit pass at once (radix.cu's); then one launch per digit pass ranks a tile of BLOCK * ITEMS keys, each key (and value) going to shared memory as soon as its rank is known, finds the tile's global offsets by a decoupled look-back whose entries carry the pass's parity (so nothing is ever cleared), and scatters. Integer keys are held in their sort bits, mapped once at load and back once at store.
+params:
+  BLOCK: {default: 384, values: [256, 384, 512]}
+  ITEMS: {default: 16, values: [8, 12, 14, 16, 18, 20, 22, 23, 24]}
+  MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
+  VLOAD: {default: 0, values: [0, 1]}
+  MATCH: {default: 0, values: [0, 1, 2]}
+  LB32: {default: 0, values: [0, 1]}
+  LB: {default: 8, values: [1, 4, 8]}
+constraints:
+  - BLOCK * MIN_BLOCKS <= 2048
+  - n < 4294967296
+  - LB32 == 0 || n < 536870912
+launch:
+  - entry: onesweep_histogram
+    grid: min(ceil_div(n, BLOCK * ITEMS), sm_count * 4)
+    block: BLOCK
+  - entry: onesweep_pass
+    repeat: elem_bytes
+    grid: ceil_div(n, BLOCK * ITEMS)
+    block: BLOCK
+    shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 1) * 1024 + 64
+scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 256
+*/
+
+// How the host runs it: onesweep_histogram once, then onesweep_pass once per 8-bit digit (4
+// passes for 32-bit keys, 8 for 64-bit: always an even number), each reading the previous pass's
+// output and writing the other buffer, so that the last pass lands in keys_out / values_out.
+//
+// What differs from radix.cu (docs/kernels/sort.md, "onesweep"):
+// - Integer keys are held, in registers and in shared memory, as their sort bits (S::bits: a xor
+//   with a constant, so it is undone at the store by the same xor); a digit is a shift and a mask
+//   of them, no digit array. Float keys keep their own bits (their map sends every NaN to one
+//   value, so it cannot be undone) and their digits, 4 to a register, computed once at load.
+// - Rank and place: a key's rank is final when it is found (the per-warp offsets are tile-wide
+//   before the ranking loop), so the key (and, for 4-byte keys and values loaded with the keys,
+//   its value) is written to shared memory there: no rank array. Where values go through the
+//   exchange after the keys (8-byte keys or values, or VLOAD 1), the ranks are kept as 16-bit
+//   halves, two to a register.
+// - The look-back has one buffer. An entry is a tag (bit 0: the pass's parity; bits 1-2: 1 this
+//   tile's count, 2 its inclusive prefix) above the count; an entry of the previous pass has the
+//   other parity and reads as not ready. Every tile writes all its entries in every pass and every
+//   run has an even number of passes, so the buffer is never cleared: a run starts at parity 0
+//   with every entry zero or at parity 1 (the last pass of an earlier run).
+// - MATCH picks how a warp's lanes with one digit find each other (gpuk::match_peers).
+//
+// Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
+// resident blocks per SM (a register cap of 65536 / (BLOCK * MIN_BLOCKS)); VLOAD, values loaded
+// with the keys (0) or after the keys are written (1, CUB's order: fewer registers through the
+// ranking); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
+// LB, look-back entries read per round.
+//
+// Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
+// the order they start, so a block only waits on tiles already held by running blocks); [16] the
+// histogram's done counter; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
+// each pass's digit bases (gpuk::digit_histogram); then the look-back, tiles * 256 entries.
+//
+// The exchange buffer is 8 bytes per tile element: the kernel's shared-memory expression cannot
+// see the value type (the metadata knows elem_bytes only), so it is sized for the widest case
+// that goes through it in one round (4-byte keys with 4-byte values); 8-byte keys or values take
+// two rounds through it (keys, then values).
+
+#include "gpuk/sort.cuh"
+
+namespace {
+
+template <class S, int BLOCK, int ITEMS, int LB32>
+struct Onesweep8 {
+  using K = typename S::K;
+  using V = typename S::V;
+  using B = typename S::Bits;
+  static constexpr int kTile = BLOCK * ITEMS;
+  static constexpr int kRadix = 256;
+  static constexpr int kPasses = S::template passes<8>();
+  static constexpr bool kFloat = K(1) / K(2) != K(0);
+  // Integer keys as held: key ^ kFlip is S::bits(key) (signed: the sign bit; descending: all).
+  static constexpr B kSign = B(1) << (8 * sizeof(B) - 1);
+  static constexpr B kFlip = B(K(-1) < K(0) ? kSign : B(0)) ^ B(S::kDescending ? ~B(0) : B(0));
+  // 4-byte keys with 4-byte values (or none) share one round of the exchange.
+  static constexpr bool kOneRound = sizeof(K) == 4 && (!S::kHasValues || sizeof(V) == 4);
+  // Keys-only 4-byte floats keep each element's digit as a byte beside the keys (bytes [4, 5) of
+  // the 8: the values' place); the others map a float key again at the store.
+  static constexpr bool kDigitBytes = kFloat && !S::kHasValues && sizeof(K) == 4;
+  // Look-back entries: the tag at bit kShift, above the count.
+  using E = typename gpuk::Select<LB32 == 1, gpuk::u32, gpuk::u64>::type;
+  static constexpr int kShift = LB32 == 1 ? 29 : 32;
+  static constexpr E kCountMask = (E(1) << kShift) - 1;
+  static __device__ __forceinline__ gpuk::u32* histogram(gpuk::u32* scratch) { return scratch + 32; }
+  static __device__ __forceinline__ gpuk::u32* bases(gpuk::u32* scratch) { return scratch + 32 + kPasses * kRadix; }
+  static __device__ __forceinline__ E* lookback(gpuk::u32* scratch) {
+    return reinterpret_cast<E*>(scratch + 32 + 2 * kPasses * kRadix);
+  }
+  // The held form of a key (integers: sort bits; floats: the key's own bits) and back.
+  static __device__ __forceinline__ B hold(K key) {
+    if constexpr (kFloat) {
+      if constexpr (sizeof(K) == 4) return __float_as_uint(key);
+      else return static_cast<B>(__double_as_longlong(key));
+    } else {
+      return static_cast<B>(key) ^ kFlip;
+    }
+  }
+  static __device__ __forceinline__ K release(B held) {
+    if constexpr (kFloat) {
+      if constexpr (sizeof(K) == 4) return __uint_as_float(held);
+      else return __longlong_as_double(static_cast<gpuk::i64>(held));
+    } else {
+      return static_cast<K>(held ^ kFlip);
+    }
+  }
+  // The digit of pass `pass` of a held key.
+  static __device__ __forceinline__ gpuk::u32 digit(B held, int pass) {
+    if constexpr (kFloat) return S::template digit<8>(release(held), pass);
+    else return static_cast<gpuk::u32>(held >> (8 * pass)) & 0xffu;
+  }
+  // The same for an integer key, in a form the compiler does not merge with digit(): the counting
+  // loop uses it, so that the ranking loop computes its digits again instead of the compiler
+  // keeping all ITEMS of them live across the barrier between the two (a digit array in all but
+  // name, which made 384 x 20 keys spill under 56 registers).
+  // (Floats: byte `pass` of a register of packed digits.)
+  template <class W>
+  static __device__ __forceinline__ gpuk::u32 digit_apart(W held, int pass) {
+    gpuk::u32 d;
+    if constexpr (sizeof(W) == 4) asm volatile("bfe.u32 %0, %1, %2, 8;" : "=r"(d) : "r"(held), "r"(8 * pass));
+    else {
+      gpuk::u64 w;
+      asm volatile("bfe.u64 %0, %1, %2, 8;" : "=l"(w) : "l"(held), "r"(8 * pass));
+      d = static_cast<gpuk::u32>(w);
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
+__global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
+  using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
+  gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+}
+
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
+  using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
+  using K = typename O::K;
+  using V = typename O::V;
+  using B = typename O::B;
+  using E = typename O::E;
+  constexpr int kTile = O::kTile, kRadix = O::kRadix, kWarps = BLOCK / 32, kShift = O::kShift;
+  constexpr bool kOneRound = O::kOneRound, kDigitBytes = O::kDigitBytes;
+  constexpr bool kKeepRanks = S::kHasValues && (!kOneRound || VLOAD == 1);
+  static_assert(BLOCK % 32 == 0 && BLOCK >= kRadix, "a thread per digit");
+  static_assert(kTile <= 65536, "ranks are kept in 16 bits");
+  struct PassShared {
+    gpuk::u32 warp_offset[kWarps][kRadix];
+    gpuk::u32 offset[kRadix];  // output index of tile position i with digit d: offset[d] + i
+    gpuk::u32 scan_tmp[8];
+    gpuk::u32 tile;
+  };
+  extern __shared__ __align__(16) unsigned char smem[];
+  PassShared& ps = *reinterpret_cast<PassShared*>(smem + kTile * 8);
+  B* const kbuf = reinterpret_cast<B*>(smem);
+  // One round: values at bytes [4, 8) of the 8; two rounds: values over the keys.
+  V* const vbuf = reinterpret_cast<V*>(kOneRound ? smem + kTile * 4 : smem);
+  unsigned char* const dbuf = smem + kTile * 4;
+
+  const int t = threadIdx.x, pass = a.pass;
+  const int warp = t >> 5, lane = t & 31;
+  const gpuk::i64 n = a.n;
+  E* const lookback = O::lookback(a.scratch);
+  const E parity = E(pass & 1);
+  const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
+
+  if (t == 0) ps.tile = atomicAdd(&a.scratch[pass], 1u);
+  gpuk::u32 base = 0;
+  if (t < kRadix) base = __ldcg(O::bases(a.scratch) + pass * kRadix + t);
+  for (int i = t; i < kWarps * kRadix; i += BLOCK) (&ps.warp_offset[0][0])[i] = 0;
+  __syncthreads();
+  const gpuk::u32 tile = ps.tile;
+  const gpuk::i64 tile_begin = gpuk::i64(tile) * kTile;
+  const int valid = static_cast<int>(n - tile_begin < kTile ? n - tile_begin : kTile);
+
+  // Keys, warp-striped, as held. Positions past n take digit 255 in every pass (all-ones bits)
+  // and rank behind the real keys; they are never written, and only the last tile has them.
+  B held[ITEMS];
+  gpuk::u32 packed[O::kFloat ? (ITEMS + 3) / 4 : 1];  // floats' digits, 4 to a register
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int e = gpuk::striped_index<ITEMS>(k);
+    held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
+  }
+  if constexpr (O::kFloat) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::u32 d = gpuk::striped_index<ITEMS>(k) < valid ? O::digit(held[k], pass) : 0xffu;
+      if (k % 4 == 0) packed[k / 4] = d;
+      else packed[k / 4] |= d << (8 * (k % 4));
+    }
+  }
+  const auto digit_of = [&](int k) -> gpuk::u32 {
+    if constexpr (O::kFloat) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
+    else return O::digit(held[k], pass);
+  };
+  V value[S::kHasValues ? ITEMS : 1];
+  if constexpr (S::kHasValues && VLOAD == 0) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
+    }
+  }
+  // Per-warp digit counts.
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    if constexpr (O::kFloat) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
+    else atomicAdd(&ps.warp_offset[warp][O::digit_apart(held[k], pass)], 1u);
+  }
+  __syncthreads();
+  // Per digit (thread t < 256): the tile's count, published at once; the tile-wide start of the
+  // digit (a block scan); each warp's first position for the digit.
+  volatile E* const mine = lookback + gpuk::i64(tile) * kRadix;
+  gpuk::u32 count = 0, inclusive = 0;
+  if (t < kRadix) {
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) count += ps.warp_offset[w][t];
+    *(mine + t) = (tile == 0 ? kInclusive : kAggregate) | count;
+    inclusive = count;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const gpuk::u32 y = __shfl_up_sync(0xffffffffu, inclusive, o);
+      if (lane >= o) inclusive += y;
+    }
+    if (lane == 31) ps.scan_tmp[warp] = inclusive;
+  }
+  __syncthreads();
+  gpuk::u32 start = 0;
+  if (t < kRadix) {
+    start = inclusive - count;
+    for (int w = 0; w < warp; ++w) start += ps.scan_tmp[w];
+    gpuk::u32 run = start;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const gpuk::u32 c = ps.warp_offset[w][t];
+      ps.warp_offset[w][t] = run;
+      run += c;
+    }
+  }
+  __syncthreads();
+  // Rank and place: the lanes with this item's digit (peers) take consecutive positions after the
+  // warp's counter, which their highest lane advances for all of them; each key goes to its
+  // position at once.
+  gpuk::u32 ranks[kKeepRanks ? (ITEMS + 1) / 2 : 1];
+  {
+    gpuk::u32 le;
+    asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::u32 d = digit_of(k);
+      const gpuk::u32 peers = gpuk::match_peers<8, MATCH>(d);
+      const int leader = 31 - __clz(peers);
+      const gpuk::u32 upto = __popc(peers & le);
+      gpuk::u32 offset = 0;
+      if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
+      offset = __shfl_sync(0xffffffffu, offset, leader);
+      const gpuk::u32 rank = offset + upto - 1;
+      kbuf[rank] = held[k];
+      if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(d);
+      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
+      if constexpr (kKeepRanks) {
+        if (k % 2 == 0) ranks[k / 2] = rank;
+        else ranks[k / 2] |= rank << 16;
+      }
+    }
+  }
+
+  // Decoupled look-back, one thread per digit: add the counts of the tiles before this one,
+  // walking back until a tile that already knows its inclusive prefix, LB entries per round.
+  if (t < kRadix) {
+    gpuk::u32 prefix = 0;
+    if (tile > 0) {
+      gpuk::i64 next = gpuk::i64(tile) - 1;
+      bool found = false;
+      while (!found) {
+        E word[LB];
+#pragma unroll
+        for (int q = 0; q < LB; ++q)
+          word[q] = next - q >= 0 ? *(volatile const E*)(lookback + (next - q) * kRadix + t) : kInclusive;
+        int used = 0;
+#pragma unroll
+        for (int q = 0; q < LB; ++q) {
+          if (found) break;
+          const E tag = word[q] & ~O::kCountMask;
+          if (tag != kAggregate && tag != kInclusive) break;  // not yet written in this pass
+          prefix += static_cast<gpuk::u32>(word[q] & O::kCountMask);
+          used = q + 1;
+          found = tag == kInclusive;
+        }
+        next -= used;
+      }
+      *(mine + t) = kInclusive | (prefix + count);
+    }
+    ps.offset[t] = base + prefix - start;
+  }
+  __syncthreads();
+
+  // Out in tile order: consecutive threads write consecutive addresses within each digit's run.
+  constexpr bool kDestinations = S::kHasValues && !kOneRound;
+  gpuk::u32 destination[kDestinations ? ITEMS : 1];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = j * BLOCK + t;
+    if (i < valid) {
+      const B x = kbuf[i];
+      const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : O::digit(x, pass);
+      const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
+      a.keys_out[to] = O::release(x);
+      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) a.values_out[to] = vbuf[i];
+      if constexpr (kDestinations) destination[j] = to;
+    }
+  }
+  if constexpr (kKeepRanks) {
+    if constexpr (VLOAD == 1) {
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
+      }
+    }
+    if constexpr (!kOneRound) __syncthreads();  // the keys' reads are done: values over them
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::u32 rank = (k % 2 == 0 ? ranks[k / 2] : ranks[k / 2] >> 16) & 0xffffu;
+      if (gpuk::striped_index<ITEMS>(k) < valid) vbuf[rank] = value[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * BLOCK + t;
+      if (i < valid) {
+        if constexpr (kDestinations) {
+          a.values_out[destination[j]] = vbuf[i];
+        } else {
+          const gpuk::u32 d = O::digit(kbuf[i], pass);
+          a.values_out[ps.offset[d] + static_cast<gpuk::u32>(i)] = vbuf[i];
+        }
+      }
+    }
+  }
+}

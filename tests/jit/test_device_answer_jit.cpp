@@ -1,0 +1,20 @@
+// The sweep's device comparison (core/src/tune/device_answer.cpp), compiled with NVRTC for sm_90:
+// needs no GPU, runs in CI. Its behaviour on a GPU: tests/gpu/test_tune_gpu.cpp.
+#include <doctest/doctest.h>
+
+#include "gpuk/jit.hpp"
+#include "gpuk/kernel_file.hpp"
+#include "tune/device_answer.hpp"
+
+using namespace gpuk;
+
+TEST_CASE("the sweep's compare and copy kernels compile for sm_90") {
+  KernelFile file;
+  file.path = "gpuk_device_answer.cu";
+  file.source = DeviceAnswer::source();
+  JitOptions options;
+  options.arch = "sm_90";
+  const CompiledKernels compiled = Jit(options, nullptr).compile(file, DeviceAnswer::kernel_names());
+  CHECK_FALSE(compiled.cubin.empty());
+  for (const auto& name : DeviceAnswer::kernel_names()) CHECK(compiled.lowered(name).find(name) != std::string::npos);
+}

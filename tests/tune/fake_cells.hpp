@@ -1,0 +1,46 @@
+// A tuning matrix's cell swept without a GPU: the real tune() with the fake measurer, as the GPU
+// sweep reports it, each cell with its own winner. Shared by the matrix tests and the fake
+// shard tool of the Slurm test (tests/tune/slurm_shards.sh).
+#pragma once
+#include <cmath>
+
+#include "builtins.hpp"
+#include "gpuk/device.hpp"
+#include "gpuk/tune_matrix.hpp"
+#include "tune_helpers.hpp"
+
+namespace gpuk::test {
+
+inline DeviceInfo test_gpu() {
+  DeviceInfo d;
+  d.name = "Test GPU";
+  d.cc_major = 9;
+  d.cc_minor = 9;  // sm_99: no shipped file of the repository covers it
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block_optin = 232448;
+  return d;
+}
+
+// The fastest BLOCK is 128, 256 or 512 by the cell's index (then the smallest UNROLL), so that
+// cells have different winners.
+inline CellResult fake_cell_sweep(const MatrixCell& cell) {
+  const Space space = Space::from_spec(cell.spec, kernels());
+  FakeMeasurer measurer;
+  const double best_log2 = 7.0 + static_cast<double>(cell.index % 3);
+  measurer.outcome = [best_log2](const std::map<std::string, std::int64_t>& p) {
+    Outcome o;
+    const double c = 1.0 + 0.1 * std::pow(std::log2(static_cast<double>(p.at("BLOCK"))) - best_log2, 2) +
+                     (p.count("UNROLL") ? 0.01 * static_cast<double>(p.at("UNROLL")) : 0.0);
+    o.samples = {c, c, c, c, c};
+    return o;
+  };
+  TuneOptions options;
+  options.recheck_top = 2;
+  options.recheck_repeats = 5;
+  TuneReport report =
+      make_tune_report(cell.spec, options, tune(space, measurer, options), test_gpu(), 1 << 20, false, {});
+  return cell_result(cell, report, space);
+}
+
+}  // namespace gpuk::test
