@@ -467,13 +467,21 @@ class PoolMeasurer : public Measurer {
   std::vector<std::string> leading_args() const override { return pool_.procs[group_.front()].info.leading_args; }
 
   void prepare(const Space& space, const std::vector<Candidate>& points) override {
-    // Dealt round-robin; each worker compiles its share in the background.
+    // Dealt round-robin; each worker compiles its share in the background. Points measured
+    // already (the recheck's leaders) are timed again on the group's first worker: it compiles
+    // those it has not, in bulk, now, rather than one at a time when each is timed.
     std::vector<std::vector<std::uint64_t>> shares(group_.size());
+    std::vector<std::uint64_t> again;
     for (const Candidate& c : points) {
       const std::uint64_t index = space.index_of(c);
-      if (done_.count(index) || ready_.count(index) || in_flight(index) || queued(index)) continue;
+      if (done_.count(index)) {
+        again.push_back(index);
+        continue;
+      }
+      if (ready_.count(index) || in_flight(index) || queued(index)) continue;
       shares[next_++ % group_.size()].push_back(index);
     }
+    if (!again.empty()) send(pool_.procs[group_.front()].to, {{"op", "prepare"}, {"points", again}});
     for (std::size_t k = 0; k < group_.size(); ++k) {
       if (shares[k].empty()) continue;
       auto& p = pool_.procs[group_[k]];
