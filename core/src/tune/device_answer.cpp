@@ -107,9 +107,13 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
   for (const auto& o : outs) total += o.bytes;
   std::size_t free = 0, all = 0;
   GPUK_CU(driver().cuMemGetInfo(&free, &all), "the sweep's device comparison");
-  const std::uint64_t margin = 256ull << 20;  // the variants' scratch
+  // Room left for the variants' scratch: as much again as the outputs, and 512 MiB (a variant's
+  // scratch is allocated before the one it replaces is freed).
+  const std::uint64_t margin = total + (512ull << 20);
   if (total + margin > free) {
-    if (why) *why = "a copy of the outputs (" + std::to_string(total >> 20) + " MiB) does not fit in the free memory";
+    if (why)
+      *why = "a copy of the outputs (" + std::to_string(total >> 20) + " MiB) and room for the variants' scratch do "
+             "not fit in the free memory (" + std::to_string(free >> 20) + " MiB)";
     return false;
   }
   std::vector<DeviceBuffer> copies;

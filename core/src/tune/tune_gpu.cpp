@@ -240,7 +240,7 @@ class GpuMeasurer final : public Measurer {
       return o;
     }
     try {
-      bench_.bind(p.plan);
+      bind_scratch(p);
       const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
       Stopwatch verifying(times_.verify);
       const Verification v = verify(target, p);
@@ -434,6 +434,18 @@ class GpuMeasurer final : public Measurer {
       }
     }
     return v;
+  }
+
+  // Binds the variant's scratch; when it does not fit beside the kept answer, the answer goes
+  // (the variants come first) and the bind is tried again.
+  void bind_scratch(const Prepared& p) {
+    try {
+      bench_.bind(p.plan);
+    } catch (const Error& e) {
+      if (!answer_) throw;
+      drop_answer(std::string("the scratch of ") + p.label + " did not fit beside the kept answer: " + e.what());
+      bench_.bind(p.plan);
+    }
   }
 
   void drop_answer(const std::string& why) {
