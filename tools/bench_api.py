@@ -14,6 +14,8 @@ Target: the prepared operation from Python at most 2 us above the C++ Operation:
 
   tools/bench_api.py [--n 4096 250000] [--batch 100] [--batches 200] [--cpp build/bench_api]
 """
+import gpuk  # before NumPy: see docs/python.md, "Known issue"
+
 import argparse
 import re
 import statistics
@@ -24,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-import gpuk
 from gpuk import _gpuk
 
 
@@ -57,8 +58,6 @@ def bench(n, batch, batches, cpp):
     x_mem = _gpuk.DeviceMemory(engine.device, host.nbytes)
     x_mem.upload_from(host.ctypes.data, host.nbytes, 0)
     best_mem = _gpuk.DeviceMemory(engine.device, 16)
-    x = gpuk.DeviceArray(x_mem, "float32", (n,))
-    best = gpuk.DeviceArray(best_mem, "int64", (2,))
     torch = None
     try:
         import torch as _torch
@@ -68,6 +67,9 @@ def bench(n, batch, batches, cpp):
         pass
     stream_obj = torch.cuda.Stream() if torch else None
     s = stream_obj.cuda_stream if torch else 0
+    # Arrays written on the benchmark's stream, as __cuda_array_interface__ says.
+    x = gpuk.DeviceArray(x_mem, "float32", (n,), s)
+    best = gpuk.DeviceArray(best_mem, "int64", (2,), s)
     sync = lambda: _gpuk.synchronize(engine.device, s)  # noqa: E731
     _gpuk.synchronize(engine.device, 0)
 

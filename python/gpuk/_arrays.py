@@ -150,7 +150,7 @@ def _dlpack_arg(x: Any, what: str, writable: bool, stream: int, device: int) -> 
     kind, ordinal = (int(v) for v in x.__dlpack_device__())
     if kind == _DL_CPU:
         return _host_arg(np.from_dlpack(x), what, writable)
-    if kind != _DL_CUDA:
+    if kind not in (_DL_CUDA, _DL_CUDA_MANAGED):
         place = _DL_DEVICE_NAMES.get(kind, f"DLPack device type {kind}")
         raise ConfigError(f"{what}: the array is in {place}; gpuk takes arrays on a CUDA GPU, or host arrays to upload")
     if ordinal != device:
@@ -167,7 +167,7 @@ def _dlpack_arg(x: Any, what: str, writable: bool, stream: int, device: int) -> 
     if strides and not _c_contiguous(shape, strides, 1):
         raise ConfigError(f"{what}: the array is not C-contiguous (strides {tuple(strides)} elements for shape "
                           f"{shape}); gpuk takes C-contiguous arrays: pass x.contiguous() or a copy")
-    if view.device != (_DL_CUDA, device):
+    if view.device != (kind, device):
         raise ConfigError(f"{what}: __dlpack__ gave an array on DLPack device {view.device}, not GPU {device}")
     return Arg(view.ptr, dtype, shape, keep=view, source=x)
 
@@ -176,10 +176,16 @@ def resolve(x: Any, what: str, *, device: int, stream: int, writable: bool = Fal
     """One array argument of a call, checked (dtype, C order, device) before anything runs."""
     if isinstance(x, np.ndarray):
         return _host_arg(x, what, writable)
-    cai = getattr(x, "__cuda_array_interface__", None)
+    has_dlpack = hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")
+    try:
+        cai = getattr(x, "__cuda_array_interface__", None)
+    except Exception as e:  # a producer that cannot describe this array so (a dtype, a CPU tensor)
+        if not has_dlpack:
+            raise ConfigError(f"{what}: __cuda_array_interface__ failed: {e}") from None
+        cai = None
     if cai is not None:
         return _cai_arg(x, cai, what, writable, stream, device)
-    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+    if has_dlpack:
         return _dlpack_arg(x, what, writable, stream, device)
     if writable:
         raise ConfigError(f"{what}: out= takes a device array (__cuda_array_interface__ or __dlpack__) or a NumPy "
@@ -246,6 +252,8 @@ def empty_like(x: Any, dtype: str, shape: Tuple[int, ...], device: int, stream: 
     if module == "torch":
         torch = sys.modules["torch"]
         out = torch.empty(shape, dtype=getattr(torch, dtype), device=x.device)
+        # Its pointer directly: PyTorch's own protocols do not cover every dtype (uint32).
+        return out, Arg(out.data_ptr(), dtype, shape, source=out)
     elif module == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(device):

@@ -105,7 +105,11 @@ def _with_report(args: List[str], report: Path, stdout_name: str) -> dict:
     proc = subprocess.run([str(executable()), *args], capture_output=True, text=True)
     data = json.loads(report.read_text()) if report.exists() else None
     if proc.returncode != 0:
-        raise _error(proc.returncode, proc.stderr, data)
+        stderr = proc.stderr
+        if proc.returncode == 3 and data and not stderr.strip():
+            detail = (data.get("verification") or {}).get("detail") or "no variant verified"
+            stderr = f"verification failed: {detail}"
+        raise _error(proc.returncode, stderr, data)
     if data is None:
         raise Error(f"gpuk {args[0]} wrote no report")
     data.setdefault(stdout_name, proc.stdout)

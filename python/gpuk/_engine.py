@@ -132,10 +132,15 @@ class Engine:
         self.device = int(device)
         self._native = _gpuk.Engine(self.device, [os.fspath(k) for k in kernels], [os.fspath(p) for p in plugins],
                                     None if cache_dir is None else os.fspath(cache_dir), no_cache,
-                                    None if tuning_db is None else os.fspath(tuning_db), _warn)
+                                    None if tuning_db is None else os.fspath(tuning_db))
+        self._emit_warnings()
         self._operations: Dict[tuple, Operation] = {}
         self._lock = threading.Lock()
         self._families: Optional[List[dict]] = None
+
+    def _emit_warnings(self) -> None:
+        for message in self._native.take_warnings():
+            warnings.warn(message, GpukWarning, stacklevel=4)
 
     def families(self) -> List[dict]:
         """The loaded family plugins: name, description, plugin path, operations, dtypes, options
@@ -171,8 +176,11 @@ class Engine:
         bucket. Options as keywords (``abs=True``, ``order="descending"``) or ``options=``;
         ``kernel=`` and ``params=`` run exactly that variant."""
         opts = {k: _option_text(v) for k, v in {**(options or {}), **option_kwargs}.items()}
-        native = self._native.prepare(family, operation, dtype_name(dtype), int(n), opts, kernel,
-                                      {k: int(v) for k, v in (params or {}).items()})
+        try:
+            native = self._native.prepare(family, operation, dtype_name(dtype), int(n), opts, kernel,
+                                          {k: int(v) for k, v in (params or {}).items()})
+        finally:
+            self._emit_warnings()
         return Operation(self, native, family, operation, dtype_name(dtype), opts)
 
     def _operation(self, family: str, operation: str, dtype: str, n: int, options: Mapping[str, str],
@@ -274,7 +282,10 @@ class Engine:
                     downloads.append(a)
             else:
                 check_on_device(a, name, device)
-        pointers = [a.ptr for a in ins] + [0 if o is None else o.ptr for o in outs]
+        # In the Operation's own order of arrays (sort_pairs: keys_in, keys_out, values_in, values_out).
+        by_slot = dict(zip(map(id, op._inputs), ins))
+        by_slot.update(zip(map(id, op._outputs), outs))
+        pointers = [0 if by_slot[id(sl)] is None else by_slot[id(sl)].ptr for sl in op._slots]
         if read:
             raw = op._native.launch_and_read(pointers, n, s, *scalar_args)
             answer = decode(next(sl.type for sl in op._outputs if sl.host_result), raw)
@@ -296,10 +307,6 @@ def _check_slot(a: Arg, slot: _Slot, n: int, name: str) -> None:
             raise ConfigError(f"{name}: {slot.name} has {a.size} elements, the input {n}")
     elif a.nbytes < slot.bytes:
         raise ConfigError(f"{name}: {slot.name} ({slot.type}) needs {slot.bytes} bytes; the array has {a.nbytes}")
-
-
-def _warn(message: str) -> None:
-    warnings.warn(message, GpukWarning, stacklevel=3)
 
 
 _default: Optional[Engine] = None

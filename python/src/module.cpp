@@ -3,13 +3,14 @@
 // DLPack, __cuda_array_interface__ and NumPy arrays into them. The GIL is released while gpuk
 // prepares (compiles) and while it launches or waits on the device.
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,17 @@ nb::dict kernel_dict(const KernelFile& f) {
   return d;
 }
 
+// gpuk::Engine with the warnings it gave (a stale tuning entry passed over, a plugin that did not
+// load), kept until the Python layer takes them: core calls no Python while the GIL is released.
+struct Warnings {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+};
+struct PyEngine {
+  std::shared_ptr<Warnings> warnings;
+  std::unique_ptr<Engine> engine;
+};
+
 // A scalar argument as its dtype's bits (the Python layer packs it exactly in the dtype).
 std::optional<Scalar> scalar_of(const std::optional<std::string>& dtype, std::uint64_t bits) {
   if (!dtype) return std::nullopt;
@@ -217,12 +229,13 @@ NB_MODULE(_gpuk, m) {
           "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
           "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
 
-  nb::class_<Engine>(m, "Engine", "gpuk::Engine: loads the plugins and kernel files; opens the GPU on first use.")
+  nb::class_<PyEngine>(m, "Engine", "gpuk::Engine: loads the plugins and kernel files; opens the GPU on first use.")
       .def(
           "__init__",
-          [](Engine* self, int device, const std::vector<std::string>& kernel_dirs,
+          [](PyEngine* self, int device, const std::vector<std::string>& kernel_dirs,
              const std::vector<std::string>& plugin_dirs, const std::optional<std::string>& cache_dir, bool no_cache,
-             const std::optional<std::string>& tuning_db, std::function<void(const std::string&)> on_warning) {
+             const std::optional<std::string>& tuning_db) {
+            auto warnings = std::make_shared<Warnings>();
             EngineOptions o;
             o.device = device;
             for (const auto& d : kernel_dirs) o.kernel_dirs.emplace_back(d);
@@ -230,19 +243,26 @@ NB_MODULE(_gpuk, m) {
             if (cache_dir) o.cache_dir = *cache_dir;
             o.no_cache = no_cache;
             if (tuning_db) o.tuning_db = *tuning_db;
-            if (on_warning) {
-              o.on_warning = [on_warning](const std::string& message) {
-                nb::gil_scoped_acquire acquire;
-                on_warning(message);
-              };
-            }
-            new (self) Engine(std::move(o));
+            o.on_warning = [warnings](const std::string& message) {
+              const std::lock_guard<std::mutex> lock(warnings->mutex);
+              warnings->messages.push_back(message);
+            };
+            auto engine = std::make_unique<Engine>(std::move(o));  // may throw: nothing built yet
+            new (self) PyEngine{warnings, std::move(engine)};
           },
           "device"_a = 0, "kernel_dirs"_a = std::vector<std::string>{}, "plugin_dirs"_a = std::vector<std::string>{},
-          "cache_dir"_a = nb::none(), "no_cache"_a = false, "tuning_db"_a = nb::none(), "on_warning"_a = nb::none())
+          "cache_dir"_a = nb::none(), "no_cache"_a = false, "tuning_db"_a = nb::none())
+      .def("take_warnings",
+           [](PyEngine& e) {
+             const std::lock_guard<std::mutex> lock(e.warnings->mutex);
+             std::vector<std::string> out;
+             out.swap(e.warnings->messages);
+             return out;
+           },
+           "The warnings given since the last call (and clears them).")
       .def(
           "prepare",
-          [](const Engine& e, const std::string& family, const std::string& operation, const std::string& dtype,
+          [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
              std::uint64_t n, const std::map<std::string, std::string>& options, const std::optional<std::string>& kernel,
              const std::map<std::string, std::int64_t>& params) {
             OperationSpec spec;
@@ -254,35 +274,35 @@ NB_MODULE(_gpuk, m) {
             spec.kernel = kernel;
             spec.params = params;
             nb::gil_scoped_release release;
-            return e.prepare(spec);
+            return e.engine->prepare(spec);
           },
           "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
           "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{})
       .def("families",
-           [](const Engine& e) {
+           [](const PyEngine& e) {
              nb::list out;
-             for (const FamilyPlugin* p : e.plugins().all()) out.append(family_dict(*p, e.plugins()));
+             for (const FamilyPlugin* p : e.engine->plugins().all()) out.append(family_dict(*p, e.engine->plugins()));
              return out;
            })
-      .def("plugin_errors", [](const Engine& e) { return e.plugins().errors(); })
+      .def("plugin_errors", [](const PyEngine& e) { return e.engine->plugins().errors(); })
       .def("kernel_files",
-           [](const Engine& e) {
+           [](const PyEngine& e) {
              nb::list out;
-             for (const auto& f : e.kernels().files()) out.append(kernel_dict(*f));
+             for (const auto& f : e.engine->kernels().files()) out.append(kernel_dict(*f));
              return out;
            })
-      .def("kernel_errors", [](const Engine& e) { return e.kernels().errors(); })
+      .def("kernel_errors", [](const PyEngine& e) { return e.engine->kernels().errors(); })
       .def("kernel_dirs",
-           [](const Engine& e) {
+           [](const PyEngine& e) {
              std::vector<std::string> out;
-             for (const auto& d : e.kernels().dirs()) out.push_back(d.string());
+             for (const auto& d : e.engine->kernels().dirs()) out.push_back(d.string());
              return out;
            })
-      .def("device_info", [](const Engine& e) {
+      .def("device_info", [](const PyEngine& e) {
         const DeviceInfo* info = nullptr;
         {
           nb::gil_scoped_release release;
-          info = &e.device();
+          info = &e.engine->device();
         }
         nb::dict d;
         d["ordinal"] = info->ordinal;

@@ -98,3 +98,22 @@ def test_a_search_value_must_be_exact_in_the_arrays_dtype():
         scalar_bits(1 << 40, "int32", "value")
     with pytest.raises(gpuk.ConfigError, match="out of range"):
         scalar_bits(-1, "uint32", "value")
+
+
+def test_pointers_follow_the_operations_own_array_order(monkeypatch):
+    # sort_pairs takes (keys_in, keys_out, values_in, values_out): inputs and outputs interleaved.
+    class Native:
+        arrays = [{"name": n, "output": o, "type": "uint32", "bytes": 40, "host_result": False}
+                  for n, o in (("keys_in", False), ("keys_out", True), ("values_in", False), ("values_out", True))]
+        scalar, variant, chosen, warnings, min_n, max_n = None, "v", "c", [], 8, 15
+
+        def launch(self, pointers, n, stream, *scalar):
+            self.got = (list(pointers), n, stream)
+
+    native = Native()
+    op = gpuk.Operation(gpuk.Engine(), native, "sort", "sort_pairs", "uint32", {})
+    monkeypatch.setattr("gpuk._engine.check_on_device", lambda *args: None)
+    arrays = [CaiArray(FAKE_POINTER + i * 0x1000, np.uint32, (10,)) for i in range(4)]
+    out = op(arrays[0], arrays[1], out=(arrays[2], arrays[3]), stream=7)
+    assert out == (arrays[2], arrays[3])
+    assert native.got == ([FAKE_POINTER, FAKE_POINTER + 0x2000, FAKE_POINTER + 0x1000, FAKE_POINTER + 0x3000], 10, 7)

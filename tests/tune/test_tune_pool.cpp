@@ -61,6 +61,13 @@ class FakeSession : public WorkerSession {
       return test::FakeMeasurer::measure(space, c);
     }
 
+    // How many points it was asked to prepare (compile), in all.
+    std::vector<std::string> notes() const override {
+      std::size_t n = 0;
+      for (auto b : batches) n += b;
+      return {"prepared " + std::to_string(n)};
+    }
+
    private:
     std::function<Fault(const std::map<std::string, std::int64_t>&)> fault_;
   };
@@ -197,6 +204,11 @@ TEST_CASE("each worker's time breakdown comes back to the parent, with its start
     CHECK(times[w].start < 99);
     CHECK(times[w].start == doctest::Approx(std::max(0.0, pool.workers()[w].start_seconds - times[w].data - 1)));
   }
+  // The measurers' notes come back too, named by GPU.
+  const auto notes = pool.notes();
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].rfind("GPU 0: prepared ", 0) == 0);
+  CHECK(notes[1].rfind("GPU 1: prepared ", 0) == 0);
 }
 
 TEST_CASE("the workers start side by side: a pool of three slow starters takes about one start") {
@@ -211,4 +223,22 @@ TEST_CASE("the workers start side by side: a pool of three slow starters takes a
   CHECK(took >= 0.4);
   CHECK(took < 1.0);  // one after another: at least 1.2 s
   for (const auto& w : pool.workers()) CHECK(w.start_seconds >= 0.4);
+}
+
+TEST_CASE("the recheck's worker is told to compile the leaders measured by the others, in one batch, before timing") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  WorkerPool pool(space, {0, 1}, factory());
+  const auto m = pool.measurer({0, 1});
+  const TuneResult r = tune(space, *m, options());
+  std::size_t by_others = 0;
+  for (const auto& e : r.evaluations)
+    if (e.rechecked && e.outcome.device != 0) ++by_others;
+  const auto prepared = [&](std::size_t w) {
+    const std::string note = pool.notes()[w];
+    return static_cast<std::size_t>(std::stoul(note.substr(note.rfind(' ') + 1)));
+  };
+  // GPU 0 prepared its share of the sweep (what it was dealt, at least what it measured) and, once
+  // more, every leader: those it measured (it skips them) and those GPU 1 did.
+  CHECK(prepared(0) >= pool.workers()[0].measured + by_others);
+  CHECK(prepared(0) + prepared(1) >= r.evaluations.size() - r.count(Status::pruned) + 3);
 }

@@ -1,4 +1,4 @@
-// The tuning database's entries read straight from the JSON text's parse events, without a JSON
+// The tuning database's entries read straight from the JSON text, without a JSON
 // document: the fast path of TuningDb::read for a database as gpuk writes it (300 k entries: the
 // document alone took a second). It accepts only what the checked reader (tune_db.cpp's
 // from_json) accepts without a word; anything else (a hand edit, a wrong type, a value out of
@@ -13,8 +13,6 @@
 
 namespace gpuk {
 
-// `expected`: how many entries to make room for.
-std::optional<std::vector<TuningEntry>> read_db_entries_fast(const std::string& text, const char* format, int version,
-                                                             std::size_t expected);
+std::optional<std::vector<TuningEntry>> read_db_entries_fast(const std::string& text, const char* format, int version);
 
 }  // namespace gpuk

@@ -187,7 +187,8 @@ DeviceInfo device_of(const json& j) {
         const SweepTimes t = session->times();
         send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}},
                       {"times", {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait,
-                                 t.measure, t.verify, t.recheck, t.save, t.total}}});
+                                 t.measure, t.verify, t.recheck, t.save, t.total}},
+                      {"notes", m.notes()}});
         continue;
       }
       if (op == "prepare") {
@@ -466,13 +467,21 @@ class PoolMeasurer : public Measurer {
   std::vector<std::string> leading_args() const override { return pool_.procs[group_.front()].info.leading_args; }
 
   void prepare(const Space& space, const std::vector<Candidate>& points) override {
-    // Dealt round-robin; each worker compiles its share in the background.
+    // Dealt round-robin; each worker compiles its share in the background. Points measured
+    // already (the recheck's leaders) are timed again on the group's first worker: it compiles
+    // those it has not, in bulk, now, rather than one at a time when each is timed.
     std::vector<std::vector<std::uint64_t>> shares(group_.size());
+    std::vector<std::uint64_t> again;
     for (const Candidate& c : points) {
       const std::uint64_t index = space.index_of(c);
-      if (done_.count(index) || ready_.count(index) || in_flight(index) || queued(index)) continue;
+      if (done_.count(index)) {
+        again.push_back(index);
+        continue;
+      }
+      if (ready_.count(index) || in_flight(index) || queued(index)) continue;
       shares[next_++ % group_.size()].push_back(index);
     }
+    if (!again.empty()) send(pool_.procs[group_.front()].to, {{"op", "prepare"}, {"points", again}});
     for (std::size_t k = 0; k < group_.size(); ++k) {
       if (shares[k].empty()) continue;
       auto& p = pool_.procs[group_[k]];
@@ -642,6 +651,17 @@ CompileStats WorkerPool::compile_stats() {
     sum.seconds += j[3].get<double>();
   }
   return sum;
+}
+
+std::vector<std::string> WorkerPool::notes() {
+  std::vector<std::string> out;
+  for (auto& p : impl_->procs) {
+    const json answer = ask_stats(p);
+    if (!answer.is_object() || !answer.contains("notes")) continue;
+    for (const auto& note : answer.at("notes"))
+      out.push_back("GPU " + std::to_string(p.info.ordinal) + ": " + note.get<std::string>());
+  }
+  return out;
 }
 
 std::vector<SweepTimes> WorkerPool::worker_times() {

@@ -88,6 +88,8 @@ class WorkerPool {
   // Each worker's time breakdown, in workers() order (asked of its current process; `start` is
   // the parent's view, every process of the worker counted; zeros for a worker that is busy).
   std::vector<SweepTimes> worker_times();
+  // The measurers' notes of the running workers, each "GPU N: ..." (how they verified, ...).
+  std::vector<std::string> notes();
 
   struct Impl;
 

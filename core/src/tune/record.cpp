@@ -93,6 +93,23 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
     if (most > 1)
       timing << "; one call is too short for the counter, so each window took " << fewest
              << (most > fewest ? " to " + std::to_string(most) : std::string()) << " calls";
+    // What the figure covers: a window's time per call against the variant's kernel time. Where
+    // the two differ, energy per call is the GPU's energy per back-to-back call (the gaps between
+    // calls included), not power x kernel time; said with the figures (issue 27).
+    double low = 0, high = 0;
+    for (const auto& e : result.evaluations) {
+      if (e.outcome.status != Status::ok || e.time.median <= 0) continue;
+      for (const auto& w : e.outcome.energy) {
+        if (w.calls <= 0) continue;
+        const double ratio = w.window_s * 1e3 / static_cast<double>(w.calls) / e.time.median;
+        low = low > 0 ? std::min(low, ratio) : ratio;
+        high = std::max(high, ratio);
+      }
+    }
+    if (high > 1.1 || (low > 0 && low < 0.9))
+      timing << "; the windows held " << fixed(low, 2) << (high > low + 0.005 ? " to " + fixed(high, 2) : std::string())
+             << "x each variant's kernel time per call: energy per call includes the GPU's time between calls, "
+                "so it is not power x kernel time";
   }
   report.timing = timing.str();
   report.compile = stats;

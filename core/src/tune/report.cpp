@@ -170,7 +170,8 @@ nlohmann::json energy_json(const Evaluation& e) {
   nlohmann::json windows = nlohmann::json::array();
   for (const auto& s : e.outcome.energy)
     windows.push_back({{"joules_per_call", s.joules}, {"watts", s.watts}, {"sm_mhz", s.sm_mhz}, {"calls", s.calls},
-                       {"window_s", s.window_s}});
+                       {"window_s", s.window_s},
+                       {"window_ms_per_call", s.calls > 0 ? s.window_s * 1e3 / static_cast<double>(s.calls) : 0.0}});
   return {{"joules_per_call", e.energy.median}, {"q1_joules", e.energy.q1}, {"q3_joules", e.energy.q3},
           {"watts", w}, {"sm_mhz", mhz}, {"windows", windows}};
 }

@@ -257,6 +257,7 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
     }
     if (journal) report.journal = journal->path().string();
     report.times.start = pool_start;  // the workers' processes, devices, data and references
+    for (const auto& note : pool.notes()) report.notes.push_back(note);
     const auto worker_times = pool.worker_times();
     for (std::size_t w : group)
       report.worker_times.emplace_back("GPU " + std::to_string(pool.workers()[w].ordinal), worker_times[w]);

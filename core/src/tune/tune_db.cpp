@@ -204,19 +204,12 @@ TuningDb TuningDb::read(const fs::path& path) {
   if (file.status != RegularFile::Status::ok)
     throw DamagedDb(path.string() + ": cannot read the tuning database: " + file.why);
   if (file.text.find_first_not_of(" \t\r\n") == std::string::npos) return db;
-  // Room for every entry up front (each has one "size_bucket"): growing the list would copy
-  // entries, whose move may throw.
-  std::size_t expected = 0;
-  for (std::size_t at = file.text.find("\"size_bucket\""); at != std::string::npos;
-       at = file.text.find("\"size_bucket\"", at + 1))
-    ++expected;
   // A database as gpuk writes it is read straight from the parse events; anything the fast
   // reader does not accept as it stands is read again by the checked reader below, which says
   // what is wrong with it.
-  if (auto fast = read_db_entries_fast(file.text, kFormat, kVersion, expected)) {
+  if (auto fast = read_db_entries_fast(file.text, kFormat, kVersion)) {
     db.entries_ = std::move(*fast);
   } else {
-    db.entries_.reserve(expected);
     // Each entry is read as the parser finishes it and its JSON dropped at once: a document of
     // 300 k entries held whole is a gigabyte of small allocations (seconds), its entries a tenth.
     struct Skipped {
@@ -273,16 +266,47 @@ TuningDb TuningDb::read(const fs::path& path) {
   std::vector<TuningEntry>& all = db.entries_;
   const auto by_key = [](const TuningEntry& x, const TuningEntry& y) { return x.key < y.key; };
   if (!std::is_sorted(all.begin(), all.end(), by_key)) {
-    std::vector<std::uint32_t> order(all.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const auto c = all[x].key <=> all[y].key;
-      return c < 0 || (c == 0 && x < y);
-    });
-    std::vector<TuningEntry> sorted;
-    sorted.reserve(all.size());
-    for (const std::uint32_t i : order) sorted.push_back(std::move(all[i]));
-    all = std::move(sorted);
+    // Each key flattened once into bytes that compare as the key does (fields joined by '\0',
+    // which no field holds; the bucket as one byte), then sorted with the position as the tie.
+    std::vector<std::pair<std::string, std::uint32_t>> order(all.size());
+    bool flat_faithful = true;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const TuningKey& k = all[i].key;
+      std::string& flat = order[i].first;
+      for (const std::string* f : {&k.gpu, &k.arch, &k.family, &k.operation, &k.options, &k.dtype}) {
+        flat_faithful = flat_faithful && f->find('\0') == std::string::npos;
+        flat += *f;
+        flat += '\0';
+      }
+      flat += static_cast<char>(k.bucket);  // 0..64
+      flat += '\0';
+      flat += k.objective;
+      order[i].second = static_cast<std::uint32_t>(i);
+    }
+    std::sort(order.begin(), order.end());
+    // A key holding '\0' (a hand edit's "\u0000") does not flatten faithfully: then the keys
+    // themselves are compared.
+    if (!flat_faithful)
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const auto& x, const auto& y) { return all[x.second].key < all[y.second].key; });
+    // Entry order[i].second goes to position i: each cycle of the permutation followed in place
+    // (a sorted copy would be a second list of them all).
+    std::vector<std::uint32_t> from(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) from[i] = order[i].second;
+    order = {};
+    for (std::size_t start = 0; start < from.size(); ++start) {
+      if (from[start] == start) continue;
+      TuningEntry held = std::move(all[start]);
+      std::size_t at = start;
+      while (from[at] != start) {
+        all[at] = std::move(all[from[at]]);
+        const std::size_t next = from[at];
+        from[at] = static_cast<std::uint32_t>(at);
+        at = next;
+      }
+      all[at] = std::move(held);
+      from[at] = static_cast<std::uint32_t>(at);
+    }
   }
   // Keep the last of each run of equal keys.
   std::size_t kept = 0;

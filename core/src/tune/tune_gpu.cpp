@@ -275,9 +275,9 @@ class GpuMeasurer final : public Measurer {
   // Back-to-back runs in batches of about 2 ms, the energy counter read after each: the energy
   // and time between its first and last change over at least the window (the counter moves in
   // steps much longer than one call), divided by the calls in between. The SM clock is read
-  // while each batch runs. Two batches are in flight: the counter is read while the next batch
-  // runs, so that the window holds kernels back to back and not the GPU idling while the host
-  // waits and reads (issue 27: waiting for an idle stream first made every figure 2.7x).
+  // while each batch runs. Batches are queued ahead: the counter is read while the GPU works, so
+  // that the window holds kernels back to back and not the GPU idling while the host waits and
+  // reads (issue 27: waiting for an idle stream first made every figure 2.7x).
   std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms_per_call) override {
     if (!options_.energy) return std::nullopt;
     Prepared& p = ready(space, c, "energy()");
@@ -304,8 +304,12 @@ class GpuMeasurer final : public Measurer {
       std::int64_t calls = 0;
       double mhz = 0;
       int clocks = 0;
+      // Batches queued ahead of the one waited for: the NVML reads between waits take a few ms,
+      // and the GPU must not run dry meanwhile (with one batch ahead, every figure was still 2x
+      // on the H100).
+      constexpr int kAhead = 4;
       struct Events {
-        CUevent done[2] = {nullptr, nullptr};
+        CUevent done[kAhead + 1] = {};
         ~Events() {
           for (CUevent e : done)
             if (e) driver().cuEventDestroy(e);
@@ -344,14 +348,17 @@ class GpuMeasurer final : public Measurer {
           }
         }
       } drain{stream, limit, p.where};
-      queue_batch(events.done[0]);
+      constexpr int kRing = kAhead + 1;
+      for (int k = 0; k < kAhead; ++k) queue_batch(events.done[k]);
       for (int k = 0;; ++k) {
-        queue_batch(events.done[(k + 1) % 2]);
+        // Batch k done: the next goes in at once, then the counter and the clock are read
+        // while the GPU runs the batches ahead.
+        wait_batch(events.done[k % kRing]);
+        calls += batch;
+        queue_batch(events.done[(k + kAhead) % kRing]);
+        const Edge now{since(), calls, meter.millijoules()};
         mhz += meter.sm_mhz();
         ++clocks;
-        wait_batch(events.done[k % 2]);
-        calls += batch;
-        const Edge now{since(), calls, meter.millijoules()};
         if (now.mj != previous) {
           (first ? last : first) = now;
           previous = now.mj;
@@ -658,7 +665,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   CompileStats stats;
   GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
   mo.energy = meter;
-  const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
+  auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
 
   TuneOptions options = tune_options(t, sweep);
   options.measure_energy = meter != nullptr;
@@ -666,6 +673,8 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
       attach_journal(sweep.journal_dir, sweep.run_id, sweep.fresh, t, info, flush, space, options);
   const int damaged = journal ? journal->damaged() : 0;
   TuneResult result = tune(space, *measurer, options);
+  const std::vector<std::string> notes = measurer->notes();
+  measurer.reset();  // its compiles and its copy of the answer, before the baseline's memory
   std::optional<BaselineTiming> baseline;
   if (sweep.baseline && !result.aborted && !result.context_lost)
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
@@ -680,7 +689,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
                              " of the journal (a writer killed mid-line) ignored; those points were measured again");
   }
   if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
-  for (const auto& note : measurer->notes()) report.notes.push_back(note);
+  for (const auto& note : notes) report.notes.push_back(note);
   return report;
 }
 
