@@ -665,7 +665,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   CompileStats stats;
   GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
   mo.energy = meter;
-  const auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
+  auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
 
   TuneOptions options = tune_options(t, sweep);
   options.measure_energy = meter != nullptr;
@@ -673,6 +673,8 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
       attach_journal(sweep.journal_dir, sweep.run_id, sweep.fresh, t, info, flush, space, options);
   const int damaged = journal ? journal->damaged() : 0;
   TuneResult result = tune(space, *measurer, options);
+  const std::vector<std::string> notes = measurer->notes();
+  measurer.reset();  // its compiles and its copy of the answer, before the baseline's memory
   std::optional<BaselineTiming> baseline;
   if (sweep.baseline && !result.aborted && !result.context_lost)
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
@@ -687,7 +689,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
                              " of the journal (a writer killed mid-line) ignored; those points were measured again");
   }
   if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
-  for (const auto& note : measurer->notes()) report.notes.push_back(note);
+  for (const auto& note : notes) report.notes.push_back(note);
   return report;
 }
 
