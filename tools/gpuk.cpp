@@ -252,6 +252,10 @@ int cmd_check(const Global& g, const std::vector<std::string>& targets, const st
         for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << w << "\n";
         check_file(*choice.file, {plugin.template_args(problem)}, choice.params);
       } else {
+        if (path.extension() != ".cu")
+          throw ConfigError(path.string() + ": gpuk check takes configs (.yaml, .yml) and kernel files (.cu), not " +
+                            (path.extension().empty() ? std::string("a file without an extension")
+                                                      : "a " + printable(path.extension().string()) + " file"));
         const KernelFile file = KernelFile::load(path);
         const FamilyPlugin& plugin = plugins.get(file.family);
         check_operations(file, plugin.operations());

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "data/data.hpp"
 #include "helpers.hpp"
@@ -201,4 +202,31 @@ TEST_CASE("check's failures go to stderr, its ok lines and summary to stdout") {
   CHECK(r.status == 2);
   CHECK(r.output.find("FAIL") == std::string::npos);
   CHECK(r.output.find("1 failed") != std::string::npos);
+}
+
+TEST_CASE("the shell completions know every option of every command, as --help lists them") {
+  const auto script = gpuk::test::source_dir() / "tools/completions/gpuk.bash";
+  std::ifstream zsh(gpuk::test::source_dir() / "tools/completions/_gpuk");
+  const std::string z((std::istreambuf_iterator<char>(zsh)), std::istreambuf_iterator<char>());
+  for (const char* command : {"run", "tune", "check", "compare"}) {
+    CAPTURE(std::string(command));
+    const std::string help = gpuk::test::run_command(std::string(GPUK_EXE) + " " + command + " --help").output;
+    const std::string offered =
+        shell("bash -c 'source " + script.string() + "; COMP_WORDS=(gpuk " + command +
+              " --); COMP_CWORD=2; _gpuk; echo \"${COMPREPLY[@]}\"'")
+            .output;
+    std::istringstream lines(help);
+    int options = 0;
+    for (std::string line; std::getline(lines, line);) {
+      const auto at = line.find("--");
+      if (at == std::string::npos || line.find_first_not_of(' ') != at) continue;
+      const std::string option = line.substr(at, line.find_first_of(" ,", at) - at);
+      if (option == "--help") continue;
+      CAPTURE(option);
+      ++options;
+      CHECK(contains(" " + offered + " ", " " + option + " "));
+      CHECK((contains(z, "'" + option + "[") || contains(z, "'*" + option + "[")));
+    }
+    CHECK(options >= 1);
+  }
 }

@@ -94,3 +94,14 @@ TEST_CASE("messages show hostile text escaped and cut short") {
   CHECK(e.size() < 1000);
   CHECK(e.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("settings that contradict each other or generate nothing are refused, where they stand") {
+  CHECK(run_error(kArgmax + "data: {generator: uniform, low: nan, high: 1}\n").find("low must be a finite number") !=
+        std::string::npos);
+  CHECK(run_error(kArgmax + "data: {generator: normal, mean: 0, stddev: inf}\n").find("stddev must be a finite") !=
+        std::string::npos);
+  CHECK(run_error(kArgmax + "data: {generator: uniform, high: -inf}\n").find("high must be a finite") !=
+        std::string::npos);
+  CHECK(run_error("family: reduce\noperation: argmax\ndata: {file: x.npy, seed: 3}\n")
+            .find("c.yaml:3:27: 'seed' sets up generated data, but data.file gives the data") != std::string::npos);
+}

@@ -14,18 +14,20 @@ _gpuk() {
     esac
   done
   case "$prev" in
-    --kernels|--plugins|--cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --kernels|--plugins|--cache-dir|--out|--merge) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --json|--csv|--markdown|--tuning|--tuning-db|--export) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --input|--output) COMPREPLY=($(compgen -f -X '!*.npy' -- "$cur") $(compgen -d -- "$cur")); return ;;
-    --strategy) COMPREPLY=($(compgen -W "exhaustive random anneal" -- "$cur")); return ;;
+    --strategy) COMPREPLY=($(compgen -W "exhaustive random anneal bayes" -- "$cur")); return ;;
+    --objective) COMPREPLY=($(compgen -W "time energy edp" -- "$cur")); return ;;
+    --devices) COMPREPLY=($(compgen -W "all" -- "$cur")); return ;;
     --arch) COMPREPLY=($(compgen -W "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120" -- "$cur")); return ;;
-    --device|--repeats|--time-limit|--budget|--seconds|--seed|--threads|--show|--threshold|--family) return ;;
+    --device|--repeats|--time-limit|--budget|--seconds|--seed|--threads|--show|--threshold|--family|--shard|--stop-after) return ;;
   esac
   local options
   case "$command" in
     "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
-    run) options="--json --csv --markdown --input --output --no-pin --device --repeats --tuning --time-limit --help" ;;
-    tune) options="--json --csv --device --strategy --budget --seconds --seed --threads --show --no-save --time-limit --export --family --help" ;;
+    run) options="--json --csv --markdown --input --output --no-pin --device --devices --repeats --tuning --time-limit --help" ;;
+    tune) options="--json --csv --device --devices --strategy --objective --energy --auto-repeats --fresh --budget --seconds --seed --threads --show --no-save --time-limit --export --family --out --shard --merge --stop-after --help" ;;
     list) options="--help" ;;
     check) options="--arch --help" ;;
     compare) options="--threshold --markdown --help" ;;

@@ -62,6 +62,15 @@ std::string checked_option(const yaml::Source& src, const YAML::Node& node, cons
   return {};
 }
 
+// A file gives the data: a generator's settings beside it would be ignored without a word.
+void refuse_generator_with_file(const yaml::Source& src, const YAML::Node& data) {
+  if (!data.IsMap() || !data["file"]) return;
+  for (const char* key : {"generator", "low", "high", "mean", "stddev", "distinct", "seed"})
+    if (data[key])
+      src.fail(data[key], std::string("'") + key + "' sets up generated data, but data.file gives the data; "
+                                                   "remove one of them");
+}
+
 DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype, std::uint64_t size) {
   DataSpec d;
   src.check_keys(node, kDataKeys, "data");
@@ -75,12 +84,20 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
                                       "; generators: uniform, normal, permutation, sorted, reversed, few_distinct");
     d.generator = *gen;
   }
-  if (node["low"]) d.low = src.number(node["low"], "low");
-  if (node["high"]) d.high = src.number(node["high"], "high");
+  refuse_generator_with_file(src, node);
+  // NaN or infinity would make every element NaN (or the range empty): generated data that
+  // verifies nothing.
+  const auto finite = [&](const char* key) {
+    const double v = src.number(node[key], key);
+    if (!std::isfinite(v)) src.fail(node[key], std::string(key) + " must be a finite number, not '" + node[key].Scalar() + "'");
+    return v;
+  };
+  if (node["low"]) d.low = finite("low");
+  if (node["high"]) d.high = finite("high");
   if (d.low > d.high) src.fail(node["low"] ? node["low"] : node, "low must not be above high");
-  if (node["mean"]) d.mean = src.number(node["mean"], "mean");
+  if (node["mean"]) d.mean = finite("mean");
   if (node["stddev"]) {
-    d.stddev = src.number(node["stddev"], "stddev");
+    d.stddev = finite("stddev");
     if (d.stddev < 0) src.fail(node["stddev"], "stddev must not be negative");
   }
   if (node["distinct"]) {
@@ -257,6 +274,7 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
   YAML::Node file_node;
   if (const YAML::Node data = root["data"]; data && data.IsMap() && data["file"]) {
     file_node = data["file"];
+    refuse_generator_with_file(src, data);
     DataSpec d;
     std::filesystem::path file = src.string(file_node, "file");
     d.file = file.is_relative() ? src.path.parent_path() / file : file;
