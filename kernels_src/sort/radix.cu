@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   // instead of mapping the key again (a float's map is several instructions), and the value
   // scatter finds its destinations from it instead of holding them in ITEMS registers from the
   // key scatter on. Those registers made the default 384 x 20 tile spill about 110 bytes per
-  // thread for pairs under its 80-register cap (docs/PERFORMANCE.md, "the seventh session").
+  // thread for pairs under its 80-register cap (docs/PERFORMANCE.md, "Sort: float keys and the digit byte").
   constexpr bool kDigitBytes = S::kHasValues && sizeof(K) <= 4 && sizeof(V) <= 4;
   unsigned char* const dbuf = smem + kTile * 4;
 

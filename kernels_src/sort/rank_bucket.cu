@@ -23,7 +23,7 @@ launch:
 // Why it is shaped like this:
 // - At a few thousand keys a sort is latency, not work. A block reads every element once,
 //   coalesced, into registers (hence n <= BLOCK * ITEMS); everything after that is in shared
-//   memory, five barriers in all. The fourth session's rank_bucket instead had every block of
+//   memory, five barriers in all. The first rank_bucket instead had every block of
 //   n / BLOCK read the whole array three times in strided loops, each thread waiting on each
 //   load: 7.7 us at 4,096 keys on the H100, where this takes 6.1 (docs/PERFORMANCE.md).
 // - Buckets: the high BUCKET_BITS bits of bits - lo, where [lo, hi] is the array's range. With

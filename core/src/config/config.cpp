@@ -223,8 +223,6 @@ ConfigKind config_kind_of_file(const std::filesystem::path& path) {
 }
 
 bool RunSpec::option_bool(const std::string& name) const { return option(name) == "true"; }
-std::int64_t RunSpec::option_int(const std::string& name) const { return std::stoll(option(name)); }
-double RunSpec::option_number(const std::string& name) const { return std::stod(option(name)); }
 const std::string& RunSpec::option(const std::string& name) const {
   const auto it = options.find(name);
   if (it == options.end()) throw Error("the config has no option '" + name + "'");

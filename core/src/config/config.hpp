@@ -42,8 +42,6 @@ struct RunSpec {
   std::optional<std::filesystem::path> tuning_file;  // `tuning: FILE`: the lookup reads it instead of the database
 
   bool option_bool(const std::string& name) const;
-  std::int64_t option_int(const std::string& name) const;
-  double option_number(const std::string& name) const;
   const std::string& option(const std::string& name) const;
 };
 

@@ -131,7 +131,6 @@ class Bench {
   // Runs the CPU reference `repeats` times the first time it is asked for; later calls return
   // those timings without running it again.
   const std::vector<CpuTiming>& reference(int repeats);
-  bool has_reference() const { return reference_done_; }
   // Poisons the outputs, runs the variant once, downloads and verifies against the reference
   // (computed with one repeat when it is not there yet).
   Verification check(const LaunchTarget& target);

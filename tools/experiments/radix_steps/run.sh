@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The steps of the fourth session's radix sort (docs/PERFORMANCE.md, "What moved the radix sort in
-# the fourth session"): gpuk tune over 2^28 uint32 keys and 2^26 uint32 pairs, every variant
-# verified, for the third session's radix.cu (commit acdc0a9, as radix3), radix_lb (its look-back
+# The steps of the radix sort of 2026-11-23 (docs/PERFORMANCE.md, "What moved the radix
+# sort"): gpuk tune over 2^28 uint32 keys and 2^26 uint32 pairs, every variant
+# verified, for the radix.cu (commit acdc0a9, as radix3), radix_lb (its look-back
 # polling one entry) and radix_ec (plus CUB's early-counts ranking). radix_lb and radix_ec are
 # kept as patches against that radix.cu (radix_lb.patch, radix_ec.patch). The later rows of the table
 # are the committed radix.cu: gpuk tune configs/tune_sort.yaml and configs/tune_sort_pairs.yaml.

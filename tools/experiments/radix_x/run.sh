@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Why float32 pairs sort slower than uint32 pairs, and which of radix_x's switches pay
-# (docs/PERFORMANCE.md, "Sort: the seventh session"). radix_x.cu is radix.cu with switches:
+# (docs/PERFORMANCE.md, "Sort: float keys and the digit byte"). radix_x.cu is radix.cu with switches:
 #   RANK    0: per-warp digit counts by shared atomics first (CUB's early counts), then the ranks;
 #           1: the ranks within each warp first (one atomic per group of equal digits), the counts after
 #   HPARTS  the histogram launch's shared counters split in parts by lane (CUB's NUM_PARTS)

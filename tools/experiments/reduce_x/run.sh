@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # argmax of float32 against CUB at 250,000 (|x|, configs/argmax.yaml) and at each size 2^10 ...
-# 2^28 (docs/PERFORMANCE.md, "argmax: the seventh session"). onepass_x.cu is onepass.cu with two
+# 2^28 (docs/PERFORMANCE.md, "argmax: packed candidates, the value from the key"). onepass_x.cu is onepass.cu with two
 # switches for 32-bit values below 2^32 elements:
 #   PACKED 1: every element becomes a packed 64-bit candidate (order key above inverted index) and
 #            the whole reduction is an unsigned max: two redux.sync per warp instead of shuffles

@@ -1,4 +1,4 @@
-// The fifth session's one-block draft of rank_bucket, phase by phase (tools/experiments/sort_small_block/run.sh).
+// The first one-block draft of rank_bucket (2026-11-23), phase by phase (tools/experiments/sort_small_block/run.sh).
 // Event time per launch behind a gate (as gpuk's time_device), output poisoned before each run,
 // optionally L2 flushed; clock64 stamps of thread 0 after each phase.
 #include <cstdio>

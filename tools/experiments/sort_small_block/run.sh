@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a one-block bucketed rank sort of 4,096 uint32 keys spends its time (the fifth session's
+# Where a one-block bucketed rank sort of 4,096 uint32 keys spends its time (the first
 # first rank_bucket draft: one block of 1024 threads, 4 keys each, 2^12 buckets). A standalone
 # CUDA program, not gpuk: each launch timed with CUDA events behind a stream gate (as gpuk's
 # time_device), outputs poisoned before each run, with and without an L2 flush; the kernel

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The seventh session's check of its two kernel changes, in one device call (docs/PERFORMANCE.md,
-# "Sort: the seventh session", "argmax: the seventh session"):
+# Before and after two kernel changes of 2026-11-24, in one device call (docs/PERFORMANCE.md,
+# "Sort: float keys and the digit byte", "argmax: packed candidates, the value from the key"):
 #   radix.cu    pairs of 4-byte keys and values keep each element's digit as a byte in the free half
 #               of the exchange buffer (no destination registers, no float key map in the scatter);
 #               the scan reads the per-warp counts again instead of holding them in registers
@@ -10,7 +10,7 @@
 # reference on the paths they touch (ties, NaN, all zeros, partial tiles, one block); 3. gpuk run
 # with CUB in the same run: before (the files as they were, as drop-ins radix_old, onepass_old) and
 # after, at the sizes.
-# Usage: tools/experiments/session7/run.sh BUILD_DIR OUT_DIR OLD_KERNELS_DIR
+# Usage: tools/experiments/packed_and_digit_byte/run.sh BUILD_DIR OUT_DIR OLD_KERNELS_DIR
 #   OLD_KERNELS_DIR holds sort/radix_old.cu and reduce/onepass_old.cu, made with
 #   git show 2dd9e78:kernels_src/sort/radix.cu, git show 2dd9e78:kernels_src/reduce/onepass.cu
 #   CONFIGS_ONLY=1: write the configs and stop (to fill a compile cache: gpuk check OUT/*/*.yaml)

@@ -2,9 +2,9 @@
 # Float keys: all of a pass's key loads issued before their digits are computed (radix.cu) against
 # the load-then-map per item of the commit before (radix_cur, a drop-in), CUB in the same run;
 # compute-sanitizer and verified runs on float32 and float64 keys with NaN (docs/PERFORMANCE.md,
-# "Sort: the seventh session"). Nsight Compute had shown float32 pairs' passes 35% longer than
+# "Sort: float keys and the digit byte"). Nsight Compute had shown float32 pairs' passes 35% longer than
 # uint32 pairs' with 5% more instructions, the same occupancy and the same bank conflicts.
-# Usage: tools/experiments/session7/float_loads.sh BUILD_DIR OUT_DIR OLD_KERNELS_DIR
+# Usage: tools/experiments/packed_and_digit_byte/float_loads.sh BUILD_DIR OUT_DIR OLD_KERNELS_DIR
 #   OLD_KERNELS_DIR/sort/radix_cur.cu: git show f687d23:kernels_src/sort/radix.cu
 #   CONFIGS_ONLY=1: write the configs and stop
 set -u
