@@ -21,6 +21,7 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
+#include "run/runtime.hpp"
 #include "tune/matrix.hpp"
 #include "tune/sweep.hpp"
 #include "tune/tune_command.hpp"
@@ -39,6 +40,16 @@ struct Global {
 };
 
 fs::path tuning_db_path(const Global& g) { return g.tuning_db ? *g.tuning_db : TuningDb::default_path(); }
+
+RuntimeOptions runtime_options(const Global& g) {
+  RuntimeOptions r;
+  r.kernel_dirs = g.kernels;
+  r.plugin_dirs = g.plugins;
+  r.cache_dir = g.cache_dir;
+  r.no_cache = g.no_cache;
+  r.tuning_db = g.tuning_db;
+  return r;
+}
 
 std::optional<fs::path> cache_dir(const Global& g) {
   if (g.no_cache) return std::nullopt;
@@ -93,8 +104,9 @@ int with_errors(Body&& body) {
 }
 
 int cmd_list(const Global& g) {
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  const Runtime runtime(runtime_options(g));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   std::cout << "Families (plugins):\n";
   if (plugins.all().empty()) std::cout << "  (none found)\n";
   for (const FamilyPlugin* p : plugins.all()) {
@@ -160,14 +172,12 @@ std::optional<DeviceInfo> gpu_info() {
 }
 
 int cmd_check(const Global& g, const std::vector<std::string>& targets, const std::string& arch_option) {
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
-  const CompileCache cache(cache_dir(g));
+  const Runtime runtime(runtime_options(g));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   const std::optional<DeviceInfo> gpu = gpu_info();
-  JitOptions options;
-  options.arch = !arch_option.empty() ? arch_option : gpu ? gpu->arch() : "sm_90";
-  options.include_dirs = kernels.include_dirs();
-  const Jit jit(options, &cache);
+  const Jit& jit = runtime.jit(!arch_option.empty() ? arch_option : gpu ? gpu->arch() : "sm_90");
+  const JitOptions& options = jit.options();
 
   int failures = 0, bad_input = 0;
   const auto check_file = [&](const KernelFile& file, const std::vector<std::vector<std::string>>& arg_sets,
@@ -280,8 +290,9 @@ struct RunArgs {
 int cmd_run(const Global& g, const RunArgs& a) {
   const fs::path& config = a.config;
   const std::optional<fs::path>& tuning = a.tuning;
-  const PluginRegistry plugins(plugin_dirs(g.plugins));
-  const KernelLibrary kernels(kernel_dirs(g.kernels));
+  const Runtime runtime(runtime_options(g));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   print_load_problems(plugins, kernels);
   RunSpec spec = load_run_spec(config, plugins, kernels, a.input);
   if (a.output) spec.output = *a.output;
@@ -293,7 +304,7 @@ int cmd_run(const Global& g, const RunArgs& a) {
                                           "a config naming none; this config names its variant");
     spec.tuning_file = *tuning;
   }
-  const CompileCache cache(cache_dir(g));
+  const CompileCache& cache = runtime.cache();
   if (!a.devices.empty())  // the same config on each GPU, one after another, side by side
     return run_on_devices(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, a.devices, a.json, a.csv,
                           config.string())

@@ -14,6 +14,7 @@
 #include "run/choose.hpp"
 #include "run/device.hpp"
 #include "run/prepare.hpp"
+#include "run/runtime.hpp"
 
 namespace gpuk {
 
@@ -21,9 +22,9 @@ struct Engine::State {
   explicit State(EngineOptions o);
 
   EngineOptions options;
-  PluginRegistry plugins;
-  KernelLibrary kernels;
-  CompileCache cache;
+  Runtime runtime;  // the plugins, kernel files, compile cache and a JIT per architecture
+  const PluginRegistry& plugins;  // runtime's
+  const KernelLibrary& kernels;   // runtime's
   std::filesystem::path tuning_db;
 
   void warn(const std::string& message) const;

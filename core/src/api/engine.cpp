@@ -16,9 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<fs::path> cache_dir_of(const EngineOptions& o) {
-  if (o.no_cache) return std::nullopt;
-  return o.cache_dir ? *o.cache_dir : CompileCache::default_dir();
+RuntimeOptions runtime_options(const EngineOptions& o) {
+  RuntimeOptions r;
+  r.kernel_dirs = o.kernel_dirs;
+  r.plugin_dirs = o.plugin_dirs;
+  r.cache_dir = o.cache_dir;
+  r.no_cache = o.no_cache;
+  r.tuning_db = o.tuning_db;
+  return r;
 }
 
 }  // namespace
@@ -49,12 +54,12 @@ void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, 
 
 Engine::State::State(EngineOptions o)
     : options(std::move(o)),
-      plugins(plugin_dirs(options.plugin_dirs)),
-      kernels(kernel_dirs(options.kernel_dirs)),
-      cache(cache_dir_of(options)),
-      tuning_db(options.tuning_db ? *options.tuning_db : TuningDb::default_path()) {
-  for (const auto& e : plugins.errors()) warn(e);
-  for (const auto& e : kernels.errors()) warn(e);
+      runtime(runtime_options(options)),
+      plugins(runtime.plugins()),
+      kernels(runtime.kernels()),
+      tuning_db(runtime.tuning_db_path()) {
+  for (const auto& e : runtime.load_problems()) warn(e);
+  (void)runtime.cache();  // opened with the Engine, as before: its warning, if any, comes now
 }
 
 void Engine::State::warn(const std::string& message) const {
@@ -145,23 +150,23 @@ Operation Engine::prepare(const OperationSpec& spec) const {
   s->info = device.info();
   const TuningSources no_tuning;
   const TuningSources& tuning = request.mode == VariantRequest::Mode::lookup ? engine.tuning() : no_tuning;
-  s->choice = choose_variant(problem, request, plugin, engine.kernels, s->info, tuning);
-  for (const auto& w : s->choice.warnings) engine.warn(w);
-  s->variant = std::make_shared<const Variant>(s->choice.file, plugin.template_args(problem), s->choice.params);
+  // The one prepare chain (run/prepare.hpp): planned for n, then compiled, loaded, checked and
+  // bound; every launch entry is loaded, since any may run for some n of the bucket.
+  PlannedVariant planned = plan_variant(problem, request, plugin, engine.kernels, s->info, tuning);
+  for (const auto& w : planned.choice.warnings) engine.warn(w);
+  ReadyVariant ready = ready_variant(planned, engine.runtime.jit(s->info.arch()), s->info,
+                                     launch_limits(problem, s->info), nullptr, kernel_names(*planned.variant));
+  s->choice = std::move(planned.choice);
+  s->variant = std::move(planned.variant);
   s->label = s->variant->label();
-  s->where = "variant " + s->label + " of " + s->choice.file->path.string();
-
-  JitOptions jit_options;
-  jit_options.arch = s->info.arch();
-  jit_options.include_dirs = engine.kernels.include_dirs();
-  const Jit jit(jit_options, engine.cache.enabled() ? &engine.cache : nullptr);
-  const std::vector<std::string> names = kernel_names(*s->variant);
-  const CompiledVariant compiled = compile_variant(s->variant->file(), names, jit);
-  s->kernels = load_kernels(*compiled.kernels, names, s->choice.file->path.string() + " " + s->label);
+  s->where = std::move(planned.where);
+  s->kernels = std::move(ready.kernels);
+  s->plan = std::move(planned.plan);
+  s->functions = std::move(ready.functions);
+  s->planned_n = problem.n;
 
   // Scratch for the whole bucket: the plans at both of its ends (a named variant may not plan at
   // the bucket's end; then its calls are bounded by its constraints).
-  s->replan(problem.n);
   s->scratch_needed = s->launcher->scratch_bytes(s->plan);
   Problem last = problem;
   last.n = problem.max_n;
