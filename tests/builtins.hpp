@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "gpuk/data.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
+#include "data/data.hpp"
 #include "helpers.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 namespace gpuk::test {
 

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpuk/install_dirs.hpp"
+#include "util/install_dirs.hpp"
 
 namespace gpuk::test {
 

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "gpuk/device.hpp"
+#include "run/device.hpp"
 
 int main(int argc, char** argv) {
 #ifdef GPUK_NEEDS_GPU

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "gpuk/gpuk.hpp"
-#include "gpuk/prepare.hpp"
 #include "gpuk/reduce.hpp"
+#include "plugin/plugin.hpp"
+#include "run/prepare.hpp"
 
 double cub_argmax_host_us(const float* d_in, long long n, void* stream, int batch, int batches);
 

@@ -19,14 +19,14 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/tune.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -12,19 +12,19 @@
 #include <iostream>
 #include <set>
 
-#include "gpuk/compare.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_command.hpp"
-#include "gpuk/tune_matrix.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/compare.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "tune/matrix.hpp"
+#include "tune/sweep.hpp"
+#include "tune/tune_command.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -492,7 +492,7 @@ int main(int argc, char** argv) {
     }
     return kBadInput;
   }
-  if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (gpuk/safe_dirs.hpp)
+  if (allow_unsafe_dirs) ::setenv("GPUK_ALLOW_UNSAFE_DIRS", "1", 1);  // core reads it (util/safe_dirs.hpp)
   const int status = with_errors([&] {
     if (run->parsed()) return cmd_run(g, ra);
     if (compare->parsed()) return cmd_compare(report_a, report_b, threshold, compare_markdown);

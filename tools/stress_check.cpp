@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/tune.hpp"
+#include "jit/jit.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;

@@ -57,7 +57,7 @@ template <class T> class DeviceArray {
 int run(std::size_t n) {
   gpuk::Engine engine;  // device 0; gpuk's kernels and plugins; the CLI's cache and tuning database
   try {
-    std::printf("device: %s\n", engine.device().name.c_str());
+    std::printf("device: %s\n", engine.device_name().c_str());
   } catch (const gpuk::NoDeviceError& e) {
     std::printf("device_buffers: skipped: %s\n", e.what());
     return kSkipped;

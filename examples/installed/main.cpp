@@ -20,8 +20,6 @@
 #include <vector>
 
 #include "gpuk/gpuk.hpp"
-#include "gpuk/install_dirs.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "gpuk/reduce.hpp"
 
 namespace {
@@ -35,10 +33,9 @@ bool cuda_ok(cudaError_t status, const char* what) {
 
 int run(std::uint64_t n) {
   const gpuk::Engine engine;
-  std::printf("library %s\n", gpuk::core_library_dir().c_str());
-  for (const std::string& family : engine.plugins().names())
-    std::printf("plugin %s\n", engine.plugins().path_of(family).c_str());
-  for (const auto& file : engine.kernels().family("reduce")) std::printf("kernel %s\n", file->path.c_str());
+  std::printf("library %s\n", gpuk::library_dir().c_str());
+  for (const std::string& family : engine.families()) std::printf("plugin %s\n", engine.plugin_path(family).c_str());
+  for (const auto& path : engine.kernel_files("reduce")) std::printf("kernel %s\n", path.c_str());
 
   gpuk::OperationSpec spec;
   spec.family = "reduce";

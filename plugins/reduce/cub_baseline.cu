@@ -22,7 +22,7 @@
 #include <cuda_runtime.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "gpuk/timing.hpp"
+#include "run/timing.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -174,7 +174,7 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   r.enqueued = true;
   // Bytes CUB does not write (the upper half of a Sum's 16 bytes, everything when n == 0) read back as zero.
   check(cudaMemsetAsync(out, 0, 16, stream), "cudaMemsetAsync");
-  // Timed exactly as gpuk's own variants are (gpuk/timing.hpp), so the speed-up compares like with like.
+  // Timed exactly as gpuk's own variants are (run/timing.hpp), so the speed-up compares like with like.
   const DeviceTiming timing = time_device(
       stream, warmup, repeats, [&] { check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName); },
       nullptr, kName);

@@ -8,12 +8,12 @@
 #include <type_traits>
 
 
+#include "config/config.hpp"
 #include "cub_baseline.hpp"
-#include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/host.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/reduce.hpp"
+#include "reducer.hpp"
+#include "run/host_memory.hpp"
+#include "util/host.hpp"
 
 namespace gpuk::reduce {
 namespace {

@@ -11,12 +11,12 @@
 #include <type_traits>
 
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/host.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/search.hpp"
+#include "run/prepare.hpp"
+#include "searcher.hpp"
 #include "thrust_baseline.hpp"
+#include "util/host.hpp"
 
 namespace gpuk::search {
 namespace {

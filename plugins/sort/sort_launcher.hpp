@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "gpuk/plugin.hpp"
-#include "gpuk/sort.hpp"
+#include "plugin/plugin.hpp"
+#include "sorter.hpp"
 
 namespace gpuk::sort {
 

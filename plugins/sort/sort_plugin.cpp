@@ -12,14 +12,14 @@
 #include <type_traits>
 
 
+#include "config/config.hpp"
 #include "cub_baseline.hpp"
-#include "sort_launcher.hpp"
-#include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/host.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/sort.hpp"
+#include "run/host_memory.hpp"
+#include "run/prepare.hpp"
+#include "sort_launcher.hpp"
+#include "sorter.hpp"
+#include "util/host.hpp"
 
 namespace gpuk::sort {
 

@@ -17,6 +17,9 @@
 #include "cuda_memory.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 #include "helpers.hpp"
 
 namespace {

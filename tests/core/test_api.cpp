@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"

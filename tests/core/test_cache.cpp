@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
 
 using namespace gpuk;
 

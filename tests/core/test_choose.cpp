@@ -5,13 +5,13 @@
 #include <doctest/doctest.h>
 
 #include "builtins.hpp"
-#include "gpuk/choose.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
+#include "run/choose.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "tune/sweep.hpp"
 
 #include <set>
 #include <sstream>

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "gpuk/compare.hpp"
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
+#include "run/compare.hpp"
 
 using namespace gpuk;
 

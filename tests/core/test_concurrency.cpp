@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

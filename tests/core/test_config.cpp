@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
-#include "gpuk/config.hpp"
-#include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
 #include "builtins.hpp"
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 using namespace gpuk;
 

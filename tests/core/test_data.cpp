@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 #include "gpuk/error.hpp"
 
 #ifdef _OPENMP

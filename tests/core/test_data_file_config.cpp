@@ -2,9 +2,9 @@
 // dtype, so a config (or `gpuk run --input`) need not.
 #include <doctest/doctest.h>
 
-#include "gpuk/config.hpp"
-#include "gpuk/error.hpp"
 #include "builtins.hpp"
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
 
 using namespace gpuk;
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpuk/error.hpp"
-#include "gpuk/expr.hpp"
+#include "kernel/expr.hpp"
 
 using gpuk::ConfigError;
 using gpuk::Expr;

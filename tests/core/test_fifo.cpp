@@ -13,13 +13,13 @@
 #include <thread>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_matrix.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "tune/matrix.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

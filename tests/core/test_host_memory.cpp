@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/plugin.hpp"
+#include "plugin/plugin.hpp"
+#include "run/host_memory.hpp"
 
 using namespace gpuk;
 

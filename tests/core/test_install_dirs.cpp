@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "gpuk/install_dirs.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
 #include "helpers.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/install_dirs.hpp"
 
 namespace fs = std::filesystem;
 

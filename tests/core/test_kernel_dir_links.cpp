@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "helpers.hpp"
+#include "kernel/kernel_file.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "helpers.hpp"
+#include "kernel/kernel_file.hpp"
 
 using namespace gpuk;
 

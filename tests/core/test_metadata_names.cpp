@@ -2,9 +2,9 @@
 // a launch would: every name in every expression, and every operation against the family's.
 #include <doctest/doctest.h>
 
-#include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "builtins.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
 
 using namespace gpuk;
 

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "gpuk/runner.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 

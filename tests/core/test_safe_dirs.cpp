@@ -12,11 +12,11 @@
 #include <string>
 
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/safe_dirs.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/safe_dirs.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

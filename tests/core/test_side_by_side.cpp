@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "gpuk/side_by_side.hpp"
+#include "run/side_by_side.hpp"
 
 using namespace gpuk;
 

@@ -6,10 +6,10 @@
 #include <chrono>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/text.hpp"
+#include "kernel/kernel_file.hpp"
+#include "util/text.hpp"
 
 using namespace gpuk;
 

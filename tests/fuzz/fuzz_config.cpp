@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/install_dirs.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/install_dirs.hpp"
 
 namespace {
 struct World {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
+#include "kernel/kernel_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string source(reinterpret_cast<const char*>(data), size);

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 #include "gpuk/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

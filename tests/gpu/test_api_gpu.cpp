@@ -12,13 +12,13 @@
 #include <sstream>
 #include <thread>
 
-#include "gpuk/device.hpp"
 #include "gpuk/gpuk.hpp"
-#include "gpuk/prepare.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
 
 using namespace gpuk;
 

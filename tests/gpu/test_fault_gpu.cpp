@@ -14,10 +14,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gpuk/config.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -12,11 +12,11 @@
 #include <functional>
 #include <regex>
 
-#include "gpuk/config.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/host_memory.hpp"
+#include "run/runner.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 

@@ -5,9 +5,9 @@
 #include <iostream>
 #include <random>
 
-#include "gpuk/config.hpp"
-#include "gpuk/runner.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 

@@ -8,9 +8,9 @@
 #include <map>
 #include <random>
 
-#include "gpuk/config.hpp"
-#include "gpuk/runner.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 

@@ -9,10 +9,10 @@
 #include <limits>
 #include <random>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/runner.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 

@@ -22,13 +22,13 @@
 #include <numeric>
 #include <random>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
-#include "gpuk/runner.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -11,11 +11,11 @@
 #include <iostream>
 #include <random>
 
-#include "gpuk/config.hpp"
-#include "gpuk/data.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/runner.hpp"
+#include "config/config.hpp"
+#include "data/data.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
+#include "run/runner.hpp"
 
 using namespace gpuk;
 

@@ -5,12 +5,12 @@
 
 #include <fstream>
 
-#include "gpuk/config.hpp"
-#include "gpuk/energy.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_journal.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
+#include "tune/energy.hpp"
+#include "tune/journal.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 

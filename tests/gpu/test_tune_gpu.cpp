@@ -2,10 +2,10 @@
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 
-#include "gpuk/config.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
 #include "helpers.hpp"
+#include "run/runner.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 

@@ -12,7 +12,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$scratch/install.txt" ||
   { cat "$scratch/install.txt" >&2; fail "cmake --install"; }
 for file in bin/gpuk lib/libgpuk_core.so lib/gpuk/plugins/libgpuk_family_reduce.so \
   share/gpuk/kernels/reduce/onepass.cu share/gpuk/kernels/include/gpuk/reduce.cuh \
-  include/gpuk/kernel_file.hpp lib/cmake/gpuk/gpukConfig.cmake lib/cmake/gpuk/gpukConfigVersion.cmake \
+  include/gpuk/gpuk.hpp lib/cmake/gpuk/gpukConfig.cmake lib/cmake/gpuk/gpukConfigVersion.cmake \
   lib/cmake/gpuk/gpukTargets.cmake share/bash-completion/completions/gpuk share/zsh/site-functions/_gpuk; do
   [ -e "$prefix/$file" ] || fail "cmake --install did not install $file"
 done
@@ -28,6 +28,33 @@ installed_copy "$source_dir/kernels_src" "$prefix/share/gpuk/kernels"
 for headers in "$source_dir"/plugins/*/include; do
   if [ -d "$headers" ]; then installed_copy "$headers" "$prefix/include"; fi
 done
+
+# Only the public API is installed (core/include/gpuk and each plugin's include/: at most 10
+# headers), and each installed header compiles on its own, with nothing of the source tree.
+public_headers=$( (cd "$source_dir/core/include" && find . -type f; for h in "$source_dir"/plugins/*/include; do
+  (cd "$h" && find . -type f); done) | sort)
+installed_headers=$( (cd "$prefix/include" && find . -type f) | sort)
+[ "$installed_headers" = "$public_headers" ] ||
+  fail "installed headers differ from the public ones: $(diff <(echo "$public_headers") <(echo "$installed_headers") | tr '\n' ' ')"
+[ "$(echo "$installed_headers" | wc -l)" -le 10 ] || fail "more than 10 headers installed"
+headers_project=$scratch/headers
+mkdir -p "$headers_project"
+{
+  echo 'cmake_minimum_required(VERSION 3.25)'
+  echo 'project(gpuk_installed_headers LANGUAGES CXX)'
+  echo 'find_package(gpuk REQUIRED)'
+  echo 'add_library(installed_headers OBJECT)'
+  echo 'target_link_libraries(installed_headers PRIVATE gpuk::gpuk)'
+} >"$headers_project/CMakeLists.txt"
+index=0
+while read -r header; do
+  index=$((index + 1))
+  echo "#include \"${header#./}\"" >"$headers_project/header_$index.cpp"
+  echo "target_sources(installed_headers PRIVATE header_$index.cpp)" >>"$headers_project/CMakeLists.txt"
+done <<<"$installed_headers"
+cmake -S "$headers_project" -B "$scratch/headers-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" "$@" \
+  >"$scratch/headers.txt" 2>&1 && cmake --build "$scratch/headers-build" >>"$scratch/headers.txt" 2>&1 ||
+  { cat "$scratch/headers.txt" >&2; fail "an installed header does not compile on its own"; }
 
 list_from_elsewhere "$prefix/bin/gpuk" "$prefix"
 check_from_elsewhere "$prefix/bin/gpuk" "$prefix/share/gpuk/kernels/reduce/onepass.cu"

@@ -2,8 +2,8 @@
 // needs no GPU, runs in CI. Its behaviour on a GPU: tests/gpu/test_tune_gpu.cpp.
 #include <doctest/doctest.h>
 
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
 #include "tune/device_answer.hpp"
 
 using namespace gpuk;

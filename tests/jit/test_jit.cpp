@@ -1,10 +1,10 @@
 // Every kernel file, compiled with NVRTC for sm_90: needs no GPU, runs in CI.
 #include <doctest/doctest.h>
 
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 using namespace gpuk;
 

@@ -3,10 +3,10 @@
 #include <doctest/doctest.h>
 
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 using namespace gpuk;
 

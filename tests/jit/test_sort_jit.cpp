@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
 
 using namespace gpuk;
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuk/error.hpp"
-#include "gpuk/reduce.hpp"
 #include "builtins.hpp"
+#include "gpuk/error.hpp"
+#include "reduce/reducer.hpp"
 
 using namespace gpuk;
 

@@ -5,12 +5,12 @@
 #include <limits>
 #include <set>
 
-#include "gpuk/config.hpp"
-#include "gpuk/error.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/search.hpp"
-#include "gpuk/kernel_file.hpp"
 #include "builtins.hpp"
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "run/prepare.hpp"
+#include "search/searcher.hpp"
 
 using namespace gpuk;
 

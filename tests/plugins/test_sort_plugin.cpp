@@ -5,11 +5,11 @@
 #include <cstring>
 #include <limits>
 
-#include "gpuk/config.hpp"
-#include "gpuk/error.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/sort.hpp"
 #include "builtins.hpp"
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "run/prepare.hpp"
+#include "sort/sorter.hpp"
 
 using namespace gpuk;
 

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "builtins.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/tune_matrix.hpp"
+#include "run/device.hpp"
+#include "tune/matrix.hpp"
 #include "tune_helpers.hpp"
 
 namespace gpuk::test {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "builtins.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

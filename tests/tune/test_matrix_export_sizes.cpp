@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "builtins.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/tune_matrix.hpp"
 #include "helpers.hpp"
+#include "kernel/kernel_file.hpp"
+#include "tune/matrix.hpp"
 
 using namespace gpuk;
 

@@ -8,13 +8,13 @@
 #include <fstream>
 #include <thread>
 
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/jit.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "jit/jit.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 

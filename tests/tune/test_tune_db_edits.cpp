@@ -8,16 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuk/choose.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
 #include "builtins.hpp"
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/choose.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <fstream>
 
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "tune/sweep.hpp"
 
 using namespace gpuk;
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/tune_journal.hpp"
 #include "helpers.hpp"
+#include "tune/journal.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "builtins.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/tune_journal.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
+#include "tune/journal.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -10,13 +10,13 @@
 #include <set>
 
 #include "builtins.hpp"
-#include "gpuk/choose.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/error.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune_matrix.hpp"
 #include "fake_cells.hpp"
+#include "gpuk/error.hpp"
+#include "run/choose.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "tune/matrix.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

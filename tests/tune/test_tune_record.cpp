@@ -3,9 +3,9 @@
 #include <doctest/doctest.h>
 
 #include "builtins.hpp"
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

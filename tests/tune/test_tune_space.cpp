@@ -3,12 +3,12 @@
 
 #include <set>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_matrix.hpp"
 #include "helpers.hpp"
+#include "plugin/plugin.hpp"
+#include "tune/matrix.hpp"
+#include "tune/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

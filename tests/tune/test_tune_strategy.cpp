@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "gpuk/tune.hpp"
 #include "helpers.hpp"
+#include "tune/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/tune.hpp"
+#include "kernel/kernel_file.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk::test {
 

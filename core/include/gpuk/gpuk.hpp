@@ -5,7 +5,7 @@
 //   argmax.launch({d_in, d_out}, n, stream);               // asynchronous, on the caller's stream
 //
 // prepare() chooses the variant as `gpuk run` does (the named kernel, else the fastest known:
-// gpuk/choose.hpp), compiles it (or takes it from the on-disk cache), loads it, checks it against
+// run/choose.hpp), compiles it (or takes it from the on-disk cache), loads it, checks it against
 // the device and allocates its scratch. launch() then enqueues its kernels on device pointers the
 // caller owns, on the caller's CUstream (a cudaStream_t is one): no copies, no host
 // synchronisation, the answer written to device memory. Errors are exceptions of gpuk/error.hpp,
@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
@@ -35,13 +36,40 @@
 
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
 
 namespace gpuk {
 
 class KernelLibrary;
 class PluginRegistry;
 struct DeviceInfo;
+
+// One device array an operation reads or writes: what a launch takes, in the Launcher's order.
+struct ArraySlot {
+  std::string name;          // "input", "result", "keys_out"
+  bool output = false;       // written by the operation
+  std::string type;          // "float32", or a result's layout: "{float32 value; int64 index at byte 8}"
+  std::uint64_t bytes = 0;   // for the prepared n
+  bool host_result = false;  // a small answer that the library's synchronous call copies back
+};
+
+// A value an operation takes by value, besides its arrays (search: the value searched for).
+struct ScalarSlot {
+  std::string name;
+  DType dtype = DType::float32;
+};
+
+// One value of a dtype, as its bits (ScalarSlot's argument).
+struct Scalar {
+  DType dtype = DType::float32;
+  std::uint64_t bits = 0;
+  template <class T> static Scalar of(T v) {
+    Scalar s;
+    s.dtype = dtype_of<T>();
+    std::memcpy(&s.bits, &v, sizeof v);
+    return s;
+  }
+  const void* data() const { return &bits; }
+};
 
 // Where an Engine finds things; every default is the CLI's (README, "The command line").
 struct EngineOptions {
@@ -55,6 +83,10 @@ struct EngineOptions {
   // "gpuk: warning: ..." on stderr.
   std::function<void(const std::string&)> on_warning;
 };
+
+// The directory of the libgpuk_core this program loaded (PREFIX/lib, or build/lib): where the
+// plugins and kernel files an Engine finds by default lie, relative to it.
+std::filesystem::path library_dir();
 
 // The first and last n of n's power-of-two size bucket [2^k, 2^(k+1)): the sizes an Operation
 // prepared for n serves.
@@ -137,6 +169,15 @@ class Engine {
   std::vector<std::byte> launch_and_read(const OperationSpec& spec, std::span<const CUdeviceptr> arrays,
                                          CUstream stream, const Scalar* scalar = nullptr) const;
 
+  // Where this Engine found its files (what `gpuk list` shows): the families whose plugins
+  // loaded, a family's plugin file, and a family's kernel files.
+  std::vector<std::string> families() const;
+  std::filesystem::path plugin_path(const std::string& family) const;
+  std::vector<std::filesystem::path> kernel_files(const std::string& family) const;
+  std::string device_name() const;  // "NVIDIA H100 80GB HBM3"; opens the GPU if it is not open yet
+
+  // Core's own types, for code built inside gpuk's tree (tools, tests): their headers are not
+  // installed.
   const PluginRegistry& plugins() const;
   const KernelLibrary& kernels() const;
   const DeviceInfo& device() const;  // opens the GPU if it is not open yet

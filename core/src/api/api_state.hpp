@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/choose.hpp"
-#include "gpuk/device.hpp"
 #include "gpuk/gpuk.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/choose.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
 
 namespace gpuk {
 

@@ -1,13 +1,14 @@
 // The library API's Engine: the CLI's directories and defaults, the GPU opened on first use,
-// prepare() along core's one road (gpuk/prepare.hpp), and the Operations Engine::launch keeps.
+// prepare() along core's one road (run/prepare.hpp), and the Operations Engine::launch keeps.
 #include <cstdint>
 #include <iostream>
 
 #include "api/api_state.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/problem.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
+#include "plugin/problem.hpp"
+#include "tune/tuning_db.hpp"
+#include "util/install_dirs.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -21,6 +22,8 @@ std::optional<fs::path> cache_dir_of(const EngineOptions& o) {
 }
 
 }  // namespace
+
+fs::path library_dir() { return core_library_dir(); }
 
 std::uint64_t bucket_first(std::uint64_t n) { return std::uint64_t{1} << size_bucket(n); }
 
@@ -98,6 +101,15 @@ void Engine::State::drop_cached() {
 
 Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(std::move(options))) {}
 Engine::~Engine() { state_->drop_cached(); }
+
+std::vector<std::string> Engine::families() const { return state_->plugins.names(); }
+fs::path Engine::plugin_path(const std::string& family) const { return state_->plugins.path_of(family); }
+std::vector<fs::path> Engine::kernel_files(const std::string& family) const {
+  std::vector<fs::path> paths;
+  for (const auto& file : state_->kernels.family(family)) paths.push_back(file->path);
+  return paths;
+}
+std::string Engine::device_name() const { return state_->device().info().name; }
 
 const PluginRegistry& Engine::plugins() const { return state_->plugins; }
 const KernelLibrary& Engine::kernels() const { return state_->kernels; }

@@ -1,21 +1,30 @@
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
-#include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/problem.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/text.hpp"
 #include "config/tune_root.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "plugin/problem.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
+
+Problem problem_of(const RunSpec& spec) {
+  Problem p;
+  p.family = spec.family;
+  p.operation = spec.operation;
+  p.dtype = spec.dtype;
+  p.options = spec.options;
+  p.n = p.max_n = spec.size;
+  return p;
+}
 
 namespace {
 
@@ -374,7 +383,7 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
   if (mode == Mode::tune) return spec;  // the tune config's own parser takes kernels and params
 
   // A config that names a kernel (or parameters) runs exactly that; one that names none, the
-  // fastest known variant (gpuk/choose.hpp); `variant: auto` says so explicitly.
+  // fastest known variant (run/choose.hpp); `variant: auto` says so explicitly.
   spec.pick = root["kernel"] || root["params"] ? RunSpec::Pick::named : RunSpec::Pick::lookup;
   if (const YAML::Node variant = root["variant"]) {
     const std::string v = src.string(variant, "variant");

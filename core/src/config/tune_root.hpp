@@ -1,7 +1,7 @@
 // A tune config already parsed as YAML (core-internal): the tuning matrix builds each cell's
 // config from nodes of its own file, so every error still names the matrix's file:line:column.
 #pragma once
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {

@@ -1,5 +1,5 @@
 // Host arrays: aligned, size-checked against the machine's memory.
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 
 #include <unistd.h>
 
@@ -19,9 +19,9 @@
 #include <type_traits>
 #include <variant>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
+#include "run/device.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

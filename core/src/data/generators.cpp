@@ -4,7 +4,7 @@
 // of the array can be filled independently and the result does not depend on the thread count.
 // Permutations (and the random NaN positions) come from a keyed bijection on [0, n): a small
 // Feistel network over the next power of two, cycle-walked back into range.
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 
 #include <unistd.h>
 
@@ -24,7 +24,7 @@
 #include <variant>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 #ifdef _OPENMP
 #define GPUK_OMP(directive) _Pragma(directive)

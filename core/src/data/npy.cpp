@@ -1,5 +1,5 @@
 // Data files: .npy (read and write) and raw binary.
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 
 #include <unistd.h>
 
@@ -19,7 +19,7 @@
 #include <variant>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "gpuk's .npy and raw readers assume a little-endian host");

@@ -1,4 +1,4 @@
-#include "gpuk/jit.hpp"
+#include "jit/jit.hpp"
 
 #include <nvrtc.h>
 #include <unistd.h>
@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/safe_dirs.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
+#include "util/safe_dirs.hpp"
 
 namespace gpuk {
 

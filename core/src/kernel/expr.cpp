@@ -5,7 +5,7 @@
 // one n-ary node evaluated in a loop, so the tree depth, and with it the recursion of parsing,
 // evaluation, traversal and destruction, stays bounded whatever the input length.
 // All arithmetic is int64 with overflow checks.
-#include "gpuk/expr.hpp"
+#include "kernel/expr.hpp"
 
 #include <cstddef>
 #include <cstdint>

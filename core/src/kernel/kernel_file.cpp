@@ -1,4 +1,4 @@
-#include "gpuk/kernel_file.hpp"
+#include "kernel/kernel_file.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,10 +8,10 @@
 
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/install_dirs.hpp"
-#include "gpuk/safe_dirs.hpp"
-#include "gpuk/text.hpp"
+#include "util/install_dirs.hpp"
 #include "util/regular_file.hpp"
+#include "util/safe_dirs.hpp"
+#include "util/text.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {

@@ -1,5 +1,5 @@
 // Bench: one uploaded workload that variants are checked and timed on.
-#include "gpuk/runner.hpp"
+#include "run/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/timing.hpp"
+#include "run/host_memory.hpp"
+#include "run/timing.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -128,7 +128,7 @@ Verification Bench::check(const LaunchTarget& target) {
 std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2) {
   if (flush_l2 && !flush_ && device_.info().l2_bytes > 0)
     flush_.emplace(static_cast<std::size_t>(2 * device_.info().l2_bytes));
-  // gpuk/timing.hpp: behind a stream gate, as the library baselines are timed.
+  // run/timing.hpp: behind a stream gate, as the library baselines are timed.
   unsigned char fill = 0;
   return time_device(
              stream_->get(), warmup, repeats, [&] { launch(target); },

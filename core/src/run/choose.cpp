@@ -1,16 +1,16 @@
 // Which variant runs: the one named, else the first of four sources that knows one that runs
-// here (gpuk/choose.hpp).
-#include "gpuk/choose.hpp"
+// here (run/choose.hpp).
+#include "run/choose.hpp"
 
 #include <cmath>
 #include <sstream>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "tune/tuning_db.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -1,5 +1,5 @@
-// Two JSON reports compared row by row (gpuk/compare.hpp).
-#include "gpuk/compare.hpp"
+// Two JSON reports compared row by row (run/compare.hpp).
+#include "run/compare.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

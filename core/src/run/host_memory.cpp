@@ -1,4 +1,4 @@
-#include "gpuk/host_memory.hpp"
+#include "run/host_memory.hpp"
 
 #include <unistd.h>
 
@@ -7,10 +7,10 @@
 #include <optional>
 #include <sstream>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/text.hpp"
+#include "plugin/plugin.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -1,6 +1,6 @@
-// The road from a problem to kernels ready to launch (gpuk/prepare.hpp): plan, compile, load
+// The road from a problem to kernels ready to launch (run/prepare.hpp): plan, compile, load
 // (with the process-wide module cache), check against the device, bind.
-#include "gpuk/prepare.hpp"
+#include "run/prepare.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,21 +9,10 @@
 #include <mutex>
 #include <string_view>
 
-#include "gpuk/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
+#include "plugin/plugin.hpp"
 
 namespace gpuk {
-
-Problem problem_of(const RunSpec& spec) {
-  Problem p;
-  p.family = spec.family;
-  p.operation = spec.operation;
-  p.dtype = spec.dtype;
-  p.options = spec.options;
-  p.n = p.max_n = spec.size;
-  return p;
-}
 
 LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info) {
   // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.

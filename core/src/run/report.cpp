@@ -1,5 +1,5 @@
 // The report of one run: printed, JSON and CSV.
-#include "gpuk/runner.hpp"
+#include "run/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/timing.hpp"
+#include "run/timing.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -1,5 +1,5 @@
 // run(): one config, end to end.
-#include "gpuk/runner.hpp"
+#include "run/runner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/timing.hpp"
-#include "gpuk/tune.hpp"
+#include "run/host_memory.hpp"
+#include "run/timing.hpp"
+#include "tune/tuning_db.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

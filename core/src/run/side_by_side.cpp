@@ -1,10 +1,10 @@
-#include "gpuk/side_by_side.hpp"
+#include "run/side_by_side.hpp"
 
 #include <algorithm>
 #include <iomanip>
 #include <ostream>
 
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

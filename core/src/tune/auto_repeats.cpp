@@ -1,5 +1,5 @@
 // Noise-aware timing: the median's confidence interval and the rule that stops the repeats.
-#include "gpuk/auto_repeats.hpp"
+#include "tune/auto_repeats.hpp"
 
 #include <algorithm>
 #include <chrono>

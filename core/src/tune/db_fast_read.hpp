@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/tune.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

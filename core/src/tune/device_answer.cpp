@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 namespace gpuk {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/device.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/prepare.hpp"
+#include "jit/jit.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
 
 namespace gpuk {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "gpuk/tune.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

@@ -1,5 +1,5 @@
 // The journal of `gpuk tune`: one JSON line per measured point, appended as it is measured.
-#include "gpuk/tune_journal.hpp"
+#include "tune/journal.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,9 +14,9 @@
 #include <random>
 #include <sstream>
 
-#include "gpuk/device.hpp"
-#include "gpuk/energy.hpp"
 #include "gpuk/error.hpp"
+#include "run/device.hpp"
+#include "tune/energy.hpp"
 #include "tune/outcome_json.hpp"
 
 namespace gpuk {
@@ -38,7 +38,7 @@ std::string content_hash(std::string_view bytes) {
 
 std::string gpu_identity(const DeviceInfo& info) {
   // From the description, not the driver: a sweep over several GPUs keys its journal in the
-  // process that never touches CUDA (gpuk/tune_pool.hpp).
+  // process that never touches CUDA (tune/pool.hpp).
   if (!info.pci_bus_id.empty()) return info.name + " " + info.pci_bus_id;
   return info.name + " #" + std::to_string(info.ordinal);
 }

@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "config/tune_root.hpp"
-#include "gpuk/choose.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune_matrix.hpp"
+#include "plugin/plugin.hpp"
+#include "run/choose.hpp"
+#include "tune/matrix.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {

@@ -8,9 +8,9 @@
 
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/tune_matrix.hpp"
+#include "kernel/kernel_file.hpp"
 #include "tune/entry_json.hpp"
+#include "tune/matrix.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "gpuk/tune_matrix.hpp"
+#include "tune/matrix.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuk {

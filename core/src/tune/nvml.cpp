@@ -4,9 +4,9 @@
 
 #include <mutex>
 
-#include "gpuk/device.hpp"
-#include "gpuk/energy.hpp"
 #include "gpuk/error.hpp"
+#include "run/device.hpp"
+#include "tune/energy.hpp"
 
 namespace gpuk {
 

@@ -1,4 +1,4 @@
-// The worker processes of a sweep over several GPUs (gpuk/tune_pool.hpp).
+// The worker processes of a sweep over several GPUs (tune/pool.hpp).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,9 +21,9 @@
 #include <thread>
 
 #include "gpuk/error.hpp"
-#include "gpuk/tune_pool.hpp"
 #include "tune/isolate.hpp"
 #include "tune/outcome_json.hpp"
+#include "tune/pool.hpp"
 
 namespace gpuk {
 

@@ -1,12 +1,12 @@
-// A worker of a sweep over several GPUs (gpuk/tune_pool.hpp) on a real GPU: what sweep_on_gpu
+// A worker of a sweep over several GPUs (tune/pool.hpp) on a real GPU: what sweep_on_gpu
 // sets up, kept for the worker's life.
 #include <chrono>
 
-#include "gpuk/device.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_pool.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "run/runner.hpp"
+#include "tune/pool.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

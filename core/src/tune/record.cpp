@@ -5,12 +5,12 @@
 #include <iomanip>
 #include <sstream>
 
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
+#include "jit/jit.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -13,8 +13,8 @@
 #include <unordered_map>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
+#include "tune/sweep.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -1,14 +1,14 @@
-// `gpuk run --devices` (gpuk/tune_command.hpp): one config on each GPU, one after another, side
+// `gpuk run --devices` (tune/tune_command.hpp): one config on each GPU, one after another, side
 // by side.
 #include <iostream>
 #include <set>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/side_by_side.hpp"
-#include "gpuk/tune_command.hpp"
-#include "gpuk/tune_pool.hpp"
+#include "run/device.hpp"
+#include "run/runner.hpp"
+#include "run/side_by_side.hpp"
+#include "tune/pool.hpp"
+#include "tune/tune_command.hpp"
 
 namespace gpuk {
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "gpuk/tune.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk::detail {
 

@@ -14,9 +14,9 @@
 #include <unordered_map>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
 #include "strategies.hpp"
+#include "tune/sweep.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

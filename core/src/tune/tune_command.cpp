@@ -1,8 +1,8 @@
-// `gpuk tune` after its command line (gpuk/tune_command.hpp): one sweep in a child process, a
+// `gpuk tune` after its command line (tune/tune_command.hpp): one sweep in a child process, a
 // fresh one after a variant takes the CUDA context down (tune/isolate.hpp), a pooled sweep over
-// several GPUs (gpuk/tune_pool.hpp), a tuning matrix's cells or shard (gpuk/tune_matrix.hpp), the
+// several GPUs (tune/pool.hpp), a tuning matrix's cells or shard (tune/matrix.hpp), the
 // merge of shards; reports printed, written and saved.
-#include "gpuk/tune_command.hpp"
+#include "tune/tune_command.hpp"
 
 #include <unistd.h>
 
@@ -16,19 +16,19 @@
 #include <sstream>
 #include <thread>
 
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/text.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_journal.hpp"
-#include "gpuk/tune_matrix.hpp"
-#include "gpuk/tune_pool.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "run/runner.hpp"
 #include "tune/isolate.hpp"
+#include "tune/journal.hpp"
+#include "tune/matrix.hpp"
+#include "tune/pool.hpp"
+#include "tune/sweep.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -183,7 +183,7 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   return finish_sweep(a, t, space, report, "", wall_start);
 }
 
-// `gpuk tune --devices`: one worker process per GPU measures the points (gpuk/tune_pool.hpp);
+// `gpuk tune --devices`: one worker process per GPU measures the points (tune/pool.hpp);
 // this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
 // each model gets its own report and database entry.
 int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
@@ -271,7 +271,7 @@ fs::path matrix_out(const TuneCommand& a);
 std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
                                          const KernelLibrary& kernels);
 
-// One process's part of a tuning matrix (gpuk/tune_matrix.hpp): every cell without a result,
+// One process's part of a tuning matrix (tune/matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
 // after it. A variant that takes the CUDA context down ends the process (kGoOnExit); the next one
 // goes on with that cell from the journal.

@@ -14,12 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuk/device.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/tune.hpp"
+#include "jit/jit.hpp"
+#include "run/device.hpp"
 #include "tune/db_fast_read.hpp"
 #include "tune/entry_json.hpp"
+#include "tune/sweep.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
 

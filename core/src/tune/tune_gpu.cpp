@@ -13,15 +13,15 @@
 #include <regex>
 #include <thread>
 
-#include "gpuk/device.hpp"
-#include "gpuk/energy.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/prepare.hpp"
-#include "gpuk/runner.hpp"
-#include "gpuk/tune.hpp"
-#include "gpuk/tune_journal.hpp"
+#include "jit/jit.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
 #include "tune/device_answer.hpp"
+#include "tune/energy.hpp"
+#include "tune/journal.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

@@ -1,4 +1,4 @@
-#include "gpuk/host.hpp"
+#include "util/host.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>

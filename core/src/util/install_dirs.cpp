@@ -1,4 +1,4 @@
-#include "gpuk/install_dirs.hpp"
+#include "util/install_dirs.hpp"
 
 #include <dlfcn.h>
 

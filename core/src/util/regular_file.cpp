@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -1,4 +1,4 @@
-#include "gpuk/safe_dirs.hpp"
+#include "util/safe_dirs.hpp"
 
 #include <grp.h>
 #include <pwd.h>

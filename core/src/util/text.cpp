@@ -1,4 +1,4 @@
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpuk/error.hpp"
-#include "gpuk/text.hpp"
+#include "util/text.hpp"
 
 namespace gpuk::yaml {
 

@@ -1,6 +1,6 @@
-// The Reducer family's public interface: its operations (gpuk/reduce_ops.hpp), its CPU
-// semantics (Reducer, what the plugin implements), and typed calls on device pointers for
-// applications, through the library API (gpuk/gpuk.hpp):
+// The Reducer family's public interface: its operations (gpuk/reduce_ops.hpp) and typed calls on
+// device pointers for applications, through the library API (gpuk/gpuk.hpp). The CPU semantics
+// its plugin implements (Reducer) are in plugins/reduce/reducer.hpp (not installed). Typed calls:
 //
 //   gpuk::reduce::argmax(engine, d_in, n, d_best, stream);      // asynchronous, into device memory
 //   gpuk::reduce::Best<float> b = gpuk::reduce::argmax(engine, d_in, n, stream);  // waits
@@ -14,7 +14,6 @@
 #include <type_traits>
 
 #include "gpuk/gpuk.hpp"
-#include "gpuk/plugin.hpp"
 #include "gpuk/reduce_ops.hpp"
 
 namespace gpuk::reduce {
@@ -26,12 +25,6 @@ struct Answer {
   std::int64_t int_value = 0;
   std::uint64_t uint_value = 0;
   std::optional<std::int64_t> index;  // argmax / argmin: the lowest index of the best value
-};
-
-class Reducer : public FamilyPlugin {
- public:
-  // The CPU reference: ties go to the lowest index; a NaN wins and the first NaN's index counts.
-  virtual Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const = 0;
 };
 
 // The device result of max, min, argmax and argmin (16 bytes: the value, the index at byte 8;

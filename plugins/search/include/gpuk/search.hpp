@@ -1,6 +1,6 @@
-// The Searcher family's public interface: its operations (gpuk/search_ops.hpp), its CPU
-// semantics (Searcher, what the plugin implements), and typed calls on device pointers for
-// applications, through the library API (gpuk/gpuk.hpp):
+// The Searcher family's public interface: its operations (gpuk/search_ops.hpp) and typed calls on
+// device pointers for applications, through the library API (gpuk/gpuk.hpp). The CPU semantics
+// its plugin implements (Searcher) are in plugins/search/searcher.hpp (not installed). Typed calls:
 //
 //   gpuk::search::find(engine, d_in, n, 42, d_index, stream);          // asynchronous, into device memory
 //   std::int64_t i = gpuk::search::find(engine, d_in, n, 42, stream);  // waits
@@ -13,12 +13,7 @@
 #include <type_traits>
 
 #include "gpuk/gpuk.hpp"
-#include "gpuk/plugin.hpp"
 #include "gpuk/search_ops.hpp"
-
-namespace gpuk {
-struct RunSpec;
-}
 
 namespace gpuk::search {
 
@@ -42,17 +37,6 @@ struct Value {
     else if constexpr (std::is_signed_v<T>) return static_cast<T>(int_value);
     else return static_cast<T>(uint_value);
   }
-};
-
-class Searcher : public FamilyPlugin {
- public:
-  // find: the lowest matching index or -1; any: some matching index or -1; count: matches.
-  // Elements match with ==: a NaN matches nothing, -0.0 matches +0.0. value.dtype must be input's.
-  virtual std::int64_t search_on_cpu(const HostArray& input, const Value& value, Mode mode) const = 0;
-  // The value a run searches for, from the config: `value`, or the element that `value_at` /
-  // `value_index` picks in `input` (a random position is drawn from data.seed), or one that is
-  // not in `input` (value_at: absent). Throws ConfigError naming the config.
-  virtual Value target(const RunSpec& spec, const HostArray& input) const = 0;
 };
 
 namespace detail {

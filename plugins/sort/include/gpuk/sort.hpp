@@ -1,6 +1,6 @@
-// The Sorter family's public interface: its operations (gpuk/sort_ops.hpp), its CPU semantics
-// (Sorter, what the plugin implements), and typed calls on device pointers for applications,
-// through the library API (gpuk/gpuk.hpp):
+// The Sorter family's public interface: its operations (gpuk/sort_ops.hpp) and typed calls on
+// device pointers for applications, through the library API (gpuk/gpuk.hpp). The CPU semantics
+// its plugin implements (Sorter) are in plugins/sort/sorter.hpp (not installed). Typed calls:
 //
 //   gpuk::sort::keys(engine, d_keys_in, d_keys_out, n, stream);                 // asynchronous
 //   gpuk::sort::pairs(engine, d_keys_in, d_keys_out, d_values_in, d_values_out, n, stream);
@@ -15,17 +15,9 @@
 #include <type_traits>
 
 #include "gpuk/gpuk.hpp"
-#include "gpuk/plugin.hpp"
 #include "gpuk/sort_ops.hpp"
 
 namespace gpuk::sort {
-
-class Sorter : public FamilyPlugin {
- public:
-  // Stable sort of keys, in place; values (any dtype, as many as keys) follow their keys when
-  // given. Throws gpuk::Error on a size mismatch.
-  virtual void sort_on_cpu(HostArray& keys, HostArray* values, Order order) const = 0;
-};
 
 namespace detail {
 inline OperationSpec spec(Op op, DType keys, std::uint64_t n, Order order, const char* values = nullptr) {

@@ -3,8 +3,8 @@
 // own, so that a caller that does one step its own way (the tuner compiles in bulk, on a thread
 // pool) still shares the others:
 //
-//   choose   the variant: the one asked for, else the lookup (gpuk/choose.hpp)
-//   plan     its launches for n on this device (plan_launches, gpuk/kernel_file.hpp)
+//   choose   the variant: the one asked for, else the lookup (run/choose.hpp)
+//   plan     its launches for n on this device (plan_launches, kernel/kernel_file.hpp)
 //   fit      every device buffer against the device's free memory (refuse_if_does_not_fit)
 //   compile  with NVRTC or the on-disk cache, or take CUBIN compiled already (compile_variant)
 //   load     the CUBIN, once per process and context (load_kernels)
@@ -20,19 +20,15 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/choose.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/problem.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/problem.hpp"
+#include "run/choose.hpp"
+#include "run/device.hpp"
 
 namespace gpuk {
 
-struct RunSpec;
 class FamilyPlugin;
-
-// The problem a run config describes (max_n = n).
-Problem problem_of(const RunSpec& spec);
 
 // The limits a variant's launches are checked against on this device, for problem.n elements.
 LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info);

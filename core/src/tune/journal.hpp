@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuk/tune.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/kernel_file.hpp"
+#include "kernel/kernel_file.hpp"
 
 namespace gpuk {
 

@@ -1,4 +1,4 @@
-#include "gpuk/plugin.hpp"
+#include "plugin/plugin.hpp"
 
 #include <dlfcn.h>
 
@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "gpuk/config.hpp"
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "gpuk/host_memory.hpp"
-#include "gpuk/install_dirs.hpp"
-#include "gpuk/safe_dirs.hpp"
-#include "gpuk/text.hpp"
+#include "run/host_memory.hpp"
+#include "util/install_dirs.hpp"
+#include "util/safe_dirs.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpuk/dtype.hpp"
-#include "gpuk/expr.hpp"
+#include "kernel/expr.hpp"
 
 namespace gpuk {
 
@@ -70,7 +70,7 @@ class KernelLibrary {
  public:
   // Scans each directory recursively for *.cu (an "include" folder is skipped). Files whose
   // metadata is broken are kept as errors, so `list` and `check` can show them. Throws
-  // ConfigError when others can write to a directory (gpuk/safe_dirs.hpp).
+  // ConfigError when others can write to a directory (util/safe_dirs.hpp).
   explicit KernelLibrary(std::vector<std::filesystem::path> dirs);
 
   const std::vector<std::filesystem::path>& dirs() const { return dirs_; }

@@ -1,11 +1,11 @@
 // A problem checked against its family: the words a config's errors use, for the library API.
-#include "gpuk/problem.hpp"
+#include "plugin/problem.hpp"
 
 #include <algorithm>
 
 #include "gpuk/error.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/text.hpp"
+#include "plugin/plugin.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 

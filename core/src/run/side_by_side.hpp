@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/runner.hpp"
+#include "run/runner.hpp"
 
 namespace gpuk {
 

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/data.hpp"
+#include "data/data.hpp"
 #include "gpuk/dtype.hpp"
-#include "gpuk/expr.hpp"
+#include "kernel/expr.hpp"
+#include "plugin/problem.hpp"
 
 namespace gpuk {
 
@@ -32,7 +33,7 @@ struct RunSpec {
   bool baseline = true;
   std::optional<std::filesystem::path> output;  // write the result as .npy
   std::map<std::string, std::string> options;   // family options, every one filled (defaults too)
-  // How the variant is chosen (gpuk/choose.hpp). `lookup`: the config names no kernel (or says
+  // How the variant is chosen (run/choose.hpp). `lookup`: the config names no kernel (or says
   // `variant: auto`), so the fastest known runs; kernel/params then hold the default kernel.
   // `named`: `kernel:` or `params:` given, run exactly. `defaults` (`variant: default`): the
   // default kernel with its metadata's defaults.
@@ -45,6 +46,9 @@ struct RunSpec {
   double option_number(const std::string& name) const;
   const std::string& option(const std::string& name) const;
 };
+
+// The problem a run config describes (max_n = n).
+Problem problem_of(const RunSpec& spec);
 
 // Reads and checks a config against the plugins and kernel files that are there. Every error
 // is a ConfigError "file:line:column: what". A data file is opened and its header read: a .npy

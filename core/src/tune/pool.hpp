@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/device.hpp"
-#include "gpuk/tune.hpp"
+#include "run/device.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

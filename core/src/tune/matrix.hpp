@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/config.hpp"
-#include "gpuk/tune.hpp"
+#include "config/config.hpp"
+#include "tune/sweep.hpp"
 
 namespace gpuk {
 

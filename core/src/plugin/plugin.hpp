@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/data.hpp"
-#include "gpuk/device.hpp"
+#include "data/data.hpp"
 #include "gpuk/dtype.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/problem.hpp"
+#include "gpuk/gpuk.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/problem.hpp"
+#include "run/device.hpp"
 
 #define GPUK_PLUGIN_ABI_VERSION 4
 
@@ -47,34 +48,6 @@ struct BaselineTiming {
 struct Verification {
   bool passed = false;
   std::string detail;  // "value 0.999998 at index 12345" or the first mismatch
-};
-
-// One device array an operation reads or writes: what a launch takes, in the Launcher's order.
-struct ArraySlot {
-  std::string name;          // "input", "result", "keys_out"
-  bool output = false;       // written by the operation
-  std::string type;          // "float32", or a result's layout: "{float32 value; int64 index at byte 8}"
-  std::uint64_t bytes = 0;   // for Problem::n elements
-  bool host_result = false;  // a small answer that the library's synchronous call copies back
-};
-
-// A value an operation takes by value, besides its arrays (search: the value searched for).
-struct ScalarSlot {
-  std::string name;
-  DType dtype = DType::float32;
-};
-
-// One value of a dtype, as its bits (ScalarSlot's argument).
-struct Scalar {
-  DType dtype = DType::float32;
-  std::uint64_t bits = 0;
-  template <class T> static Scalar of(T v) {
-    Scalar s;
-    s.dtype = dtype_of<T>();
-    std::memcpy(&s.bits, &v, sizeof v);
-    return s;
-  }
-  const void* data() const { return &bits; }
 };
 
 // One call of a prepared operation, on device memory: the arrays in Launcher::arrays() order,
@@ -152,7 +125,7 @@ class Workload {
 };
 
 // A family's own pick of a kernel for a problem, by size (the third source of the lookup,
-// gpuk/choose.hpp).
+// run/choose.hpp).
 struct KernelChoice {
   std::string kernel;
   std::map<std::string, std::int64_t> params;  // the others at the metadata's defaults
@@ -185,7 +158,7 @@ class FamilyPlugin {
   virtual std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const = 0;
   // The host memory a run of `spec` holds at its peak (input, CPU reference, downloaded outputs,
   // the baseline's copies): a run that needs more than the machine has available is refused
-  // before any data is generated (gpuk/host_memory.hpp). The default is twice the input.
+  // before any data is generated (run/host_memory.hpp). The default is twice the input.
   virtual std::uint64_t host_bytes(const RunSpec& spec) const;
 };
 
@@ -206,7 +179,7 @@ const GpukPluginInfo* gpuk_plugin_info();
 namespace gpuk {
 
 // The loaded family plugins. Searches each directory for libgpuk_family_*.so. Throws ConfigError
-// when others can write to a directory or plugin (gpuk/safe_dirs.hpp).
+// when others can write to a directory or plugin (util/safe_dirs.hpp).
 class PluginRegistry {
  public:
   explicit PluginRegistry(std::vector<std::filesystem::path> dirs);

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/config.hpp"
-#include "gpuk/device.hpp"
-#include "gpuk/jit.hpp"
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/plugin.hpp"
-#include "gpuk/prepare.hpp"
+#include "config/config.hpp"
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "run/device.hpp"
+#include "run/prepare.hpp"
 
 namespace gpuk {
 
@@ -32,7 +32,7 @@ struct NamedStats {
 struct RunReport {
   // What ran.
   std::string config, family, operation, kernel_file, variant, dtype;
-  std::string variant_source;  // why this variant (gpuk/choose.hpp): the `chosen` line
+  std::string variant_source;  // why this variant (run/choose.hpp): the `chosen` line
   std::vector<std::string> warnings;  // tuning picks passed over, tuning files left out
   std::vector<std::pair<std::string, std::string>> options;
   std::vector<ResolvedLaunch> launches;
@@ -71,12 +71,12 @@ struct RunContext {
   const KernelLibrary& kernels;
   const CompileCache* cache = nullptr;
   double time_limit_s = 0;  // per run of a variant; 0: kDefaultTimeLimitSeconds
-  // The user's tuning database the lookup reads (gpuk/choose.hpp); default TuningDb::default_path().
+  // The user's tuning database the lookup reads (run/choose.hpp); default TuningDb::default_path().
   // A config's `tuning: FILE` replaces it.
   std::optional<std::filesystem::path> tuning_db;
 };
 
-// How the config asks for its variant (gpuk/choose.hpp).
+// How the config asks for its variant (run/choose.hpp).
 VariantRequest variant_request(const RunSpec& spec);
 
 // What the lookup reads for a run of `spec` on `arch`: the config's `tuning:` file, else the

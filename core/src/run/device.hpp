@@ -17,7 +17,7 @@ namespace gpuk {
 // The driver entry points gpuk uses, resolved from libcuda.so.1.
 struct DriverApi {
 #define GPUK_DRIVER_FN(name) decltype(&::name) name = nullptr;
-#include "gpuk/driver_functions.inc"
+#include "run/driver_functions.inc"
 #undef GPUK_DRIVER_FN
 };
 
@@ -54,7 +54,7 @@ void wait_stream(CUstream stream, double limit_seconds, const std::string& where
 bool device_hung();
 
 // Whether this process has initialised CUDA (cuInit succeeded). A child forked after that cannot
-// use the GPU: what forks GPU workers checks it first (gpuk/tune_pool.hpp).
+// use the GPU: what forks GPU workers checks it first (tune/pool.hpp).
 bool cuda_initialised();
 
 #define GPUK_CU(call_expr, ...)                                                        \

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuk/kernel_file.hpp"
-#include "gpuk/problem.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/problem.hpp"
 
 namespace gpuk {
 

@@ -1,0 +1,22 @@
+// The Sorter family's CPU semantics, what its plugin implements: the interface tests reach on the
+// loaded plugin. Beside the plugin, not installed: applications use gpuk/sort.hpp.
+#pragma once
+#include <cstdint>
+
+#include "gpuk/sort.hpp"
+#include "plugin/plugin.hpp"
+
+namespace gpuk {
+struct RunSpec;
+}
+
+namespace gpuk::sort {
+
+class Sorter : public FamilyPlugin {
+ public:
+  // Stable sort of keys, in place; values (any dtype, as many as keys) follow their keys when
+  // given. Throws gpuk::Error on a size mismatch.
+  virtual void sort_on_cpu(HostArray& keys, HostArray* values, Order order) const = 0;
+};
+
+}  // namespace gpuk::sort
