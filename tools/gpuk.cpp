@@ -478,7 +478,7 @@ int main(int argc, char** argv) {
       "  gpuk check path/to/mine.cu                           compile with NVRTC (no GPU needed)\n"
       "  gpuk compare before.json after.json --markdown       same / faster / slower, exit 6 past 5%\n"
       "Exit status: 0 ok, 1 error, 2 bad config or arguments, 3 wrong answer, 4 variant faulted or hung,\n"
-      "5 no GPU, 6 compare found a slowdown (README.md, \"Exit status\").");
+      "5 no GPU, 6 compare found a slowdown or a row B has no valid time for (README.md, \"Exit status\").");
 
   try {
     app.parse(argc, argv);

@@ -185,7 +185,7 @@ def compare(a: PathLike, b: PathLike, *, threshold: float = 5.0) -> Dict[str, An
     """``gpuk compare A B``: two --json reports (run or tune), row by row. Returns
     ``{"kind", "a", "b", "notes", "rows": [{"name", "a_ms", "b_ms", "ratio", "noise", "verdict"}],
     "slower": bool, "summary", "markdown"}``; ``slower`` is the CLI's exit status 6 (a gating row
-    slower than `threshold` percent). The rows are read from the CLI's --markdown table."""
+    slower than `threshold` percent, or timed in A without a valid time in B). The rows are read from the CLI's --markdown table."""
     proc = _gpuk_cli(["compare", os.fspath(a), os.fspath(b), "--threshold", str(threshold), "--markdown"], ok=(0, 6))
     text = proc.stdout
     kind = re.search(r"### gpuk compare \((\w+) reports\)", text)
