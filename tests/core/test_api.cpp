@@ -200,6 +200,8 @@ TEST_CASE("typed calls: one argument order, typed pointers, a search value of th
                        "reduce argmax takes 2 arrays (input, result), not 3", ConfigError);
   CHECK_THROWS_WITH_AS(engine().launch(spec("reduce", "argmax", DType::float32, 100), {nullptr, best}, stream),
                        "reduce argmax: array 'input' is a null device pointer", ConfigError);
+  CHECK_THROWS_WITH_AS(engine().launch(spec("reduce", "argmax", DType::float32, 100), {f, 0}, stream),
+                       "reduce argmax: array 'result' is a null device pointer", ConfigError);
   // A pair's values are any trivially copyable 4- or 8-byte type, carried as uint32 / uint64.
   CHECK(std::string(sort::detail::value_name<int>()) == "uint32");
   CHECK(std::string(sort::detail::value_name<float>()) == "uint32");

@@ -46,11 +46,12 @@ class PluginRegistry;
 struct DeviceInfo;
 
 // One device address: a CUdeviceptr, or any pointer to device memory (a float*, a Best<float>*),
-// so that launch({d_in, d_best}, ...) needs no casts. A null pointer stays 0.
+// so that launch({d_in, d_best}, ...) needs no casts. A null pointer (nullptr, 0) stays 0.
 struct DeviceAddress {
   CUdeviceptr value = 0;
   constexpr DeviceAddress(CUdeviceptr address) : value(address) {}
   constexpr DeviceAddress(std::nullptr_t) {}
+  constexpr DeviceAddress(int address) : value(static_cast<CUdeviceptr>(address)) {}  // a literal 0
   template <class T> DeviceAddress(T* pointer) : value(reinterpret_cast<CUdeviceptr>(pointer)) {}
 };
 
