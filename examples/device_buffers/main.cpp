@@ -88,9 +88,9 @@ int run(std::size_t n) {
     d_a.upload(a, stream);
 
     // Four calls on the application's stream; each returns at once, its answer in device memory.
-    gpuk::reduce::argmax(engine, d_x.get(), n, d_best.get(), stream);
-    gpuk::reduce::sum(engine, d_a.get(), n, d_sum.get(), stream);
-    gpuk::search::find(engine, d_a.get(), n, wanted, d_index.get(), stream);
+    gpuk::reduce::argmax(engine, d_x.get(), d_best.get(), n, stream);
+    gpuk::reduce::sum(engine, d_a.get(), d_sum.get(), n, stream);
+    gpuk::search::find(engine, d_a.get(), d_index.get(), n, wanted, stream);
     gpuk::sort::keys(engine, d_x.get(), d_sorted.get(), n, stream);
 
     std::vector<gpuk::reduce::Best<float>> best;

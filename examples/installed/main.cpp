@@ -65,7 +65,7 @@ int run(std::uint64_t n) {
             cuda_ok(cudaMalloc(&d_best, sizeof best), "cudaMalloc") &&
             cuda_ok(cudaMemcpyAsync(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream), "upload");
   if (ok) {
-    argmax->launch({reinterpret_cast<CUdeviceptr>(d_x), reinterpret_cast<CUdeviceptr>(d_best)}, n, stream);
+    argmax->launch({d_x, d_best}, n, stream);  // typed device pointers, no casts
     ok = cuda_ok(cudaMemcpyAsync(&best, d_best, sizeof best, cudaMemcpyDeviceToHost, stream), "download") &&
          cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }

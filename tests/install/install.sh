@@ -30,7 +30,8 @@ for headers in "$source_dir"/plugins/*/include; do
 done
 
 # Only the public API is installed (core/include/gpuk and each plugin's include/: at most 10
-# headers), and each installed header compiles on its own, with nothing of the source tree.
+# headers), and each installed header compiles on its own, with nothing of the source tree: in a
+# .cpp and in a .cu file (nvcc), as C++17, the standard gpuk::gpuk asks its users' targets for.
 public_headers=$( (cd "$source_dir/core/include" && find . -type f; for h in "$source_dir"/plugins/*/include; do
   (cd "$h" && find . -type f); done) | sort)
 installed_headers=$( (cd "$prefix/include" && find . -type f) | sort)
@@ -41,7 +42,7 @@ headers_project=$scratch/headers
 mkdir -p "$headers_project"
 {
   echo 'cmake_minimum_required(VERSION 3.25)'
-  echo 'project(gpuk_installed_headers LANGUAGES CXX)'
+  echo 'project(gpuk_installed_headers LANGUAGES CXX CUDA)'
   echo 'find_package(gpuk REQUIRED)'
   echo 'add_library(installed_headers OBJECT)'
   echo 'target_link_libraries(installed_headers PRIVATE gpuk::gpuk)'
@@ -50,7 +51,8 @@ index=0
 while read -r header; do
   index=$((index + 1))
   echo "#include \"${header#./}\"" >"$headers_project/header_$index.cpp"
-  echo "target_sources(installed_headers PRIVATE header_$index.cpp)" >>"$headers_project/CMakeLists.txt"
+  cp "$headers_project/header_$index.cpp" "$headers_project/header_$index.cu"
+  echo "target_sources(installed_headers PRIVATE header_$index.cpp header_$index.cu)" >>"$headers_project/CMakeLists.txt"
 done <<<"$installed_headers"
 cmake -S "$headers_project" -B "$scratch/headers-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" "$@" \
   >"$scratch/headers.txt" 2>&1 && cmake --build "$scratch/headers-build" >>"$scratch/headers.txt" 2>&1 ||

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace gpuk {
@@ -33,12 +34,23 @@ decltype(auto) visit_dtype(DType dtype, F&& f) {
   return f(float{});  // unreachable: every enumerator is handled above
 }
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<std::uint32_t>() { return DType::uint32; }
-template <> constexpr DType dtype_of<std::int64_t>() { return DType::int64; }
-template <> constexpr DType dtype_of<std::uint64_t>() { return DType::uint64; }
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <> constexpr DType dtype_of<double>() { return DType::float64; }
+// The C++ types gpuk computes on: 4- and 8-byte integers (int, long, long long, their unsigned
+// kinds), float and double. Anything else (bool, char, short, half, a struct) is refused where it
+// is named, at compile time.
+template <class T>
+inline constexpr bool is_dtype_v =
+    (std::is_integral_v<std::remove_cv_t<T>> && !std::is_same_v<std::remove_cv_t<T>, bool> &&
+     (sizeof(T) == 4 || sizeof(T) == 8)) ||
+    std::is_same_v<std::remove_cv_t<T>, float> || std::is_same_v<std::remove_cv_t<T>, double>;
+
+// The dtype of the C++ type T (int32 for int, uint64 for unsigned long long, ...).
+template <class T> constexpr DType dtype_of() {
+  static_assert(is_dtype_v<T>,
+                "gpuk: unsupported element type: use a 4- or 8-byte integer, float or double "
+                "(int32, uint32, int64, uint64, float32, float64)");
+  if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? DType::float32 : DType::float64;
+  else if constexpr (std::is_signed_v<T>) return sizeof(T) == 4 ? DType::int32 : DType::int64;
+  else return sizeof(T) == 4 ? DType::uint32 : DType::uint64;
+}
 
 }  // namespace gpuk

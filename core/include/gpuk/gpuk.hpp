@@ -14,7 +14,9 @@
 // Threads: an Engine may be shared; several threads may prepare and launch at once (compiled
 // modules are shared process-wide). One Operation keeps state between its launches (scratch,
 // the last plan), so it serves one stream, from one thread, at a time: prepare one per stream.
-// Engine::launch does that for you (one Operation per spec, size bucket and stream).
+// Engine::launch does that for you (one Operation per spec, size bucket and stream, in a bounded
+// cache: EngineOptions::cache_max_*, Engine::release_cached). Prepared handles
+// (gpuk::sort::prepare_pairs, ...: PreparedSizes) prepare every size up to a max_n at once.
 //
 // The families' typed calls (gpuk::reduce::argmax, gpuk::search::find, gpuk::sort::keys, ...)
 // are in their plugins' headers: gpuk/reduce.hpp, gpuk/search.hpp, gpuk/sort.hpp.
@@ -30,7 +32,7 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <span>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,55 @@ namespace gpuk {
 class KernelLibrary;
 class PluginRegistry;
 struct DeviceInfo;
+
+// One device address: a CUdeviceptr, or any pointer to device memory (a float*, a Best<float>*),
+// so that launch({d_in, d_best}, ...) needs no casts. A null pointer stays 0.
+struct DeviceAddress {
+  CUdeviceptr value = 0;
+  constexpr DeviceAddress(CUdeviceptr address) : value(address) {}
+  constexpr DeviceAddress(std::nullptr_t) {}
+  template <class T> DeviceAddress(T* pointer) : value(reinterpret_cast<CUdeviceptr>(pointer)) {}
+};
+
+// The device arrays of a call, in the Operation's arrays() order: a pointer and a count (what
+// std::span<const CUdeviceptr> is in C++20; gpuk's public headers are C++17). Made from a
+// C array, a std::vector, std::array or std::span of CUdeviceptr, or a pointer and a size;
+// a braced list of typed pointers goes through the initializer_list overloads.
+class DeviceArrays {
+ public:
+  constexpr DeviceArrays(const CUdeviceptr* data, std::size_t size) : data_(data), size_(size) {}
+  template <std::size_t N> constexpr DeviceArrays(const CUdeviceptr (&arrays)[N]) : data_(arrays), size_(N) {}
+  template <class C, class = std::enable_if_t<std::is_convertible_v<decltype(std::declval<const C&>().data()),
+                                                                    const CUdeviceptr*>>>
+  constexpr DeviceArrays(const C& arrays) : data_(arrays.data()), size_(arrays.size()) {}
+
+  constexpr const CUdeviceptr* data() const { return data_; }
+  constexpr std::size_t size() const { return size_; }
+  constexpr const CUdeviceptr* begin() const { return data_; }
+  constexpr const CUdeviceptr* end() const { return data_ + size_; }
+  constexpr const CUdeviceptr& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  const CUdeviceptr* data_;
+  std::size_t size_;
+};
+
+// A braced list's addresses as CUdeviceptr, for the initializer_list overloads (no allocation:
+// no operation takes more than kMax arrays).
+class DeviceAddressList {
+ public:
+  static constexpr std::size_t kMax = 8;
+  DeviceAddressList(std::initializer_list<DeviceAddress> list) : size_(list.size()) {
+    if (size_ > kMax) throw ConfigError("a call takes at most " + std::to_string(kMax) + " arrays, not " + std::to_string(size_));
+    std::size_t i = 0;
+    for (const DeviceAddress& a : list) values_[i++] = a.value;
+  }
+  operator DeviceArrays() const { return {values_, size_}; }
+
+ private:
+  CUdeviceptr values_[kMax] = {};
+  std::size_t size_;
+};
 
 // One device array an operation reads or writes: what a launch takes, in the Launcher's order.
 struct ArraySlot {
@@ -82,6 +133,11 @@ struct EngineOptions {
   // Warnings (a stale tuning entry passed over, a plugin that did not load). Default: one line
   // "gpuk: warning: ..." on stderr.
   std::function<void(const std::string&)> on_warning;
+  // Engine::launch's cache (the typed calls'): one prepared Operation per spec, size bucket and
+  // stream, at most cache_max_operations of them holding at most cache_max_bytes of device
+  // memory; the least recently used go first (docs/api.md, "Memory"). The one just used stays.
+  std::size_t cache_max_operations = 64;
+  std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;
 };
 
 // The directory of the libgpuk_core this program loaded (PREFIX/lib, or build/lib): where the
@@ -131,22 +187,63 @@ class Operation {
   // pointers in arrays() order). Returns at once: no copy, no synchronisation. Throws
   // ConfigError for a wrong count of arrays, a null pointer, an n outside the bucket, a missing
   // or mistyped scalar; DeviceError when the driver refuses the launch.
-  void launch(std::span<const CUdeviceptr> arrays, std::uint64_t n, CUstream stream, const Scalar* scalar = nullptr);
-  void launch(std::initializer_list<CUdeviceptr> arrays, std::uint64_t n, CUstream stream,
+  void launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar = nullptr);
+  void launch(std::initializer_list<DeviceAddress> arrays, std::uint64_t n, CUstream stream,
               const Scalar* scalar = nullptr) {
-    launch(std::span<const CUdeviceptr>(arrays.begin(), arrays.size()), n, stream, scalar);
+    launch(DeviceAddressList(arrays), n, stream, scalar);
   }
   // launch(), then copies the small answer (the arrays() entry marked host_result) to the host
   // and waits for the stream. That entry may be 0: the Operation then writes the answer to a
   // buffer of its own. Throws ConfigError for an operation without one (a sort).
-  std::vector<std::byte> launch_and_read(std::span<const CUdeviceptr> arrays, std::uint64_t n, CUstream stream,
+  std::vector<std::byte> launch_and_read(DeviceArrays arrays, std::uint64_t n, CUstream stream,
                                          const Scalar* scalar = nullptr);
+  std::vector<std::byte> launch_and_read(std::initializer_list<DeviceAddress> arrays, std::uint64_t n, CUstream stream,
+                                         const Scalar* scalar = nullptr) {
+    return launch_and_read(DeviceAddressList(arrays), n, stream, scalar);
+  }
+  // The device memory this Operation owns (its scratch, its result buffer): what it frees.
+  std::uint64_t held_bytes() const;
 
   struct State;  // opaque: core/src/api
   explicit Operation(std::unique_ptr<State> state);
 
  private:
   std::unique_ptr<State> state_;
+};
+
+// Operations for every n in [1, max_n]: one per size bucket, all prepared (chosen, compiled,
+// loaded, their scratch allocated) when it is made, freed when it is destroyed. What the
+// families' prepared handles (gpuk::sort::prepare_pairs, ...) hold. Like an Operation it serves
+// one stream at a time (any stream), from one thread at a time.
+class PreparedSizes {
+ public:
+  PreparedSizes() = default;  // serves no n but 0
+  PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations);
+
+  std::uint64_t max_n() const { return max_n_; }
+  // The device memory held: every bucket's scratch and result buffer.
+  std::uint64_t scratch_bytes() const;
+  const std::vector<Operation>& operations() const { return operations_; }
+
+  // n = 0: nothing is launched; n in [1, max_n]: its bucket's Operation launches; a larger n:
+  // ConfigError. launch_and_read of n = 0 returns no bytes.
+  void launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar = nullptr);
+  std::vector<std::byte> launch_and_read(DeviceArrays arrays, std::uint64_t n, CUstream stream,
+                                         const Scalar* scalar = nullptr);
+  void launch(std::initializer_list<DeviceAddress> arrays, std::uint64_t n, CUstream stream,
+              const Scalar* scalar = nullptr) {
+    launch(DeviceAddressList(arrays), n, stream, scalar);
+  }
+  std::vector<std::byte> launch_and_read(std::initializer_list<DeviceAddress> arrays, std::uint64_t n, CUstream stream,
+                                         const Scalar* scalar = nullptr) {
+    return launch_and_read(DeviceAddressList(arrays), n, stream, scalar);
+  }
+
+ private:
+  Operation& at(std::uint64_t n);
+  std::string what_;
+  std::uint64_t max_n_ = 0;
+  std::vector<Operation> operations_;  // [k]: the bucket [2^k, 2^(k+1))
 };
 
 class Engine {
@@ -156,18 +253,42 @@ class Engine {
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+  // A moved-from Engine may only be destroyed or assigned to. Operations and prepared handles
+  // keep what they need of their Engine alive: they may outlive it.
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
 
   // A ready Operation for spec.n's size bucket. Checks the spec before it touches the GPU
   // (an unknown family, operation, option or kernel, a dtype the family lacks, n = 0, a
   // parameter value the metadata does not allow: ConfigError with the config's words).
   Operation prepare(const OperationSpec& spec) const;
 
-  // prepare() once per spec, size bucket and stream (kept for the Engine's life), then launch:
-  // what the families' typed calls use. The arrays are checked before anything is prepared.
-  void launch(const OperationSpec& spec, std::span<const CUdeviceptr> arrays, CUstream stream,
+  // An Operation for each size bucket of [1, spec.n] (spec.n: the largest n it will serve), all
+  // prepared now: spec is checked as prepare() checks it, spec.n = 0 gives one serving nothing.
+  PreparedSizes prepare_sizes(const OperationSpec& spec) const;
+
+  // prepare() once per spec, size bucket and stream (kept in a bounded cache: EngineOptions),
+  // then launch: what the families' typed calls use. The arrays are checked before anything is
+  // prepared.
+  void launch(const OperationSpec& spec, DeviceArrays arrays, CUstream stream,
               const Scalar* scalar = nullptr) const;
-  std::vector<std::byte> launch_and_read(const OperationSpec& spec, std::span<const CUdeviceptr> arrays,
+  std::vector<std::byte> launch_and_read(const OperationSpec& spec, DeviceArrays arrays,
                                          CUstream stream, const Scalar* scalar = nullptr) const;
+  void launch(const OperationSpec& spec, std::initializer_list<DeviceAddress> arrays, CUstream stream,
+              const Scalar* scalar = nullptr) const {
+    launch(spec, DeviceAddressList(arrays), stream, scalar);
+  }
+  std::vector<std::byte> launch_and_read(const OperationSpec& spec, std::initializer_list<DeviceAddress> arrays,
+                                         CUstream stream, const Scalar* scalar = nullptr) const {
+    return launch_and_read(spec, DeviceAddressList(arrays), stream, scalar);
+  }
+
+  // Engine::launch's cache: how many Operations it holds, and their device memory.
+  std::size_t cached_operations() const;
+  std::uint64_t cached_bytes() const;
+  // Frees every cached Operation, after the device has finished the work enqueued so far (a
+  // context synchronisation, when any was cached). Later calls prepare again.
+  void release_cached() const;
 
   // Where this Engine found its files (what `gpuk list` shows): the families whose plugins
   // loaded, a family's plugin file, and a family's kernel files.

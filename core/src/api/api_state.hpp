@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/operation_cache.hpp"
 #include "gpuk/gpuk.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
@@ -37,12 +38,11 @@ struct Engine::State {
   const TuningSources& tuning();
 
   // Engine::launch's Operations, one per spec, size bucket and stream.
-  struct Cached {
-    std::mutex mutex;
-    std::optional<Operation> operation;
-  };
-  std::shared_ptr<Cached> cached(const std::string& key);
-  // Drops them (each holds the State: the Engine's destructor breaks that cycle).
+  OperationCache operations;
+  // Frees entries taken out of it: waits for their calls in progress (their mutexes), then for
+  // the device (a context synchronisation), then drops their Operations.
+  void free_cached(std::vector<std::shared_ptr<OperationCache::Entry>> entries);
+  // Drops them without waiting (each holds the State: the Engine's destructor breaks that cycle).
   void drop_cached();
 
  private:
@@ -50,8 +50,6 @@ struct Engine::State {
   std::unique_ptr<Device> device_;
   std::mutex tuning_mutex_;
   std::optional<TuningSources> tuning_;
-  std::mutex cached_mutex_;
-  std::map<std::string, std::shared_ptr<Cached>> cached_;
 };
 
 struct Operation::State {
@@ -86,7 +84,7 @@ struct Operation::State {
 
 // Checks a call's arrays against the slots (count, null pointers; `result_may_be_null`: the
 // host_result slot may be 0), before anything touches the GPU. ConfigError with `what`.
-void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, std::span<const CUdeviceptr> arrays,
+void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, DeviceArrays arrays,
                   bool result_may_be_null);
 
 }  // namespace gpuk

@@ -37,7 +37,7 @@ std::uint64_t bucket_last(std::uint64_t n) {
   return k >= 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (k + 1)) - 1;
 }
 
-void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, std::span<const CUdeviceptr> arrays,
+void check_arrays(const std::string& what, const std::vector<ArraySlot>& slots, DeviceArrays arrays,
                   bool result_may_be_null) {
   if (arrays.size() != slots.size()) {
     std::vector<std::string> names;
@@ -57,7 +57,8 @@ Engine::State::State(EngineOptions o)
       runtime(runtime_options(options)),
       plugins(runtime.plugins()),
       kernels(runtime.kernels()),
-      tuning_db(runtime.tuning_db_path()) {
+      tuning_db(runtime.tuning_db_path()),
+      operations(OperationCache::Limits{options.cache_max_operations, options.cache_max_bytes}) {
   for (const auto& e : runtime.load_problems()) warn(e);
   (void)runtime.cache();  // opened with the Engine, as before: its warning, if any, comes now
 }
@@ -87,25 +88,52 @@ const TuningSources& Engine::State::tuning() {
   return *tuning_;
 }
 
-std::shared_ptr<Engine::State::Cached> Engine::State::cached(const std::string& key) {
-  std::lock_guard lock(cached_mutex_);
-  auto& entry = cached_[key];
-  if (!entry) entry = std::make_shared<Cached>();
-  return entry;
+void Engine::State::free_cached(std::vector<std::shared_ptr<OperationCache::Entry>> entries) {
+  if (entries.empty()) return;
+  // One lock at a time is all any caller holds, and these entries are no longer in the cache:
+  // taking them all cannot deadlock.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  bool any = false;
+  for (const auto& e : entries) {
+    locks.emplace_back(e->mutex);
+    any = any || e->operation.has_value();
+  }
+  std::optional<DeviceError> failed;
+  if (any && !device_hung()) {
+    try {
+      device();  // current on this thread
+      GPUK_CU(driver().cuCtxSynchronize(), "before freeing cached operations");
+    } catch (const DeviceError& e) {
+      failed = e;
+    }
+  }
+  for (const auto& e : entries) {
+    e->operation.reset();
+    e->released = true;
+  }
+  if (failed) throw *failed;
 }
+
+void Engine::State::drop_cached() { (void)operations.take_all(); }
 
 // --- Engine ----------------------------------------------------------------------------------
 
-void Engine::State::drop_cached() {
-  std::map<std::string, std::shared_ptr<Cached>> dropped;
-  {
-    std::lock_guard lock(cached_mutex_);
-    dropped.swap(cached_);
+Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(std::move(options))) {}
+Engine::~Engine() {
+  if (state_) state_->drop_cached();
+}
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&& other) noexcept {
+  if (this != &other) {
+    if (state_) state_->drop_cached();
+    state_ = std::move(other.state_);
   }
+  return *this;
 }
 
-Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(std::move(options))) {}
-Engine::~Engine() { state_->drop_cached(); }
+std::size_t Engine::cached_operations() const { return state_->operations.operations(); }
+std::uint64_t Engine::cached_bytes() const { return state_->operations.bytes(); }
+void Engine::release_cached() const { state_->free_cached(state_->operations.take_all()); }
 
 std::vector<std::string> Engine::families() const { return state_->plugins.names(); }
 fs::path Engine::plugin_path(const std::string& family) const { return state_->plugins.path_of(family); }
@@ -183,6 +211,10 @@ Operation Engine::prepare(const OperationSpec& spec) const {
     stream.synchronize();
     s->scratch = s->own_scratch.get();
     s->scratch_bytes = s->own_scratch.bytes();
+    // launch_and_read's buffer for an answer the caller does not place: allocated now, so that
+    // no call allocates.
+    for (const ArraySlot& slot : s->slots)
+      if (slot.host_result) s->own_result = DeviceBuffer(slot.bytes);
   }
   return Operation(std::move(s));
 }
@@ -208,33 +240,40 @@ std::string cache_key(const OperationSpec& spec, CUstream stream) {
 
 namespace {
 
+// The cached Operation of spec's key, prepared if it is not yet (then the least recently used
+// others beyond the cache's limits are freed), and `call` on it under its entry's lock.
 template <class Call>
-decltype(auto) with_cached(const std::shared_ptr<Engine::State>& engine, const Engine& self, const OperationSpec& spec,
-                           std::span<const CUdeviceptr> arrays, CUstream stream, bool read, Call&& call) {
+decltype(auto) with_cached(Engine::State& engine, const Engine& self, const OperationSpec& spec, DeviceArrays arrays,
+                           CUstream stream, bool read, Call&& call) {
   if (spec.n == 0) throw ConfigError("size must be at least 1, not 0");
-  const auto cached = engine->cached(cache_key(spec, stream));
-  std::lock_guard lock(cached->mutex);
-  if (!cached->operation) {
+  const std::string key = cache_key(spec, stream);
+  for (;;) {
+    const auto entry = engine.operations.get(key);
+    std::unique_lock lock(entry->mutex);
+    if (entry->released) continue;  // freed by another thread after we found it: look again
+    if (entry->operation) return call(*entry->operation);
     // Checked before anything is prepared, so that a wrong call needs no GPU to be told so.
-    const FamilyPlugin& plugin = engine->plugins.get(spec.family);
+    const FamilyPlugin& plugin = engine.plugins.get(spec.family);
     const Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
     check_arrays(problem.family + " " + problem.operation, plugin.make_launcher(problem)->arrays(), arrays, read);
-    cached->operation.emplace(self.prepare(spec));
+    entry->operation.emplace(self.prepare(spec));
+    const std::uint64_t bytes = entry->operation->held_bytes();
+    lock.unlock();
+    engine.free_cached(engine.operations.settle(key, bytes));
   }
-  return call(*cached->operation);
 }
 
 }  // namespace
 
-void Engine::launch(const OperationSpec& spec, std::span<const CUdeviceptr> arrays, CUstream stream,
+void Engine::launch(const OperationSpec& spec, DeviceArrays arrays, CUstream stream,
                     const Scalar* scalar) const {
-  with_cached(state_, *this, spec, arrays, stream, false,
+  with_cached(*state_, *this, spec, arrays, stream, false,
               [&](Operation& op) { op.launch(arrays, spec.n, stream, scalar); });
 }
 
-std::vector<std::byte> Engine::launch_and_read(const OperationSpec& spec, std::span<const CUdeviceptr> arrays,
+std::vector<std::byte> Engine::launch_and_read(const OperationSpec& spec, DeviceArrays arrays,
                                                CUstream stream, const Scalar* scalar) const {
-  return with_cached(state_, *this, spec, arrays, stream, true,
+  return with_cached(*state_, *this, spec, arrays, stream, true,
                      [&](Operation& op) { return op.launch_and_read(arrays, spec.n, stream, scalar); });
 }
 

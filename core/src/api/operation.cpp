@@ -27,6 +27,7 @@ const std::string& Operation::variant() const { return state_->label; }
 const std::string& Operation::chosen() const { return state_->choice.why; }
 const std::vector<std::string>& Operation::warnings() const { return state_->choice.warnings; }
 std::uint64_t Operation::scratch_bytes() const { return state_->scratch_needed; }
+std::uint64_t Operation::held_bytes() const { return state_->own_scratch.bytes() + state_->own_result.bytes(); }
 
 void Operation::State::replan(std::uint64_t n) {
   Problem at = problem;
@@ -55,7 +56,7 @@ void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream s
   s.scratch_bytes = bytes;
 }
 
-void Operation::launch(std::span<const CUdeviceptr> arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
+void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
   State& s = *state_;
   check_arrays(s.what, s.slots, arrays, false);
   if (n < s.min_n || n > s.max_n) {
@@ -80,7 +81,7 @@ void Operation::launch(std::span<const CUdeviceptr> arrays, std::uint64_t n, CUs
   s.launcher->launch(target, call);
 }
 
-std::vector<std::byte> Operation::launch_and_read(std::span<const CUdeviceptr> arrays, std::uint64_t n,
+std::vector<std::byte> Operation::launch_and_read(DeviceArrays arrays, std::uint64_t n,
                                                   CUstream stream, const Scalar* scalar) {
   State& s = *state_;
   std::size_t result = s.slots.size();

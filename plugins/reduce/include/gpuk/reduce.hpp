@@ -2,7 +2,7 @@
 // device pointers for applications, through the library API (gpuk/gpuk.hpp). The CPU semantics
 // its plugin implements (Reducer) are in plugins/reduce/reducer.hpp (not installed). Typed calls:
 //
-//   gpuk::reduce::argmax(engine, d_in, n, d_best, stream);      // asynchronous, into device memory
+//   gpuk::reduce::argmax(engine, d_in, d_best, n, stream);      // asynchronous, into device memory
 //   gpuk::reduce::Best<float> b = gpuk::reduce::argmax(engine, d_in, n, stream);  // waits
 //
 // max, min, sum, argmax, argmin; ties go to the lowest index; a NaN wins (README, "Reducer
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce_ops.hpp"
@@ -47,45 +48,119 @@ template <class T> OperationSpec spec(Op op, std::uint64_t n) {
   s.n = n;
   return s;
 }
-template <class T> void launch(Engine& e, Op op, const T* in, std::uint64_t n, void* out, CUstream s) {
-  const CUdeviceptr arrays[] = {reinterpret_cast<CUdeviceptr>(in), reinterpret_cast<CUdeviceptr>(out)};
-  e.launch(spec<T>(op, n), arrays, s);
+template <class T> void launch(const Engine& e, Op op, const T* in, std::uint64_t n, void* out, CUstream s) {
+  if (n == 0) return;  // nothing to reduce: nothing is launched, d_out is not written
+  e.launch(spec<T>(op, n), {in, out}, s);
 }
-template <class R, class T> R read(Engine& e, Op op, const T* in, std::uint64_t n, CUstream s) {
-  const CUdeviceptr arrays[] = {reinterpret_cast<CUdeviceptr>(in), 0};  // 0: the Operation's own result buffer
-  const auto bytes = e.launch_and_read(spec<T>(op, n), arrays, s);
+// The answer of an empty input: no element, so index -1 (and a zero value; a zero sum).
+template <class R> R empty() {
+  R r{};
+  if constexpr (!std::is_arithmetic_v<R>) r.index = -1;
+  return r;
+}
+template <class R> R from_bytes(const std::vector<std::byte>& bytes) {
   R r{};
   std::memcpy(&r, bytes.data(), sizeof r);
   return r;
 }
+template <class R, class T> R read(const Engine& e, Op op, const T* in, std::uint64_t n, CUstream s) {
+  if (n == 0) return empty<R>();
+  return from_bytes<R>(e.launch_and_read(spec<T>(op, n), {in, nullptr}, s));  // null: the Operation's own buffer
+}
 }  // namespace detail
 
+// Argument order, as in every family: device arrays (inputs, then outputs), n, the stream.
+// n = 0 launches nothing and writes nothing; the host-returning calls then return an index of -1
+// (argmax, argmin, max, min) or a zero sum.
+
 // Into device memory, asynchronously on `stream` (d_out: device memory the caller owns).
-template <class T> void argmax(Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+template <class T> void argmax(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t n, CUstream stream) {
   detail::launch(e, Op::argmax, d_in, n, d_out, stream);
 }
-template <class T> void argmin(Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+template <class T> void argmin(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t n, CUstream stream) {
   detail::launch(e, Op::argmin, d_in, n, d_out, stream);
 }
-template <class T> void max(Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+template <class T> void max(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t n, CUstream stream) {
   detail::launch(e, Op::max, d_in, n, d_out, stream);
 }
-template <class T> void min(Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+template <class T> void min(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t n, CUstream stream) {
   detail::launch(e, Op::min, d_in, n, d_out, stream);
 }
-template <class T> void sum(Engine& e, const T* d_in, std::uint64_t n, Sum<T>* d_out, CUstream stream) {
+template <class T> void sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::uint64_t n, CUstream stream) {
+  detail::launch(e, Op::sum, d_in, n, d_out, stream);
+}
+
+// The same with n before d_out (the order of gpuk's first releases), kept.
+template <class T> void argmax(const Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+  detail::launch(e, Op::argmax, d_in, n, d_out, stream);
+}
+template <class T> void argmin(const Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+  detail::launch(e, Op::argmin, d_in, n, d_out, stream);
+}
+template <class T> void max(const Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+  detail::launch(e, Op::max, d_in, n, d_out, stream);
+}
+template <class T> void min(const Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
+  detail::launch(e, Op::min, d_in, n, d_out, stream);
+}
+template <class T> void sum(const Engine& e, const T* d_in, std::uint64_t n, Sum<T>* d_out, CUstream stream) {
   detail::launch(e, Op::sum, d_in, n, d_out, stream);
 }
 
 // To the host: launches, waits for `stream`, returns the answer.
-template <class T> Best<T> argmax(Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+template <class T> Best<T> argmax(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Best<T>>(e, Op::argmax, d_in, n, stream);
 }
-template <class T> Best<T> argmin(Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+template <class T> Best<T> argmin(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Best<T>>(e, Op::argmin, d_in, n, stream);
 }
-template <class T> Sum<T> sum(Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+template <class T> Best<T> max(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+  return detail::read<Best<T>>(e, Op::max, d_in, n, stream);
+}
+template <class T> Best<T> min(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+  return detail::read<Best<T>>(e, Op::min, d_in, n, stream);
+}
+template <class T> Sum<T> sum(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Sum<T>>(e, Op::sum, d_in, n, stream);
+}
+
+// A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
+// scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
+// Serves one stream at a time (any stream). R: Best<T>, or Sum<T> for sum.
+//
+//   auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);
+//   amax(d_in, d_best, n, stream);                  // asynchronous, into device memory
+//   gpuk::reduce::Best<float> b = amax(d_in, n, stream);  // waits
+template <class T, class R> class Prepared {
+ public:
+  Prepared(const Engine& e, Op op, std::uint64_t max_n) : sizes_(e.prepare_sizes(detail::spec<T>(op, max_n))) {}
+  void operator()(const T* d_in, R* d_out, std::uint64_t n, CUstream stream) { sizes_.launch({d_in, d_out}, n, stream); }
+  R operator()(const T* d_in, std::uint64_t n, CUstream stream) {
+    if (n == 0) return detail::empty<R>();
+    return detail::from_bytes<R>(sizes_.launch_and_read({d_in, nullptr}, n, stream));
+  }
+  std::uint64_t max_n() const { return sizes_.max_n(); }
+  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
+  const PreparedSizes& sizes() const { return sizes_; }
+
+ private:
+  PreparedSizes sizes_;
+};
+
+template <class T> Prepared<T, Best<T>> prepare_argmax(const Engine& e, std::uint64_t max_n) {
+  return {e, Op::argmax, max_n};
+}
+template <class T> Prepared<T, Best<T>> prepare_argmin(const Engine& e, std::uint64_t max_n) {
+  return {e, Op::argmin, max_n};
+}
+template <class T> Prepared<T, Best<T>> prepare_max(const Engine& e, std::uint64_t max_n) {
+  return {e, Op::max, max_n};
+}
+template <class T> Prepared<T, Best<T>> prepare_min(const Engine& e, std::uint64_t max_n) {
+  return {e, Op::min, max_n};
+}
+template <class T> Prepared<T, Sum<T>> prepare_sum(const Engine& e, std::uint64_t max_n) {
+  return {e, Op::sum, max_n};
 }
 
 }  // namespace gpuk::reduce

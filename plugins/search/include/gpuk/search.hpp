@@ -2,7 +2,7 @@
 // device pointers for applications, through the library API (gpuk/gpuk.hpp). The CPU semantics
 // its plugin implements (Searcher) are in plugins/search/searcher.hpp (not installed). Typed calls:
 //
-//   gpuk::search::find(engine, d_in, n, 42, d_index, stream);          // asynchronous, into device memory
+//   gpuk::search::find(engine, d_in, d_index, n, 42, stream);          // asynchronous, into device memory
 //   std::int64_t i = gpuk::search::find(engine, d_in, n, 42, stream);  // waits
 //
 // find: the lowest index whose element equals the value, or -1; any: some such index, or -1;
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "gpuk/gpuk.hpp"
 #include "gpuk/search_ops.hpp"
@@ -40,46 +41,124 @@ struct Value {
 };
 
 namespace detail {
-template <class T> std::int64_t run(Engine& e, Mode mode, const T* in, std::uint64_t n, T value,
-                                    std::int64_t* d_out, CUstream s, bool read) {
-  OperationSpec spec;
-  spec.family = "search";
-  spec.operation = info(mode).name;
-  spec.dtype = dtype_of<T>();
-  spec.n = n;
-  const CUdeviceptr arrays[] = {reinterpret_cast<CUdeviceptr>(in), reinterpret_cast<CUdeviceptr>(d_out)};
-  const Scalar v = Scalar::of(value);
-  if (!read) {
-    e.launch(spec, arrays, s, &v);
-    return 0;
-  }
-  const auto bytes = e.launch_and_read(spec, arrays, s, &v);
+// T itself, in a context that deduces nothing: the value searched for takes the input's type, so
+// find(e, d_u32, n, 42, ...) converts 42 to uint32 instead of failing to deduce T.
+template <class T> struct same {
+  using type = T;
+};
+template <class T> using same_t = typename same<T>::type;
+
+template <class T> OperationSpec spec(Mode mode, std::uint64_t n) {
+  OperationSpec s;
+  s.family = "search";
+  s.operation = info(mode).name;
+  s.dtype = dtype_of<T>();
+  s.n = n;
+  return s;
+}
+// The answer of an empty input: find and any find nothing (-1), count counts 0.
+inline std::int64_t empty(Mode mode) { return mode == Mode::count ? 0 : -1; }
+inline std::int64_t from_bytes(const std::vector<std::byte>& bytes) {
   std::int64_t r = 0;
   std::memcpy(&r, bytes.data(), sizeof r);
   return r;
 }
+template <class T> void launch(const Engine& e, Mode mode, const T* in, std::int64_t* d_out, std::uint64_t n, T value,
+                               CUstream s) {
+  if (n == 0) return;  // nothing to search: nothing is launched, d_out is not written
+  const Scalar v = Scalar::of(value);
+  e.launch(spec<T>(mode, n), {in, d_out}, s, &v);
+}
+template <class T> std::int64_t read(const Engine& e, Mode mode, const T* in, std::uint64_t n, T value, CUstream s) {
+  if (n == 0) return empty(mode);
+  const Scalar v = Scalar::of(value);
+  return from_bytes(e.launch_and_read(spec<T>(mode, n), {in, nullptr}, s, &v));
+}
 }  // namespace detail
 
+// Argument order, as in every family: device arrays (input, then the int64 the answer goes to),
+// n, the value searched for (converted to the input's type), the stream. n = 0 launches nothing
+// and writes nothing; the host-returning calls then return -1 (find, any) or 0 (count).
+
 // Into device memory (one int64 the caller owns), asynchronously on `stream`.
-template <class T> void find(Engine& e, const T* d_in, std::uint64_t n, T value, std::int64_t* d_out, CUstream stream) {
-  detail::run(e, Mode::find, d_in, n, value, d_out, stream, false);
+template <class T>
+void find(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value,
+          CUstream stream) {
+  detail::launch<T>(e, Mode::find, d_in, d_out, n, value, stream);
 }
-template <class T> void any(Engine& e, const T* d_in, std::uint64_t n, T value, std::int64_t* d_out, CUstream stream) {
-  detail::run(e, Mode::any, d_in, n, value, d_out, stream, false);
+template <class T>
+void any(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value,
+         CUstream stream) {
+  detail::launch<T>(e, Mode::any, d_in, d_out, n, value, stream);
 }
-template <class T> void count(Engine& e, const T* d_in, std::uint64_t n, T value, std::int64_t* d_out, CUstream stream) {
-  detail::run(e, Mode::count, d_in, n, value, d_out, stream, false);
+template <class T>
+void count(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value,
+           CUstream stream) {
+  detail::launch<T>(e, Mode::count, d_in, d_out, n, value, stream);
+}
+
+// The same with the value and d_out after n (the order of gpuk's first releases), kept.
+template <class T>
+void find(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, std::int64_t* d_out,
+          CUstream stream) {
+  detail::launch<T>(e, Mode::find, d_in, d_out, n, value, stream);
+}
+template <class T>
+void any(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, std::int64_t* d_out,
+         CUstream stream) {
+  detail::launch<T>(e, Mode::any, d_in, d_out, n, value, stream);
+}
+template <class T>
+void count(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, std::int64_t* d_out,
+           CUstream stream) {
+  detail::launch<T>(e, Mode::count, d_in, d_out, n, value, stream);
 }
 
 // To the host: launches, waits for `stream`, returns the index (-1: not found) or the count.
-template <class T> std::int64_t find(Engine& e, const T* d_in, std::uint64_t n, T value, CUstream stream) {
-  return detail::run<T>(e, Mode::find, d_in, n, value, nullptr, stream, true);
+template <class T>
+std::int64_t find(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
+  return detail::read<T>(e, Mode::find, d_in, n, value, stream);
 }
-template <class T> std::int64_t any(Engine& e, const T* d_in, std::uint64_t n, T value, CUstream stream) {
-  return detail::run<T>(e, Mode::any, d_in, n, value, nullptr, stream, true);
+template <class T>
+std::int64_t any(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
+  return detail::read<T>(e, Mode::any, d_in, n, value, stream);
 }
-template <class T> std::int64_t count(Engine& e, const T* d_in, std::uint64_t n, T value, CUstream stream) {
-  return detail::run<T>(e, Mode::count, d_in, n, value, nullptr, stream, true);
+template <class T>
+std::int64_t count(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
+  return detail::read<T>(e, Mode::count, d_in, n, value, stream);
 }
+
+// A prepared search: every size bucket of [1, max_n] chosen, compiled, loaded and given its
+// scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
+// Serves one stream at a time (any stream).
+//
+//   auto f = gpuk::search::prepare_find<std::uint32_t>(engine, max_n);
+//   f(d_in, d_index, n, 42, stream);                 // asynchronous, into device memory
+//   std::int64_t i = f(d_in, n, 42, stream);         // waits
+template <class T> class Prepared {
+ public:
+  Prepared(const Engine& e, Mode mode, std::uint64_t max_n)
+      : mode_(mode), sizes_(e.prepare_sizes(detail::spec<T>(mode, max_n))) {}
+  void operator()(const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
+    const Scalar v = Scalar::of(value);
+    sizes_.launch({d_in, d_out}, n, stream, &v);
+  }
+  std::int64_t operator()(const T* d_in, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
+    if (n == 0) return detail::empty(mode_);
+    const Scalar v = Scalar::of(value);
+    return detail::from_bytes(sizes_.launch_and_read({d_in, nullptr}, n, stream, &v));
+  }
+  std::uint64_t max_n() const { return sizes_.max_n(); }
+  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
+  const PreparedSizes& sizes() const { return sizes_; }
+
+ private:
+  Mode mode_;
+  PreparedSizes sizes_;
+};
+
+template <class T> Prepared<T> prepare_find(const Engine& e, std::uint64_t max_n) { return {e, Mode::find, max_n}; }
+template <class T> Prepared<T> prepare_any(const Engine& e, std::uint64_t max_n) { return {e, Mode::any, max_n}; }
+template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_n) { return {e, Mode::count, max_n}; }
 
 }  // namespace gpuk::search

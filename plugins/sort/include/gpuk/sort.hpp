@@ -30,42 +30,96 @@ inline OperationSpec spec(Op op, DType keys, std::uint64_t n, Order order, const
   if (values) s.options["values"] = values;
   return s;
 }
+// A pair's value is carried as its bits: any trivially copyable 4- or 8-byte type (an int, a
+// float, a struct of two shorts) moves as uint32 or uint64.
 template <class V> constexpr const char* value_name() {
-  static_assert(std::is_same_v<V, std::uint32_t> || std::is_same_v<V, std::uint64_t>,
-                "sort_pairs carries uint32 or uint64 values");
-  return std::is_same_v<V, std::uint32_t> ? "uint32" : "uint64";
+  static_assert(std::is_trivially_copyable_v<V> && (sizeof(V) == 4 || sizeof(V) == 8),
+                "gpuk: sort pairs carry trivially copyable 4- or 8-byte values");
+  return sizeof(V) == 4 ? "uint32" : "uint64";
 }
-inline CUdeviceptr ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+template <class I> void check_indices(std::uint64_t n) {
+  static_assert(std::is_same_v<I, std::uint32_t> || std::is_same_v<I, std::uint64_t>,
+                "gpuk: argsort's indices are uint32 or uint64");
+  const bool wide = n > 0 && bucket_last(n) > (std::uint64_t{1} << 32);
+  if (wide != (sizeof(I) == 8))
+    throw ConfigError("argsort of n = " + std::to_string(n) + " writes " + (wide ? "uint64" : "uint32") +
+                      " indices (uint32 while every n of its size bucket fits in 2^32)");
+}
 }  // namespace detail
+
+// Argument order, as in every family: device arrays (inputs, then outputs), n, the stream, the
+// order. n = 0 launches nothing.
 
 // Sorts n keys from d_in into d_out, asynchronously on `stream`.
 template <class K>
-void keys(Engine& e, const K* d_in, K* d_out, std::uint64_t n, CUstream stream, Order order = Order::ascending) {
-  const CUdeviceptr arrays[] = {detail::ptr(d_in), detail::ptr(d_out)};
-  e.launch(detail::spec(Op::sort, dtype_of<K>(), n, order), arrays, stream);
+void keys(const Engine& e, const K* d_in, K* d_out, std::uint64_t n, CUstream stream, Order order = Order::ascending) {
+  const OperationSpec spec = detail::spec(Op::sort, dtype_of<K>(), n, order);
+  if (n == 0) return;
+  e.launch(spec, {d_in, d_out}, stream);
 }
 
 // Sorts n keys and carries each key's value along.
 template <class K, class V>
-void pairs(Engine& e, const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
+void pairs(const Engine& e, const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
            CUstream stream, Order order = Order::ascending) {
-  const CUdeviceptr arrays[] = {detail::ptr(d_keys_in), detail::ptr(d_keys_out), detail::ptr(d_values_in),
-                                detail::ptr(d_values_out)};
-  e.launch(detail::spec(Op::sort_pairs, dtype_of<K>(), n, order, detail::value_name<V>()), arrays, stream);
+  const OperationSpec spec = detail::spec(Op::sort_pairs, dtype_of<K>(), n, order, detail::value_name<V>());
+  if (n == 0) return;
+  e.launch(spec, {d_keys_in, d_keys_out, d_values_in, d_values_out}, stream);
 }
 
 // Sorts n keys and writes each sorted key's original index (I: uint32 or uint64, as
 // Operation::arrays() says for this n's bucket).
 template <class K, class I>
-void argsort(Engine& e, const K* d_keys_in, K* d_keys_out, I* d_indices, std::uint64_t n, CUstream stream,
+void argsort(const Engine& e, const K* d_keys_in, K* d_keys_out, I* d_indices, std::uint64_t n, CUstream stream,
              Order order = Order::ascending) {
-  static_assert(std::is_same_v<I, std::uint32_t> || std::is_same_v<I, std::uint64_t>, "indices are uint32 or uint64");
-  const bool wide = n > 0 && bucket_last(n) > (std::uint64_t{1} << 32);
-  if (wide != (sizeof(I) == 8))
-    throw ConfigError("argsort of n = " + std::to_string(n) + " writes " + (wide ? "uint64" : "uint32") +
-                      " indices (uint32 while every n of its size bucket fits in 2^32)");
-  const CUdeviceptr arrays[] = {detail::ptr(d_keys_in), detail::ptr(d_keys_out), detail::ptr(d_indices)};
-  e.launch(detail::spec(Op::argsort, dtype_of<K>(), n, order), arrays, stream);
+  const OperationSpec spec = detail::spec(Op::argsort, dtype_of<K>(), n, order);
+  if (n == 0) return;
+  detail::check_indices<I>(n);
+  e.launch(spec, {d_keys_in, d_keys_out, d_indices}, stream);
+}
+
+// Prepared sorts: every size bucket of [1, max_n] chosen, compiled, loaded and given its scratch
+// (the radix sorts' spare buffers) when it is made, so that no call compiles or allocates; all
+// freed when it is destroyed. Each serves one stream at a time (any stream).
+//
+//   auto s = gpuk::sort::prepare_pairs<float, std::uint32_t>(engine, max_n);
+//   s(d_keys, d_keys_out, d_values, d_values_out, n, stream);   // any n <= max_n; 0: nothing
+template <class K> class PreparedKeys {
+ public:
+  PreparedKeys(const Engine& e, std::uint64_t max_n, Order order)
+      : sizes_(e.prepare_sizes(detail::spec(Op::sort, dtype_of<K>(), max_n, order))) {}
+  void operator()(const K* d_in, K* d_out, std::uint64_t n, CUstream stream) { sizes_.launch({d_in, d_out}, n, stream); }
+  std::uint64_t max_n() const { return sizes_.max_n(); }
+  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
+  const PreparedSizes& sizes() const { return sizes_; }
+
+ private:
+  PreparedSizes sizes_;
+};
+
+template <class K, class V> class PreparedPairs {
+ public:
+  PreparedPairs(const Engine& e, std::uint64_t max_n, Order order)
+      : sizes_(e.prepare_sizes(detail::spec(Op::sort_pairs, dtype_of<K>(), max_n, order, detail::value_name<V>()))) {}
+  void operator()(const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
+                  CUstream stream) {
+    sizes_.launch({d_keys_in, d_keys_out, d_values_in, d_values_out}, n, stream);
+  }
+  std::uint64_t max_n() const { return sizes_.max_n(); }
+  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
+  const PreparedSizes& sizes() const { return sizes_; }
+
+ private:
+  PreparedSizes sizes_;
+};
+
+template <class K>
+PreparedKeys<K> prepare_keys(const Engine& e, std::uint64_t max_n, Order order = Order::ascending) {
+  return {e, max_n, order};
+}
+template <class K, class V>
+PreparedPairs<K, V> prepare_pairs(const Engine& e, std::uint64_t max_n, Order order = Order::ascending) {
+  return {e, max_n, order};
 }
 
 }  // namespace gpuk::sort

@@ -1,0 +1,52 @@
+// An application's .cu file, compiled by nvcc as C++17 (gpuk_api_cuda17, built with the tests):
+// every public header together, and the typed calls and prepared handles instantiated as an
+// application would write them (typed pointers, a search value of another type, n = 0).
+#include "gpuk/dtype.hpp"
+#include "gpuk/error.hpp"
+#include "gpuk/gpuk.hpp"
+#include "gpuk/op_table.hpp"
+#include "gpuk/reduce.hpp"
+#include "gpuk/reduce_ops.hpp"
+#include "gpuk/search.hpp"
+#include "gpuk/search_ops.hpp"
+#include "gpuk/sort.hpp"
+#include "gpuk/sort_ops.hpp"
+
+static_assert(__cplusplus == 201703L, "this file checks the public headers as C++17");
+
+__global__ void scale(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+
+void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32_t* d_u, std::uint32_t* d_v,
+                 std::int64_t* d_index,
+                 gpuk::reduce::Best<float>* d_best, double* d_sum, int* d_values, int* d_values_out, std::uint64_t n,
+                 cudaStream_t stream) {
+  scale<<<1, 32, 0, stream>>>(d_x, static_cast<int>(n));
+  gpuk::reduce::argmax(engine, d_x, d_best, n, stream);
+  gpuk::reduce::sum(engine, d_x, d_sum, n, stream);
+  const gpuk::reduce::Best<float> top = gpuk::reduce::max(engine, d_x, n, stream);
+  (void)top;
+  gpuk::search::find(engine, d_u, d_index, n, 42, stream);  // 42: an int, searched for as uint32
+  const std::int64_t count = gpuk::search::count(engine, d_u, n, 7u, stream);
+  (void)count;
+  gpuk::sort::keys(engine, d_u, d_v, n, stream);  // out of place: outputs never alias inputs
+  gpuk::sort::pairs(engine, d_x, d_y, d_values, d_values_out, n, stream, gpuk::sort::Order::descending);
+
+  auto sorter = gpuk::sort::prepare_pairs<float, int>(engine, n);
+  sorter(d_x, d_y, d_values, d_values_out, n, stream);
+  auto amax = gpuk::reduce::prepare_argmax<float>(engine, n);
+  amax(d_x, d_best, n, stream);
+  auto finder = gpuk::search::prepare_find<std::uint32_t>(engine, n);
+  (void)finder(d_u, n, 42, stream);
+
+  gpuk::OperationSpec spec;
+  spec.family = "reduce";
+  spec.operation = "argmax";
+  spec.n = n;
+  gpuk::Operation op = engine.prepare(spec);
+  op.launch({d_x, d_best}, n, stream);  // typed pointers, no CUdeviceptr casts
+  (void)engine.cached_bytes();
+  engine.release_cached();
+}
