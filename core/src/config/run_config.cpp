@@ -1,0 +1,269 @@
+// A run config (docs/configs.md): YAML -> RunSpec, checked against the family plugin and the
+// kernel file's metadata, every error at its file:line:column. The same root, read in
+// RootMode::tune, is the workload of a tune config (tune_config.cpp).
+#include <algorithm>
+
+#include "config/config_parse.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/regular_file.hpp"
+#include "util/text.hpp"
+
+namespace gpuk {
+
+namespace {
+
+const std::vector<std::string> kCoreKeys = {"family",  "operation",   "kernel", "params",   "dtype",
+                                            "size",    "data",        "warmup", "repeats",  "cpu_repeats",
+                                            "verify",  "baseline",    "output", "variant",  "tuning"};
+// A tune config: the workload keys of a run config, then the sweep's own.
+const std::vector<std::string> kTuneKeys = {"family", "operation", "dtype",    "size",        "data",
+                                            "warmup", "repeats",   "kernel",   "kernels",     "params",
+                                            "constraints", "strategy", "budget", "seed", "recheck",
+                                            "flush_l2", "show",    "save", "objective", "energy",
+                                            "auto_repeats"};
+
+std::string checked_option(const yaml::Source& src, const YAML::Node& node, const OptionSpec& o) {
+  switch (o.kind) {
+    case OptionSpec::Kind::boolean:
+      return src.boolean(node, o.name) ? "true" : "false";
+    case OptionSpec::Kind::integer:
+      return std::to_string(src.integer(node, o.name));
+    case OptionSpec::Kind::number:
+      src.number(node, o.name);
+      return node.Scalar();
+    case OptionSpec::Kind::choice: {
+      const std::string value = src.string(node, o.name);
+      for (const auto& c : o.choices)
+        if (c == value) return value;
+      src.fail(node, o.name + " must be one of " + join(o.choices) + ", not '" + value + "'" +
+                         did_you_mean(value, o.choices));
+    }
+  }
+  return {};
+}
+
+void require_keys(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                  const HeldData& held) {
+  for (const char* required : {"family", "operation", "size"}) {
+    if (root[required] || (held.contents && std::string_view(required) == "size")) continue;
+    // `operaton: argmax` is a misspelling, not a missing key: say so where it stands.
+    for (const auto& item : root)
+      if (item.first.IsScalar() && !did_you_mean(item.first.Scalar(), {required}).empty())
+        src.fail(item.first, "unknown key '" + printable(item.first.Scalar()) + "'" +
+                                 did_you_mean(item.first.Scalar(), {required}) + "; '" + required + "' is required");
+    throw ConfigError(path.string() + ":1:1: missing '" + required + "'" +
+                      (std::string_view(required) == "size" ? " (or a data.file to take it from)" : ""));
+  }
+}
+
+// The family's plugin, the keys it and core know, and the operation.
+const FamilyPlugin& family_and_operation(const yaml::Source& src, const YAML::Node& root, const PluginRegistry& plugins,
+                                         RootMode mode, RunSpec& spec) {
+  const YAML::Node family_node = root["family"];
+  spec.family = src.string(family_node, "family");
+  const FamilyPlugin* plugin = plugins.find(spec.family);
+  if (!plugin) {
+    try {
+      plugins.get(spec.family);
+    } catch (const ConfigError& e) {
+      src.fail(family_node, e.what());
+    }
+  }
+
+  // Unknown keys: core's own plus the family's options.
+  std::vector<std::string> allowed = mode == RootMode::run ? kCoreKeys : kTuneKeys;
+  for (const auto& o : plugin->options()) allowed.push_back(o.name);
+  src.check_keys(root, allowed, mode == RootMode::run ? "the config" : "the tune config");
+
+  spec.operation = src.string(root["operation"], "operation");
+  const auto ops = plugin->operations();
+  if (std::find(ops.begin(), ops.end(), spec.operation) == ops.end())
+    src.fail(root["operation"], no_such_operation(*plugin, spec.operation));
+  return *plugin;
+}
+
+// The dtype and size: the config's, checked against the data file's when there is one, or the file's.
+void dtype_and_size(const yaml::Source& src, const YAML::Node& root, const FamilyPlugin& plugin, const HeldData& held,
+                    RunSpec& spec) {
+  if (root["dtype"]) {
+    const std::string name = src.string(root["dtype"], "dtype");
+    const auto dtype = parse_dtype(name);
+    const std::vector<DType> dtypes = plugin.dtypes();  // one vector: begin() and end() of the same
+    if (!dtype || std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end())
+      src.fail(root["dtype"], unsupported_dtype(plugin, name));
+    spec.dtype = *dtype;
+    if (held.contents && held.contents->dtype != spec.dtype)
+      src.fail(root["dtype"], held.holds() + ", but the config asks for " + name + " (leave dtype out to take the file's)");
+  } else if (held.contents) {
+    const std::vector<DType> dtypes = plugin.dtypes();
+    if (std::find(dtypes.begin(), dtypes.end(), held.contents->dtype) == dtypes.end())
+      src.fail(held.node, held.holds() + "; " + unsupported_dtype(plugin, std::string(dtype_name(held.contents->dtype))));
+    spec.dtype = held.contents->dtype;
+  }
+
+  if (root["size"]) {
+    const auto size = src.integer(root["size"], "size");
+    if (size <= 0) src.fail(root["size"], "size must be at least 1, not " + std::to_string(size));
+    spec.size = static_cast<std::uint64_t>(size);
+    if (held.contents && held.contents->size != spec.size)
+      src.fail(root["size"], held.holds() + ", but the config asks for " + std::to_string(spec.size) +
+                                 " (leave size out to take the file's)");
+  } else {
+    if (held.contents->size == 0) src.fail(held.node, held.holds() + "; a run needs at least 1");
+    spec.size = held.contents->size;
+  }
+}
+
+// Warm-up, repeats, verify, baseline, output, the family's options and the data.
+void run_settings(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                  const FamilyPlugin& plugin, RunSpec& spec) {
+  const auto count = [&](const char* key, int& out, int low) {
+    if (!root[key]) return;
+    const auto v = src.integer(root[key], key);
+    if (v < low || v > 1000000) src.fail(root[key], std::string(key) + " must be between " + std::to_string(low) + " and 1000000");
+    out = static_cast<int>(v);
+  };
+  count("warmup", spec.warmup, 0);
+  count("repeats", spec.repeats, 1);
+  count("cpu_repeats", spec.cpu_repeats, 1);
+  if (root["verify"]) spec.verify = src.boolean(root["verify"], "verify");
+  if (root["baseline"]) spec.baseline = src.boolean(root["baseline"], "baseline");
+  if (root["output"]) {
+    std::filesystem::path out = src.string(root["output"], "output");
+    if (out.is_relative()) out = path.parent_path() / out;
+    spec.output = out;
+  }
+
+  for (const auto& o : plugin.options())
+    spec.options[o.name] = root[o.name] ? checked_option(src, root[o.name], o) : o.default_value;
+
+  spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
+}
+
+// A config that names a kernel (or parameters) runs exactly that; one that names none, the
+// fastest known variant (run/choose.hpp); `variant: auto` says so explicitly.
+void variant_pick(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path, RunSpec& spec) {
+  spec.pick = root["kernel"] || root["params"] ? RunSpec::Pick::named : RunSpec::Pick::lookup;
+  if (const YAML::Node variant = root["variant"]) {
+    const std::string v = src.string(variant, "variant");
+    if (v != "auto" && v != "default")
+      src.fail(variant, "variant must be 'auto' (the fastest known) or 'default' (the metadata's defaults), not '" + v +
+                            "'");
+    for (const char* key : {"kernel", "params"})
+      if (root[key])
+        src.fail(root[key], std::string("'") + key + "' and 'variant: " + v +
+                                "' do not go together: a config names its kernel or says how to choose one; "
+                                "remove one of them");
+    if (v == "default") spec.pick = RunSpec::Pick::defaults;
+  }
+  if (const YAML::Node tuning = root["tuning"]) {
+    if (spec.pick != RunSpec::Pick::lookup)
+      src.fail(tuning, "'tuning' names the tuning file the lookup reads, but this config " +
+                           std::string(spec.pick == RunSpec::Pick::named ? "names its kernel"
+                                                                         : "says variant: default") +
+                           "; remove one of them");
+    std::filesystem::path file = src.string(tuning, "tuning");
+    if (file.is_relative()) file = path.parent_path() / file;
+    spec.tuning_file = file;
+  }
+}
+
+// The kernel file, and the parameter values against its metadata.
+void kernel_and_params(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                       const FamilyPlugin& plugin, const KernelLibrary& kernels, RunSpec& spec) {
+  const YAML::Node kernel_node = root["kernel"];
+  spec.kernel = kernel_node ? src.string(kernel_node, "kernel") : plugin.default_kernel();
+  std::shared_ptr<const KernelFile> file;
+  try {
+    file = kernels.find(spec.family, spec.kernel);
+  } catch (const ConfigError& e) {
+    if (kernel_node) src.fail(kernel_node, e.what());
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+  check_operations(*file, plugin.operations());
+  if (!file->supports(spec.operation))
+    src.fail(kernel_node ? kernel_node : root["operation"],
+             "kernel " + file->name + " does not implement '" + spec.operation + "' (it implements " +
+                 join(file->operations) + ")");
+  if (!file->supports(spec.dtype))
+    src.fail(root["dtype"] ? root["dtype"] : root, "kernel " + file->name + " does not support dtype " +
+                                                       std::string(dtype_name(spec.dtype)));
+  if (const auto params = root["params"]; params && !params.IsNull()) {
+    if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
+    for (const auto& item : params) {
+      const std::string name = src.string(item.first, "a parameter name");
+      spec.params[name] = src.integer(item.second, "parameter " + name);
+      const ParamSpec* p = file->param(name);
+      if (!p || !std::binary_search(p->values.begin(), p->values.end(), spec.params[name])) {
+        try {
+          Variant(file, {}, {{name, spec.params[name]}});  // words the error
+        } catch (const ConfigError& e) {
+          src.fail(p ? item.second : item.first, e.what());
+        }
+      }
+    }
+    try {
+      Variant(file, {}, spec.params);
+    } catch (const ConfigError& e) {
+      src.fail(params, e.what());
+    }
+  }
+}
+
+}  // namespace
+
+RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                       const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode) {
+  RunSpec spec;
+  spec.path = path;
+  const HeldData held = inspect_data_file(src, root);
+  require_keys(src, root, path, held);
+  const FamilyPlugin& plugin = family_and_operation(src, root, plugins, mode, spec);
+  dtype_and_size(src, root, plugin, held, spec);
+  run_settings(src, root, path, plugin, spec);
+
+  // The family's own check of its options against each other, the dtype and the size.
+  try {
+    plugin.check(problem_of(spec));
+  } catch (const ConfigError& e) {
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+
+  if (mode == RootMode::tune) return spec;  // the tune config's own parser takes kernels and params
+  variant_pick(src, root, path, spec);
+  kernel_and_params(src, root, path, plugin, kernels, spec);
+  return spec;
+}
+
+RunSpec load_run_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels,
+                      const std::optional<std::filesystem::path>& input) {
+  return parse_run_spec(read_regular_file_or_throw(path, kMaxConfigBytes, "the config file"), path, plugins, kernels,
+                        input);
+}
+
+RunSpec parse_run_spec(const std::string& yaml_text, const std::filesystem::path& path, const PluginRegistry& plugins,
+                       const KernelLibrary& kernels, const std::optional<std::filesystem::path>& input) try {
+  const yaml::Source src{path, 0};
+  YAML::Node root = src.parse(yaml_text);
+  if (!root.IsMap()) throw ConfigError(path.string() + ":1:1: a config must be a YAML mapping (family:, operation:, ...)");
+  if (input) {
+    // `--input FILE.npy`: the array replaces the config's data, size and dtype.
+    if (!is_npy(*input))
+      throw ConfigError("--input " + input->string() + ": give a .npy file (it says its own dtype and size)");
+    YAML::Node data(YAML::NodeType::Map);
+    data["file"] = std::filesystem::absolute(*input).string();
+    root["data"] = data;
+    root.remove("size");
+    root.remove("dtype");
+  }
+  for (const char* key : kTuneOnlyKeys)
+    if (root[key])
+      src.fail(root[key], std::string("'") + key + "' belongs to a tune config: run it with gpuk tune, not gpuk run");
+  return parse_run_root(src, root, path, plugins, kernels, RootMode::run);
+} catch (const YAML::Exception& e) {
+  yaml::throw_config_error(path, 0, e);
+}
+
+}  // namespace gpuk

@@ -1,0 +1,244 @@
+// A tune config (docs/tuning.md): the workload of a run config (run_config.cpp), then the
+// kernel files, the space of parameter values and constraints, and the sweep's settings.
+#include <algorithm>
+
+#include "config/config_parse.hpp"
+#include "config/tune_root.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/regular_file.hpp"
+#include "util/text.hpp"
+
+namespace gpuk {
+
+namespace {
+
+// The kernel files: `kernel: X`, `kernels: [X, Y]` or `kernels: all`.
+std::vector<std::shared_ptr<const KernelFile>> tuned_files(const yaml::Source& src, const YAML::Node& root,
+                                                           const FamilyPlugin& plugin, const KernelLibrary& kernels,
+                                                           TuneSpec& t) {
+  const std::filesystem::path& path = src.path;
+  RunSpec& spec = t.run;
+  if (root["kernel"] && root["kernels"]) src.fail(root["kernels"], "give kernel or kernels, not both");
+  const auto fits = [&](const KernelFile& f) { return f.supports(spec.operation) && f.supports(spec.dtype); };
+  std::vector<std::shared_ptr<const KernelFile>> files;
+  if (const YAML::Node k = root["kernels"]; k && k.IsScalar() && k.Scalar() == "all") {
+    t.all_kernels = true;
+    for (const auto& f : kernels.family(spec.family))
+      if (fits(*f)) files.push_back(f);
+    if (files.empty())
+      src.fail(k, "no " + spec.family + " kernel file implements " + spec.operation + " for " +
+                      std::string(dtype_name(spec.dtype)));
+  } else {
+    const YAML::Node node = root["kernels"] ? root["kernels"] : root["kernel"];
+    std::vector<YAML::Node> items;
+    if (!node) {
+      spec.kernel = plugin.default_kernel();
+    } else if (node.IsScalar()) {
+      items.push_back(node);
+    } else if (node.IsSequence() && node.size() > 0) {
+      for (const auto& item : node) items.push_back(item);
+    } else {
+      src.fail(node, "kernels must be 'all', a kernel file name, or a non-empty list of them");
+    }
+    std::vector<std::string> names;
+    for (const auto& item : items) names.push_back(src.string(item, "a kernel name"));
+    if (items.empty()) names.push_back(spec.kernel);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::shared_ptr<const KernelFile> f;
+      try {
+        f = kernels.find(spec.family, names[i]);
+      } catch (const ConfigError& e) {
+        if (i < items.size()) src.fail(items[i], e.what());
+        throw ConfigError(path.string() + ": " + e.what());
+      }
+      check_operations(*f, plugin.operations());
+      const YAML::Node where = i < items.size() ? items[i] : root["operation"];
+      if (!f->supports(spec.operation))
+        src.fail(where, "kernel " + f->name + " does not implement '" + spec.operation + "' (it implements " +
+                            join(f->operations) + ")");
+      if (!f->supports(spec.dtype))
+        src.fail(where, "kernel " + f->name + " does not support dtype " + std::string(dtype_name(spec.dtype)));
+      if (std::none_of(files.begin(), files.end(), [&](const auto& g) { return g->name == f->name; }))
+        files.push_back(f);
+    }
+  }
+  return files;
+}
+
+// The space: per parameter, a value list in the metadata's grammar; the constraints on it.
+void space_of(const yaml::Source& src, const YAML::Node& root, const std::vector<std::shared_ptr<const KernelFile>>& files,
+              TuneSpec& t) {
+  if (const auto params = root["params"]; params && !params.IsNull()) {
+    if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: values");
+    for (const auto& item : params) {
+      const std::string name = src.string(item.first, "a parameter name");
+      std::vector<std::string> known;
+      bool found = false;
+      for (const auto& f : files)
+        for (const auto& p : f->params) {
+          found = found || p.name == name;
+          if (std::find(known.begin(), known.end(), p.name) == known.end()) known.push_back(p.name);
+        }
+      if (!found)
+        src.fail(item.first, "no kernel being tuned has a parameter '" + name + "'" + did_you_mean(name, known) +
+                                 (known.empty() ? "; they have none" : "; their parameters: " + join(known)));
+      t.params[name] = value_list(src, item.second, "parameter " + name);
+    }
+  }
+  if (const auto constraints = root["constraints"]) {
+    if (!constraints.IsSequence()) src.fail(constraints, "constraints must be a list of expressions");
+    for (const auto& item : constraints) {
+      const std::string text = src.string(item, "a constraint");
+      try {
+        t.constraints.push_back({Expr::parse(text), src.line(item)});
+      } catch (const ConfigError& e) {
+        src.fail(item, "constraint '" + text + "': " + e.what());
+      }
+      for (const auto& id : t.constraints.back().expr.identifiers()) {
+        bool known = id == "n" || id == "sm_count" || id == "elem_bytes" || id == "vec";
+        for (const auto& f : files) known = known || f->param(id);
+        if (!known) src.fail(item, "constraint '" + text + "' names '" + id + "', which no kernel being tuned has");
+      }
+    }
+  }
+}
+
+// How the space is searched: the strategy, its budget and seed, and the recheck of the leaders.
+void search_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec& t) {
+  if (const YAML::Node s = root["strategy"]) {
+    const std::string name = src.string(s, "strategy");
+    const std::vector<std::string> names = {"exhaustive", "random", "anneal", "bayes"};
+    if (name == "exhaustive") t.strategy = TuneStrategy::exhaustive;
+    else if (name == "random") t.strategy = TuneStrategy::random;
+    else if (name == "anneal") t.strategy = TuneStrategy::anneal;
+    else if (name == "bayes") t.strategy = TuneStrategy::bayes;
+    else src.fail(s, "unknown strategy '" + name + "'" + did_you_mean(name, names) + "; strategies: " + join(names));
+  }
+  if (const YAML::Node b = root["budget"]) {
+    const auto evaluations = [&](const YAML::Node& n) {
+      const auto v = src.integer(n, "budget.evaluations");
+      if (v < 1 || v > 10000000) src.fail(n, "the evaluation budget must be between 1 and 10000000");
+      t.budget_evaluations = static_cast<int>(v);
+    };
+    if (b.IsScalar()) {
+      evaluations(b);
+    } else {
+      src.check_keys(b, {"evaluations", "seconds"}, "budget");
+      if (b["evaluations"]) evaluations(b["evaluations"]);
+      if (b["seconds"]) {
+        const double v = src.number(b["seconds"], "budget.seconds");
+        if (!(v > 0)) src.fail(b["seconds"], "budget.seconds must be above 0");
+        t.budget_seconds = v;
+      }
+    }
+  }
+  if (root["seed"]) {
+    const auto v = src.integer(root["seed"], "seed");
+    if (v < 0) src.fail(root["seed"], "seed must not be negative");
+    t.seed = static_cast<std::uint64_t>(v);
+  }
+  if (const YAML::Node r = root["recheck"]) {
+    src.check_keys(r, {"top", "repeats"}, "recheck");
+    if (r["top"]) {
+      const auto v = src.integer(r["top"], "recheck.top");
+      if (v < 0 || v > 1000) src.fail(r["top"], "recheck.top must be between 0 and 1000");
+      t.recheck_top = static_cast<int>(v);
+    }
+    if (r["repeats"] && r["repeats"].IsScalar() && r["repeats"].Scalar() == "auto") {
+      t.recheck_auto = true;
+    } else if (r["repeats"]) {
+      t.recheck_auto = false;
+      const auto v = src.integer(r["repeats"], "recheck.repeats");
+      if (v < 1 || v > 1000000) src.fail(r["repeats"], "recheck.repeats must be between 1 and 1000000");
+      t.recheck_repeats = static_cast<int>(v);
+    }
+  }
+}
+
+// How each point is measured and what is kept: the L2 flush, the table, the database, the
+// objective, energy and auto repeats.
+void measure_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec& t) {
+  if (const YAML::Node f = root["flush_l2"]) {
+    const std::string v = src.string(f, "flush_l2");
+    if (v == "auto") t.flush_l2 = FlushL2::automatic;
+    else if (src.boolean(f, "flush_l2 (true, false or auto)")) t.flush_l2 = FlushL2::on;
+    else t.flush_l2 = FlushL2::off;
+  }
+  if (root["show"]) {
+    const auto v = src.integer(root["show"], "show");
+    if (v < 1 || v > 100000) src.fail(root["show"], "show must be between 1 and 100000");
+    t.show = static_cast<int>(v);
+  }
+  if (root["save"]) t.save = src.boolean(root["save"], "save");
+  if (const YAML::Node o = root["objective"]) {
+    const std::string name = src.string(o, "objective");
+    const std::vector<std::string> names = {"time", "energy", "edp"};
+    if (name == "time") t.objective = TuneObjective::time;
+    else if (name == "energy") t.objective = TuneObjective::energy;
+    else if (name == "edp") t.objective = TuneObjective::edp;
+    else src.fail(o, "unknown objective '" + name + "'" + did_you_mean(name, names) + "; objectives: " + join(names));
+  }
+  if (root["energy"]) t.energy = src.boolean(root["energy"], "energy");
+  if (const YAML::Node a = root["auto_repeats"]) {
+    src.check_keys(a, {"bound", "seconds"}, "auto_repeats");
+    if (a["bound"]) {
+      const double v = src.number(a["bound"], "auto_repeats.bound");
+      if (!(v > 0 && v < 1)) src.fail(a["bound"], "auto_repeats.bound must be above 0 and below 1 (0.01: 1%)");
+      t.auto_bound = v;
+    }
+    if (a["seconds"]) {
+      const double v = src.number(a["seconds"], "auto_repeats.seconds");
+      if (!(v > 0)) src.fail(a["seconds"], "auto_repeats.seconds must be above 0");
+      t.auto_seconds = v;
+    }
+  }
+}
+
+}  // namespace
+
+TuneSpec load_tune_spec(const std::filesystem::path& path, const PluginRegistry& plugins, const KernelLibrary& kernels) {
+  return parse_tune_spec(read_regular_file_or_throw(path, kMaxConfigBytes, "the tune config"), path, plugins, kernels);
+}
+
+TuneSpec parse_tune_spec(const std::string& yaml_text, const std::filesystem::path& path,
+                         const PluginRegistry& plugins, const KernelLibrary& kernels) try {
+  const yaml::Source src{path, 0};
+  return parse_tune_root(src, src.parse(yaml_text), plugins, kernels);
+} catch (const YAML::Exception& e) {
+  yaml::throw_config_error(path, 0, e);
+}
+
+TuneSpec parse_tune_root(const yaml::Source& src, const YAML::Node& root_in, const PluginRegistry& plugins,
+                         const KernelLibrary& kernels) {
+  const std::filesystem::path& path = src.path;
+  YAML::Node root = root_in;  // a handle to the caller's tree, which a matrix reads again per cell
+  if (!root.IsMap())
+    throw ConfigError(path.string() + ":1:1: a tune config must be a YAML mapping (family:, operation:, kernels:, ...)");
+  TuneSpec t;
+  // `repeats: auto` (docs/tuning.md, "Noise-aware timing") is the sweep's; the run's parser
+  // takes a number.
+  const YAML::Node auto_repeats_node = root["repeats"];
+  if (auto_repeats_node && auto_repeats_node.IsScalar() && auto_repeats_node.Scalar() == "auto") {
+    t.auto_repeats = true;
+    root = YAML::Clone(root_in);  // the caller's tree keeps its `repeats: auto`
+    root.remove("repeats");
+  }
+  t.run = parse_run_root(src, root, path, plugins, kernels, RootMode::tune);
+  RunSpec& spec = t.run;
+  if (!root["warmup"]) spec.warmup = 5;
+  if (!root["repeats"]) spec.repeats = 30;
+  spec.cpu_repeats = 1;
+  spec.baseline = false;
+  const FamilyPlugin& plugin = plugins.get(spec.family);
+  const std::vector<std::shared_ptr<const KernelFile>> files = tuned_files(src, root, plugin, kernels, t);
+  for (const auto& f : files) t.kernels.push_back(f->name);
+  spec.kernel = t.kernels.front();
+  space_of(src, root, files, t);
+  search_settings(src, root, t);
+  measure_settings(src, root, t);
+  return t;
+}
+
+}  // namespace gpuk
