@@ -152,4 +152,9 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits);
 // sm_count and sm_count is 0, or divides by zero) is not judged here: plan_launches reports it.
 const Constraint* broken_constraint(const Variant& variant, const LaunchLimits& limits);
 
+// Throws ConfigError when no launch of `file` can run for any sample of its parameters, of n and of
+// its dtypes (launch_plan.cpp says which samples); KernelFile::parse calls it, so that loading, and
+// `gpuk check`, say so rather than a GPU at launch time.
+void check_can_launch(const std::shared_ptr<const KernelFile>& file);
+
 }  // namespace gpuk
