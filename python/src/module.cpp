@@ -144,14 +144,8 @@ std::optional<Scalar> scalar_of(const std::optional<std::string>& dtype, std::ui
   return s;
 }
 
-}  // namespace
-}  // namespace gpuk::python
-
-NB_MODULE(_gpuk, m) {
-  using namespace gpuk;
-  using namespace gpuk::python;
-  m.doc() = "gpuk's C++ library API (gpuk/gpuk.hpp), bound for the gpuk package; use `import gpuk`.";
-
+// gpuk.Error and its subclasses, and the translator that raises them for gpuk's C++ errors.
+void bind_errors(nb::module_& m) {
   g_error = new_exception(m, "Error", PyExc_RuntimeError, "Every error gpuk reports (gpuk::Error).");
   {
     nb::object bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_ValueError));
@@ -165,14 +159,9 @@ NB_MODULE(_gpuk, m) {
   g_compile_error = new_exception(m, "CompileError", g_error,
                                   "A kernel did not compile; the message carries NVRTC's log with file:line:column.");
   nb::register_exception_translator(translate);
-  // The default Engine lives in a module global until the interpreter's teardown, whose order
-  // nanobind's leak check cannot see through; the package drops it at exit (atexit) anyway.
-  nb::set_leak_warnings(false);
+}
 
-  m.def("version", &gpuk_version, "The gpuk version the module was built from.");
-  m.def("bucket_first", &bucket_first, "n"_a);
-  m.def("bucket_last", &bucket_last, "n"_a);
-
+void bind_operation(nb::module_& m) {
   nb::class_<Operation>(m, "Operation", "A prepared variant (gpuk::Operation): compiled, loaded, checked.")
       .def_prop_ro("arrays",
                    [](const Operation& op) {
@@ -228,7 +217,9 @@ NB_MODULE(_gpuk, m) {
           },
           "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
           "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
+}
 
+void bind_engine(nb::module_& m) {
   nb::class_<PyEngine>(m, "Engine", "gpuk::Engine: loads the plugins and kernel files; opens the GPU on first use.")
       .def(
           "__init__",
@@ -315,7 +306,10 @@ NB_MODULE(_gpuk, m) {
         d["pci_bus_id"] = info->pci_bus_id;
         return d;
       });
+}
 
+// Device memory, DLPack views and streams: what the Python layer moves arrays with.
+void bind_memory(nb::module_& m) {
   nb::class_<DLPackView>(m, "DLPackView", "A DLPack capsule opened for one call (kept alive while referenced).")
       .def("__init__", [](DLPackView* self, nb::handle capsule) { new (self) DLPackView(capsule.ptr()); })
       .def_prop_ro("ptr", &DLPackView::ptr)
@@ -364,4 +358,23 @@ NB_MODULE(_gpuk, m) {
         "Makes `consumer` wait for what `producer` has enqueued so far (an event; the host does not wait).");
   m.def("device_of_pointer", &device_of_pointer, "ptr"_a,
         "The GPU ordinal of a device pointer, or -1 when the driver does not know it.");
+}
+
+}  // namespace
+}  // namespace gpuk::python
+
+NB_MODULE(_gpuk, m) {
+  using namespace gpuk;
+  using namespace gpuk::python;
+  m.doc() = "gpuk's C++ library API (gpuk/gpuk.hpp), bound for the gpuk package; use `import gpuk`.";
+  bind_errors(m);
+  // The default Engine lives in a module global until the interpreter's teardown, whose order
+  // nanobind's leak check cannot see through; the package drops it at exit (atexit) anyway.
+  nb::set_leak_warnings(false);
+  m.def("version", &gpuk_version, "The gpuk version the module was built from.");
+  m.def("bucket_first", &bucket_first, "n"_a);
+  m.def("bucket_last", &bucket_last, "n"_a);
+  bind_operation(m);
+  bind_engine(m);
+  bind_memory(m);
 }
