@@ -1,5 +1,5 @@
 // What the configs share: a RunSpec's Problem and options, and which kind of config a file is.
-// The parsers: run_config.cpp, tune_config.cpp, data_block.cpp, value_list.cpp.
+// The parsers: run_config.cpp and tune_config.cpp.
 #include "config/config.hpp"
 
 #include "config/config_parse.hpp"
