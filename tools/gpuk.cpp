@@ -39,26 +39,23 @@ void print_load_problems(const PluginRegistry& plugins, const KernelLibrary& ker
   for (const auto& e : kernels.errors()) std::cerr << "gpuk: warning: " << terminal_text(e, 4096) << "\n";
 }
 
-// Runs a command; an error is one line on stderr and its exit status (enum Exit).
+// The exit status of an error (enum Exit).
+int exit_status(const Error& e) {
+  if (dynamic_cast<const FaultError*>(&e) || dynamic_cast<const TimeLimitError*>(&e)) return kFaulted;
+  if (dynamic_cast<const NoDeviceError*>(&e)) return kNoGpu;
+  if (dynamic_cast<const ConfigError*>(&e)) return kBadInput;
+  return kError;
+}
+
+// Runs a command; an error is one line on stderr and its exit status.
 template <class Body>
 int with_errors(Body&& body) {
   try {
     return body();
-  } catch (const FaultError& e) {
-    print_error(e.what());
-    return kFaulted;
-  } catch (const TimeLimitError& e) {
-    print_error(e.what());
-    return kFaulted;
-  } catch (const NoDeviceError& e) {
-    print_error(e.what(), ".\n");
-    return kNoGpu;
-  } catch (const ConfigError& e) {
-    print_error(e.what());
-    return kBadInput;
   } catch (const Error& e) {
-    print_error(e.what());
-    return kError;
+    const int status = exit_status(e);
+    print_error(e.what(), status == kNoGpu ? ".\n" : "\n");
+    return status;
   }
 }
 
