@@ -113,7 +113,7 @@ std::vector<std::string> compare(const std::vector<reduce::Answer>& want, const 
   return bad;
 }
 
-struct Variant {
+struct Pick {
   std::string kernel;
   std::map<std::string, std::int64_t> params;
   std::string text() const {
@@ -124,14 +124,14 @@ struct Variant {
 };
 
 // The file's defaults, then each parameter at its smallest and at its largest value.
-std::vector<Variant> extremes(const std::string& kernel, std::int64_t min_block = 0) {
+std::vector<Pick> extremes(const std::string& kernel, std::int64_t min_block = 0) {
   const auto file = engine().kernels().find("reduce", kernel);
-  std::vector<Variant> out = {{kernel, {}}};
+  std::vector<Pick> out = {{kernel, {}}};
   for (const ParamSpec& p : file->params)
     for (std::int64_t v : {p.values.front(), p.values.back()}) {
       if (v == p.default_value) continue;
       if (p.name == "BLOCK" && v < min_block) continue;
-      Variant x{kernel, {{p.name, v}}};
+      Pick x{kernel, {{p.name, v}}};
       // BLOCK * BLOCKS_PER_SM <= 2048: the largest BLOCK with the fewest blocks per multiprocessor.
       if (p.name == "BLOCK" && v == 1024 && file->param("BLOCKS_PER_SM")) x.params["BLOCKS_PER_SM"] = 2;
       if (p.name == "BLOCKS_PER_SM" && v * 256 > 2048) x.params["BLOCK"] = 2048 / v;
@@ -151,7 +151,7 @@ struct Segments {
 
 // Runs one variant of a segmented reduction into a poisoned output; the mismatches.
 template <class T>
-std::vector<std::string> run_segments(const Variant& v, reduce::Op op, bool abs, const std::vector<T>& x,
+std::vector<std::string> run_segments(const Pick& v, reduce::Op op, bool abs, const std::vector<T>& x,
                                       const Segments& seg, const Stream& stream) {
   OperationSpec spec;
   spec.family = "reduce";
@@ -179,7 +179,7 @@ std::vector<std::string> run_segments(const Variant& v, reduce::Op op, bool abs,
 }
 
 template <class T>
-std::vector<std::string> run_channels(const Variant& v, reduce::Op op, bool abs, const std::vector<T>& x,
+std::vector<std::string> run_channels(const Pick& v, reduce::Op op, bool abs, const std::vector<T>& x,
                                       std::int64_t channels, const Stream& stream) {
   OperationSpec spec;
   spec.family = "reduce";
@@ -279,7 +279,7 @@ TEST_CASE("segmented_chunks and segmented_warps: every operation, odd sizes, emp
   const auto xi = values<std::int32_t>(static_cast<std::size_t>(n), 3);
   const auto xu = values<std::uint64_t>(static_cast<std::size_t>(n), 4);
   for (const char* kernel : {"segmented_chunks", "segmented_warps"}) {
-    const Variant def{kernel, {}};
+    const Pick def{kernel, {}};
     // Every operation of float32 and int32; |x| and the 8-byte types on a few (one compile each).
     for (const reduce::OpInfo& op : reduce::kOps) {
       const auto f = run_segments(def, op.op, false, xf, seg, stream);
@@ -301,14 +301,14 @@ TEST_CASE("segmented_chunks and segmented_warps: every operation, odd sizes, emp
       const auto u = run_segments(def, op, false, xu, seg, stream);
       CHECK_MESSAGE(u.empty(), def.text() << " " << reduce::info(op).name << " uint64:" << list(u));
     }
-    for (const Variant& v : extremes(kernel)) {
+    for (const Pick& v : extremes(kernel)) {
       if (v.params.empty()) continue;  // the defaults: above
       const auto f = run_segments(v, reduce::Op::argmax, false, xf, seg, stream);
       CHECK_MESSAGE(f.empty(), v.text() << " argmax:" << list(f));
     }
   }
   // Sums of many chunks, combined in order.
-  const Variant small_chunks{"segmented_chunks", {{"CHUNK", 8192}}};
+  const Pick small_chunks{"segmented_chunks", {{"CHUNK", 8192}}};
   const auto sums = run_segments(small_chunks, reduce::Op::sum, false, xf, seg, stream);
   CHECK_MESSAGE(sums.empty(), small_chunks.text() << " sum:" << list(sums));
 }
@@ -326,7 +326,7 @@ TEST_CASE("segments that overlap, and many short segments: chunks grow to fit, w
   }
   over.begin.insert(over.begin.end(), {10, 5, n - 1});
   over.end.insert(over.end.end(), {200000, 20, n});
-  for (const Variant& v : {Variant{"segmented_chunks", {{"CHUNK", 8192}}}, Variant{"segmented_warps", {}}}) {
+  for (const Pick& v : {Pick{"segmented_chunks", {{"CHUNK", 8192}}}, Pick{"segmented_warps", {}}}) {
     const auto bad = run_segments(v, reduce::Op::argmin, false, x, over, stream);
     CHECK_MESSAGE(bad.empty(), v.text() << " overlapping:" << list(bad));
   }
@@ -340,11 +340,11 @@ TEST_CASE("segments that overlap, and many short segments: chunks grow to fit, w
     small.end.push_back(at + l);
     at += l;
   }
-  for (const Variant& v : extremes("segmented_warps")) {
+  for (const Pick& v : extremes("segmented_warps")) {
     const auto bad = run_segments(v, reduce::Op::argmax, true, x, small, stream);
     CHECK_MESSAGE(bad.empty(), v.text() << " short segments:" << list(bad));
   }
-  const auto chunks = run_segments(Variant{"segmented_chunks", {}}, reduce::Op::max, false, x, small, stream);
+  const auto chunks = run_segments(Pick{"segmented_chunks", {}}, reduce::Op::max, false, x, small, stream);
   CHECK_MESSAGE(chunks.empty(), "segmented_chunks short segments:" << list(chunks));
 }
 
@@ -361,7 +361,7 @@ TEST_CASE("per_channel: every operation, 1 to 128 channels, odd pixel counts, Na
       xf[7000 * channels + 1] = 3;
     }
     const auto xi = values<std::int32_t>(static_cast<std::size_t>(pixels * channels), 8 + channels);
-    const Variant def{"per_channel", {}};
+    const Pick def{"per_channel", {}};
     for (const reduce::OpInfo& op : reduce::kOps) {
       const auto f = run_channels(def, op.op, false, xf, channels, stream);
       CHECK_MESSAGE(f.empty(), "per_channel " << op.name << " float32, channels " << channels << ":" << list(f));
@@ -371,7 +371,7 @@ TEST_CASE("per_channel: every operation, 1 to 128 channels, odd pixel counts, Na
       CHECK_MESSAGE(i.empty(), "per_channel " << reduce::info(op).name << " |int32|, channels " << channels << ":" << list(i));
     }
     if (channels != 17) continue;
-    for (const Variant& v : extremes("per_channel", channels)) {
+    for (const Pick& v : extremes("per_channel", channels)) {
       if (v.params.empty()) continue;
       const auto f = run_channels(v, reduce::Op::argmax, false, xf, channels, stream);
       CHECK_MESSAGE(f.empty(), v.text() << " channels 17:" << list(f));
