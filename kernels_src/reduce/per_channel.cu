@@ -12,14 +12,15 @@ launch:
   - entry: reduce_per_channel
     grid: min(ceil_div(n, BLOCK * ITEMS), sm_count * BLOCKS_PER_SM)
     block: BLOCK
-scratch: 0
+scratch: min(ceil_div(n, BLOCK * ITEMS), sm_count * BLOCKS_PER_SM)
 */
 
 // The per-channel contract (docs/kernels/reduce.md, "Segments and channels"):
 //   (in, n, channels, out, scratch)
 // n is a multiple of channels (C); out[c] receives channel c's Acc, the index of argmax/argmin
 // being the pixel (i / C), as a strided iterator over channel c would give it. `scratch`: 256
-// bytes of counters (zero between runs), then gridDim.x * C partials.
+// bytes of counters (zero between runs), then gridDim.x * C partials (`scratch:` is the grid: the
+// family multiplies it by C).
 //
 // Why this shape: the A = (BLOCK / C) * C first threads of a block read A consecutive elements
 // per step, so thread t always meets channel t % C (a step is a multiple of C) and keeps one

@@ -58,7 +58,11 @@ class LayoutLauncher final : public Launcher {
     const auto slots = static_cast<std::uint64_t>(std::max<std::int64_t>(0, plan.scratch_slots));
     const auto count = static_cast<std::uint64_t>(layout_.count);
     if (layout_.shape == Shape::segments) return partials_at(layout_.count) + (slots + count) * 16;
-    return kCounters + slots * count * 16;  // per_channel: `scratch` partials per channel
+    // per_channel: a partial per block and channel; `scratch:` says the grid, and the largest
+    // grid planned is taken too, so that a file that says less cannot write past the end.
+    std::uint64_t blocks = slots;
+    for (const ResolvedLaunch& l : plan.launches) blocks = std::max<std::uint64_t>(blocks, l.grid);
+    return kCounters + blocks * count * 16;
   }
 
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {

@@ -132,9 +132,11 @@ std::vector<Pick> extremes(const std::string& kernel, std::int64_t min_block = 0
       if (v == p.default_value) continue;
       if (p.name == "BLOCK" && v < min_block) continue;
       Pick x{kernel, {{p.name, v}}};
-      // BLOCK * BLOCKS_PER_SM <= 2048: the largest BLOCK with the fewest blocks per multiprocessor.
-      if (p.name == "BLOCK" && v == 1024 && file->param("BLOCKS_PER_SM")) x.params["BLOCKS_PER_SM"] = 2;
-      if (p.name == "BLOCKS_PER_SM" && v * 256 > 2048) x.params["BLOCK"] = 2048 / v;
+      // BLOCK * BLOCKS_PER_SM <= 2048: the other one lowered where the defaults would break it.
+      const ParamSpec* block = file->param("BLOCK");
+      const ParamSpec* per_sm = file->param("BLOCKS_PER_SM");
+      if (p.name == "BLOCK" && per_sm && v * per_sm->default_value > 2048) x.params["BLOCKS_PER_SM"] = 2048 / v;
+      if (p.name == "BLOCKS_PER_SM" && block && v * block->default_value > 2048) x.params["BLOCK"] = 2048 / v;
       out.push_back(x);
     }
   return out;

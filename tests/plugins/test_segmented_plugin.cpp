@@ -225,3 +225,18 @@ TEST_CASE("a kernel of another layout is refused before it runs, naming the kern
         std::string::npos);
   CHECK(launcher_error(kArgmax + "size: 2^20\nsegments: 10\nkernel: segmented_chunks\n").empty());
 }
+
+TEST_CASE("per_channel's scratch holds a partial per block and channel (the grid it launches)") {
+  const RunSpec spec = parse(kArgmax + "size: 5222400\nchannels: 17\nkernel: per_channel\n");
+  const Problem problem = problem_of(spec);
+  const FamilyPlugin& plugin = plugins().get("reduce");
+  const Variant v(kernels().find("reduce", "per_channel"), plugin.template_args(problem), {});
+  LaunchLimits limits;
+  limits.n = 5222400;
+  limits.sm_count = 132;
+  limits.elem_bytes = 4;
+  const LaunchPlan plan = plan_launches(v, limits);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].grid == 264);
+  CHECK(plugin.make_launcher(problem)->scratch_bytes(plan) >= 256 + 264 * 17 * 16);
+}
