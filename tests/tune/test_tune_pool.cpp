@@ -137,6 +137,18 @@ TuneOptions options() {
   return o;
 }
 
+// Anneal, a budget of 12, through a pool's measurer: one point at a time, the same bookkeeping.
+TuneResult anneal_through(const Space& space, Measurer& m) {
+  TuneOptions o = options();
+  o.strategy = TuneStrategy::anneal;
+  o.evaluations = 12;
+  TuneResult r = tune(space, m, o);
+  CHECK(r.count(Status::ok) >= 1);
+  CHECK(r.count(Status::ok) <= 12);
+  REQUIRE(r.winner());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("--devices: all, a list, and what is wrong with a list") {
@@ -226,13 +238,7 @@ TEST_CASE("anneal through a pool: one point at a time, the same bookkeeping") {
   const Space space = test::metadata_space({test::tune_kernel()});
   WorkerPool pool(space, {0, 1}, factory());
   const auto m = pool.measurer({0, 1});
-  TuneOptions o = options();
-  o.strategy = TuneStrategy::anneal;
-  o.evaluations = 12;
-  const TuneResult r = tune(space, *m, o);
-  CHECK(r.count(Status::ok) >= 1);
-  CHECK(r.count(Status::ok) <= 12);
-  REQUIRE(r.winner());
+  (void)anneal_through(space, *m);
 }
 
 TEST_CASE("each worker's time breakdown comes back to the parent, with its start as the parent saw it") {
@@ -360,13 +366,7 @@ TEST_CASE("with a compile wave, anneal (one point at a time) and a sweep run aga
   const auto count = std::make_shared<CompileCount>();
   WorkerPool pool(space, {0, 1}, factory(), counting_wave(count));
   const auto m = pool.measurer({0, 1});
-  TuneOptions o = options();
-  o.strategy = TuneStrategy::anneal;
-  o.evaluations = 12;
-  const TuneResult r = tune(space, *m, o);
-  CHECK(r.count(Status::ok) >= 1);
-  CHECK(r.count(Status::ok) <= 12);
-  REQUIRE(r.winner());
+  const TuneResult r = anneal_through(space, *m);
   // The same measurer again, its points known: an exhaustive sweep measures the rest.
   TuneOptions again = options();
   again.prior = r.evaluations;
