@@ -152,41 +152,87 @@ template <class T> Sum<T> sum(const Engine& e, const T* d_in, std::uint64_t n, C
 // kept per segment count (Engine::launch's cache). segments = 0 launches nothing. Asynchronous.
 //
 //   gpuk::reduce::segmented_argmax(engine, d_x, d_offsets, d_best, n, segments, stream);
-#define GPUK_REDUCE_SEGMENTED(NAME, OP, R)                                                                        \
-  template <class T>                                                                                             \
-  void segmented_##NAME(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,  \
-                        R* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {                    \
-    detail::segmented(e, OP, d_in, d_begin, d_end, d_out, n, segments, stream);                                  \
-  }                                                                                                              \
-  template <class T>                                                                                             \
-  void segmented_##NAME(const Engine& e, const T* d_in, const std::int64_t* d_offsets, R* d_out, std::uint64_t n, \
-                        std::uint64_t segments, CUstream stream) {                                               \
-    detail::segmented(e, OP, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);                        \
-  }
-GPUK_REDUCE_SEGMENTED(argmax, Op::argmax, Best<T>)
-GPUK_REDUCE_SEGMENTED(argmin, Op::argmin, Best<T>)
-GPUK_REDUCE_SEGMENTED(max, Op::max, Best<T>)
-GPUK_REDUCE_SEGMENTED(min, Op::min, Best<T>)
-GPUK_REDUCE_SEGMENTED(sum, Op::sum, Sum<T>)
-#undef GPUK_REDUCE_SEGMENTED
+template <class T>
+void segmented_argmax(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                      std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmax, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmax(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                      Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmax, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmin(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                      std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmin, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmin(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                      Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmin, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_max(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::max, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_max(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::max, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_min(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::min, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_min(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::min, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_sum(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Sum<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::sum, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_sum(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Sum<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::sum, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
 
 // Per channel of interleaved data (HWC: element p * channels + c is pixel p of channel c), one
 // launch, no transpose: d_out[c] receives channel c's answer, argmax/argmin's index the pixel.
 // channels: 1 to 1024. pixels = 0 launches nothing. Asynchronous.
 //
 //   gpuk::reduce::per_channel_argmax(engine, d_image, d_best, 480 * 640, 17, stream);
-#define GPUK_REDUCE_PER_CHANNEL(NAME, OP, R)                                                                   \
-  template <class T>                                                                                          \
-  void per_channel_##NAME(const Engine& e, const T* d_in, R* d_out, std::uint64_t pixels, std::uint64_t channels, \
-                          CUstream stream) {                                                                  \
-    detail::per_channel(e, OP, d_in, d_out, pixels, channels, stream);                                        \
-  }
-GPUK_REDUCE_PER_CHANNEL(argmax, Op::argmax, Best<T>)
-GPUK_REDUCE_PER_CHANNEL(argmin, Op::argmin, Best<T>)
-GPUK_REDUCE_PER_CHANNEL(max, Op::max, Best<T>)
-GPUK_REDUCE_PER_CHANNEL(min, Op::min, Best<T>)
-GPUK_REDUCE_PER_CHANNEL(sum, Op::sum, Sum<T>)
-#undef GPUK_REDUCE_PER_CHANNEL
+template <class T>
+void per_channel_argmax(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                        CUstream stream) {
+  detail::per_channel(e, Op::argmax, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_argmin(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                        CUstream stream) {
+  detail::per_channel(e, Op::argmin, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_max(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::max, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_min(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::min, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::sum, d_in, d_out, pixels, channels, stream);
+}
 
 // A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
 // scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
