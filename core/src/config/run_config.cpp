@@ -260,8 +260,11 @@ void run_settings(const yaml::Source& src, const YAML::Node& root, const std::fi
     spec.output = out;
   }
 
+  // An option without a default ("") is absent unless given: it leaves the problem, and the
+  // tuning key, of configs that do not use it as they were.
   for (const auto& o : plugin.options())
-    spec.options[o.name] = root[o.name] ? checked_option(src, root[o.name], o) : o.default_value;
+    if (root[o.name]) spec.options[o.name] = checked_option(src, root[o.name], o);
+    else if (!o.default_value.empty()) spec.options[o.name] = o.default_value;
 
   spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
 }

@@ -84,7 +84,8 @@ Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, D
                         (names.empty() ? "; it has none" : "; its options: " + join(names)));
   for (const auto& o : specs) {
     const auto it = options.find(o.name);
-    p.options[o.name] = it == options.end() ? o.default_value : checked_value(o, it->second);
+    if (it != options.end()) p.options[o.name] = checked_value(o, it->second);
+    else if (!o.default_value.empty()) p.options[o.name] = o.default_value;  // "": absent unless given
   }
   plugin.check(p);
   return p;
