@@ -26,9 +26,10 @@ launch:
 scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 256
 */
 
-// How the host runs it: onesweep_histogram once, then onesweep_pass once per 8-bit digit (4
-// passes for 32-bit keys, 8 for 64-bit: always an even number), each reading the previous pass's
-// output and writing the other buffer, so that the last pass lands in keys_out / values_out.
+// How the host runs it: onesweep_histogram once, then onesweep_pass once per 8-bit digit of the
+// bits sorted by (4 passes for 32-bit keys, 8 for 64-bit; ceil((end_bit - begin_bit) / 8) with a
+// begin_bit / end_bit window), each reading the previous pass's output and writing the other
+// buffer, so that the last pass lands in keys_out / values_out.
 //
 // What differs from radix.cu (docs/kernels/sort.md, "onesweep"):
 // - Integer keys are held, in registers and in shared memory, as their sort bits (S::bits: a xor
@@ -42,9 +43,10 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   halves, two to a register.
 // - The look-back has one buffer. An entry is a tag (bit 0: the pass's parity; bits 1-2: 1 this
 //   tile's count, 2 its inclusive prefix) above the count; an entry of the previous pass has the
-//   other parity and reads as not ready. Every tile writes all its entries in every pass and every
-//   run has an even number of passes, so the buffer is never cleared: a run starts at parity 0
-//   with every entry zero or at parity 1 (the last pass of an earlier run).
+//   other parity and reads as not ready. Every tile writes all its entries in every pass, so the
+//   buffer is never cleared: each run starts on the parity after its predecessor's last pass
+//   (scratch words 17 and 18, kept by the histogram launch), with every entry zero or of the
+//   other parity.
 // - MATCH picks how a warp's lanes with one digit find each other (gpuk::match_peers).
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
@@ -55,7 +57,7 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
-// histogram's done counter; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
+// histogram's done counter; [17] the next run's first parity, [18] this run's; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
 // each pass's digit bases (gpuk::digit_histogram); then the look-back, tiles * 256 entries.
 //
 // The exchange buffer is 8 bytes per tile element: the kernel's shared-memory expression cannot
@@ -84,6 +86,10 @@ struct Onesweep8 {
   // Keys-only 4-byte floats keep each element's digit as a byte beside the keys (bytes [4, 5) of
   // the 8: the values' place); the others map a float key again at the store.
   static constexpr bool kDigitBytes = kFloat && !S::kHasValues && sizeof(K) == 4;
+  // Scratch word 17: the parity the next run's first pass takes; word 18: this run's (the
+  // histogram launch moves one to the other). A run of an odd number of passes (a begin_bit /
+  // end_bit window) ends on the parity its first pass had, so the next run starts on the other.
+  static constexpr int kNextParity = 17, kRunParity = 18;
   // Look-back entries: the tag at bit kShift, above the count.
   using E = typename gpuk::Select<LB32 == 1, gpuk::u32, gpuk::u64>::type;
   static constexpr int kShift = LB32 == 1 ? 29 : 32;
@@ -110,10 +116,11 @@ struct Onesweep8 {
       return static_cast<K>(held ^ kFlip);
     }
   }
-  // The digit of pass `pass` of a held key.
+  // The digit of pass `pass` of a held key (integers: of the bits [begin_bit, end_bit) of its
+  // sort bits, S::window).
   static __device__ __forceinline__ gpuk::u32 digit(B held, int pass) {
     if constexpr (kFloat) return S::template digit<8>(release(held), pass);
-    else return static_cast<gpuk::u32>(held >> (8 * pass)) & 0xffu;
+    else return static_cast<gpuk::u32>(S::window(held) >> (8 * pass)) & 0xffu;
   }
   // The same for an integer key, in a form the compiler does not merge with digit(): the counting
   // loop uses it, so that the ranking loop computes its digits again instead of the compiler
@@ -139,6 +146,11 @@ template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, i
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const gpuk::u32 start = a.scratch[O::kNextParity] & 1u;
+    a.scratch[O::kRunParity] = start;
+    a.scratch[O::kNextParity] = (start + O::kPasses) & 1u;
+  }
 }
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
@@ -170,7 +182,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   const int warp = t >> 5, lane = t & 31;
   const gpuk::i64 n = a.n;
   E* const lookback = O::lookback(a.scratch);
-  const E parity = E(pass & 1);
+  const E parity = E((__ldcg(a.scratch + O::kRunParity) + pass) & 1u);
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
   if (t == 0) ps.tile = atomicAdd(&a.scratch[pass], 1u);
@@ -215,7 +227,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     if constexpr (O::kFloat) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
-    else atomicAdd(&ps.warp_offset[warp][O::digit_apart(held[k], pass)], 1u);
+    else atomicAdd(&ps.warp_offset[warp][O::digit_apart(S::window(held[k]), pass)], 1u);
   }
   __syncthreads();
   // Per digit (thread t < 256): the tile's count, published at once; the tile-wide start of the

@@ -56,10 +56,14 @@ TEST_CASE("the sort plugin loads and describes itself") {
   CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort"});
   CHECK(sort.default_kernel() == "radix");
   CHECK(sort.dtypes().size() == 6);
-  REQUIRE(sort.options().size() == 2);
+  REQUIRE(sort.options().size() == 5);
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");
+  CHECK(sort.options()[2].name == "begin_bit");
+  CHECK(sort.options()[3].name == "end_bit");
+  CHECK(sort.options()[4].name == "float_order");
+  for (std::size_t i = 2; i < 5; ++i) CHECK(sort.options()[i].omitted_at_default);
   for (const char* kernel : {"rank_global", "rank_shared", "rank_split", "rank_bucket", "radix", "radix_block"})
     CHECK_NOTHROW(kernels().find("sort", kernel));
 }
@@ -322,12 +326,13 @@ TEST_CASE("a sort's device arrays and scratch: keys and values in and out, and s
   // argsort: no values in; the indices out, uint32 below 2^32 elements
   const auto arg = launcher("family: sort\noperation: argsort\ndtype: int64\nsize: 1000\n");
   CHECK(names(arg->arrays()) == std::vector<std::string>{"keys_in in int64", "keys_out out int64", "indices_out out uint32"});
-  // Scratch: the metadata's words, 256-byte aligned, and when a launch repeats (digit passes) a
-  // spare copy of the keys and the values, aligned too.
+  // Scratch: the metadata's words, 256-byte aligned, and a spare copy of the keys and the values,
+  // aligned too: the ping-pong buffers of the digit passes, and where an in-place sort of one
+  // launch reads its input from.
   LaunchPlan once;
   once.launches.push_back({"k<>", 1, 1, 0, 1});
   once.scratch_slots = 10;
-  CHECK(pairs->scratch_bytes(once) == 256);
+  CHECK(pairs->scratch_bytes(once) == 256 + 4096 + 8192);
   LaunchPlan passes = once;
   passes.launches[0].repeat = 4;
   CHECK(pairs->scratch_bytes(passes) == 256 + 4096 + 8192);

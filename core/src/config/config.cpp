@@ -366,8 +366,10 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
     spec.output = out;
   }
 
-  for (const auto& o : plugin->options())
-    spec.options[o.name] = root[o.name] ? checked_option(src, root[o.name], o) : o.default_value;
+  for (const auto& o : plugin->options()) {
+    const std::string value = root[o.name] ? checked_option(src, root[o.name], o) : o.default_value;
+    if (!(o.omitted_at_default && value == o.default_value)) spec.options[o.name] = value;  // OptionSpec
+  }
 
   spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
 

@@ -84,7 +84,8 @@ Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, D
                         (names.empty() ? "; it has none" : "; its options: " + join(names)));
   for (const auto& o : specs) {
     const auto it = options.find(o.name);
-    p.options[o.name] = it == options.end() ? o.default_value : checked_value(o, it->second);
+    const std::string value = it == options.end() ? o.default_value : checked_value(o, it->second);
+    if (!(o.omitted_at_default && value == o.default_value)) p.options[o.name] = value;
   }
   plugin.check(p);
   return p;
