@@ -59,6 +59,15 @@ inline std::uint64_t fresh_seed() {
   return base + counter++;
 }
 
+// GPUK_EXHAUSTIVE=1: the GPU sweeps take every size and data pattern (CTest's `exhaustive`
+// label runs them so; minutes on an H100). Unset: a quick set that keeps each kind of case (one
+// element, a warp's edges, one block's edges, many tiles) and every data pattern at the small
+// sizes, so that each GPU test program ends within a minute.
+inline bool exhaustive() {
+  const char* e = std::getenv("GPUK_EXHAUSTIVE");
+  return e && *e && std::string(e) != "0";
+}
+
 // Sets (or, with nullptr, unsets) an environment variable for the object's lifetime.
 class ScopedEnv {
  public:

@@ -14,8 +14,6 @@ Target: the prepared operation from Python at most 2 us above the C++ Operation:
 
   tools/bench_api.py [--n 4096 250000] [--batch 100] [--batches 200] [--cpp build/bench_api]
 """
-import gpuk  # before NumPy: see docs/python.md, "Known issue"
-
 import argparse
 import re
 import statistics
@@ -25,7 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
+import gpuk
 from gpuk import _gpuk
 
 

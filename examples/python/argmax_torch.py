@@ -4,11 +4,10 @@ zero-copy on the tensor's memory (DLPack / __cuda_array_interface__), checked ag
 
     python examples/python/argmax_torch.py [N]
 """
-import gpuk  # before PyTorch / CuPy / NumPy: see docs/python.md, "Known issue"
-
 import sys
 
 import torch
+import gpuk
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
 x = torch.randn(n, device="cuda")

@@ -4,11 +4,10 @@ the same stream into a CuPy array (no copy, no host wait), and CuPy checks the r
 
     python examples/python/sort_cupy_stream.py [N]
 """
-import gpuk  # before PyTorch / CuPy / NumPy: see docs/python.md, "Known issue"
-
 import sys
 
 import cupy as cp
+import gpuk
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
 stream = cp.cuda.Stream(non_blocking=True)

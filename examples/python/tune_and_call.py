@@ -10,13 +10,12 @@ says so in a warning and asks the next source. Naming the variant runs exactly i
 
     python examples/python/tune_and_call.py [BUDGET]
 """
-import gpuk  # first: see docs/python.md, "Known issue"
-
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+import gpuk
 
 repo = Path(__file__).resolve().parents[2]
 budget = int(sys.argv[1]) if len(sys.argv) > 1 else 8

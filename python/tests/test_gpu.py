@@ -158,3 +158,19 @@ def test_run_and_compare_return_their_reports(gpu, repo, tmp_path):
     c = gpuk.compare(tmp_path / "a.json", tmp_path / "b.json", threshold=1000)
     assert c["kind"] == "run" and c["rows"] and not c["slower"]
     assert all(r["verdict"] in ("same", "faster", "slower") for r in c["rows"] if r["a_ms"] and r["b_ms"])
+
+
+@pytest.mark.parametrize("first", ["numpy", "torch", "cupy", "jax"])
+def test_a_framework_imported_first_in_a_fresh_process(gpu, first):
+    # Each of these loads the system libstdc++ before gpuk does; a gpuk built by a toolchain that
+    # links libstdc++.a and exported it crashed here in its first ostringstream.
+    import importlib.util
+    import subprocess
+    import sys
+    if importlib.util.find_spec(first) is None:
+        pytest.skip(f"{first} is not installed")
+    code = (f"import {first}, numpy as np, gpuk\n"
+            "x = np.random.default_rng(0).standard_normal(250_000).astype(np.float32)\n"
+            "assert gpuk.reduce.argmax(x).index == int(np.argmax(x))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

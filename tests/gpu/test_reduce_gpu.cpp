@@ -72,7 +72,11 @@ CompiledKernels compile_all(const KernelFile& file) {
 }  // namespace
 
 TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN, all-negative data") {
-  const std::vector<std::uint64_t> sizes = {1, 31, 32, 33, 1000, (1u << 20) + 7};
+  // Quick: one element, a warp's edges, a few blocks and a grid with blocks left empty (2^18 + 7);
+  // exhaustive (GPUK_EXHAUSTIVE=1): every size up to 2^20 + 7, a grid with every block busy.
+  const std::vector<std::uint64_t> sizes = test::exhaustive()
+                                               ? std::vector<std::uint64_t>{1, 31, 32, 33, 1000, (1u << 20) + 7}
+                                               : std::vector<std::uint64_t>{1, 31, 33, 1000, (1u << 18) + 7};
   for (const auto& file : gpu().kernels.family("reduce")) {
     const CompiledKernels compiled = compile_all(*file);
     int runs = 0, failures = 0;

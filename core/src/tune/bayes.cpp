@@ -46,138 +46,150 @@ constexpr std::uint64_t kWholePool = 4096;  // spaces up to this size are scored
 constexpr std::size_t kSampledPool = 2048;  // larger ones: this many random points per step
 constexpr std::size_t kMostPoints = 160;    // the model's training set at most
 
-}  // namespace
-
-void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng) {
-  const Encoder encode(space);
-  std::vector<Candidate> xs;
-  std::vector<std::optional<double>> costs;  // log cost; nullopt: failed
-  for (const auto& [c, cost] : hooks.history()) {
-    xs.push_back(c);
-    costs.push_back(cost && *cost > 0 ? std::optional<double>(std::log(*cost)) : std::nullopt);
+// The walk: an initial design, then each step the point of most expected improvement under a
+// model fitted to what was measured.
+class BayesWalk {
+ public:
+  explicit BayesWalk(Sweep& sweep) : sweep_(sweep), space_(sweep.space()), encode_(space_), size_(space_.size()) {
+    for (const auto& [c, cost] : sweep.history()) add(c, cost);
+    if (size_ <= kWholePool)
+      for (std::uint64_t i = 0; i < size_; ++i) {
+        const Candidate c = space_.at(i);
+        if (sweep.runnable(c)) whole_.push_back(c);
+      }
   }
-  const auto record = [&](const Candidate& c) {
-    const auto cost = hooks.evaluate(c);
-    xs.push_back(c);
-    costs.push_back(cost && *cost > 0 ? std::optional<double>(std::log(*cost)) : std::nullopt);
-  };
+
+  void run(int budget) {
+    const std::vector<Candidate> start = initial_design();
+    sweep_.prepare(start);
+    for (const auto& c : start) {
+      if (!sweep_.within(budget)) break;
+      if (!sweep_.known(c)) record(c);
+    }
+    while (sweep_.within(budget)) {
+      const auto candidates = pool();
+      if (candidates.empty()) break;
+      step(candidates);
+    }
+  }
+
+ private:
+  void add(const Candidate& c, std::optional<double> cost) {
+    xs_.push_back(c);
+    costs_.push_back(cost && *cost > 0 ? std::optional<double>(std::log(*cost)) : std::nullopt);
+  }
+  void record(const Candidate& c) { add(c, sweep_.cost(sweep_.evaluate(c))); }
 
   // The runnable points not yet seen: all of a small space (in order), or a fresh random
   // sample of a large one plus the neighbours of the best so far.
-  const std::uint64_t size = space.size();
-  std::vector<Candidate> whole;
-  if (size <= kWholePool)
-    for (std::uint64_t i = 0; i < size; ++i) {
-      const Candidate c = space.at(i);
-      if (hooks.runnable(c)) whole.push_back(c);
-    }
-  const auto pool = [&] {
+  std::vector<Candidate> pool() {
     std::vector<Candidate> out;
-    if (size <= kWholePool) {
-      for (const auto& c : whole)
-        if (!hooks.known(c)) out.push_back(c);
+    if (size_ <= kWholePool) {
+      for (const auto& c : whole_)
+        if (!sweep_.known(c)) out.push_back(c);
       return out;
     }
     std::set<Candidate> seen;
     for (std::size_t tries = 0; out.size() < kSampledPool && tries < 4 * kSampledPool; ++tries) {
-      const Candidate c = space.at(std::uniform_int_distribution<std::uint64_t>(0, size - 1)(rng));
-      if (!hooks.known(c) && seen.insert(c).second && hooks.runnable(c)) out.push_back(c);
+      const Candidate c = space_.at(std::uniform_int_distribution<std::uint64_t>(0, size_ - 1)(sweep_.rng()));
+      if (!sweep_.known(c) && seen.insert(c).second && sweep_.runnable(c)) out.push_back(c);
     }
     std::vector<std::size_t> ok;
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      if (costs[i]) ok.push_back(i);
-    std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return *costs[a] < *costs[b]; });
+    for (std::size_t i = 0; i < xs_.size(); ++i)
+      if (costs_[i]) ok.push_back(i);
+    std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return *costs_[a] < *costs_[b]; });
     for (std::size_t k = 0; k < ok.size() && k < 4; ++k)
-      for (const auto& n : space.neighbours(xs[ok[k]]))
-        if (!hooks.known(n) && seen.insert(n).second && hooks.runnable(n)) out.push_back(n);
+      for (const auto& n : space_.neighbours(xs_[ok[k]]))
+        if (!sweep_.known(n) && seen.insert(n).second && sweep_.runnable(n)) out.push_back(n);
     return out;
-  };
-
-  // The initial design: each file's defaults, then space-filling points.
-  const std::size_t runnable = size <= kWholePool ? whole.size() : static_cast<std::size_t>(std::min<std::uint64_t>(size, 1u << 20));
-  // The initial design: one point per 12 runnable ones, 3 to 10 (and every file's defaults).
-  const std::size_t initial = std::max(space.files().size(), std::clamp<std::size_t>((runnable + 11) / 12, 3, 10));
-  std::vector<Candidate> start;
-  for (std::size_t f = 0; f < space.files().size(); ++f) {
-    const Candidate c = space.defaults(f);
-    if (!hooks.known(c) && hooks.runnable(c)) start.push_back(c);
   }
-  {
+
+  // Each file's defaults, then space-filling points: one per 12 runnable ones, 3 to 10 in all.
+  std::vector<Candidate> initial_design() {
+    const std::size_t runnable =
+        size_ <= kWholePool ? whole_.size() : static_cast<std::size_t>(std::min<std::uint64_t>(size_, 1u << 20));
+    const std::size_t initial = std::max(space_.files().size(), std::clamp<std::size_t>((runnable + 11) / 12, 3, 10));
+    std::vector<Candidate> start;
+    for (std::size_t f = 0; f < space_.files().size(); ++f) {
+      const Candidate c = space_.defaults(f);
+      if (!sweep_.known(c) && sweep_.runnable(c)) start.push_back(c);
+    }
     // Space-filling: one random point (the seed's), then each next one the farthest (in the
     // encoding) from those chosen and measured.
     auto rest = pool();
-    std::shuffle(rest.begin(), rest.end(), rng);
+    std::shuffle(rest.begin(), rest.end(), sweep_.rng());
     std::vector<std::vector<double>> chosen;
-    for (const auto& c : xs) chosen.push_back(encode(c));
-    for (const auto& c : start) chosen.push_back(encode(c));
+    for (const auto& c : xs_) chosen.push_back(encode_(c));
+    for (const auto& c : start) chosen.push_back(encode_(c));
     bool drawn = false;
-    while (start.size() + xs.size() < initial && !rest.empty()) {
-      std::size_t pick = 0;  // the shuffled pool's first: a random point
-      if (drawn) {
-        double far = -1;
-        for (std::size_t i = 0; i < rest.size(); ++i) {
-          const auto x = encode(rest[i]);
-          double near = 1e300;
-          for (const auto& y : chosen) {
-            double d = 0;
-            for (std::size_t k = 0; k < x.size(); ++k) d += (x[k] - y[k]) * (x[k] - y[k]);
-            near = std::min(near, d);
-          }
-          if (near > far) far = near, pick = i;
-        }
-      }
+    while (start.size() + xs_.size() < initial && !rest.empty()) {
+      const std::size_t pick = drawn ? farthest(rest, chosen) : 0;  // the shuffled pool's first: a random point
       drawn = true;
-      chosen.push_back(encode(rest[pick]));
+      chosen.push_back(encode_(rest[pick]));
       start.push_back(rest[pick]);
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(pick));
     }
-  }
-  hooks.prepare(start);
-  for (const auto& c : start) {
-    if (!hooks.go_on()) break;
-    if (!hooks.known(c)) record(c);
+    return start;
   }
 
-  while (hooks.go_on()) {
-    const auto candidates = pool();
-    if (candidates.empty()) break;
+  // The point of `rest` farthest from its nearest of `chosen`.
+  std::size_t farthest(const std::vector<Candidate>& rest, const std::vector<std::vector<double>>& chosen) const {
+    std::size_t pick = 0;
+    double far = -1;
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      const auto x = encode_(rest[i]);
+      double near = 1e300;
+      for (const auto& y : chosen) {
+        double d = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) d += (x[k] - y[k]) * (x[k] - y[k]);
+        near = std::min(near, d);
+      }
+      if (near > far) far = near, pick = i;
+    }
+    return pick;
+  }
+
+  // The model learns from at most kMostPoints: the best half and the latest others (a dense
+  // Cholesky per hyperparameter pair costs n^3 / 3).
+  std::vector<std::size_t> training_set() const {
+    std::vector<std::size_t> use(xs_.size());
+    std::iota(use.begin(), use.end(), std::size_t{0});
+    if (use.size() <= kMostPoints) return use;
+    std::vector<std::size_t> ok;
+    for (std::size_t i = 0; i < xs_.size(); ++i)
+      if (costs_[i]) ok.push_back(i);
+    std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return *costs_[a] < *costs_[b]; });
+    ok.resize(std::min(ok.size(), kMostPoints / 2));
+    std::vector<bool> taken(xs_.size(), false);
+    for (auto i : ok) taken[i] = true;
+    for (std::size_t i = xs_.size(); i-- > 0 && ok.size() < kMostPoints;)
+      if (!taken[i]) ok.push_back(i);
+    return ok;
+  }
+
+  // Measures the candidate of most expected improvement (a random one while nothing ran).
+  void step(const std::vector<Candidate>& candidates) {
     // Failed points count as a little worse than the worst that ran, so the model steers away.
     double worst = -1e300, best = 1e300;
-    for (const auto& c : costs)
+    for (const auto& c : costs_)
       if (c) worst = std::max(worst, *c), best = std::min(best, *c);
-    std::vector<std::vector<double>> x;
-    std::vector<double> y;
     if (best > worst) {  // nothing ran yet: a random point
-      record(candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng)]);
-      continue;
+      record(candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(sweep_.rng())]);
+      return;
     }
     const double penalty = worst + std::max(0.1, 0.25 * (worst - best));
-    // The model learns from at most kMostPoints: the best half and the latest others (a dense
-    // Cholesky per hyperparameter pair costs n^3 / 3).
-    std::vector<std::size_t> use(xs.size());
-    std::iota(use.begin(), use.end(), std::size_t{0});
-    if (use.size() > kMostPoints) {
-      std::vector<std::size_t> ok;
-      for (std::size_t i = 0; i < xs.size(); ++i)
-        if (costs[i]) ok.push_back(i);
-      std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return *costs[a] < *costs[b]; });
-      ok.resize(std::min(ok.size(), kMostPoints / 2));
-      std::vector<bool> taken(xs.size(), false);
-      for (auto i : ok) taken[i] = true;
-      for (std::size_t i = xs.size(); i-- > 0 && ok.size() < kMostPoints;)
-        if (!taken[i]) ok.push_back(i);
-      use = ok;
-    }
-    for (std::size_t i : use) {
-      x.push_back(encode(xs[i]));
-      y.push_back(costs[i].value_or(penalty));
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (std::size_t i : training_set()) {
+      x.push_back(encode_(xs_[i]));
+      y.push_back(costs_[i].value_or(penalty));
     }
     GaussianProcess gp;
     gp.fit(x, y);
     std::vector<std::pair<double, std::size_t>> scored;  // -EI, index: the best first, ties in pool order
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       double mean = 0, sd = 0;
-      gp.predict(encode(candidates[i]), mean, sd);
+      gp.predict(encode_(candidates[i]), mean, sd);
       scored.emplace_back(-GaussianProcess::expected_improvement(mean, sd, best, 1e-3), i);
     }
     const std::size_t ahead = std::min<std::size_t>(scored.size(), 8);
@@ -185,9 +197,28 @@ void walk_bayes(const Space& space, const WalkHooks& hooks, std::mt19937_64& rng
     // The next few likely picks compile in the background while this one is measured.
     std::vector<Candidate> soon;
     for (std::size_t k = 0; k < ahead; ++k) soon.push_back(candidates[scored[k].second]);
-    hooks.prepare(soon);
+    sweep_.prepare(soon);
     record(candidates[scored.front().second]);
   }
+
+  Sweep& sweep_;
+  const Space& space_;
+  const Encoder encode_;
+  const std::uint64_t size_;
+  std::vector<Candidate> whole_;             // a small space's runnable points
+  std::vector<Candidate> xs_;                // measured
+  std::vector<std::optional<double>> costs_;  // log cost; nullopt: failed
+};
+
+}  // namespace
+
+// The budget counts the points measured before (the journal) too, as anneal's does: a sweep run
+// again measures only what is missing.
+void walk_bayes(Sweep& sweep) {
+  const int budget = sweep.options().evaluations.value_or(32);
+  sweep.plan(static_cast<std::size_t>(budget));
+  BayesWalk(sweep).run(budget);
+  sweep.note_time_budget(budget);
 }
 
 }  // namespace gpuk::detail

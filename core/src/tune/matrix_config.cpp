@@ -99,6 +99,38 @@ TuneMatrix load_tune_matrix(const std::filesystem::path& path, const PluginRegis
                            kernels);
 }
 
+namespace {
+
+// Every combination of the options' values (an entry's own, else the matrix's), the first
+// option varying slowest; nullopt: the option's default.
+std::vector<std::vector<std::optional<YAML::Node>>> option_combos(const yaml::Source& src, const YAML::Node& entry,
+                                                                  const YAML::Node& root,
+                                                                  const std::vector<std::string>& option_names) {
+  std::vector<std::vector<YAML::Node>> choices;
+  for (const auto& name : option_names) {
+    const YAML::Node values = entry[name] ? entry[name] : root[name];
+    choices.push_back(values ? items_of(src, values, name) : std::vector<YAML::Node>{});
+  }
+  std::vector<std::vector<std::optional<YAML::Node>>> combos = {{}};
+  for (const auto& c : choices) {
+    std::vector<std::vector<std::optional<YAML::Node>>> next;
+    for (const auto& combo : combos) {
+      if (c.empty()) {
+        next.push_back(combo);
+        next.back().push_back(std::nullopt);  // the option's default
+      }
+      for (const auto& v : c) {
+        next.push_back(combo);
+        next.back().push_back(v);
+      }
+    }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+}  // namespace
+
 TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem::path& path,
                              const PluginRegistry& plugins, const KernelLibrary& kernels) try {
   const yaml::Source src{path, 0};
@@ -159,27 +191,7 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
     for (const auto& key : kEntryKeys)
       if (key != "sizes" && key != "dtypes" && entry[key]) settings.set(key, entry[key]);
 
-    // Every combination of the options' values, the first option varying slowest.
-    std::vector<std::vector<YAML::Node>> choices;
-    for (const auto& name : option_names) {
-      const YAML::Node values = entry[name] ? entry[name] : root[name];
-      choices.push_back(values ? items_of(src, values, name) : std::vector<YAML::Node>{});
-    }
-    std::vector<std::vector<std::optional<YAML::Node>>> combos = {{}};
-    for (const auto& c : choices) {
-      std::vector<std::vector<std::optional<YAML::Node>>> next;
-      for (const auto& combo : combos) {
-        if (c.empty()) {
-          next.push_back(combo);
-          next.back().push_back(std::nullopt);  // the option's default
-        }
-        for (const auto& v : c) {
-          next.push_back(combo);
-          next.back().push_back(v);
-        }
-      }
-      combos = std::move(next);
-    }
+    const auto combos = option_combos(src, entry, root, option_names);
 
     const auto dtype_items = dtypes.IsScalar() && dtypes.Scalar() == "all" ? std::vector<YAML::Node>{}
                                                                             : items_of(src, dtypes, "dtypes");

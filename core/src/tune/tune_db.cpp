@@ -197,6 +197,69 @@ fs::path TuningDb::default_path() {
   return CompileCache::default_dir() / "tuning" / "tuning.json";
 }
 
+namespace {
+
+// Sorted once at the end of read(): put() one by one into the sorted list moved half of it per entry
+// (16 k entries took 2.25 s, 300 k minutes). Of equal keys the later wins, as put() would.
+// gpuk writes its entries in key order: then nothing moves. Otherwise their positions are
+// sorted (by key, then by position) and each entry moved once.
+void sort_by_key_keeping_last(std::vector<TuningEntry>& all) {
+  const auto by_key = [](const TuningEntry& x, const TuningEntry& y) { return x.key < y.key; };
+  if (!std::is_sorted(all.begin(), all.end(), by_key)) {
+    // Each key flattened once into bytes that compare as the key does (fields joined by '\0',
+    // which no field holds; the bucket as one byte), then sorted with the position as the tie.
+    std::vector<std::pair<std::string, std::uint32_t>> order(all.size());
+    bool flat_faithful = true;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const TuningKey& k = all[i].key;
+      std::string& flat = order[i].first;
+      for (const std::string* f : {&k.gpu, &k.arch, &k.family, &k.operation, &k.options, &k.dtype}) {
+        flat_faithful = flat_faithful && f->find('\0') == std::string::npos;
+        flat += *f;
+        flat += '\0';
+      }
+      flat += static_cast<char>(k.bucket);  // 0..64
+      flat += '\0';
+      flat += k.objective;
+      order[i].second = static_cast<std::uint32_t>(i);
+    }
+    std::sort(order.begin(), order.end());
+    // A key holding '\0' (a hand edit's "\u0000") does not flatten faithfully: then the keys
+    // themselves are compared.
+    if (!flat_faithful)
+      std::stable_sort(order.begin(), order.end(),
+                       [&](const auto& x, const auto& y) { return all[x.second].key < all[y.second].key; });
+    // Entry order[i].second goes to position i: each cycle of the permutation followed in place
+    // (a sorted copy would be a second list of them all).
+    std::vector<std::uint32_t> from(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) from[i] = order[i].second;
+    order = {};
+    for (std::size_t start = 0; start < from.size(); ++start) {
+      if (from[start] == start) continue;
+      TuningEntry held = std::move(all[start]);
+      std::size_t at = start;
+      while (from[at] != start) {
+        all[at] = std::move(all[from[at]]);
+        const std::size_t next = from[at];
+        from[at] = static_cast<std::uint32_t>(at);
+        at = next;
+      }
+      all[at] = std::move(held);
+      from[at] = static_cast<std::uint32_t>(at);
+    }
+  }
+  // Keep the last of each run of equal keys.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i + 1 < all.size() && all[i + 1].key == all[i].key) continue;
+    if (kept != i) all[kept] = std::move(all[i]);
+    ++kept;
+  }
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+}
+
+}  // namespace
+
 TuningDb TuningDb::read(const fs::path& path) {
   TuningDb db;
   const RegularFile file = read_regular_file(path, kMaxTuningDbBytes);
@@ -259,63 +322,7 @@ TuningDb TuningDb::read(const fs::path& path) {
       db.unreadable_.push_back(std::move(s.raw));
     }
   }
-  // Sorted once at the end: put() one by one into the sorted list moved half of it per entry
-  // (16 k entries took 2.25 s, 300 k minutes). Of equal keys the later wins, as put() would.
-  // gpuk writes its entries in key order: then nothing moves. Otherwise their positions are
-  // sorted (by key, then by position) and each entry moved once.
-  std::vector<TuningEntry>& all = db.entries_;
-  const auto by_key = [](const TuningEntry& x, const TuningEntry& y) { return x.key < y.key; };
-  if (!std::is_sorted(all.begin(), all.end(), by_key)) {
-    // Each key flattened once into bytes that compare as the key does (fields joined by '\0',
-    // which no field holds; the bucket as one byte), then sorted with the position as the tie.
-    std::vector<std::pair<std::string, std::uint32_t>> order(all.size());
-    bool flat_faithful = true;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      const TuningKey& k = all[i].key;
-      std::string& flat = order[i].first;
-      for (const std::string* f : {&k.gpu, &k.arch, &k.family, &k.operation, &k.options, &k.dtype}) {
-        flat_faithful = flat_faithful && f->find('\0') == std::string::npos;
-        flat += *f;
-        flat += '\0';
-      }
-      flat += static_cast<char>(k.bucket);  // 0..64
-      flat += '\0';
-      flat += k.objective;
-      order[i].second = static_cast<std::uint32_t>(i);
-    }
-    std::sort(order.begin(), order.end());
-    // A key holding '\0' (a hand edit's "\u0000") does not flatten faithfully: then the keys
-    // themselves are compared.
-    if (!flat_faithful)
-      std::stable_sort(order.begin(), order.end(),
-                       [&](const auto& x, const auto& y) { return all[x.second].key < all[y.second].key; });
-    // Entry order[i].second goes to position i: each cycle of the permutation followed in place
-    // (a sorted copy would be a second list of them all).
-    std::vector<std::uint32_t> from(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) from[i] = order[i].second;
-    order = {};
-    for (std::size_t start = 0; start < from.size(); ++start) {
-      if (from[start] == start) continue;
-      TuningEntry held = std::move(all[start]);
-      std::size_t at = start;
-      while (from[at] != start) {
-        all[at] = std::move(all[from[at]]);
-        const std::size_t next = from[at];
-        from[at] = static_cast<std::uint32_t>(at);
-        at = next;
-      }
-      all[at] = std::move(held);
-      from[at] = static_cast<std::uint32_t>(at);
-    }
-  }
-  // Keep the last of each run of equal keys.
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i + 1 < all.size() && all[i + 1].key == all[i].key) continue;
-    if (kept != i) all[kept] = std::move(all[i]);
-    ++kept;
-  }
-  all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
+  sort_by_key_keeping_last(db.entries_);
   return db;
 }
 

@@ -1,0 +1,76 @@
+// Which GPUs a pooled sweep uses: `--devices all|0,1,...`, and the count of GPUs taken in a
+// child process, so that the process that forks the workers never initialises CUDA (tune/pool.hpp).
+#include <unistd.h>
+
+#include <cerrno>
+#include <sstream>
+
+#include "gpuk/error.hpp"
+#include "tune/isolate.hpp"
+#include "tune/pool.hpp"
+
+namespace gpuk {
+
+std::vector<int> parse_device_list(const std::string& text, int count) {
+  const std::string there = count == 0   ? "there is no GPU"
+                            : count == 1 ? "there is 1 GPU (ordinal 0)"
+                                         : "there are " + std::to_string(count) + " GPUs (ordinals 0 to " +
+                                               std::to_string(count - 1) + ")";
+  std::vector<int> out;
+  if (text == "all") {
+    if (count == 0) throw ConfigError("--devices all: " + there);
+    for (int i = 0; i < count; ++i) out.push_back(i);
+    return out;
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    int ordinal = -1;
+    try {
+      ordinal = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || ordinal < 0)
+      throw ConfigError("--devices takes 'all' or GPU ordinals separated by commas (0,1), not '" + text + "'");
+    if (ordinal >= count) throw ConfigError("--devices " + text + ": GPU " + item + " does not exist; " + there);
+    out.push_back(ordinal);
+  }
+  if (out.empty()) throw ConfigError("--devices takes 'all' or GPU ordinals separated by commas (0,1), not '" + text + "'");
+  return out;
+}
+
+int count_devices_in_child(std::string* why) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error("cannot create a pipe to count the GPUs");
+  const pid_t pid = fork_process(
+      [&] {
+        ::close(fds[0]);
+        std::string reason;
+        const int n = device_count(&reason);
+        const std::string msg = std::to_string(n) + " " + reason;
+        (void)!::write(fds[1], msg.data(), msg.size());
+        return 0;
+      },
+      "a process to count the GPUs");
+  ::close(fds[1]);
+  std::string msg;
+  char buf[512];
+  for (;;) {
+    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got > 0) msg.append(buf, static_cast<std::size_t>(got));
+    else if (got == 0 || errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  (void)wait_process(pid);
+  const std::size_t space = msg.find(' ');
+  if (msg.empty() || space == std::string::npos) {
+    if (why) *why = "the process that counts the GPUs died";
+    return 0;
+  }
+  if (why) *why = msg.substr(space + 1);
+  return std::stoi(msg.substr(0, space));
+}
+
+}  // namespace gpuk

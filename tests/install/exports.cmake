@@ -1,0 +1,21 @@
+# Fails when a library gpuk built exports libstdc++'s own code (std::locale's members): the sign of
+# a toolchain linking libstdc++.a into it without hiding it, which crashed Python processes that
+# had loaded the system libstdc++ first. Run with -DNM=... -DLIBRARIES=a.so;b.so.
+set(leaks "")
+foreach(library IN LISTS LIBRARIES)
+  execute_process(COMMAND ${NM} -D --defined-only ${library} OUTPUT_VARIABLE symbols RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${NM} could not read ${library}")
+  endif()
+  string(REGEX MATCHALL "[^\n]* _ZNSt6locale[^\n]*" found "${symbols}")
+  list(LENGTH found count)
+  if(count GREATER 0)
+    list(GET found 0 first)
+    string(APPEND leaks "\n  ${library}: ${count} std::locale symbols defined, e.g. ${first}")
+  endif()
+endforeach()
+if(leaks)
+  message(FATAL_ERROR "libstdc++'s code is exported (link with --exclude-libs,ALL):${leaks}")
+endif()
+list(LENGTH LIBRARIES n)
+message(STATUS "${n} libraries export none of libstdc++'s own code")
