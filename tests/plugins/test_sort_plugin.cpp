@@ -1,6 +1,7 @@
 // The sort plugin's semantics, options and errors, without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -150,9 +151,16 @@ TEST_CASE("the plugin spells the sort policy: key type, value type, order, kind"
                                      plugins(), kernels());
   CHECK(plugins().get("sort").template_args(problem_of(arg)) ==
         std::vector<std::string>{"gpuk::Sort<unsigned long long, unsigned int, false, gpuk::SortKind::Index>"});
-  // Every operation and dtype of a file, both orders and both value dtypes among them.
+  // Every operation and dtype of a file, both orders and both value dtypes among them, and a
+  // keys-only sort with a bit window in CUB's order.
   const auto sets = plugins().get("sort").all_template_args(*kernels().find("sort", "radix"));
-  CHECK(sets.size() == 6 * 6);
+  CHECK(sets.size() == 6 * 7);
+  CHECK(std::count_if(sets.begin(), sets.end(), [](const std::vector<std::string>& a) {
+          return a[0].find("gpuk::SortKind::Keys, 3, ") != std::string::npos;
+        }) == 6);
+  CHECK(std::find(sets.begin(), sets.end(),
+                  std::vector<std::string>{"gpuk::Sort<float, gpuk::NoValue, true, gpuk::SortKind::Keys, 3, 27, "
+                                           "gpuk::FloatOrder::Cub>"}) != sets.end());
 }
 
 TEST_CASE("sort options are checked where they are written") {
