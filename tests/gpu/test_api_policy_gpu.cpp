@@ -13,6 +13,7 @@
 #include "gpuk/reduce.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
+#include "plugin/plugin.hpp"
 #include "plugin/problem.hpp"
 #include "run/device.hpp"
 #include "run/prepare.hpp"
