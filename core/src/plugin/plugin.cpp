@@ -64,10 +64,12 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
     const DirOrigin origin = origin_of(dir, builtin_plugin_dir());
     refuse_if_writable_by_others(dir, "plugin directory", true, origin);  // a plugin runs as you
     std::vector<fs::path> paths;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("libgpuk_family_", 0) == 0 && entry.path().extension() == ".so") paths.push_back(entry.path());
+    // increment(ec), not a range-for: a directory that fails while being read is reported, not thrown.
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind("libgpuk_family_", 0) == 0 && it->path().extension() == ".so") paths.push_back(it->path());
     }
+    if (ec) errors_.push_back(dir.string() + ": cannot read the plugin directory: " + ec.message());
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
       refuse_if_writable_by_others(path, "plugin", false, origin);

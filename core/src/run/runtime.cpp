@@ -4,14 +4,14 @@
 
 namespace gpuk {
 
-namespace {
-
 std::optional<std::filesystem::path> cache_dir_of(const RuntimeOptions& o) {
   if (o.no_cache) return std::nullopt;
   return o.cache_dir ? *o.cache_dir : CompileCache::default_dir();
 }
 
-}  // namespace
+std::filesystem::path tuning_db_path_of(const RuntimeOptions& o) {
+  return o.tuning_db ? *o.tuning_db : TuningDb::default_path();
+}
 
 Runtime::Runtime(const RuntimeOptions& options)
     : plugins_(plugin_dirs(options.plugin_dirs)),

@@ -24,6 +24,11 @@ struct RuntimeOptions {
   std::optional<std::filesystem::path> tuning_db;  // default TuningDb::default_path()
 };
 
+// The compile cache's directory (nullopt: no cache) and the tuning database's path, as a Runtime
+// made from `options` has them (for what runs before, or without, a Runtime: `gpuk tune`).
+std::optional<std::filesystem::path> cache_dir_of(const RuntimeOptions& options);
+std::filesystem::path tuning_db_path_of(const RuntimeOptions& options);
+
 class Runtime {
  public:
   // Loads the plugins and reads the kernel files; opens no GPU.

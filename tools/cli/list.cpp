@@ -1,0 +1,74 @@
+// `gpuk list`: the families (plugins), the kernel files and their parameters, and what did not load.
+#include <iostream>
+#include <set>
+
+#include "cli.hpp"
+#include "util/text.hpp"
+
+namespace gpuk::cli {
+
+namespace {
+
+std::string dtype_list(const std::vector<DType>& types) {
+  std::vector<std::string> names;
+  for (DType t : types) names.emplace_back(dtype_name(t));
+  return join(names);
+}
+
+void print_plugins(const PluginRegistry& plugins) {
+  std::cout << "Families (plugins):\n";
+  if (plugins.all().empty()) std::cout << "  (none found)\n";
+  for (const FamilyPlugin* p : plugins.all()) {
+    std::cout << "  " << p->name() << "  " << p->description() << "\n"
+              << "    plugin      " << plugins.path_of(p->name()).string() << "\n"
+              << "    operations  " << join(p->operations()) << "\n"
+              << "    dtypes      " << dtype_list(p->dtypes()) << "\n";
+    for (const auto& o : p->options())
+      std::cout << "    option      " << o.name << " (default " << o.default_value << "): " << o.help << "\n";
+    std::cout << "    default kernel  " << p->default_kernel() << "\n";
+  }
+}
+
+void print_kernel_file(const KernelFile& f) {
+  std::cout << "    " << f.name << "  " << f.path.string() << "\n";
+  if (!f.summary.empty()) std::cout << "      " << f.summary << "\n";
+  std::cout << "      operations: " << join(f.operations) << "\n";
+  std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
+  for (const auto& p : f.params) {
+    std::vector<std::string> values;
+    for (auto v : p.values) values.push_back(std::to_string(v));
+    std::cout << "      param " << p.name << " = " << p.default_value << "  (allowed: " << join(values) << ")\n";
+  }
+  for (const auto& c : f.constraints) std::cout << "      constraint " << c.expr.text() << "\n";
+}
+
+}  // namespace
+
+int cmd_list(const RuntimeOptions& g) {
+  const Runtime runtime(g);
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
+  print_plugins(plugins);
+  std::cout << "\nKernel files (from " << kernels.dirs().size() << " director"
+            << (kernels.dirs().size() == 1 ? "y" : "ies") << "):\n";
+  std::set<std::string> families;
+  for (const auto& f : kernels.files()) families.insert(f->family);
+  for (const auto& family : families) {
+    std::cout << "  " << family << (plugins.find(family) ? "" : "  (no plugin loaded for this family)") << "\n";
+    for (const auto& f : kernels.family(family)) print_kernel_file(*f);
+  }
+  if (!runtime.load_problems().empty()) {
+    std::cout << "\nProblems:\n";
+    for (const auto& e : runtime.load_problems()) std::cout << "  " << terminal_text(e, 4096) << "\n";
+  }
+  if (plugins.all().empty()) {
+    std::vector<std::string> dirs;
+    for (const auto& d : plugin_dirs(g.plugin_dirs)) dirs.push_back(d.string());
+    print_error("no family plugin loaded, so nothing can run (the plugin directories: " + join(dirs) +
+                "; add one with --plugins DIR)");
+    return kError;
+  }
+  return kOk;
+}
+
+}  // namespace gpuk::cli
