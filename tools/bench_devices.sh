@@ -56,10 +56,12 @@ same = w1 == wn or wn in ties1 or w1 in tiesn
 print(f"winner: one GPU {w1}; --devices {devices} {wn}: {'the same' if w1 == wn else 'a tie within the noise' if same else 'DIFFERENT'}")
 parts = [("start", "start_s"), ("data", "data_s"), ("reference", "reference_s"), ("cc wall", "compile_wall_s"),
          ("cc summed", "compile_summed_s"), ("cc waited", "compile_wait_s"), ("measure", "measure_s"),
-         ("verify", "verify_s"), ("recheck", "recheck_s"), ("save", "save_s"), ("other", "other_s"), ("total", "total_s")]
+         ("verify", "verify_s"), ("scratch", "scratch_s"), ("recheck", "recheck_s"), ("save", "save_s"),
+         ("idle", "idle_s"), ("other", "other_s"), ("total", "total_s")]
 rows = [("one GPU", one.get("times", {})), (f"--devices {devices}", many.get("times", {}))]
 rows += [(f"  {w['worker']}", w) for w in many.get("worker_times", [])]
-print("time breakdown, seconds (cc: NVRTC compiles, beside the rest; cc waited: the measuring thread held up by them):")
+print("time breakdown, seconds (cc: NVRTC compiles, beside the rest; cc waited: the measuring thread held up by them;")
+print("  a pooled sweep compiles in the parent, its workers' cc are their loads from the cache; idle: a worker waiting):")
 print(f"  {'':22}" + "".join(f"{name:>10}" for name, _ in parts))
 for label, t in rows:
     print(f"  {label:22}" + "".join(f"{t.get(key, 0):10.2f}" for _, key in parts))

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -61,12 +62,21 @@ class FakeSession : public WorkerSession {
       return test::FakeMeasurer::measure(space, c);
     }
 
-    // How many points it was asked to prepare (compile), in all.
+    // A program the parent's compile wave compiled: taken, not compiled (not counted as prepared).
+    void adopt(const Space&, const CompiledProgram& program) override {
+      adopted += program.points.size();
+      ++programs;
+    }
+
+    // How many points it was asked to prepare (compile), in all; and taken from the wave.
     std::vector<std::string> notes() const override {
       std::size_t n = 0;
       for (auto b : batches) n += b;
-      return {"prepared " + std::to_string(n)};
+      std::vector<std::string> out = {"prepared " + std::to_string(n)};
+      if (programs > 0) out.push_back("adopted " + std::to_string(adopted) + " in " + std::to_string(programs));
+      return out;
     }
+    std::size_t adopted = 0, programs = 0;
 
    private:
     std::function<Fault(const std::map<std::string, std::int64_t>&)> fault_;
@@ -84,11 +94,59 @@ WorkerFactory factory(std::function<FakeSession::Fault(const std::map<std::strin
   };
 }
 
+// The parent's compiles of a compile wave, counted per name expression and per program.
+struct CompileCount {
+  std::mutex mutex;
+  std::map<std::string, int> names;
+  int programs = 0;
+};
+
+WaveOptions counting_wave(const std::shared_ptr<CompileCount>& count) {
+  WaveOptions wave;
+  wave.threads = 3;
+  wave.compiler = [count](const WorkerInfo&) -> BulkCompiler::CompileProgram {
+    return [count](const KernelFile&, const std::vector<std::string>& names) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the workers wait for some
+      const std::lock_guard lock(count->mutex);
+      ++count->programs;
+      for (const auto& n : names) ++count->names[n];
+      CompiledKernels k;
+      k.name_expressions = names;
+      k.lowered_names = names;
+      return k;
+    };
+  };
+  return wave;
+}
+
+// The workers' notes: how many points each prepared (compiled itself) and took from the wave.
+std::map<std::string, std::string> notes_of(WorkerPool& pool) {
+  std::map<std::string, std::string> out;
+  for (const auto& n : pool.notes()) {
+    const auto colon = n.find(": ");
+    const std::string note = n.substr(colon + 2);
+    out[n.substr(0, colon) + " " + note.substr(0, note.find(' '))] = note.substr(note.find(' ') + 1);
+  }
+  return out;
+}
+
 TuneOptions options() {
   TuneOptions o;
   o.recheck_top = 3;
   o.recheck_repeats = 6;
   return o;
+}
+
+// Anneal, a budget of 12, through a pool's measurer: one point at a time, the same bookkeeping.
+TuneResult anneal_through(const Space& space, Measurer& m) {
+  TuneOptions o = options();
+  o.strategy = TuneStrategy::anneal;
+  o.evaluations = 12;
+  TuneResult r = tune(space, m, o);
+  CHECK(r.count(Status::ok) >= 1);
+  CHECK(r.count(Status::ok) <= 12);
+  REQUIRE(r.winner());
+  return r;
 }
 
 }  // namespace
@@ -180,13 +238,7 @@ TEST_CASE("anneal through a pool: one point at a time, the same bookkeeping") {
   const Space space = test::metadata_space({test::tune_kernel()});
   WorkerPool pool(space, {0, 1}, factory());
   const auto m = pool.measurer({0, 1});
-  TuneOptions o = options();
-  o.strategy = TuneStrategy::anneal;
-  o.evaluations = 12;
-  const TuneResult r = tune(space, *m, o);
-  CHECK(r.count(Status::ok) >= 1);
-  CHECK(r.count(Status::ok) <= 12);
-  REQUIRE(r.winner());
+  (void)anneal_through(space, *m);
 }
 
 TEST_CASE("each worker's time breakdown comes back to the parent, with its start as the parent saw it") {
@@ -241,4 +293,85 @@ TEST_CASE("the recheck's worker is told to compile the leaders measured by the o
   // more, every leader: those it measured (it skips them) and those GPU 1 did.
   CHECK(prepared(0) >= pool.workers()[0].measured + by_others);
   CHECK(prepared(0) + prepared(1) >= r.evaluations.size() - r.count(Status::pruned) + 3);
+}
+
+TEST_CASE("one compile wave: the parent compiles each variant once, the workers take the programs and compile none") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  test::FakeMeasurer one;
+  const TuneResult alone = tune(space, one, options());
+
+  const auto count = std::make_shared<CompileCount>();
+  WorkerPool pool(space, {0, 1}, factory(), counting_wave(count));
+  const auto m = pool.measurer({0, 1});
+  const TuneResult pooled = tune(space, *m, options());
+  REQUIRE(pooled.winner());
+  CHECK(pooled.winner()->label == alone.winner()->label);
+  CHECK(pooled.count(Status::ok) == alone.count(Status::ok));
+  std::set<int> devices;
+  for (const auto& e : pooled.evaluations)
+    if (e.outcome.status == Status::ok) devices.insert(e.outcome.device);
+  CHECK(devices == std::set<int>{0, 1});
+
+  // Every name expression compiled exactly once, all of them in the parent.
+  const std::size_t runnable = pooled.evaluations.size() - pooled.count(Status::pruned);
+  CHECK(count->names.size() == runnable);  // one kernel per variant in this space
+  for (const auto& entry : count->names) CHECK_MESSAGE(entry.second == 1, entry.first);
+  const CompileStats stats = pool.compile_stats();
+  // The wave's and the workers' own (each fake worker says it compiled one program of one variant).
+  CHECK(stats.programs == count->programs + 2);
+  CHECK(stats.variants == static_cast<int>(runnable) + 2);
+  CHECK(count->programs <= 3);  // the points cut into one program per thread
+
+  // The workers prepared (compiled) nothing; each took every program of the wave.
+  const auto notes = notes_of(pool);
+  CHECK(notes.at("GPU 0 prepared") == "0");
+  CHECK(notes.at("GPU 1 prepared") == "0");
+  const std::string all = std::to_string(runnable) + " in " + std::to_string(count->programs);
+  CHECK(notes.at("GPU 0 adopted") == all);
+  CHECK(notes.at("GPU 1 adopted") == all);
+
+  // The parent's breakdown: the wave's compiles, and the time measure() spent.
+  CHECK(pooled.times.compile_sum > 0);
+  CHECK(pooled.times.compile_wall > 0);
+  CHECK(pooled.times.measure + pooled.times.compile_wait > 0);
+}
+
+TEST_CASE("with a compile wave a faulting variant still ends only its worker's process; the fresh one takes programs") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  using F = FakeSession::Fault;
+  const auto count = std::make_shared<CompileCount>();
+  WorkerPool pool(space, {0, 1},
+                  factory([](const auto& p) {
+                    if (p.at("BLOCK") == 256 && p.at("UNROLL") == 4) return F::context;
+                    if (p.at("BLOCK") == 64 && p.at("UNROLL") == 8) return F::die;
+                    return F::none;
+                  }),
+                  counting_wave(count));
+  const auto m = pool.measurer({0, 1});
+  const TuneResult r = tune(space, *m, options());
+  CHECK(r.stopped.empty());
+  CHECK(r.count(Status::faulted) == 2);
+  CHECK(r.count(Status::ok) == r.evaluations.size() - r.count(Status::pruned) - 2);
+  REQUIRE(r.winner());
+  CHECK(r.winner()->label != "k BLOCK=256 UNROLL=4");
+  CHECK(pool.workers()[0].restarts + pool.workers()[1].restarts == 2);
+  for (const auto& entry : count->names) CHECK_MESSAGE(entry.second == 1, entry.first);
+  const auto notes = notes_of(pool);
+  CHECK(notes.at("GPU 0 prepared") == "0");
+  CHECK(notes.at("GPU 1 prepared") == "0");
+}
+
+TEST_CASE("with a compile wave, anneal (one point at a time) and a sweep run again from its results compile nothing twice") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  const auto count = std::make_shared<CompileCount>();
+  WorkerPool pool(space, {0, 1}, factory(), counting_wave(count));
+  const auto m = pool.measurer({0, 1});
+  const TuneResult r = anneal_through(space, *m);
+  // The same measurer again, its points known: an exhaustive sweep measures the rest.
+  TuneOptions again = options();
+  again.prior = r.evaluations;
+  const TuneResult all = tune(space, *m, again);
+  CHECK(all.count(Status::ok) == all.evaluations.size() - all.count(Status::pruned));
+  for (const auto& entry : count->names) CHECK_MESSAGE(entry.second == 1, entry.first);
+  CHECK(notes_of(pool).at("GPU 0 prepared") == "0");
 }

@@ -84,7 +84,8 @@ TEST_CASE("the report shows the breakdown, a line per worker, and the JSON has e
   SweepTimes t;
   t.start = 0.5, t.data = 1.25, t.reference = 3, t.compile_wall = 28.75, t.compile_sum = 45,
   t.compile_wait = 2, t.measure = 5.5, t.verify = 12, t.recheck = 1, t.save = 0.25, t.total = 30;
-  CHECK(t.other() == doctest::Approx(30 - (0.5 + 1.25 + 3 + 2 + 5.5 + 12 + 1 + 0.25)));
+  t.scratch = 0.5, t.idle = 1;
+  CHECK(t.other() == doctest::Approx(30 - (0.5 + 1.25 + 3 + 2 + 5.5 + 12 + 1 + 0.25 + 0.5 + 1)));
   TuneReport report;
   report.config = "t.yaml";
   report.times = t;
@@ -93,10 +94,12 @@ TEST_CASE("the report shows the breakdown, a line per worker, and the JSON has e
   print_tune_report(out, report, 3);
   const std::string text = out.str();
   CHECK(text.find("  time     30.0 s: start 0.50, data 1.25, CPU reference 3.00, compile 28.8 wall / 45.0 summed "
-                  "(waited 2.00), measure 5.50, verify 12.0, recheck 1.00, save 0.25, other 4.50\n") !=
+                  "(waited 2.00), measure 5.50, verify 12.0, scratch 0.50, recheck 1.00, save 0.25, idle 1.00, "
+                  "other 3.00\n") !=
         std::string::npos);
   CHECK(text.find("    GPU 0: start 0.50, data 1.25,") != std::string::npos);
   CHECK(text.find("    GPU 1: start 0.00,") != std::string::npos);
+  CHECK(text.find("save 0.00, other 0.00\n") != std::string::npos);  // no idle part where there was none
 
   const test::TempDir dir;
   write_tune_json(dir.path() / "t.json", report);
@@ -104,10 +107,11 @@ TEST_CASE("the report shows the breakdown, a line per worker, and the JSON has e
   const auto j = nlohmann::json::parse(in);
   const auto& times = j.at("times");
   for (const char* key : {"start_s", "data_s", "reference_s", "compile_wall_s", "compile_summed_s", "compile_wait_s",
-                          "measure_s", "verify_s", "recheck_s", "save_s", "other_s", "total_s"})
+                          "measure_s", "verify_s", "scratch_s", "recheck_s", "save_s", "idle_s", "other_s", "total_s"})
     CHECK_MESSAGE(times.contains(key), key);
   CHECK(times.at("verify_s") == 12.0);
-  CHECK(times.at("other_s").get<double>() == doctest::Approx(4.5));
+  CHECK(times.at("other_s").get<double>() == doctest::Approx(3.0));
+  CHECK(times.at("idle_s") == 1.0);
   REQUIRE(j.at("worker_times").size() == 2);
   CHECK(j.at("worker_times")[0].at("worker") == "GPU 0");
   CHECK(j.at("worker_times")[0].at("compile_wall_s") == 28.75);

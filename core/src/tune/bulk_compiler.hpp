@@ -2,6 +2,7 @@
 // are threads, on a thread pool, into the compile cache, while the GPU measures what is ready.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -11,12 +12,17 @@
 
 #include "jit/jit.hpp"
 #include "tune/measurer.hpp"
+#include "tune/space.hpp"
 #include "tune/thread_pool.hpp"
 
 namespace gpuk {
 
+struct DeviceInfo;
+class KernelLibrary;
+
 // One NVRTC program's worth of variants of one kernel file.
 struct Chunk {
+  std::size_t file_index = 0;  // in the space's files
   std::shared_ptr<const KernelFile> file;
   std::vector<std::string> names;
   std::shared_future<void> done;
@@ -27,25 +33,45 @@ struct Chunk {
   std::size_t index_of(const std::string& name) const;
 };
 
+// A point to compile and the kernels (name expressions) its launches need.
+struct PlannedPoint {
+  Candidate point;
+  std::vector<std::string> names;
+};
+// The programs for `points` (new ones, in the order given): grouped by kernel file, each file's
+// cut into programs of ceil(points / threads) variants, so that the threads share the work.
+std::vector<std::shared_ptr<Chunk>> group_into_chunks(const Space& space, const std::vector<PlannedPoint>& points,
+                                                      int threads, std::vector<std::vector<Candidate>>* members);
+
 class BulkCompiler {
  public:
+  // One NVRTC program (Jit::compile, or a test's fake): throws CompileError when it fails.
+  using CompileProgram = std::function<CompiledKernels(const KernelFile&, const std::vector<std::string>&)>;
   // threads 0: every core. `stats`, when given, counts the programs and variants.
-  BulkCompiler(JitOptions options, const CompileCache* cache, int threads, CompileStats* stats);
+  BulkCompiler(CompileProgram compile, int threads, CompileStats* stats);
 
   int threads() const { return threads_; }
-  const Jit& jit() const { return jit_; }
-  // Compiles the chunk in the background (chunk->done is set here), counting `variants`.
-  void submit(const std::shared_ptr<Chunk>& chunk, int variants);
+  // Compiles the chunk in the background (chunk->done is set here), counting `variants`;
+  // `on_done` (optional) is called on the compiling thread once it is done.
+  void submit(const std::shared_ptr<Chunk>& chunk, int variants, std::function<void()> on_done = {});
+  // A chunk another process compiled into the compile cache with these per-name errors ("" for
+  // a name that compiled): the names that compiled are taken (from the cache, as that process
+  // compiled them: in one program when none failed, else one by one); the errors are kept as
+  // they are, not compiled again.
+  void adopt(const std::shared_ptr<Chunk>& chunk, std::vector<std::string> errors);
   // NVRTC time summed over the threads, and the span from the first compile's start to the
   // last one's end, into `t`.
   void add_times(SweepTimes& t) const;
 
  private:
+  void run(const std::shared_ptr<Chunk>& chunk, int variants, std::function<void(Chunk&)> job);
   void compile(Chunk& chunk);
-  std::shared_ptr<const CompiledKernels> compile_one(const Chunk& chunk, const std::vector<std::string>& names);
+  // One program; `count`: into the statistics (a compile, not a chunk adopted from the cache).
+  std::shared_ptr<const CompiledKernels> compile_one(const Chunk& chunk, const std::vector<std::string>& names,
+                                                     bool count = true);
 
+  CompileProgram compile_;
   int threads_;
-  Jit jit_;
   CompileStats* stats_;
   mutable std::mutex mutex_;
   std::optional<std::chrono::steady_clock::time_point> first_;  // under mutex_
@@ -53,6 +79,10 @@ class BulkCompiler {
   double sum_ = 0;
   ThreadPool pool_;  // last: its threads go before what they use
 };
+
+// The JIT options of a sweep's compiles for `device`: the worker's own and a pooled sweep's
+// parent's alike, so that the parent's programs are the ones the workers find in the cache.
+JitOptions sweep_jit_options(const DeviceInfo& device, const KernelLibrary& kernels);
 
 // The first "error: ..." line of an NVRTC log.
 std::string compile_error_of(const std::string& message);

@@ -18,21 +18,11 @@ std::string cuda_error_of(const std::string& message) {
   return message.size() > 80 ? message.substr(0, 77) + "..." : message;
 }
 
-namespace {
-
-JitOptions jit_options(const RunContext& context, const Device& device) {
-  JitOptions o;
-  o.arch = device.info().arch();
-  o.include_dirs = context.kernels.include_dirs();
-  return o;
-}
-
-}  // namespace
-
 GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
                          CompileStats* stats)
-    : device_(device), bench_(bench), options_(options),
-      compiler_(jit_options(context, device), context.cache, options.threads, stats) {
+    : device_(device), bench_(bench), options_(options), jit_(sweep_jit_options(device.info(), context.kernels), context.cache),
+      compiler_([this](const KernelFile& file, const std::vector<std::string>& names) { return jit_.compile(file, names); },
+                options.threads, stats) {
   const Problem problem = problem_of(bench.spec());
   leading_ = context.plugins.get(problem.family).template_args(problem);
   limits_ = launch_limits(problem, device.info());
@@ -45,10 +35,8 @@ SweepTimes GpuMeasurer::times() const {
   return t;
 }
 
-void GpuMeasurer::prepare(const Space& space, const std::vector<Candidate>& points) {
-  // New points, grouped by kernel file, in the order given.
-  std::map<std::size_t, std::vector<Candidate>> by_file;
-  std::size_t fresh = 0;
+std::vector<PlannedPoint> GpuMeasurer::plan(const Space& space, const std::vector<Candidate>& points) {
+  std::vector<PlannedPoint> fresh;
   for (const auto& c : points) {
     if (prepared_.count(c)) continue;
     LaunchPlan plan;
@@ -57,28 +45,38 @@ void GpuMeasurer::prepare(const Space& space, const std::vector<Candidate>& poin
     p.plan = std::move(plan);
     p.label = space.label(c);
     p.where = "variant " + p.label + " of " + space.files()[c.file].file->path.string();
+    fresh.push_back({c, kernel_names(p.plan)});
     prepared_.emplace(c, std::move(p));
-    by_file[c.file].push_back(c);
-    ++fresh;
   }
-  if (fresh == 0) return;
-  const auto threads = static_cast<std::size_t>(compiler_.threads());
-  const std::size_t per_program = (fresh + threads - 1) / threads;
-  for (auto& [f, cands] : by_file) {
-    for (std::size_t begin = 0; begin < cands.size(); begin += per_program) {
-      auto chunk = std::make_shared<Chunk>();
-      chunk->file = space.files()[f].file;
-      const std::size_t end = std::min(cands.size(), begin + per_program);
-      for (std::size_t i = begin; i < end; ++i) {
-        Prepared& p = prepared_.at(cands[i]);
-        p.chunk = chunk;
-        for (const auto& name : kernel_names(p.plan))
-          if (std::find(chunk->names.begin(), chunk->names.end(), name) == chunk->names.end())
-            chunk->names.push_back(name);
-      }
-      compiler_.submit(chunk, static_cast<int>(end - begin));
-    }
+  return fresh;
+}
+
+void GpuMeasurer::prepare(const Space& space, const std::vector<Candidate>& points) {
+  // New points, grouped by kernel file, in the order given.
+  const std::vector<PlannedPoint> fresh = plan(space, points);
+  if (fresh.empty()) return;
+  std::vector<std::vector<Candidate>> members;
+  const auto chunks = group_into_chunks(space, fresh, compiler_.threads(), &members);
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    for (const auto& c : members[k]) prepared_.at(c).chunk = chunks[k];
+    compiler_.submit(chunks[k], static_cast<int>(members[k].size()));
   }
+}
+
+void GpuMeasurer::adopt(const Space& space, const CompiledProgram& program) {
+  const std::vector<PlannedPoint> fresh = plan(space, program.points);
+  if (fresh.empty()) return;
+  auto chunk = std::make_shared<Chunk>();
+  chunk->file_index = fresh.front().point.file;
+  chunk->file = space.files()[chunk->file_index].file;
+  chunk->names = program.names;
+  for (const auto& f : fresh) {
+    for (const auto& name : f.names)
+      if (chunk->index_of(name) == chunk->names.size())
+        throw Error("internal: " + space.label(f.point) + " needs " + name + ", which its compiled program lacks");
+    prepared_.at(f.point).chunk = chunk;
+  }
+  compiler_.adopt(chunk, program.errors);
 }
 
 // Waits for the variant's compile and loads it; its outcome when it did not compile or load.
@@ -134,7 +132,10 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
     return o;
   }
   try {
-    bind_scratch(p);
+    {
+      const Stopwatch binding(times_.scratch);
+      bind_scratch(p);
+    }
     const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
     Stopwatch verifying(times_.verify);
     const Verification v = verify(target, p);
@@ -211,7 +212,7 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
   if (v.passed && !answer_tried_) {
     answer_tried_ = true;
     try {
-      answer_ = std::make_unique<DeviceAnswer>(compiler_.jit(), device_.info());
+      answer_ = std::make_unique<DeviceAnswer>(jit_, device_.info());
       std::string why;
       if (!answer_->keep(bench_.workload(), bench_.launcher(), bench_.stream(), &why)) drop_answer(why);
     } catch (const Error& e) {

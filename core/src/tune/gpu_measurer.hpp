@@ -35,12 +35,15 @@ class GpuMeasurer final : public Measurer {
   std::vector<std::string> leading_args() const override { return leading_; }
   SweepTimes times() const override;
   void prepare(const Space& space, const std::vector<Candidate>& points) override;
+  void adopt(const Space& space, const CompiledProgram& program) override;
   Outcome measure(const Space& space, const Candidate& c) override;
   std::optional<EnergySample> energy(const Space& space, const Candidate& c, double ms_per_call) override;
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override;
   std::vector<std::string> notes() const override;
 
  private:
+  // The points of `points` not prepared yet and runnable here, prepared (their plans).
+  std::vector<PlannedPoint> plan(const Space& space, const std::vector<Candidate>& points);
   std::optional<Outcome> not_ready(Prepared& p);
   void time_variant(Outcome& o, const LaunchTarget& target);
   Verification verify(const LaunchTarget& target, const Prepared& p);
@@ -61,6 +64,7 @@ class GpuMeasurer final : public Measurer {
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
+  Jit jit_;
   BulkCompiler compiler_;  // last: its threads go before what they use
 };
 

@@ -87,10 +87,22 @@ struct SweepTimes {
   double verify = 0;        // each variant's checked run and the comparison with the reference
   double recheck = 0;       // the leaders timed again
   double save = 0;          // the tuning database written
+  double scratch = 0;       // each variant's scratch allocated and initialised (Bench::bind)
+  double idle = 0;          // a pooled sweep's worker waiting for the parent's next request
   double total = 0;         // the wall time of the whole
-  // total less the parts on the measuring thread (start ... save, compile_wait): bookkeeping,
-  // binding scratch, the strategy, the journal.
+  // total less the parts on the measuring thread (start ... idle, compile_wait): bookkeeping,
+  // the strategy, the journal.
   double other() const;
+};
+
+// A program of one kernel file's variants compiled by another process into the compile cache
+// (a pooled sweep's parent compiles every program once for all its workers): the points it
+// holds, its name expressions as compiled (they make the cache key), and per name its compile
+// error ("" when it compiled).
+struct CompiledProgram {
+  std::vector<Candidate> points;
+  std::vector<std::string> names;
+  std::vector<std::string> errors;
 };
 
 // Verifies and times points. The GPU one (make_gpu_measurer) compiles in bulk in the background
@@ -102,6 +114,9 @@ class Measurer {
   virtual std::vector<std::string> leading_args() const = 0;
   // These points will be measured soon: start compiling them (in bulk, in the background).
   virtual void prepare(const Space& space, const std::vector<Candidate>& points) = 0;
+  // These points were compiled elsewhere (`program`): take them from the compile cache instead
+  // of compiling them. A measurer without a cache of its own prepares them.
+  virtual void adopt(const Space& space, const CompiledProgram& program) { prepare(space, program.points); }
   // Verifies the point against the CPU reference, then times it (warm-up, repeats). A wrong
   // answer is Status::invalid and not timed. A fault or a hang throws ContextLost with the
   // variant's outcome (Status::faulted, Status::timed_out); SweepAborted when nothing more can run.

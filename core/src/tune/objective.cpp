@@ -72,7 +72,7 @@ std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective) {
 }
 
 double SweepTimes::other() const {
-  return std::max(0.0, total - (start + data + reference + compile_wait + measure + verify + recheck + save));
+  return std::max(0.0, total - (start + data + reference + compile_wait + measure + verify + recheck + save + scratch + idle));
 }
 
 double gbs_of(std::uint64_t bytes, double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0; }

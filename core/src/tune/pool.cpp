@@ -57,6 +57,7 @@ void WorkerPool::Impl::spawn(std::size_t w) {
   p.to = down[1];
   p.from = std::make_unique<LineReader>(up[0]);
   p.busy.reset();
+  p.adopted.clear();
 }
 
 void WorkerPool::Impl::greet(std::size_t w) {
@@ -81,7 +82,20 @@ void WorkerPool::Impl::greet(std::size_t w) {
   p.info.flushed = j.at("flushed");
   p.info.start_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - p.spawned).count();
   infos[w] = p.info;
-  if (!p.queue.empty()) send(p.to, {{"op", "prepare"}, {"points", p.queue}});
+  // Its queue: the compile wave's programs, and the rest to compile itself.
+  std::vector<std::uint64_t> own;
+  for (std::uint64_t point : p.queue) {
+    if (programs.count(point)) adopt(w, point);
+    else own.push_back(point);
+  }
+  if (!own.empty()) send(p.to, {{"op", "prepare"}, {"points", own}});
+}
+
+void WorkerPool::Impl::adopt(std::size_t w, std::uint64_t point) {
+  const auto it = programs.find(point);
+  if (it == programs.end()) return;
+  detail::WorkerProcess& p = procs[w];
+  if (p.adopted.insert(it->second.get()).second) send(p.to, *it->second);
 }
 
 int WorkerPool::Impl::reap(std::size_t w) {
@@ -114,12 +128,14 @@ void WorkerPool::Impl::dispatch(std::size_t w, std::uint64_t point) {
   detail::WorkerProcess& p = procs[w];
   p.busy = point;
   try {
+    adopt(w, point);
     send(p.to, {{"op", "measure"}, {"point", point}});
   } catch (const Error&) {
     // It died while idle (killed from outside): a fresh one takes the point.
     ++p.info.restarts;
     start(w);
     p.busy = point;
+    adopt(w, point);
     send(p.to, {{"op", "measure"}, {"point", point}});
   }
 }
@@ -145,22 +161,29 @@ void WorkerPool::Impl::feed(const std::vector<std::size_t>& group) {
 }
 
 std::pair<std::size_t, json> WorkerPool::Impl::wait_one(const std::vector<std::size_t>& group) {
+  return *wait_any(group, -1);
+}
+
+std::optional<std::pair<std::size_t, json>> WorkerPool::Impl::wait_any(const std::vector<std::size_t>& group,
+                                                                        int also) {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::size_t> who;
     for (std::size_t w : group) {
       detail::WorkerProcess& p = procs[w];
       if (!p.busy) continue;
-      if (p.from->buffered()) return {w, read_answer(w)};
+      if (p.from->buffered()) return std::pair{w, read_answer(w)};
       fds.push_back({p.from->fd(), POLLIN, 0});
       who.push_back(w);
     }
-    if (fds.empty()) throw Error("internal: no worker is measuring anything");
+    if (fds.empty() && also < 0) throw Error("internal: no worker is measuring anything");
+    if (also >= 0) fds.push_back({also, POLLIN, 0});
     const int n = ::poll(fds.data(), fds.size(), -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(std::string("poll on the workers' pipes failed: ") + std::strerror(errno));
-    for (std::size_t i = 0; i < fds.size(); ++i)
-      if (fds[i].revents) return {who[i], read_answer(who[i])};
+    for (std::size_t i = 0; i < who.size(); ++i)
+      if (fds[i].revents) return std::pair{who[i], read_answer(who[i])};
+    if (also >= 0 && fds.back().revents) return std::nullopt;
   }
 }
 
@@ -221,8 +244,8 @@ WorkerPool::Impl::~Impl() {
   }
 }
 
-WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory)
-    : impl_(std::make_unique<Impl>(space, std::move(factory))) {
+WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave)
+    : impl_(std::make_unique<Impl>(space, std::move(factory), std::move(wave))) {
   // A worker that dies leaves a pipe without a reader: a write to it must fail, not kill gpuk.
   std::signal(SIGPIPE, SIG_IGN);
   if (ordinals.empty()) throw ConfigError("a pool of workers needs at least one GPU");
@@ -283,7 +306,7 @@ json ask_stats(detail::WorkerProcess& p) {
 }  // namespace
 
 CompileStats WorkerPool::compile_stats() {
-  CompileStats sum;
+  CompileStats sum = impl_->wave_stats;
   for (auto& p : impl_->procs) {
     const json answer = ask_stats(p);
     if (!answer.is_object() || !answer.contains("stats")) continue;
@@ -312,12 +335,7 @@ std::vector<SweepTimes> WorkerPool::worker_times() {
   for (auto& p : impl_->procs) {
     SweepTimes t;
     const json answer = ask_stats(p);
-    if (answer.is_object() && answer.contains("times")) {
-      const auto v = answer.at("times").get<std::vector<double>>();
-      if (v.size() == 11) {
-        t = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
-      }
-    }
+    if (answer.is_object() && answer.contains("times")) t = detail::times_from_json(answer.at("times"));
     // Every process of this worker, fork to ready, as the parent saw it, less the current
     // process's data and reference (their own parts).
     t.start = std::max(0.0, p.info.start_seconds - t.data - t.reference);

@@ -5,9 +5,13 @@
 //     tune(space, PoolMeasurer) --- point ---->     WorkerSession: Device, Bench, GPU measurer
 //                               <-- outcome ---     (the variant's outcome, or "context lost")
 //
-// The points a strategy announces (Measurer::prepare) are dealt out round-robin, one queue per
-// worker, so each worker compiles its own share; an idle worker takes from the others' queues
-// when its own is empty. A variant that takes a worker's CUDA context down is recorded as
+// With a compile wave (WaveOptions), the parent compiles the points a strategy announces
+// (Measurer::prepare) once, on all cores, into the compile cache the workers share
+// (tune/compile_wave.hpp); each program, once compiled, goes to every worker of the group
+// ("adopt": its CUBINs loaded from the cache, not compiled again) and its points are dealt out
+// round-robin, one queue per worker. Without one, the points are dealt as they are announced and
+// each worker compiles its own share. An idle worker takes from the others' queues when its own
+// is empty. A variant that takes a worker's CUDA context down is recorded as
 // faulted and the worker is replaced by a fresh process; the other workers never notice. Only
 // GPUs of one model are pooled for one ranking (group_by_model): a mixed host ranks per model.
 // The pipes carry one JSON object per line; nothing but processes and the CUDA driver.
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "run/device.hpp"
+#include "tune/bulk_compiler.hpp"
 #include "tune/sweep.hpp"
 
 namespace gpuk {
@@ -60,17 +65,31 @@ struct WorkerInfo {
   double start_seconds = 0;  // its processes' starts (fork to ready, restarts included), as the parent saw them
 };
 
+// The parent's compile wave: given a group's first worker (its GPU), the function that compiles
+// one program of variants into the compile cache the workers read, as they would compile it
+// themselves (the same JIT options: the same cache key); an empty function or none: the workers
+// compile their own points.
+struct WaveOptions {
+  std::function<BulkCompiler::CompileProgram(const WorkerInfo& first)> compiler;
+  int threads = 0;  // the parent's compile threads; 0: every core
+};
+
 struct RunContext;
+class KernelLibrary;
 // The session of a worker on GPU `ordinal` for the sweep of `t`: the fit check, the data uploaded
 // once, the GPU measurer (bulk compile), as sweep_on_gpu sets them up.
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
                                                const SweepOptions& sweep);
 
+// The compile wave of a pooled sweep on real GPUs: the JIT of the group's architecture with the
+// workers' options, compiling into `cache`; none when the cache is off. threads 0: every core.
+WaveOptions gpu_compile_wave(const KernelLibrary& kernels, const CompileCache& cache, int threads);
+
 class WorkerPool {
  public:
   // Forks one worker per ordinal (the same ordinal twice gives two workers on one GPU) and waits
   // for each to report its GPU. A worker that cannot start throws the worker's own message.
-  WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory);
+  WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave = {});
   ~WorkerPool();  // asks the workers to end; kills those that do not within a few seconds
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -83,7 +102,8 @@ class WorkerPool {
   std::unique_ptr<Measurer> measurer(std::vector<std::size_t> group);
   // "gpu0 12, gpu1 11": points measured per worker, for a progress line.
   std::string progress_text() const;
-  // Compile statistics of every worker, summed (asked of the workers that are running).
+  // Compile statistics of every worker and of the parent's compile wave, summed (asked of the
+  // workers that are running).
   CompileStats compile_stats();
   // Each worker's time breakdown, in workers() order (asked of its current process; `start` is
   // the parent's view, every process of the worker counted; zeros for a worker that is busy).

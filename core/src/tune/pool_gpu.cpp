@@ -1,5 +1,5 @@
 // A worker of a sweep over several GPUs (tune/pool.hpp) on a real GPU: what sweep_on_gpu
-// sets up, kept for the worker's life.
+// sets up, kept for the worker's life; and the compile wave of the parent with the real JIT.
 #include <chrono>
 
 #include "plugin/plugin.hpp"
@@ -56,6 +56,17 @@ class GpuWorker : public WorkerSession {
 };
 
 }  // namespace
+
+WaveOptions gpu_compile_wave(const KernelLibrary& kernels, const CompileCache& cache, int threads) {
+  WaveOptions wave;
+  if (!cache.enabled()) return wave;  // nothing to share: the workers compile
+  wave.threads = threads;
+  wave.compiler = [&kernels, &cache](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
+    auto jit = std::make_shared<const Jit>(sweep_jit_options(first.device, kernels), &cache);
+    return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
+  };
+  return wave;
+}
 
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
                                                const SweepOptions& sweep) {

@@ -9,7 +9,9 @@
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,7 @@ struct WorkerProcess {
   std::optional<std::uint64_t> busy;  // the point it is measuring
   std::deque<std::uint64_t> queue;    // points dealt to it, not yet sent
   std::chrono::steady_clock::time_point spawned;  // its current process's fork
+  std::set<const nlohmann::json*> adopted;         // the wave's programs its current process has
 };
 
 }  // namespace detail
@@ -37,8 +40,12 @@ struct WorkerPool::Impl {
   WorkerFactory factory;
   std::vector<detail::WorkerProcess> procs;
   std::vector<WorkerInfo> infos;  // a copy of procs[i].info for workers()
+  WaveOptions wave;
+  CompileStats wave_stats;  // the parent's compiles
+  // The compile wave's programs: per point, the "adopt" request that gives a worker its program.
+  std::map<std::uint64_t, std::shared_ptr<const nlohmann::json>> programs;
 
-  Impl(const Space& s, WorkerFactory f) : space(s), factory(std::move(f)) {}
+  Impl(const Space& s, WorkerFactory f, WaveOptions w) : space(s), factory(std::move(f)), wave(std::move(w)) {}
   ~Impl();  // asks the workers to end; kills those that do not within a few seconds
 
   // A fresh process for worker w, ready to measure.
@@ -55,12 +62,16 @@ struct WorkerPool::Impl {
   void restart(std::size_t w);
   // An answer that says the worker lost its context or died: a fresh process takes its place.
   void replace(std::size_t w, const nlohmann::json& answer);
+  // Gives worker w the compiled program of `point` unless its process has it (or it has none).
+  void adopt(std::size_t w, std::uint64_t point);
   void dispatch(std::size_t w, std::uint64_t point);
   // Gives every idle worker of `group` its next point: its own queue first, then the longest other.
   void feed(const std::vector<std::size_t>& group);
   // Waits for one answer of a busy worker of `group`; returns the worker and the answer (an
   // outcome recorded as faulted when the worker died without one).
   std::pair<std::size_t, nlohmann::json> wait_one(const std::vector<std::size_t>& group);
+  // The same, also woken by `also` (a compile wave's fd) becoming readable: then nullopt.
+  std::optional<std::pair<std::size_t, nlohmann::json>> wait_any(const std::vector<std::size_t>& group, int also);
   nlohmann::json read_answer(std::size_t w);
   // Records an answer to a measure request; restarts the worker when it lost its context.
   std::pair<std::uint64_t, Outcome> take_outcome(std::size_t w, const nlohmann::json& answer);

@@ -65,6 +65,19 @@ DeviceInfo device_of(const json& j) {
   return d;
 }
 
+json times_to_json(const SweepTimes& t) {
+  return {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait, t.measure,
+          t.verify,  t.recheck, t.save, t.scratch, t.idle, t.total};
+}
+
+SweepTimes times_from_json(const json& j) {
+  SweepTimes t;
+  const auto v = j.get<std::vector<double>>();
+  if (v.size() != 13) return t;
+  t = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
+  return t;
+}
+
 std::string exit_text(int status) {
   if (WIFSIGNALED(status)) return "died of signal " + std::to_string(WTERMSIG(status));
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));

@@ -31,6 +31,10 @@ class LineReader {
 
 nlohmann::json device_json(const DeviceInfo& d);
 DeviceInfo device_of(const nlohmann::json& j);
+// A worker's time breakdown on the wire (every part, in SweepTimes' order).
+nlohmann::json times_to_json(const SweepTimes& t);
+SweepTimes times_from_json(const nlohmann::json& j);
+
 // "died of signal 9", "exited with status 1": a wait status in words.
 std::string exit_text(int status);
 

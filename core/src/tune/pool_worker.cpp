@@ -4,6 +4,7 @@
 
 #include "tune/outcome_json.hpp"
 #include "tune/pool_wire.hpp"
+#include "tune/stopwatch.hpp"
 
 namespace gpuk::detail {
 
@@ -22,16 +23,23 @@ using nlohmann::json;
                   {"bytes_moved", session->bytes_moved()},
                   {"flushed", session->flushed()}});
     LineReader in(in_fd);
-    while (const auto line = in.next()) {
+    double idle = 0;  // waiting for the parent's next request
+    for (;;) {
+      std::optional<std::string> line;
+      {
+        const Stopwatch waiting(idle);
+        line = in.next();
+      }
+      if (!line) break;
       const json request = json::parse(*line);
       const std::string op = request.at("op");
       if (op == "quit") break;
       if (op == "stats") {
         const CompileStats s = session->compile_stats();
-        const SweepTimes t = session->times();
+        SweepTimes t = session->times();
+        t.idle += idle;
         send(out_fd, {{"stats", {s.programs, s.from_cache, s.variants, s.seconds}},
-                      {"times", {t.start, t.data, t.reference, t.compile_wall, t.compile_sum, t.compile_wait,
-                                 t.measure, t.verify, t.recheck, t.save, t.total}},
+                      {"times", times_to_json(t)},
                       {"notes", m.notes()}});
         continue;
       }
@@ -39,6 +47,14 @@ using nlohmann::json;
         std::vector<Candidate> points;
         for (const auto& i : request.at("points")) points.push_back(space.at(i.get<std::uint64_t>()));
         m.prepare(space, points);
+        continue;
+      }
+      if (op == "adopt") {
+        CompiledProgram program;
+        for (const auto& i : request.at("points")) program.points.push_back(space.at(i.get<std::uint64_t>()));
+        program.names = request.at("names").get<std::vector<std::string>>();
+        program.errors = request.at("errors").get<std::vector<std::string>>();
+        m.adopt(space, program);
         continue;
       }
       const Candidate c = space.at(request.at("point").get<std::uint64_t>());

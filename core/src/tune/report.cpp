@@ -40,8 +40,8 @@ std::string times_text(const SweepTimes& t) {
   const auto s = [](double v) { return fixed(v, v < 10 ? 2 : 1); };
   return "start " + s(t.start) + ", data " + s(t.data) + ", CPU reference " + s(t.reference) + ", compile " +
          s(t.compile_wall) + " wall / " + s(t.compile_sum) + " summed (waited " + s(t.compile_wait) + "), measure " +
-         s(t.measure) + ", verify " + s(t.verify) + ", recheck " + s(t.recheck) + ", save " + s(t.save) +
-         ", other " + s(t.other());
+         s(t.measure) + ", verify " + s(t.verify) + ", scratch " + s(t.scratch) + ", recheck " + s(t.recheck) +
+         ", save " + s(t.save) + (t.idle > 0 ? ", idle " + s(t.idle) : std::string()) + ", other " + s(t.other());
 }
 
 }  // namespace
@@ -161,7 +161,8 @@ nlohmann::json times_json(const SweepTimes& t) {
   return {{"start_s", t.start},          {"data_s", t.data},       {"reference_s", t.reference},
           {"compile_wall_s", t.compile_wall}, {"compile_summed_s", t.compile_sum},
           {"compile_wait_s", t.compile_wait}, {"measure_s", t.measure}, {"verify_s", t.verify},
-          {"recheck_s", t.recheck},      {"save_s", t.save},       {"other_s", t.other()},
+          {"scratch_s", t.scratch},      {"recheck_s", t.recheck}, {"save_s", t.save},
+          {"idle_s", t.idle},            {"other_s", t.other()},
           {"total_s", t.total}};
 }
 

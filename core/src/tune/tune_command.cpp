@@ -205,12 +205,14 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   const CompileCache cache(a.cache_dir);
   const RunContext context{plugins, kernels, &cache, 0, a.tuning_db_option};
   SweepOptions sweep;
-  // The workers compile side by side: the cores are shared among them.
-  sweep.threads = a.threads > 0 ? a.threads
-                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                                  static_cast<int>(ordinals.size()));
   sweep.time_limit_s = a.time_limit;
-  WorkerPool pool(space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); });
+  const WaveOptions wave = gpu_compile_wave(kernels, cache, a.threads);
+  // With the wave the workers only load from the cache (two threads each); without one they
+  // compile side by side, the cores shared among them.
+  const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
+  sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
+  WorkerPool pool(
+      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); }, wave);
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const auto groups = pool.group_by_model();
