@@ -31,4 +31,36 @@ inline CubRun run_cub_reduce(DType, Op, bool, std::uint64_t, std::int64_t, int, 
 }
 #endif
 
+// The segmented baselines (cub_baseline_segmented.cu): cub::DeviceSegmentedReduce.
+struct CubSegmentedRun {
+  std::vector<double> kernel_ms;
+  bool gated = false;
+  // One answer per segment in gpuk's layout (16 bytes each, sum: 8), as CUB gave it: an empty
+  // segment's index is CUB's (1), max and min carry index -1.
+  std::vector<unsigned char> results;
+  std::string error;
+};
+
+// Segment s is d_in[d_begin[s], d_end[s]) (int64 device arrays).
+#ifndef GPUK_NO_BASELINES
+CubSegmentedRun run_cub_segmented(DType dtype, Op op, bool abs, std::uint64_t d_in, std::uint64_t d_begin,
+                                  std::uint64_t d_end, std::int64_t segments, int warmup, int repeats, void* stream);
+// Channel c of interleaved data (pixels * channels elements): DeviceSegmentedReduce over channels
+// segments of a strided view (element k of segment c is d_in[k * channels + c]).
+CubSegmentedRun run_cub_channels(DType dtype, Op op, bool abs, std::uint64_t d_in, std::int64_t pixels,
+                                 std::int64_t channels, int warmup, int repeats, void* stream);
+#else
+inline CubSegmentedRun run_cub_segmented(DType, Op, bool, std::uint64_t, std::uint64_t, std::uint64_t, std::int64_t,
+                                         int, int, void*) {
+  CubSegmentedRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
+inline CubSegmentedRun run_cub_channels(DType, Op, bool, std::uint64_t, std::int64_t, std::int64_t, int, int, void*) {
+  CubSegmentedRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
+#endif
+
 }  // namespace gpuk::reduce

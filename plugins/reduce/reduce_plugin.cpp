@@ -11,7 +11,10 @@
 #include "config/config.hpp"
 #include "cub_baseline.hpp"
 #include "gpuk/error.hpp"
+#include "layout.hpp"
 #include "reducer.hpp"
+#include "segmented.hpp"
+#include "semantics.hpp"
 #include "run/host_memory.hpp"
 #include "util/host.hpp"
 
@@ -25,17 +28,6 @@ bool has_index(Op op) { return info(op).index; }
 std::string leading_arg(DType dtype, Op op, bool abs) {
   return "gpuk::Reduce<" + std::string(dtype_cuda_name(dtype)) + ", " + info(op).device + ", " +
          (abs ? "true" : "false") + ">";
-}
-
-// The dtype of the value compared or summed: |x| of a signed integer is its unsigned magnitude.
-DType value_dtype(DType t, bool abs) {
-  if (!abs) return t;
-  return t == DType::int32 ? DType::uint32 : t == DType::int64 ? DType::uint64 : t;
-}
-// Sums accumulate in 64 bits: floats in double, integers in (unsigned) int64.
-DType sum_dtype(DType v) {
-  if (dtype_is_float(v)) return DType::float64;
-  return dtype_is_signed(v) ? DType::int64 : DType::uint64;
 }
 
 // The device result of every reduce kernel: one Acc (docs/kernels/reduce.md), 16 bytes at most.
@@ -60,6 +52,7 @@ class ReduceLauncher final : public Launcher {
   }
 
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
+    check_entries(Layout{}, plan);  // a segmented or per-channel kernel takes other arguments
     return kPartialsAt + static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * kResultBytes;
   }
 
@@ -82,90 +75,6 @@ class ReduceLauncher final : public Launcher {
   bool abs_;
   std::uint64_t n_;
 };
-
-// Host mirrors of the device types in reduce.cuh.
-template <class T> struct Magnitude { using type = T; };
-template <> struct Magnitude<std::int32_t> { using type = std::uint32_t; };
-template <> struct Magnitude<std::int64_t> { using type = std::uint64_t; };
-
-template <class V> struct SumAccumulator { using type = V; };
-template <> struct SumAccumulator<float> { using type = double; };
-template <> struct SumAccumulator<std::int32_t> { using type = std::int64_t; };
-template <> struct SumAccumulator<std::uint32_t> { using type = std::uint64_t; };
-
-template <class V> struct Candidate {
-  V value;
-  std::int64_t index;
-};
-
-constexpr std::int64_t kNoIndex = std::numeric_limits<std::int64_t>::max();
-
-template <class V> bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
-  else return false;
-}
-
-template <class V> std::string format_value(V v) {
-  std::ostringstream out;
-  if constexpr (std::is_floating_point_v<V>) out << std::setprecision(std::numeric_limits<V>::max_digits10);
-  out << +v;
-  return out.str();
-}
-
-template <class T, bool ABS> struct Semantics {
-  using V = std::conditional_t<ABS, typename Magnitude<T>::type, T>;
-  using Sum = typename SumAccumulator<V>::type;
-
-  static V value(T x) {
-    if constexpr (!ABS) {
-      return x;
-    } else if constexpr (std::is_floating_point_v<T>) {
-      return std::fabs(x);
-    } else if constexpr (std::is_signed_v<T>) {
-      return x < 0 ? V(0) - static_cast<V>(x) : static_cast<V>(x);
-    } else {
-      return x;
-    }
-  }
-  static bool better(V v, V best, bool largest) {
-    if (is_nan(v)) return !is_nan(best);
-    return largest ? v > best : v < best;
-  }
-  static Candidate<V> best_of(const T* data, std::int64_t begin, std::int64_t end, bool largest) {
-    Candidate<V> c{V(0), kNoIndex};
-    for (std::int64_t i = begin; i < end; ++i) {
-      const V v = value(data[i]);
-      if (c.index == kNoIndex || better(v, c.value, largest)) c = {v, i};
-    }
-    return c;
-  }
-  static Candidate<V> combine(Candidate<V> a, Candidate<V> b, bool largest) {
-    if (b.index == kNoIndex) return a;
-    if (a.index == kNoIndex) return b;
-    if (better(a.value, b.value, largest)) return a;
-    if (better(b.value, a.value, largest)) return b;
-    return a.index < b.index ? a : b;
-  }
-  // Sums: integers wrap like the device's (two's complement); floats in long double, to serve as
-  // a reference for the tolerance.
-  using RefSum = std::conditional_t<std::is_floating_point_v<V>, long double, Sum>;
-  static RefSum sum(const T* data, std::int64_t begin, std::int64_t end, long double* abs_sum) {
-    RefSum s = 0;
-    long double a = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
-      const V v = value(data[i]);
-      if constexpr (std::is_floating_point_v<V>) {
-        s += v;
-        a += std::fabs(static_cast<long double>(v));
-      } else {
-        s = static_cast<RefSum>(static_cast<std::uint64_t>(s) + static_cast<std::uint64_t>(static_cast<Sum>(v)));
-      }
-    }
-    if (abs_sum) *abs_sum += a;
-    return s;
-  }
-};
-
 
 template <class T, bool ABS>
 class ReduceWorkload final : public Workload {
@@ -356,6 +265,9 @@ class ReduceWorkload final : public Workload {
   bool reference_ready_ = false;
 };
 
+// Below this mean segment length the family's choice is a warp per segment.
+constexpr std::uint64_t kWarpSegments = 4096;
+
 class ReducePlugin final : public Reducer {
  public:
   std::string name() const override { return "reduce"; }
@@ -365,7 +277,31 @@ class ReducePlugin final : public Reducer {
   std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
   std::vector<OptionSpec> options() const override {
-    return {{"abs", OptionSpec::Kind::boolean, "false", {}, "reduce |x| instead of x"}};
+    std::vector<OptionSpec> out = {{"abs", OptionSpec::Kind::boolean, "false", {}, "reduce |x| instead of x"}};
+    for (auto& o : layout_options()) out.push_back(std::move(o));
+    return out;
+  }
+
+  void check(const Problem& problem) const override { (void)layout_of(problem); }
+
+  // Segments and channels take their own kernels (layout.hpp): the family picks them by the
+  // segments' mean length; a contiguous input keeps the lookup's defaults.
+  std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
+    const Layout layout = layout_of(problem);
+    if (layout.shape == Shape::segments) {
+      const std::uint64_t mean = problem.max_n / static_cast<std::uint64_t>(layout.count);
+      if (mean < kWarpSegments)
+        return KernelChoice{"segmented_warps", {}, "for segments of fewer than " + std::to_string(kWarpSegments) +
+                                                       " elements on average (one warp each)"};
+      return KernelChoice{"segmented_chunks", {}, "for segments of " + std::to_string(kWarpSegments) +
+                                                      " elements and more on average (chunks of them over the whole GPU)"};
+    }
+    if (layout.shape == Shape::channels) {
+      std::int64_t block = 256;
+      while (block < layout.count) block *= 2;
+      return KernelChoice{"per_channel", {{"BLOCK", block}}, "for interleaved channels (one launch, BLOCK >= channels)"};
+    }
+    return std::nullopt;
   }
   std::string default_kernel() const override { return "onepass"; }
 
@@ -384,10 +320,14 @@ class ReducePlugin final : public Reducer {
   }
 
   std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    const Layout layout = layout_of(problem);
+    if (layout.shape != Shape::contiguous) return make_layout_launcher(problem, layout);
     return std::make_unique<ReduceLauncher>(problem);
   }
 
   std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
+    const Layout layout = layout_of(problem_of(spec));
+    if (layout.shape != Shape::contiguous) return make_layout_workload(spec, layout, std::move(input));
     const Op op = parse_op(spec.operation);
     const bool abs = spec.option_bool("abs");
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
@@ -398,7 +338,25 @@ class ReducePlugin final : public Reducer {
   }
 
   // The input alone: the CPU reference and the baseline read it in place and keep one value.
-  std::uint64_t host_bytes(const RunSpec& spec) const override { return bytes_for(spec.size, dtype_size(spec.dtype)); }
+  std::uint64_t host_bytes(const RunSpec& spec) const override {
+    const Layout layout = layout_of(problem_of(spec));
+    if (layout.shape != Shape::contiguous) return layout_host_bytes(spec, layout);
+    return bytes_for(spec.size, dtype_size(spec.dtype));
+  }
+
+  std::vector<Answer> reduce_segments_on_cpu(const HostArray& input, const std::vector<std::int64_t>& begin,
+                                             const std::vector<std::int64_t>& end, Op op, bool abs) const override {
+    return segments_on_cpu(input, begin, end, op, abs);
+  }
+  std::vector<Answer> reduce_channels_on_cpu(const HostArray& input, std::int64_t channels, Op op,
+                                             bool abs) const override {
+    return channels_on_cpu(input, channels, op, abs);
+  }
+  std::vector<std::int64_t> generated_offsets(const Problem& problem) const override {
+    const Layout layout = layout_of(problem);
+    if (layout.shape != Shape::segments) throw ConfigError("generated_offsets: the problem has no segments");
+    return segment_offsets(layout, problem.n);
+  }
 
   Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const override {
     return visit_dtype(input.dtype(), [&](auto zero) {

@@ -2,6 +2,7 @@
 // loaded plugin. Beside the plugin, not installed: applications use gpuk/reduce.hpp.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "gpuk/reduce.hpp"
 #include "plugin/plugin.hpp"
@@ -16,6 +17,16 @@ class Reducer : public FamilyPlugin {
  public:
   // The CPU reference: ties go to the lowest index; a NaN wins and the first NaN's index counts.
   virtual Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const = 0;
+  // Per segment input[begin[s], end[s]) (empty when end <= begin): the index relative to begin[s];
+  // an empty segment gets cub::DeviceSegmentedReduce's initial value (lowest() for max/argmax,
+  // max() for min/argmin, 0 for sum) and index -1.
+  virtual std::vector<Answer> reduce_segments_on_cpu(const HostArray& input, const std::vector<std::int64_t>& begin,
+                                                     const std::vector<std::int64_t>& end, Op op, bool abs) const = 0;
+  // Per channel c of interleaved data (element i in channel i % channels): the index is the pixel.
+  virtual std::vector<Answer> reduce_channels_on_cpu(const HostArray& input, std::int64_t channels, Op op,
+                                                     bool abs) const = 0;
+  // The segment offsets (segments + 1) a run of `problem` generates (segments:, segment_min, ...).
+  virtual std::vector<std::int64_t> generated_offsets(const Problem& problem) const = 0;
 };
 
 }  // namespace gpuk::reduce

@@ -29,7 +29,7 @@ struct OptionSpec {
   enum class Kind { boolean, integer, number, choice };
   std::string name;
   Kind kind = Kind::boolean;
-  std::string default_value;         // as it would be written in YAML
+  std::string default_value;         // as written in YAML; "": none, the option is absent unless given
   std::vector<std::string> choices;  // for Kind::choice
   std::string help;
   // Left out of a problem's options (and so of its tuning key and report) while at its default:

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -62,6 +63,24 @@ template <class R> R from_bytes(const std::vector<std::byte>& bytes) {
   R r{};
   std::memcpy(&r, bytes.data(), sizeof r);
   return r;
+}
+template <class T> OperationSpec layout_spec(Op op, std::uint64_t n, const char* shape, std::uint64_t count) {
+  OperationSpec s = spec<T>(op, n);
+  s.options[shape] = std::to_string(count);
+  return s;
+}
+template <class T>
+void segmented(const Engine& e, Op op, const T* in, const std::int64_t* begin, const std::int64_t* end, void* out,
+               std::uint64_t n, std::uint64_t segments, CUstream s) {
+  if (segments == 0) return;  // nothing to answer: nothing is launched
+  // An input of n = 0 has only empty segments; they are still answered (n counts 1 for the bucket).
+  e.launch(layout_spec<T>(op, n > 0 ? n : 1, "segments", segments), {in, begin, end, out}, s);
+}
+template <class T>
+void per_channel(const Engine& e, Op op, const T* in, void* out, std::uint64_t pixels, std::uint64_t channels,
+                 CUstream s) {
+  if (pixels == 0 || channels == 0) return;  // nothing to reduce: nothing is launched, d_out is not written
+  e.launch(layout_spec<T>(op, pixels * channels, "channels", channels), {in, out}, s);
 }
 template <class R, class T> R read(const Engine& e, Op op, const T* in, std::uint64_t n, CUstream s) {
   if (n == 0) return empty<R>();
@@ -122,6 +141,97 @@ template <class T> Best<T> min(const Engine& e, const T* d_in, std::uint64_t n, 
 }
 template <class T> Sum<T> sum(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Sum<T>>(e, Op::sum, d_in, n, stream);
+}
+
+// Segmented reductions, as cub::DeviceSegmentedReduce: segment s is d_in[d_begin[s], d_end[s])
+// (empty when d_end[s] <= d_begin[s]); d_out[s] receives its answer, argmax/argmin's index
+// relative to d_begin[s]. An empty segment gets CUB's initial value (lowest() for max/argmax,
+// max() for min/argmin, 0 for sum) and index -1 (where CUB writes 1). The offsets are int64
+// device arrays; with one array of segments + 1 offsets, pass d_offsets (end = d_offsets + 1).
+// n: the input's length (every offset within [0, n]); it sizes the prepared Operation, which is
+// kept per segment count (Engine::launch's cache). segments = 0 launches nothing. Asynchronous.
+//
+//   gpuk::reduce::segmented_argmax(engine, d_x, d_offsets, d_best, n, segments, stream);
+template <class T>
+void segmented_argmax(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                      std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmax, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmax(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                      Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmax, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmin(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                      std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmin, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_argmin(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                      Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::argmin, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_max(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::max, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_max(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::max, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_min(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Best<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::min, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_min(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Best<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::min, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_sum(const Engine& e, const T* d_in, const std::int64_t* d_offsets, Sum<T>* d_out, std::uint64_t n,
+                   std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::sum, d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+}
+template <class T>
+void segmented_sum(const Engine& e, const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end,
+                   Sum<T>* d_out, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+  detail::segmented(e, Op::sum, d_in, d_begin, d_end, d_out, n, segments, stream);
+}
+
+// Per channel of interleaved data (HWC: element p * channels + c is pixel p of channel c), one
+// launch, no transpose: d_out[c] receives channel c's answer, argmax/argmin's index the pixel.
+// channels: 1 to 1024. pixels = 0 launches nothing. Asynchronous.
+//
+//   gpuk::reduce::per_channel_argmax(engine, d_image, d_best, 480 * 640, 17, stream);
+template <class T>
+void per_channel_argmax(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                        CUstream stream) {
+  detail::per_channel(e, Op::argmax, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_argmin(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                        CUstream stream) {
+  detail::per_channel(e, Op::argmin, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_max(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::max, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_min(const Engine& e, const T* d_in, Best<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::min, d_in, d_out, pixels, channels, stream);
+}
+template <class T>
+void per_channel_sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::uint64_t pixels, std::uint64_t channels,
+                     CUstream stream) {
+  detail::per_channel(e, Op::sum, d_in, d_out, pixels, channels, stream);
 }
 
 // A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
