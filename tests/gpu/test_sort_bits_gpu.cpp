@@ -116,7 +116,8 @@ TEST_CASE("bit windows and CUB's float order: every kernel kind against the refe
       {"radix", "", "argsort", "float32", "ascending", "begin_bit: 16\nend_bit: 32\nfloat_order: cub\n", 3000, true,
        true},
       {"rank_bucket", "", "sort", "float32", "descending", "float_order: cub\n", 4096, true, true},
-      {"rank_bucket", "", "sort_pairs", "uint32", "ascending", "begin_bit: 28\nend_bit: 32\n", 10000, false, true},
+      {"rank_bucket", "{ITEMS: 16}", "sort_pairs", "uint32", "ascending", "begin_bit: 28\nend_bit: 32\n", 10000, false,
+       true},
   };
   for (const Case& c : cases) {
     const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
