@@ -43,10 +43,11 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   halves, two to a register.
 // - The look-back has one buffer. An entry is a tag (bit 0: the pass's parity; bits 1-2: 1 this
 //   tile's count, 2 its inclusive prefix) above the count; an entry of the previous pass has the
-//   other parity and reads as not ready. Every tile writes all its entries in every pass, so the
-//   buffer is never cleared: each run starts on the parity after its predecessor's last pass
-//   (scratch words 17 and 18, kept by the histogram launch), with every entry zero or of the
-//   other parity.
+//   other parity and reads as not ready. Every tile writes all its entries in every pass, so with
+//   an even number of passes (the whole key) the buffer is never cleared: a run starts at parity
+//   0 with every entry zero or left at parity 1 by an earlier run's last pass. An odd number (a
+//   begin_bit / end_bit window) would leave parity-0 entries behind for tiles a smaller run does
+//   not reach: there the histogram launch zeroes this run's tiles' entries first.
 // - MATCH picks how a warp's lanes with one digit find each other (gpuk::match_peers).
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
@@ -57,7 +58,7 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
-// histogram's done counter; [17] the next run's first parity, [18] this run's; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
+// histogram's done counter; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
 // each pass's digit bases (gpuk::digit_histogram); then the look-back, tiles * 256 entries.
 //
 // The exchange buffer is 8 bytes per tile element: the kernel's shared-memory expression cannot
@@ -86,10 +87,6 @@ struct Onesweep8 {
   // Keys-only 4-byte floats keep each element's digit as a byte beside the keys (bytes [4, 5) of
   // the 8: the values' place); the others map a float key again at the store.
   static constexpr bool kDigitBytes = kFloat && !S::kHasValues && sizeof(K) == 4;
-  // Scratch word 17: the parity the next run's first pass takes; word 18: this run's (the
-  // histogram launch moves one to the other). A run of an odd number of passes (a begin_bit /
-  // end_bit window) ends on the parity its first pass had, so the next run starts on the other.
-  static constexpr int kNextParity = 17, kRunParity = 18;
   // Look-back entries: the tag at bit kShift, above the count.
   using E = typename gpuk::Select<LB32 == 1, gpuk::u32, gpuk::u64>::type;
   static constexpr int kShift = LB32 == 1 ? 29 : 32;
@@ -145,11 +142,15 @@ struct Onesweep8 {
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
-  gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    const gpuk::u32 start = a.scratch[O::kNextParity] & 1u;
-    a.scratch[O::kRunParity] = start;
-    a.scratch[O::kNextParity] = (start + O::kPasses) & 1u;
+  if constexpr (O::kPasses % 2 == 0) {
+    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+  } else {
+    // An odd number of passes (a begin_bit / end_bit window) would leave entries of the first
+    // pass's parity behind: this run's tiles' entries are cleared instead (radix.cu's way).
+    const gpuk::i64 tiles = gpuk::ceil_div(a.n, gpuk::i64(O::kTile));
+    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch),
+                                       reinterpret_cast<gpuk::u32*>(O::lookback(a.scratch)),
+                                       tiles * O::kRadix * gpuk::i64(sizeof(typename O::E) / 4));
   }
 }
 
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   const int warp = t >> 5, lane = t & 31;
   const gpuk::i64 n = a.n;
   E* const lookback = O::lookback(a.scratch);
-  const E parity = E((__ldcg(a.scratch + O::kRunParity) + pass) & 1u);
+  const E parity = E(pass & 1);
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
   if (t == 0) ps.tile = atomicAdd(&a.scratch[pass], 1u);

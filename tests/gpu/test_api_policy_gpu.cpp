@@ -105,12 +105,14 @@ TEST_CASE("in-place sorts: keys and pairs with the output on the input, every pl
     CHECK(download<std::uint32_t>(dk.get(), n) == gather(keys, order));
     CHECK(download<std::uint32_t>(dv.get(), n) == order);
   }
-  // A window of 8 bits: onesweep runs one digit pass (odd: the aliased input is copied aside),
-  // twice in a row on one prepared handle (the second run's look-back parity follows the first's).
-  const std::size_t n = (std::size_t{1} << 20) + 11;
-  auto sorter = sort::prepare_pairs<std::uint32_t, std::uint32_t>(engine(), n, sort::Options(sort::Order::ascending, 8, 16));
-  for (int round = 0; round < 2; ++round) {
-    CAPTURE(round);
+  // A window of 8 bits: onesweep runs one digit pass (odd: the aliased input is copied aside, and
+  // the look-back is cleared for each run), on one prepared handle, large, smaller, large again
+  // in one size bucket (the third run's tiles past the second's must not see the first's entries).
+  const std::size_t max_n = (std::size_t{1} << 21) - 1;
+  auto sorter =
+      sort::prepare_pairs<std::uint32_t, std::uint32_t>(engine(), max_n, sort::Options(sort::Order::ascending, 8, 16));
+  for (const std::size_t n : {max_n, (std::size_t{1} << 20) + 3, max_n}) {
+    CAPTURE(n);
     const auto keys = random_u32(n);
     const auto order = stable_order(keys, 8, 16);
     std::vector<std::uint32_t> values(n);
