@@ -26,9 +26,10 @@ launch:
 scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 256
 */
 
-// How the host runs it: onesweep_histogram once, then onesweep_pass once per 8-bit digit (4
-// passes for 32-bit keys, 8 for 64-bit: always an even number), each reading the previous pass's
-// output and writing the other buffer, so that the last pass lands in keys_out / values_out.
+// How the host runs it: onesweep_histogram once, then onesweep_pass once per 8-bit digit of the
+// bits sorted by (4 passes for 32-bit keys, 8 for 64-bit; ceil((end_bit - begin_bit) / 8) with a
+// begin_bit / end_bit window), each reading the previous pass's output and writing the other
+// buffer, so that the last pass lands in keys_out / values_out.
 //
 // What differs from radix.cu (docs/kernels/sort.md, "onesweep"):
 // - Integer keys are held, in registers and in shared memory, as their sort bits (S::bits: a xor
@@ -42,9 +43,11 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   halves, two to a register.
 // - The look-back has one buffer. An entry is a tag (bit 0: the pass's parity; bits 1-2: 1 this
 //   tile's count, 2 its inclusive prefix) above the count; an entry of the previous pass has the
-//   other parity and reads as not ready. Every tile writes all its entries in every pass and every
-//   run has an even number of passes, so the buffer is never cleared: a run starts at parity 0
-//   with every entry zero or at parity 1 (the last pass of an earlier run).
+//   other parity and reads as not ready. Every tile writes all its entries in every pass, so with
+//   an even number of passes (the whole key) the buffer is never cleared: a run starts at parity
+//   0 with every entry zero or left at parity 1 by an earlier run's last pass. An odd number (a
+//   begin_bit / end_bit window) would leave parity-0 entries behind for tiles a smaller run does
+//   not reach: there the histogram launch zeroes this run's tiles' entries first.
 // - MATCH picks how a warp's lanes with one digit find each other (gpuk::match_peers).
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
@@ -110,10 +113,11 @@ struct Onesweep8 {
       return static_cast<K>(held ^ kFlip);
     }
   }
-  // The digit of pass `pass` of a held key.
+  // The digit of pass `pass` of a held key (integers: of the bits [begin_bit, end_bit) of its
+  // sort bits, S::window).
   static __device__ __forceinline__ gpuk::u32 digit(B held, int pass) {
     if constexpr (kFloat) return S::template digit<8>(release(held), pass);
-    else return static_cast<gpuk::u32>(held >> (8 * pass)) & 0xffu;
+    else return static_cast<gpuk::u32>(S::window(held) >> (8 * pass)) & 0xffu;
   }
   // The same for an integer key, in a form the compiler does not merge with digit(): the counting
   // loop uses it, so that the ranking loop computes its digits again instead of the compiler
@@ -138,7 +142,16 @@ struct Onesweep8 {
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
-  gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+  if constexpr (O::kPasses % 2 == 0) {
+    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+  } else {
+    // An odd number of passes (a begin_bit / end_bit window) would leave entries of the first
+    // pass's parity behind: this run's tiles' entries are cleared instead (radix.cu's way).
+    const gpuk::i64 tiles = gpuk::ceil_div(a.n, gpuk::i64(O::kTile));
+    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch),
+                                       reinterpret_cast<gpuk::u32*>(O::lookback(a.scratch)),
+                                       tiles * O::kRadix * gpuk::i64(sizeof(typename O::E) / 4));
+  }
 }
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
@@ -215,7 +228,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     if constexpr (O::kFloat) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
-    else atomicAdd(&ps.warp_offset[warp][O::digit_apart(held[k], pass)], 1u);
+    else atomicAdd(&ps.warp_offset[warp][O::digit_apart(S::window(held[k]), pass)], 1u);
   }
   __syncthreads();
   // Per digit (thread t < 256): the tile's count, published at once; the tile-wide start of the

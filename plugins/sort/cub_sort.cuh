@@ -44,23 +44,23 @@ struct Resources {
 
 template <class K, class V, bool DESC>
 cudaError_t cub_call(void* d_temp, size_t& bytes, const K* keys_in, K* keys_out, const V* values_in, V* values_out,
-                     int n, cudaStream_t s) {
+                     int n, int begin_bit, int end_bit, cudaStream_t s) {
   if constexpr (std::is_same_v<V, void>) {
-    if constexpr (DESC) return cub::DeviceRadixSort::SortKeysDescending(d_temp, bytes, keys_in, keys_out, n, 0, int(8 * sizeof(K)), s);
-    else return cub::DeviceRadixSort::SortKeys(d_temp, bytes, keys_in, keys_out, n, 0, int(8 * sizeof(K)), s);
+    if constexpr (DESC) return cub::DeviceRadixSort::SortKeysDescending(d_temp, bytes, keys_in, keys_out, n, begin_bit, end_bit, s);
+    else return cub::DeviceRadixSort::SortKeys(d_temp, bytes, keys_in, keys_out, n, begin_bit, end_bit, s);
   } else {
     if constexpr (DESC)
-      return cub::DeviceRadixSort::SortPairsDescending(d_temp, bytes, keys_in, keys_out, values_in, values_out, n, 0,
-                                                       int(8 * sizeof(K)), s);
+      return cub::DeviceRadixSort::SortPairsDescending(d_temp, bytes, keys_in, keys_out, values_in, values_out, n, begin_bit,
+                                                       end_bit, s);
     else
-      return cub::DeviceRadixSort::SortPairs(d_temp, bytes, keys_in, keys_out, values_in, values_out, n, 0,
-                                             int(8 * sizeof(K)), s);
+      return cub::DeviceRadixSort::SortPairs(d_temp, bytes, keys_in, keys_out, values_in, values_out, n, begin_bit,
+                                             end_bit, s);
   }
 }
 
 template <class K, class V, bool DESC>
-void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int n, int warmup, int repeats,
-               cudaStream_t stream, void* keys_host, void* values_host) {
+void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int n, int begin_bit, int end_bit,
+               int warmup, int repeats, cudaStream_t stream, void* keys_host, void* values_host) {
   using VS = std::conditional_t<std::is_same_v<V, void>, unsigned char, V>;  // a sizeable stand-in
   const V* values_in = static_cast<const V*>(values_in_raw);
   Resources r(stream);
@@ -69,7 +69,7 @@ void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int
   K* keys_out = static_cast<K*>(r.d_keys_out);
   V* values_out = static_cast<V*>(r.d_values_out);
   size_t bytes = 0;
-  check(cub_call<K, V, DESC>(nullptr, bytes, keys_in, keys_out, values_in, values_out, n, stream), run.name.c_str());
+  check(cub_call<K, V, DESC>(nullptr, bytes, keys_in, keys_out, values_in, values_out, n, begin_bit, end_bit, stream), run.name.c_str());
   check(cudaMalloc(&r.d_temp, bytes > 0 ? bytes : 16), "cudaMalloc");
   r.enqueued = true;
   // Timed exactly as gpuk's own variants are (run/timing.hpp: repeats queued behind a stream
@@ -77,7 +77,7 @@ void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int
   const DeviceTiming timing = time_device(
       stream, warmup, repeats,
       [&] {
-        check(cub_call<K, V, DESC>(r.d_temp, bytes, keys_in, keys_out, values_in, values_out, n, stream),
+        check(cub_call<K, V, DESC>(r.d_temp, bytes, keys_in, keys_out, values_in, values_out, n, begin_bit, end_bit, stream),
               run.name.c_str());
       },
       nullptr, run.name);
@@ -92,8 +92,9 @@ void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int
 }
 
 template <class K>
-CubSortRun run_for_key(CubValues values, bool descending, const K* keys_in, const void* values_in, int n, int warmup,
-                       int repeats, void* stream, void* keys_out, void* values_out) {
+CubSortRun run_for_key(CubValues values, bool descending, int begin_bit, int end_bit, const K* keys_in,
+                       const void* values_in, int n, int warmup, int repeats, void* stream, void* keys_out,
+                       void* values_out) {
   CubSortRun run;
   run.name = std::string("cub::DeviceRadixSort::") + (values == CubValues::none ? "SortKeys" : "SortPairs") +
              (descending ? "Descending" : "");
@@ -103,16 +104,16 @@ CubSortRun run_for_key(CubValues values, bool descending, const K* keys_in, cons
     if (warmup == 0 && repeats == 0) warmup = 1;
     switch (values) {
       case CubValues::none:
-        if (descending) run_typed<K, void, true>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
-        else run_typed<K, void, false>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
+        if (descending) run_typed<K, void, true>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
+        else run_typed<K, void, false>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
         break;
       case CubValues::uint32:
-        if (descending) run_typed<K, std::uint32_t, true>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
-        else run_typed<K, std::uint32_t, false>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
+        if (descending) run_typed<K, std::uint32_t, true>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
+        else run_typed<K, std::uint32_t, false>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
         break;
       case CubValues::uint64:
-        if (descending) run_typed<K, std::uint64_t, true>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
-        else run_typed<K, std::uint64_t, false>(run, keys_in, values_in, n, warmup, repeats, s, keys_out, values_out);
+        if (descending) run_typed<K, std::uint64_t, true>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
+        else run_typed<K, std::uint64_t, false>(run, keys_in, values_in, n, begin_bit, end_bit, warmup, repeats, s, keys_out, values_out);
         break;
     }
   } catch (const CudaFailure& f) {
@@ -128,9 +129,11 @@ CubSortRun run_for_key(CubValues values, bool descending, const K* keys_in, cons
 
 #define GPUK_CUB_SORT_DEFINE(T, NAME)                                                                          \
   namespace gpuk::sort {                                                                                       \
-  CubSortRun run_cub_sort_##NAME(CubValues values, bool descending, const T* keys_in, const void* values_in, int n, \
+  CubSortRun run_cub_sort_##NAME(CubValues values, bool descending, int begin_bit, int end_bit, const T* keys_in,  \
+                                 const void* values_in, int n,                                                 \
                                  int warmup, int repeats, void* stream, void* keys_out, void* values_out) {    \
-    return detail::run_for_key<T>(values, descending, keys_in, values_in, n, warmup, repeats, stream, keys_out,  \
+    return detail::run_for_key<T>(values, descending, begin_bit, end_bit, keys_in, values_in, n, warmup, repeats,  \
+                                  stream, keys_out,                                                             \
                                   values_out);                                                                 \
   }                                                                                                            \
   }

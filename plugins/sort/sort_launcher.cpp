@@ -2,10 +2,28 @@
 #include "sort_launcher.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "gpuk/error.hpp"
 
 namespace gpuk::sort {
+
+KeyOrder key_order_of(const std::map<std::string, std::string>& options, DType keys) {
+  const auto get = [&](const char* name, const char* fallback) {
+    const auto it = options.find(name);
+    return it == options.end() ? std::string(fallback) : it->second;
+  };
+  KeyOrder o;
+  o.descending = get("order", "ascending") == "descending";
+  o.cub = get("float_order", "total") == "cub";
+  const int key_bits = static_cast<int>(8 * dtype_size(keys));
+  const std::string begin = get("begin_bit", "0"), end = get("end_bit", "none");
+  o.begin_bit = std::stoi(begin);
+  o.end_bit = end == "none" ? key_bits : std::stoi(end);
+  return o;
+}
+
 namespace {
 
 // The host mirror of gpuk::SortArgs<S> (sort.cuh): the same fields, the same layout (56 bytes).
@@ -24,8 +42,19 @@ constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 25
 // its last pass lands in the outputs; a launch that runs once sorts input to output.
 //
 // Scratch: the metadata's `scratch` words first (zeroed once: a kernel leaves them as the next
-// run needs them), and, when a launch repeats, the spare keys and values at the end, sized for
-// the largest n the launcher serves.
+// run needs them), then the spare keys and values, sized for the largest n the launcher serves:
+// the ping-pong buffers of a launch that repeats, and the copy of the input an in-place sort
+// reads where the launches would otherwise read what they have already overwritten.
+//
+// A launch that repeats is a digit pass: with a begin_bit / end_bit window it runs
+// ceil((end_bit - begin_bit) / R) times, R = ceil(key bits / repeat) being its digit width (the
+// kernel's S::passes<R>()), instead of `repeat` times.
+//
+// In place (keys_in == keys_out, or values_in == values_out): an even number of digit passes
+// reads the input only in its histogram and first pass, which writes the spare buffers, so it
+// runs as it is; any other plan (one launch, an odd number of passes) first copies the aliased
+// input into the spare buffer and sorts from there. Outputs that overlap an input (other than
+// exactly) or each other are a ConfigError.
 class SortLauncher final : public Launcher {
  public:
   explicit SortLauncher(const Problem& p)
@@ -33,7 +62,8 @@ class SortLauncher final : public Launcher {
         keys_(p.dtype),
         values_(op_ == Op::sort ? p.dtype : value_dtype_of(p, op_)),
         n_(p.n),
-        max_n_(p.max_n) {}
+        max_n_(p.max_n),
+        order_(key_order_of(p.options, p.dtype)) {}
 
   std::vector<ArraySlot> arrays() const override {
     const std::string k(dtype_name(keys_)), v(dtype_name(values_));
@@ -46,7 +76,7 @@ class SortLauncher final : public Launcher {
 
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
     const std::uint64_t words = aligned(static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * 4);
-    return words + (repeats(plan) ? spare_bytes() : 0);
+    return words + spare_bytes();
   }
 
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
@@ -61,15 +91,33 @@ class SortLauncher final : public Launcher {
     if (info(op_).values_in) b.values_in = call.arrays[next++];
     if (info(op_).values_out) b.values_out = call.arrays[next++];
     b.scratch = call.scratch;
-    if (repeats(target.plan)) {
-      b.keys_spare = call.scratch + call.scratch_bytes - spare_bytes();
-      b.values_spare = b.keys_spare + aligned(max_n_ * dtype_size(keys_));
-    }
+    b.keys_spare = call.scratch + call.scratch_bytes - spare_bytes();
+    b.values_spare = b.keys_spare + aligned(max_n_ * dtype_size(keys_));
     const auto n = static_cast<std::int64_t>(call.n);
+    check_overlaps(b, call.n, target.where);
+    // In place: copy the aliased input aside unless an even number of digit passes is run.
+    std::uint32_t digit_passes = 0;  // of the launch that repeats; 0: none does
+    for (const ResolvedLaunch& l : target.plan.launches)
+      if (l.repeat > 1) digit_passes = passes_of(l, target.where);
+    if (digit_passes % 2 == 0 && digit_passes > 0) {
+      // the first pass writes the spare buffers: the input is read before anything is written
+    } else {
+      if (b.keys_in == b.keys_out) {
+        GPUK_CU(driver().cuMemcpyDtoDAsync(b.keys_spare, b.keys_in, call.n * dtype_size(keys_), target.stream),
+                target.where);
+        b.keys_in = b.keys_spare;
+      }
+      if (b.values_in && b.values_in == b.values_out) {
+        GPUK_CU(driver().cuMemcpyDtoDAsync(b.values_spare, b.values_in, call.n * dtype_size(values_), target.stream),
+                target.where);
+        b.values_in = b.values_spare;
+      }
+    }
     for (std::size_t i = 0; i < target.plan.launches.size(); ++i) {
       const ResolvedLaunch& l = target.plan.launches[i];
-      for (std::uint32_t pass = 0; pass < l.repeat; ++pass) {
-        SortArgs a = pass_args(b, n, static_cast<int>(pass), static_cast<int>(l.repeat));
+      const std::uint32_t passes = passes_of(l, target.where);
+      for (std::uint32_t pass = 0; pass < passes; ++pass) {
+        SortArgs a = pass_args(b, n, static_cast<int>(pass), static_cast<int>(passes));
         void* args[] = {&a};
         launch_kernel(target.functions[i], l, args, target.stream, target.where);
       }
@@ -82,8 +130,42 @@ class SortLauncher final : public Launcher {
                 values_spare = 0;
   };
 
-  static bool repeats(const LaunchPlan& plan) {
-    return std::any_of(plan.launches.begin(), plan.launches.end(), [](const ResolvedLaunch& l) { return l.repeat > 1; });
+  // How many times a launch runs: `repeat`, or for a digit pass under a bit window, the passes
+  // its digit width needs for the window (the kernel's S::passes<R>()).
+  std::uint32_t passes_of(const ResolvedLaunch& l, const std::string& where) const {
+    const int key_bits = static_cast<int>(8 * dtype_size(keys_));
+    if (l.repeat <= 1 || order_.sort_bits() == key_bits) return l.repeat;
+    const int r = (key_bits + static_cast<int>(l.repeat) - 1) / static_cast<int>(l.repeat);
+    if ((key_bits + r - 1) / r != static_cast<int>(l.repeat))
+      throw Error(where + ": a launch with repeat: " + std::to_string(l.repeat) + " for " + std::to_string(key_bits) +
+                  "-bit keys is not a digit pass (ceil(key bits / R) for a digit width R)");
+    return static_cast<std::uint32_t>((order_.sort_bits() + r - 1) / r);
+  }
+
+  // Outputs may equal their own input (in place) but overlap nothing else they do not equal.
+  void check_overlaps(const Buffers& b, std::uint64_t n, const std::string& where) const {
+    struct Range {
+      const char* name;
+      CUdeviceptr at;
+      std::uint64_t bytes;
+      bool output;
+    };
+    const std::uint64_t kb = n * dtype_size(keys_), vb = n * dtype_size(values_);
+    std::vector<Range> r = {{"keys_in", b.keys_in, kb, false}, {"keys_out", b.keys_out, kb, true}};
+    if (b.values_in) r.push_back({"values_in", b.values_in, vb, false});
+    if (b.values_out) r.push_back({op_ == Op::argsort ? "indices_out" : "values_out", b.values_out, vb, true});
+    for (std::size_t i = 0; i < r.size(); ++i)
+      for (std::size_t j = i + 1; j < r.size(); ++j) {
+        if (!r[i].output && !r[j].output) continue;  // inputs may share memory: they are only read
+        const bool overlap = r[i].at < r[j].at + r[j].bytes && r[j].at < r[i].at + r[i].bytes;
+        if (!overlap) continue;
+        const bool in_place = r[i].at == r[j].at && r[i].bytes == r[j].bytes && !r[i].output && r[j].output &&
+                              std::string(r[i].name).substr(0, 4) == std::string(r[j].name).substr(0, 4);
+        if (in_place) continue;
+        throw ConfigError(where + ": " + r[i].name + " and " + r[j].name +
+                          " overlap; a sort may be in place (an output equal to its own input: keys_out == keys_in, "
+                          "values_out == values_in) but no other output may overlap an input or another output");
+      }
   }
   std::uint64_t spare_bytes() const {
     return aligned(max_n_ * dtype_size(keys_)) + (info(op_).values_out ? aligned(max_n_ * dtype_size(values_)) : 0);
@@ -110,6 +192,7 @@ class SortLauncher final : public Launcher {
   Op op_;
   DType keys_, values_;
   std::uint64_t n_, max_n_;
+  KeyOrder order_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The sort family's device side (its Launcher) and the helpers the plugin shares with it.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,18 @@ inline DType value_dtype_of(const Problem& p, Op op) {
   if (op == Op::argsort) return index_dtype(p.max_n);
   return *parse_dtype(p.option("values"));
 }
+
+// What orders the keys (docs/kernels/sort.md, "Orders and bit windows"): the direction, the
+// float order, and the bits [begin_bit, end_bit) of the ordered key that count. From a problem's
+// options (begin_bit, end_bit, float_order are left out while at their defaults).
+struct KeyOrder {
+  bool descending = false;
+  bool cub = false;  // float_order: cub
+  int begin_bit = 0;
+  int end_bit = 0;  // the key's width when not given
+  int sort_bits() const { return end_bit - begin_bit; }
+};
+KeyOrder key_order_of(const std::map<std::string, std::string>& options, DType keys);
 
 // The launcher of docs/kernels/sort.md, "How the host runs a file".
 std::unique_ptr<Launcher> make_sort_launcher(const Problem& problem);

@@ -23,7 +23,7 @@
 
 namespace gpuk::sort {
 
-CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, std::uint64_t d_keys_in,
+CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, int begin_bit, int end_bit, std::uint64_t d_keys_in,
                         std::uint64_t d_values_in, std::int64_t n, int warmup, int repeats, void* stream,
                         void* keys_out, void* values_out) {
   if (n < 1 || n > std::numeric_limits<int>::max()) {
@@ -37,48 +37,72 @@ CubSortRun run_cub_sort(DType key_dtype, CubValues values, bool descending, std:
     using T = decltype(zero);
     const T* kin = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_keys_in));
     if constexpr (std::is_same_v<T, std::uint32_t>)
-      return run_cub_sort_uint32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_uint32(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
     else if constexpr (std::is_same_v<T, std::int32_t>)
-      return run_cub_sort_int32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_int32(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
     else if constexpr (std::is_same_v<T, float>)
-      return run_cub_sort_float32(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_float32(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
     else if constexpr (std::is_same_v<T, std::uint64_t>)
-      return run_cub_sort_uint64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_uint64(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
     else if constexpr (std::is_same_v<T, std::int64_t>)
-      return run_cub_sort_int64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_int64(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
     else
-      return run_cub_sort_float64(values, descending, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
+      return run_cub_sort_float64(values, descending, begin_bit, end_bit, kin, vin, count, warmup, repeats, stream, keys_out, values_out);
   });
 }
 
 namespace {
 
-std::string leading_arg(DType key, Op op, std::optional<DType> value, bool descending) {
-  return "gpuk::Sort<" + std::string(dtype_cuda_name(key)) + ", " +
-         (op == Op::sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
-         (descending ? "true" : "false") + ", " + info(op).device + ">";
+// gpuk::Sort<K, V, DESC, KIND> for the whole key in total order; a bit window or CUB's float
+// order adds <..., BEGIN_BIT, END_BIT, ORDER> (kernels_src/include/gpuk/sort.cuh).
+std::string leading_arg(DType key, Op op, std::optional<DType> value, const KeyOrder& o) {
+  std::string arg = "gpuk::Sort<" + std::string(dtype_cuda_name(key)) + ", " +
+                    (op == Op::sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
+                    (o.descending ? "true" : "false") + ", " + info(op).device;
+  const int key_bits = static_cast<int>(8 * dtype_size(key));
+  const bool cub = o.cub && dtype_is_float(key);
+  if (o.begin_bit != 0 || o.end_bit != key_bits || cub)
+    arg += ", " + std::to_string(o.begin_bit) + ", " + std::to_string(o.end_bit) + ", " +
+           (cub ? "gpuk::FloatOrder::Cub" : "gpuk::FloatOrder::Total");
+  return arg + ">";
+}
+KeyOrder direction(bool descending, DType key) {
+  KeyOrder o;
+  o.descending = descending;
+  o.end_bit = static_cast<int>(8 * dtype_size(key));
+  return o;
 }
 
 // ---- host semantics (mirror kernels_src/include/gpuk/sort.cuh) ------------------------------
 
 template <class K> using BitsOf = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
 
-// The order-preserving unsigned image of a key: IEEE total order for floats with every NaN equal
-// and last; signed integers with the sign bit flipped; descending flips every bit.
-template <class K> BitsOf<K> key_bits(K k, bool descending) {
+// The order-preserving unsigned image of a key, as gpuk::Sort::bits computes it: IEEE total order
+// for floats with every NaN equal and last, or CUB's (every NaN by its bits; after the descending
+// flip, the image of -0.0 ascending / +0.0 descending made that of the other zero); signed
+// integers with the sign bit flipped; descending flips every bit; then bits [begin_bit, end_bit)
+// alone, shifted down.
+template <class K> BitsOf<K> key_bits(K k, const KeyOrder& o) {
   using B = BitsOf<K>;
+  constexpr int kBits = 8 * sizeof(B);
+  constexpr B sign = B{1} << (kBits - 1);
   B b;
   if constexpr (std::is_floating_point_v<K>) {
     std::memcpy(&b, &k, sizeof b);
-    constexpr B sign = B{1} << (8 * sizeof(B) - 1);
-    if (std::isnan(k)) b = ~B{0};
-    else b = (b & sign) ? ~b : (b | sign);
+    if (!o.cub && std::isnan(k)) b = ~B{0};
+    else b = (b & sign) ? static_cast<B>(~b) : static_cast<B>(b | sign);
   } else if constexpr (std::is_signed_v<K>) {
-    b = static_cast<B>(k) ^ (B{1} << (8 * sizeof(B) - 1));
+    b = static_cast<B>(k) ^ sign;
   } else {
     b = static_cast<B>(k);
   }
-  return descending ? static_cast<B>(~b) : b;
+  if (o.descending) b = static_cast<B>(~b);
+  if constexpr (std::is_floating_point_v<K>) {
+    if (o.cub && b == static_cast<B>(sign - 1)) b = sign;
+  }
+  b = static_cast<B>(b >> o.begin_bit);
+  if (o.sort_bits() < kBits) b &= static_cast<B>((B{1} << o.sort_bits()) - 1);
+  return b;
 }
 
 template <class T> std::string format_value(T v) {
@@ -93,13 +117,13 @@ template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(
 
 // The stable permutation that sorts `keys`: perm[i] is the input index of output element i.
 template <class K, class I>
-std::vector<I> sorted_order(std::span<const K> keys, bool descending, bool parallel) {
+std::vector<I> sorted_order(std::span<const K> keys, const KeyOrder& order, bool parallel) {
   struct Item {
     BitsOf<K> bits;
     I index;
   };
   std::vector<Item> items(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) items[i] = {key_bits(keys[i], descending), static_cast<I>(i)};
+  for (std::size_t i = 0; i < keys.size(); ++i) items[i] = {key_bits(keys[i], order), static_cast<I>(i)};
   const auto by_bits = [](const Item& a, const Item& b) { return a.bits < b.bits; };
   if (parallel) __gnu_parallel::stable_sort(items.begin(), items.end(), by_bits);
   else std::stable_sort(items.begin(), items.end(), by_bits);
@@ -119,8 +143,8 @@ class SortWorkload final : public Workload {
   static constexpr bool kHasValues = !std::is_same_v<V, NoValue>;
 
  public:
-  SortWorkload(HostArray keys, Op op, bool descending)
-      : keys_(std::move(keys)), op_(op), descending_(descending), n_(static_cast<std::int64_t>(keys_.size())) {
+  SortWorkload(HostArray keys, Op op, const KeyOrder& order)
+      : keys_(std::move(keys)), op_(op), order_(order), n_(static_cast<std::int64_t>(keys_.size())) {
     if constexpr (kHasValues) {
       if (op_ == Op::sort_pairs) {
         values_ = HostArray(dtype_of<V>(), keys_.size());
@@ -233,8 +257,9 @@ class SortWorkload final : public Workload {
     HostArray cub_keys(keys_.dtype(), keys_.size());
     HostArray cub_values = kHasValues ? HostArray(values == CubValues::uint32 ? DType::uint32 : DType::uint64, keys_.size())
                                       : HostArray();
-    const CubSortRun run = run_cub_sort(keys_.dtype(), values, descending_, d_keys_in_.get(), d_values, n_, warmup,
-                                        repeats, stream.get(), cub_keys.data(), kHasValues ? cub_values.data() : nullptr);
+    const CubSortRun run = run_cub_sort(keys_.dtype(), values, order_.descending, order_.begin_bit, order_.end_bit,
+                                        d_keys_in_.get(), d_values, n_, warmup, repeats, stream.get(), cub_keys.data(),
+                                        kHasValues ? cub_values.data() : nullptr);
     BaselineTiming b;
     b.name = run.name;
     if (!run.error.empty()) {
@@ -277,10 +302,10 @@ class SortWorkload final : public Workload {
     const auto keys = keys_.as<K>();
     std::vector<std::uint64_t> perm;
     if (n_ <= std::numeric_limits<std::uint32_t>::max()) {
-      const auto p = sorted_order<K, std::uint32_t>(keys, descending_, parallel);
+      const auto p = sorted_order<K, std::uint32_t>(keys, order_, parallel);
       perm.assign(p.begin(), p.end());
     } else {
-      perm = sorted_order<K, std::uint64_t>(keys, descending_, parallel);
+      perm = sorted_order<K, std::uint64_t>(keys, order_, parallel);
     }
     ref_keys_.resize(keys.size());
     for (std::size_t i = 0; i < perm.size(); ++i) ref_keys_[i] = keys[perm[i]];
@@ -336,7 +361,7 @@ class SortWorkload final : public Workload {
 
   HostArray keys_, values_;
   Op op_;
-  bool descending_;
+  KeyOrder order_;
   std::int64_t n_;
   DeviceBuffer d_keys_in_, d_keys_out_, d_values_in_, d_values_out_;
   HostArray got_keys_, got_values_;
@@ -345,9 +370,9 @@ class SortWorkload final : public Workload {
   bool reference_ready_ = false;
 };
 
-template <class K, class V> void sort_keys_on_cpu(HostArray& keys, HostArray* values, bool descending) {
+template <class K, class V> void sort_keys_on_cpu(HostArray& keys, HostArray* values, const KeyOrder& order) {
   const auto k = keys.as<K>();
-  const auto perm = sorted_order<K, std::uint64_t>(std::span<const K>(k.data(), k.size()), descending, false);
+  const auto perm = sorted_order<K, std::uint64_t>(std::span<const K>(k.data(), k.size()), order, false);
   std::vector<K> sorted(k.size());
   for (std::size_t i = 0; i < perm.size(); ++i) sorted[i] = k[perm[i]];
   std::copy(sorted.begin(), sorted.end(), k.begin());
@@ -364,14 +389,39 @@ class SortPlugin final : public Sorter {
   std::string name() const override { return "sort"; }
   std::string description() const override {
     return "stable sort of keys, key-value pairs (sort_pairs) or indices (argsort), ascending or descending; "
-           "floats in IEEE total order with NaN last";
+           "floats in IEEE total order with NaN last, or in CUB's order; on all of the key's bits or CUB's "
+           "begin_bit/end_bit";
   }
   std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
   std::vector<OptionSpec> options() const override {
     return {{"order", OptionSpec::Kind::choice, "ascending", {"ascending", "descending"}, "sort order (both stable)"},
             {"values", OptionSpec::Kind::choice, "uint32", {"uint32", "uint64"},
-             "sort_pairs: the values' dtype (argsort's indices are uint32 up to 2^32 elements, then uint64)"}};
+             "sort_pairs: the values' dtype (argsort's indices are uint32 up to 2^32 elements, then uint64)"},
+            {"begin_bit", OptionSpec::Kind::integer, "0", {},
+             "the lowest bit of the key's order-preserving bits that counts (CUB's begin_bit)", true},
+            {"end_bit", OptionSpec::Kind::integer, "none", {},
+             "one past the highest bit that counts (CUB's end_bit; default: the key's width)", true},
+            {"float_order", OptionSpec::Kind::choice, "total", {"total", "cub"},
+             "total: IEEE total order, -0.0 before +0.0, NaNs equal and last; cub: as cub::DeviceRadixSort, "
+             "-0.0 equal to +0.0, NaNs by their sign and bits",
+             true}};
+  }
+
+  // begin_bit and end_bit within the key: 0 <= begin_bit < end_bit <= its width.
+  void check(const Problem& p) const override {
+    const int key_bits = static_cast<int>(8 * dtype_size(p.dtype));
+    const auto it_begin = p.options.find("begin_bit"), it_end = p.options.find("end_bit");
+    const std::string width = " (" + std::string(dtype_name(p.dtype)) + " keys have " + std::to_string(key_bits) + " bits)";
+    long long begin = 0, end = key_bits;
+    if (it_begin != p.options.end()) begin = std::stoll(it_begin->second);
+    if (it_end != p.options.end() && it_end->second != "none") end = std::stoll(it_end->second);
+    if (begin < 0 || begin >= key_bits)
+      throw ConfigError("begin_bit must be at least 0 and less than " + std::to_string(key_bits) + width + ", not " +
+                        std::to_string(begin));
+    if (end <= begin || end > key_bits)
+      throw ConfigError("end_bit must be greater than begin_bit (" + std::to_string(begin) + ") and at most " +
+                        std::to_string(key_bits) + width + ", not " + std::to_string(end));
   }
   std::string default_kernel() const override { return "radix"; }
 
@@ -379,7 +429,7 @@ class SortPlugin final : public Sorter {
     const Op op = parse_op(problem.operation);
     return {leading_arg(problem.dtype, op,
                         op == Op::sort ? std::nullopt : std::optional<DType>(value_dtype_of(problem, op)),
-                        problem.option("order") == "descending")};
+                        key_order_of(problem.options, problem.dtype))};
   }
 
   // Every operation and key dtype, both orders, both value dtypes: 6 leading-argument lists per
@@ -387,15 +437,23 @@ class SortPlugin final : public Sorter {
   std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
     std::vector<std::vector<std::string>> out;
     for (DType dtype : file.dtypes) {
-      if (file.supports("sort"))
-        for (bool desc : {false, true}) out.push_back({leading_arg(dtype, Op::sort, std::nullopt, desc)});
+      const KeyOrder up = direction(false, dtype), down = direction(true, dtype);
+      // A bit window (and CUB's float order) too: keys descending on bits [3, width - 5).
+      KeyOrder window = down;
+      window.begin_bit = 3;
+      window.end_bit -= 5;
+      window.cub = true;
+      if (file.supports("sort")) {
+        for (const KeyOrder& o : {up, down}) out.push_back({leading_arg(dtype, Op::sort, std::nullopt, o)});
+        out.push_back({leading_arg(dtype, Op::sort, std::nullopt, window)});
+      }
       if (file.supports("sort_pairs")) {
-        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint32, false)});
-        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint64, true)});
+        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint32, up)});
+        out.push_back({leading_arg(dtype, Op::sort_pairs, DType::uint64, down)});
       }
       if (file.supports("argsort")) {
-        out.push_back({leading_arg(dtype, Op::argsort, DType::uint32, true)});
-        out.push_back({leading_arg(dtype, Op::argsort, DType::uint64, false)});
+        out.push_back({leading_arg(dtype, Op::argsort, DType::uint32, down)});
+        out.push_back({leading_arg(dtype, Op::argsort, DType::uint64, up)});
       }
     }
     return out;
@@ -448,14 +506,13 @@ class SortPlugin final : public Sorter {
 
   std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
     const Op op = parse_op(spec.operation);
-    const bool descending = spec.option("order") == "descending";
+    const KeyOrder order = key_order_of(spec.options, spec.dtype);
     const DType value = value_dtype_of(problem_of(spec), op);
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using K = decltype(zero);
-      if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(std::move(input), op, descending);
-      if (value == DType::uint32)
-        return std::make_unique<SortWorkload<K, std::uint32_t>>(std::move(input), op, descending);
-      return std::make_unique<SortWorkload<K, std::uint64_t>>(std::move(input), op, descending);
+      if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(std::move(input), op, order);
+      if (value == DType::uint32) return std::make_unique<SortWorkload<K, std::uint32_t>>(std::move(input), op, order);
+      return std::make_unique<SortWorkload<K, std::uint64_t>>(std::move(input), op, order);
     });
   }
 
@@ -469,17 +526,27 @@ class SortPlugin final : public Sorter {
     return bytes_for(spec.size, 4 * key + 4 * value + (key + 8) + 16);
   }
 
-  void sort_on_cpu(HostArray& keys, HostArray* values, Order order) const override {
+  void sort_on_cpu(HostArray& keys, HostArray* values, const Options& options) const override {
     if (values && values->size() != keys.size())
       throw Error("sort_on_cpu: " + std::to_string(values->size()) + " values for " + std::to_string(keys.size()) +
                   " keys");
-    const bool descending = order == Order::descending;
+    std::map<std::string, std::string> given = {
+        {"order", options.order == Order::descending ? "descending" : "ascending"},
+        {"float_order", options.floats == FloatOrder::cub ? "cub" : "total"},
+        {"begin_bit", std::to_string(options.begin_bit)}};
+    if (options.end_bit != -1) given["end_bit"] = std::to_string(options.end_bit);
+    Problem p;
+    p.family = "sort";
+    p.dtype = keys.dtype();
+    p.options = given;
+    check(p);
+    const KeyOrder key_order = key_order_of(given, keys.dtype());
     visit_dtype(keys.dtype(), [&](auto zero) {
       using K = decltype(zero);
-      if (!values) return sort_keys_on_cpu<K, std::uint32_t>(keys, nullptr, descending);
+      if (!values) return sort_keys_on_cpu<K, std::uint32_t>(keys, nullptr, key_order);
       visit_dtype(values->dtype(), [&](auto vzero) {
         using V = decltype(vzero);
-        sort_keys_on_cpu<K, V>(keys, values, descending);
+        sort_keys_on_cpu<K, V>(keys, values, key_order);
       });
     });
   }

@@ -15,8 +15,10 @@ namespace gpuk::sort {
 class Sorter : public FamilyPlugin {
  public:
   // Stable sort of keys, in place; values (any dtype, as many as keys) follow their keys when
-  // given. Throws gpuk::Error on a size mismatch.
-  virtual void sort_on_cpu(HostArray& keys, HostArray* values, Order order) const = 0;
+  // given. In the order, float order and bit window of `options` (an Order converts), exactly as
+  // the kernels order keys. Throws gpuk::Error on a size mismatch, ConfigError on a bit window
+  // outside the key.
+  virtual void sort_on_cpu(HostArray& keys, HostArray* values, const Options& options) const = 0;
 };
 
 }  // namespace gpuk::sort

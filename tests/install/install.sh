@@ -94,4 +94,22 @@ grep -qx "plugin $moved/lib/gpuk/plugins/libgpuk_family_reduce.so" "$scratch/exa
   fail "the application did not find the prefix's reduce plugin"
 grep -qx "kernel $moved/share/gpuk/kernels/reduce/onepass.cu" "$scratch/example_run.txt" ||
   fail "the application did not find the prefix's kernels"
-echo "install: ok ($prefix, moved to $moved, examples/installed built with find_package(gpuk))"
+# examples/ported: three programs ported from CUB and Thrust (docs/api.md, "Ported programs"), built
+# against the moved prefix; each compares gpuk's answers with the original's on a GPU, and is
+# skipped (77) without one.
+ported=$source_dir/examples/ported
+cmake -S "$ported" -B "$scratch/ported" -G Ninja -DCMAKE_PREFIX_PATH="$moved" "$@" \
+  >"$scratch/ported.txt" 2>&1 || { cat "$scratch/ported.txt" >&2; fail "configuring examples/ported"; }
+cmake --build "$scratch/ported" >>"$scratch/ported.txt" 2>&1 ||
+  { cat "$scratch/ported.txt" >&2; fail "building examples/ported"; }
+for program in cub_radix_sort_pairs thrust_radix_sort holoinfer_max_per_channel; do
+  status=0
+  (cd "$scratch/elsewhere" && "$scratch/ported/$program") >"$scratch/$program.txt" 2>&1 || status=$?
+  cat "$scratch/$program.txt"
+  case "$status" in
+    0) ;;
+    77) grep -q "^$program: skipped: " "$scratch/$program.txt" || fail "examples/ported/$program skipped silently" ;;
+    *) fail "examples/ported/$program exited with $status" ;;
+  esac
+done
+echo "install: ok ($prefix, moved to $moved, examples/installed and examples/ported built with find_package(gpuk))"

@@ -1,6 +1,7 @@
 // The sort plugin's semantics, options and errors, without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -56,10 +57,14 @@ TEST_CASE("the sort plugin loads and describes itself") {
   CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort"});
   CHECK(sort.default_kernel() == "radix");
   CHECK(sort.dtypes().size() == 6);
-  REQUIRE(sort.options().size() == 2);
+  REQUIRE(sort.options().size() == 5);
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");
+  CHECK(sort.options()[2].name == "begin_bit");
+  CHECK(sort.options()[3].name == "end_bit");
+  CHECK(sort.options()[4].name == "float_order");
+  for (std::size_t i = 2; i < 5; ++i) CHECK(sort.options()[i].omitted_at_default);
   for (const char* kernel : {"rank_global", "rank_shared", "rank_split", "rank_bucket", "radix", "radix_block"})
     CHECK_NOTHROW(kernels().find("sort", kernel));
 }
@@ -146,9 +151,16 @@ TEST_CASE("the plugin spells the sort policy: key type, value type, order, kind"
                                      plugins(), kernels());
   CHECK(plugins().get("sort").template_args(problem_of(arg)) ==
         std::vector<std::string>{"gpuk::Sort<unsigned long long, unsigned int, false, gpuk::SortKind::Index>"});
-  // Every operation and dtype of a file, both orders and both value dtypes among them.
+  // Every operation and dtype of a file, both orders and both value dtypes among them, and a
+  // keys-only sort with a bit window in CUB's order.
   const auto sets = plugins().get("sort").all_template_args(*kernels().find("sort", "radix"));
-  CHECK(sets.size() == 6 * 6);
+  CHECK(sets.size() == 6 * 7);
+  CHECK(std::count_if(sets.begin(), sets.end(), [](const std::vector<std::string>& a) {
+          return a[0].find("gpuk::SortKind::Keys, 3, ") != std::string::npos;
+        }) == 6);
+  CHECK(std::find(sets.begin(), sets.end(),
+                  std::vector<std::string>{"gpuk::Sort<float, gpuk::NoValue, true, gpuk::SortKind::Keys, 3, 27, "
+                                           "gpuk::FloatOrder::Cub>"}) != sets.end());
 }
 
 TEST_CASE("sort options are checked where they are written") {
@@ -322,12 +334,13 @@ TEST_CASE("a sort's device arrays and scratch: keys and values in and out, and s
   // argsort: no values in; the indices out, uint32 below 2^32 elements
   const auto arg = launcher("family: sort\noperation: argsort\ndtype: int64\nsize: 1000\n");
   CHECK(names(arg->arrays()) == std::vector<std::string>{"keys_in in int64", "keys_out out int64", "indices_out out uint32"});
-  // Scratch: the metadata's words, 256-byte aligned, and when a launch repeats (digit passes) a
-  // spare copy of the keys and the values, aligned too.
+  // Scratch: the metadata's words, 256-byte aligned, and a spare copy of the keys and the values,
+  // aligned too: the ping-pong buffers of the digit passes, and where an in-place sort of one
+  // launch reads its input from.
   LaunchPlan once;
   once.launches.push_back({"k<>", 1, 1, 0, 1});
   once.scratch_slots = 10;
-  CHECK(pairs->scratch_bytes(once) == 256);
+  CHECK(pairs->scratch_bytes(once) == 256 + 4096 + 8192);
   LaunchPlan passes = once;
   passes.launches[0].repeat = 4;
   CHECK(pairs->scratch_bytes(passes) == 256 + 4096 + 8192);

@@ -123,6 +123,24 @@ struct Scalar {
   const void* data() const { return &bits; }
 };
 
+// Which tuning files pick an Engine's variants (docs/api.md, "Pinning the variant"). The default
+// is the CLI's lookup: the user's tuning database, then the file shipped for the GPU's
+// architecture, then the family's choice and the defaults. An application that must not change
+// with what its user tuned pins it: shipped_only (the shipped file, the family's choice, the
+// defaults: what a fresh install does), file (this file where the user's database would be,
+// then the shipped file; a missing or damaged file is a ConfigError, as `--tuning FILE` is), or
+// none (no tuning file at all: the family's choice and the defaults).
+struct TuningPolicy {
+  enum class Source { user_database, shipped_only, file, none };
+  Source source = Source::user_database;
+  std::filesystem::path file;  // Source::file's
+
+  static TuningPolicy user_database() { return {}; }
+  static TuningPolicy shipped_only() { return {Source::shipped_only, {}}; }
+  static TuningPolicy from_file(std::filesystem::path path) { return {Source::file, std::move(path)}; }
+  static TuningPolicy none() { return {Source::none, {}}; }
+};
+
 // Where an Engine finds things; every default is the CLI's (README, "The command line").
 struct EngineOptions {
   int device = 0;                                    // CUDA device ordinal
@@ -131,6 +149,7 @@ struct EngineOptions {
   std::optional<std::filesystem::path> cache_dir;    // default $GPUK_CACHE_DIR, else ~/.cache/gpuk
   bool no_cache = false;                             // compile without the on-disk cache
   std::optional<std::filesystem::path> tuning_db;    // default $GPUK_TUNING_DB, else in the cache dir
+  TuningPolicy tuning;                               // which tuning files pick variants (above)
   // Warnings (a stale tuning entry passed over, a plugin that did not load). Default: one line
   // "gpuk: warning: ..." on stderr.
   std::function<void(const std::string&)> on_warning;
@@ -161,6 +180,10 @@ struct OperationSpec {
   std::map<std::string, std::int64_t> params;  // its parameters (the others at their defaults)
   bool allocate_scratch = true;                // false: the caller passes it (Operation::use_scratch)
 };
+
+// Who provides a prepared handle's scratch: the handle (allocated when it is made), or the
+// caller (use_scratch(), before the first call: an application's memory pool stays in charge).
+enum class Scratch { owned, caller };
 
 class Operation {
  public:
@@ -222,8 +245,14 @@ class PreparedSizes {
   PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations);
 
   std::uint64_t max_n() const { return max_n_; }
-  // The device memory held: every bucket's scratch and result buffer.
+  // The scratch of every bucket together (each bucket's share 256-byte aligned): what it holds
+  // when it allocated its own, what use_scratch() takes when prepared with allocate_scratch false.
   std::uint64_t scratch_bytes() const;
+  // The device memory it owns: its own scratch, if any, and result buffers.
+  std::uint64_t held_bytes() const;
+  // The caller's scratch for every bucket (at least scratch_bytes(), kept alive by the caller
+  // while the handle is used), carved into each bucket's share and initialised on `stream`.
+  void use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream);
   const std::vector<Operation>& operations() const { return operations_; }
 
   // n = 0: nothing is launched; n in [1, max_n]: its bucket's Operation launches; a larger n:
@@ -245,6 +274,33 @@ class PreparedSizes {
   std::string what_;
   std::uint64_t max_n_ = 0;
   std::vector<Operation> operations_;  // [k]: the bucket [2^k, 2^(k+1))
+};
+
+class Engine;
+
+// What every family's prepared handle is (gpuk::sort::prepare_pairs, gpuk::reduce::prepare_argmax,
+// gpuk::search::prepare_find, ...): a PreparedSizes for one spec, its scratch owned or the
+// caller's (Scratch::caller: use_scratch() before the first call; docs/api.md, "Caller-owned
+// scratch"). The families' handles add the typed calls.
+class PreparedHandle {
+ public:
+  PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch);
+  std::uint64_t max_n() const { return sizes_.max_n(); }
+  // The scratch its Operations need together: what it holds, or what use_scratch() takes.
+  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }
+  // The device memory it owns: its scratch (unless the caller's) and the result buffers of the
+  // host-returning calls (allocated by the first of them).
+  std::uint64_t held_bytes() const { return sizes_.held_bytes(); }
+  // Scratch::caller: the caller's device memory (at least scratch_bytes(), 256-byte aligned,
+  // alive and used by nothing else while the handle may run), initialised on `stream`.
+  void use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) { sizes_.use_scratch(scratch, bytes, stream); }
+  template <class T> void use_scratch(T* scratch, std::uint64_t bytes, CUstream stream) {
+    use_scratch(reinterpret_cast<CUdeviceptr>(scratch), bytes, stream);
+  }
+  const PreparedSizes& sizes() const { return sizes_; }
+
+ protected:
+  PreparedSizes sizes_;
 };
 
 class Engine {
@@ -309,5 +365,10 @@ class Engine {
  private:
   std::shared_ptr<State> state_;
 };
+
+inline PreparedHandle::PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch) {
+  spec.allocate_scratch = scratch == Scratch::owned;
+  sizes_ = e.prepare_sizes(spec);
+}
 
 }  // namespace gpuk

@@ -59,6 +59,12 @@ Engine::State::State(EngineOptions o)
       kernels(runtime.kernels()),
       tuning_db(runtime.tuning_db_path()),
       operations(OperationCache::Limits{options.cache_max_operations, options.cache_max_bytes}) {
+  if (options.tuning.source == TuningPolicy::Source::file) {
+    // Read now, so that a missing or damaged file is an error before the GPU (and again when
+    // the GPU's lookup reads it: the same words).
+    TuningSources check;
+    add_user_tuning(check, options.tuning.file, true);
+  }
   for (const auto& e : runtime.load_problems()) warn(e);
   (void)runtime.cache();  // opened with the Engine, as before: its warning, if any, comes now
 }
@@ -80,8 +86,21 @@ const TuningSources& Engine::State::tuning() {
   std::lock_guard lock(tuning_mutex_);
   if (!tuning_) {
     TuningSources t;
-    add_user_tuning(t, tuning_db, false);
-    add_shipped_tuning(t, kernels, arch);
+    switch (options.tuning.source) {
+      case TuningPolicy::Source::user_database:
+        add_user_tuning(t, tuning_db, false);
+        add_shipped_tuning(t, kernels, arch);
+        break;
+      case TuningPolicy::Source::file:
+        add_user_tuning(t, options.tuning.file, true);
+        add_shipped_tuning(t, kernels, arch);
+        break;
+      case TuningPolicy::Source::shipped_only:
+        add_shipped_tuning(t, kernels, arch);
+        break;
+      case TuningPolicy::Source::none:
+        break;
+    }
     for (const auto& w : t.warnings) warn(w);
     tuning_ = std::move(t);
   }

@@ -1,5 +1,6 @@
 // PreparedSizes (gpuk/gpuk.hpp): an Operation per size bucket of [1, max_n], prepared together,
 // so that no call of a prepared handle chooses, compiles, loads or allocates.
+#include <algorithm>
 #include <bit>
 
 #include "api/api_state.hpp"
@@ -11,10 +12,39 @@ namespace gpuk {
 PreparedSizes::PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations)
     : what_(std::move(what)), max_n_(max_n), operations_(std::move(operations)) {}
 
+namespace {
+constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+// A bucket's share of the caller's scratch: never empty (an Operation launches with some).
+std::uint64_t share_of(const Operation& op) { return aligned(std::max<std::uint64_t>(1, op.scratch_bytes())); }
+}  // namespace
+
 std::uint64_t PreparedSizes::scratch_bytes() const {
+  std::uint64_t bytes = 0;
+  for (const Operation& op : operations_) bytes += share_of(op);
+  return bytes;
+}
+
+std::uint64_t PreparedSizes::held_bytes() const {
   std::uint64_t bytes = 0;
   for (const Operation& op : operations_) bytes += op.held_bytes();
   return bytes;
+}
+
+void PreparedSizes::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) {
+  const std::string who = what_.empty() ? std::string("this handle") : what_;
+  if (operations_.empty()) return;  // serves n = 0 only: needs none
+  if (!scratch) throw ConfigError(who + ": the scratch is a null device pointer");
+  if (scratch % 256 != 0)
+    throw ConfigError(who + ": the scratch must be 256-byte aligned (cudaMalloc's and cuMemAlloc's are)");
+  if (bytes < scratch_bytes())
+    throw ConfigError(who + " needs " + std::to_string(scratch_bytes()) + " bytes of scratch (scratch_bytes()), not " +
+                      std::to_string(bytes));
+  CUdeviceptr at = scratch;
+  for (Operation& op : operations_) {
+    const std::uint64_t share = share_of(op);
+    op.use_scratch(at, share, stream);
+    at += share;
+  }
 }
 
 Operation& PreparedSizes::at(std::uint64_t n) {

@@ -261,10 +261,13 @@ void run_settings(const yaml::Source& src, const YAML::Node& root, const std::fi
   }
 
   // An option without a default ("") is absent unless given: it leaves the problem, and the
-  // tuning key, of configs that do not use it as they were.
-  for (const auto& o : plugin.options())
-    if (root[o.name]) spec.options[o.name] = checked_option(src, root[o.name], o);
-    else if (!o.default_value.empty()) spec.options[o.name] = o.default_value;
+  // tuning key, of configs that do not use it as they were. One marked omitted_at_default is
+  // absent while it has its default value, given or not (OptionSpec).
+  for (const auto& o : plugin.options()) {
+    if (!root[o.name] && o.default_value.empty()) continue;
+    const std::string value = root[o.name] ? checked_option(src, root[o.name], o) : o.default_value;
+    if (!(o.omitted_at_default && value == o.default_value)) spec.options[o.name] = value;
+  }
 
   spec.data = root["data"] ? parse_data(src, root["data"], spec.dtype, spec.size) : DataSpec{};
 }

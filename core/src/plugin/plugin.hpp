@@ -32,6 +32,9 @@ struct OptionSpec {
   std::string default_value;         // as written in YAML; "": none, the option is absent unless given
   std::vector<std::string> choices;  // for Kind::choice
   std::string help;
+  // Left out of a problem's options (and so of its tuning key and report) while at its default:
+  // an option added to a family after its tuning files were written keeps their keys matching.
+  bool omitted_at_default = false;
 };
 
 struct CpuTiming {

@@ -84,8 +84,9 @@ Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, D
                         (names.empty() ? "; it has none" : "; its options: " + join(names)));
   for (const auto& o : specs) {
     const auto it = options.find(o.name);
-    if (it != options.end()) p.options[o.name] = checked_value(o, it->second);
-    else if (!o.default_value.empty()) p.options[o.name] = o.default_value;  // "": absent unless given
+    if (it == options.end() && o.default_value.empty()) continue;  // "": absent unless given
+    const std::string value = it == options.end() ? o.default_value : checked_value(o, it->second);
+    if (!(o.omitted_at_default && value == o.default_value)) p.options[o.name] = value;
   }
   plugin.check(p);
   return p;

@@ -10,8 +10,10 @@
 // The host fills SortArgs per launch: a single-launch sort reads keys_in (and values_in) and
 // writes keys_out (and values_out); a digit pass (an entry whose launch has `repeat:`) gets the
 // ping-pong buffers of its pass. Keys are ordered by S::bits(key): IEEE total order for floats with every
-// NaN equal to every other NaN and after +inf; descending order inverts the bits. Sorting is
-// stable: equal keys (equal bits) keep their input order.
+// NaN equal to every other NaN and after +inf (or, with CUB's order, -0.0 equal to +0.0 and NaNs
+// ordered by their sign and payload bits, as cub::DeviceRadixSort does); descending order inverts
+// the bits; then only bits [BEGIN_BIT, END_BIT) of them count (CUB's begin_bit and end_bit),
+// shifted down to bit 0. Sorting is stable: equal keys (equal bits) keep their input order.
 #pragma once
 #include "gpuk/common.cuh"
 
@@ -60,28 +62,82 @@ template <> struct KeyBits<double> {
   }
 };
 
+// CUB's bit order (cub::Traits<K>::TwiddleIn): integers as KeyBits; floats with negatives' bits
+// all flipped and positives' sign bit flipped, NaNs included (a NaN with the sign bit set before
+// -inf, one without after +inf, each ordered by its payload). -0.0 is made equal to +0.0 after
+// the descending flip, as CUB's digit extractor does (ProcessFloatMinusZero): Sort::bits.
+template <class K> struct CubKeyBits : KeyBits<K> {};
+template <> struct CubKeyBits<float> {
+  using Bits = u32;
+  static __device__ __forceinline__ Bits of(float k) {
+    const u32 b = __float_as_uint(k);
+    return b ^ (static_cast<u32>(static_cast<int>(b) >> 31) | 0x80000000u);
+  }
+};
+template <> struct CubKeyBits<double> {
+  using Bits = u64;
+  static __device__ __forceinline__ Bits of(double k) {
+    const u64 b = static_cast<u64>(__double_as_longlong(k));
+    return b ^ (static_cast<u64>(static_cast<long long>(b) >> 63) | 0x8000000000000000ull);
+  }
+};
+
+// How floats order: gpuk's total order (the default) or CUB's (the host's sort::FloatOrder).
+enum class FloatOrder : int { Total = 0, Cub = 1 };
+
 // The policy. K: key type; V: value type (NoValue for keys only; the index type for argsort).
-template <class K_, class V_, bool DESC, SortKind KIND>
+// BEGIN_BIT, END_BIT: the bits of the ordered key that count (CUB's begin_bit, end_bit): the
+// sort is by bits [BEGIN_BIT, END_BIT) alone, stable among keys equal there. ORDER: FloatOrder.
+template <class K_, class V_, bool DESC, SortKind KIND, int BEGIN_BIT = 0, int END_BIT = 8 * int(sizeof(K_)),
+          FloatOrder ORDER = FloatOrder::Total>
 struct Sort {
   using K = K_;
   using V = V_;
   using Bits = typename KeyBits<K>::Bits;
   static constexpr int kKeyBits = 8 * sizeof(K);
+  static constexpr int kBeginBit = BEGIN_BIT, kEndBit = END_BIT;
+  static constexpr int kSortBits = END_BIT - BEGIN_BIT;  // the bits sorted by: what the passes cover
+  static constexpr bool kWindow = BEGIN_BIT != 0 || END_BIT != kKeyBits;
+  static constexpr bool kCubOrder = ORDER == FloatOrder::Cub;
+  static constexpr bool kFloatKey = K(1) / K(2) != K(0);
+  static_assert(0 <= BEGIN_BIT && BEGIN_BIT < END_BIT && END_BIT <= kKeyBits, "0 <= BEGIN_BIT < END_BIT <= key bits");
   static constexpr bool kDescending = DESC;
   static constexpr bool kHasValues = KIND != SortKind::Keys;
   static constexpr bool kIndex = KIND == SortKind::Index;
 
-  // The bits a kernel sorts by, ascending: descending order flips them, which keeps ties stable.
-  static __device__ __forceinline__ Bits bits(K key) {
-    const Bits b = KeyBits<K>::of(key);
-    return DESC ? static_cast<Bits>(~b) : b;
+  // Bits [BEGIN_BIT, END_BIT) of ordered bits, at bit 0.
+  static __device__ __forceinline__ Bits window(Bits b) {
+    if constexpr (!kWindow) return b;
+    else {
+      b = static_cast<Bits>(b >> BEGIN_BIT);
+      if constexpr (kSortBits < kKeyBits) b &= static_cast<Bits>((Bits(1) << kSortBits) - 1);
+      return b;
+    }
   }
+  // The ordered bits before the window: descending order flips them, which keeps ties stable.
+  static __device__ __forceinline__ Bits full_bits(K key) {
+    if constexpr (kCubOrder) {
+      Bits b = CubKeyBits<K>::of(key);
+      if constexpr (DESC) b = static_cast<Bits>(~b);
+      if constexpr (kFloatKey) {
+        constexpr Bits kSign = Bits(1) << (kKeyBits - 1);
+        if (b == static_cast<Bits>(kSign - 1)) b = kSign;  // -0.0 (ascending) or +0.0 (descending)
+      }
+      return b;
+    } else {
+      const Bits b = KeyBits<K>::of(key);
+      return DESC ? static_cast<Bits>(~b) : b;
+    }
+  }
+  // The bits a kernel sorts by, ascending.
+  static __device__ __forceinline__ Bits bits(K key) { return window(full_bits(key)); }
   // RADIX_BITS-wide digit `pass` (0 = least significant).
   template <int RADIX_BITS>
   static __device__ __forceinline__ u32 digit(K key, int pass) {
     return static_cast<u32>(bits(key) >> (pass * RADIX_BITS)) & ((1u << RADIX_BITS) - 1u);
   }
-  template <int RADIX_BITS> __host__ __device__ static constexpr int passes() { return (kKeyBits + RADIX_BITS - 1) / RADIX_BITS; }
+  // Digit passes over the bits sorted by (the host runs as many: plugins/sort/sort_launcher.cpp).
+  template <int RADIX_BITS> __host__ __device__ static constexpr int passes() { return (kSortBits + RADIX_BITS - 1) / RADIX_BITS; }
   // The value of element i: values[i], or for argsort's first read (values == nullptr) i itself.
   static __device__ __forceinline__ V value_at(const V* values, i64 i) {
     if constexpr (kIndex) {

@@ -236,41 +236,37 @@ void per_channel_sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::uint64_
 
 // A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
 // scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
-// Serves one stream at a time (any stream). R: Best<T>, or Sum<T> for sum.
+// Serves one stream at a time (any stream). R: Best<T>, or Sum<T> for sum. With Scratch::caller
+// it allocates no scratch: use_scratch() first (gpuk::PreparedHandle, docs/api.md).
 //
 //   auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);
 //   amax(d_in, d_best, n, stream);                  // asynchronous, into device memory
 //   gpuk::reduce::Best<float> b = amax(d_in, n, stream);  // waits
-template <class T, class R> class Prepared {
+template <class T, class R> class Prepared : public PreparedHandle {
  public:
-  Prepared(const Engine& e, Op op, std::uint64_t max_n) : sizes_(e.prepare_sizes(detail::spec<T>(op, max_n))) {}
+  Prepared(const Engine& e, Op op, std::uint64_t max_n, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::spec<T>(op, max_n), scratch) {}
   void operator()(const T* d_in, R* d_out, std::uint64_t n, CUstream stream) { sizes_.launch({d_in, d_out}, n, stream); }
   R operator()(const T* d_in, std::uint64_t n, CUstream stream) {
     if (n == 0) return detail::empty<R>();
     return detail::from_bytes<R>(sizes_.launch_and_read({d_in, nullptr}, n, stream));
   }
-  std::uint64_t max_n() const { return sizes_.max_n(); }
-  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
-  const PreparedSizes& sizes() const { return sizes_; }
-
- private:
-  PreparedSizes sizes_;
 };
 
-template <class T> Prepared<T, Best<T>> prepare_argmax(const Engine& e, std::uint64_t max_n) {
-  return {e, Op::argmax, max_n};
+template <class T> Prepared<T, Best<T>> prepare_argmax(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::argmax, max_n, s};
 }
-template <class T> Prepared<T, Best<T>> prepare_argmin(const Engine& e, std::uint64_t max_n) {
-  return {e, Op::argmin, max_n};
+template <class T> Prepared<T, Best<T>> prepare_argmin(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::argmin, max_n, s};
 }
-template <class T> Prepared<T, Best<T>> prepare_max(const Engine& e, std::uint64_t max_n) {
-  return {e, Op::max, max_n};
+template <class T> Prepared<T, Best<T>> prepare_max(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::max, max_n, s};
 }
-template <class T> Prepared<T, Best<T>> prepare_min(const Engine& e, std::uint64_t max_n) {
-  return {e, Op::min, max_n};
+template <class T> Prepared<T, Best<T>> prepare_min(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::min, max_n, s};
 }
-template <class T> Prepared<T, Sum<T>> prepare_sum(const Engine& e, std::uint64_t max_n) {
-  return {e, Op::sum, max_n};
+template <class T> Prepared<T, Sum<T>> prepare_sum(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::sum, max_n, s};
 }
 
 }  // namespace gpuk::reduce

@@ -130,15 +130,16 @@ std::int64_t count(const Engine& e, const T* d_in, std::uint64_t n, detail::same
 
 // A prepared search: every size bucket of [1, max_n] chosen, compiled, loaded and given its
 // scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
-// Serves one stream at a time (any stream).
+// Serves one stream at a time (any stream). With Scratch::caller it allocates no scratch:
+// use_scratch() first (gpuk::PreparedHandle, docs/api.md).
 //
 //   auto f = gpuk::search::prepare_find<std::uint32_t>(engine, max_n);
 //   f(d_in, d_index, n, 42, stream);                 // asynchronous, into device memory
 //   std::int64_t i = f(d_in, n, 42, stream);         // waits
-template <class T> class Prepared {
+template <class T> class Prepared : public PreparedHandle {
  public:
-  Prepared(const Engine& e, Mode mode, std::uint64_t max_n)
-      : mode_(mode), sizes_(e.prepare_sizes(detail::spec<T>(mode, max_n))) {}
+  Prepared(const Engine& e, Mode mode, std::uint64_t max_n, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::spec<T>(mode, max_n), scratch), mode_(mode) {}
   void operator()(const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
     const Scalar v = Scalar::of(value);
     sizes_.launch({d_in, d_out}, n, stream, &v);
@@ -148,17 +149,19 @@ template <class T> class Prepared {
     const Scalar v = Scalar::of(value);
     return detail::from_bytes(sizes_.launch_and_read({d_in, nullptr}, n, stream, &v));
   }
-  std::uint64_t max_n() const { return sizes_.max_n(); }
-  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
-  const PreparedSizes& sizes() const { return sizes_; }
 
  private:
   Mode mode_;
-  PreparedSizes sizes_;
 };
 
-template <class T> Prepared<T> prepare_find(const Engine& e, std::uint64_t max_n) { return {e, Mode::find, max_n}; }
-template <class T> Prepared<T> prepare_any(const Engine& e, std::uint64_t max_n) { return {e, Mode::any, max_n}; }
-template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_n) { return {e, Mode::count, max_n}; }
+template <class T> Prepared<T> prepare_find(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Mode::find, max_n, s};
+}
+template <class T> Prepared<T> prepare_any(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Mode::any, max_n, s};
+}
+template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Mode::count, max_n, s};
+}
 
 }  // namespace gpuk::search

@@ -6,9 +6,12 @@
 //   gpuk::sort::pairs(engine, d_keys_in, d_keys_out, d_values_in, d_values_out, n, stream);
 //
 // Every sort is stable, descending too. Floats sort in IEEE total order (-0.0 before +0.0) with
-// every NaN after +inf: last ascending, first descending, in input order. The input is never
-// written. argsort's indices are uint32 while every n of the Operation's size bucket fits in
-// 2^32, uint64 beyond (Operation::arrays() says which).
+// every NaN after +inf: last ascending, first descending, in input order; or, with
+// Options::floats = FloatOrder::cub, as cub::DeviceRadixSort orders them. Options::begin_bit and
+// end_bit sort on those bits of the key alone, as CUB's do. A sort may be in place (d_in ==
+// d_out, d_values_in == d_values_out); outputs that overlap inputs otherwise are refused.
+// argsort's indices are uint32 while every n of the Operation's size bucket fits in 2^32, uint64
+// beyond (Operation::arrays() says which).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,13 +23,20 @@
 namespace gpuk::sort {
 
 namespace detail {
-inline OperationSpec spec(Op op, DType keys, std::uint64_t n, Order order, const char* values = nullptr) {
+// The options as a config gives them; defaults are left out (begin_bit 0 and end_bit at the key's
+// width, the float order of integer keys), so that equal sorts share one cached Operation.
+inline OperationSpec spec(Op op, DType keys, std::uint64_t n, const Options& o, const char* values = nullptr) {
   OperationSpec s;
   s.family = "sort";
   s.operation = info(op).name;
   s.dtype = keys;
   s.n = n;
-  s.options["order"] = order == Order::descending ? "descending" : "ascending";
+  s.options["order"] = o.order == Order::descending ? "descending" : "ascending";
+  const bool is_float = keys == DType::float32 || keys == DType::float64;
+  const int key_bits = keys == DType::float32 || keys == DType::int32 || keys == DType::uint32 ? 32 : 64;
+  if (o.begin_bit != 0) s.options["begin_bit"] = std::to_string(o.begin_bit);
+  if (o.end_bit != -1 && o.end_bit != key_bits) s.options["end_bit"] = std::to_string(o.end_bit);
+  if (o.floats == FloatOrder::cub && is_float) s.options["float_order"] = "cub";
   if (values) s.options["values"] = values;
   return s;
 }
@@ -52,8 +62,8 @@ template <class I> void check_indices(std::uint64_t n) {
 
 // Sorts n keys from d_in into d_out, asynchronously on `stream`.
 template <class K>
-void keys(const Engine& e, const K* d_in, K* d_out, std::uint64_t n, CUstream stream, Order order = Order::ascending) {
-  const OperationSpec spec = detail::spec(Op::sort, dtype_of<K>(), n, order);
+void keys(const Engine& e, const K* d_in, K* d_out, std::uint64_t n, CUstream stream, const Options& options = {}) {
+  const OperationSpec spec = detail::spec(Op::sort, dtype_of<K>(), n, options);
   if (n == 0) return;
   e.launch(spec, {d_in, d_out}, stream);
 }
@@ -61,8 +71,8 @@ void keys(const Engine& e, const K* d_in, K* d_out, std::uint64_t n, CUstream st
 // Sorts n keys and carries each key's value along.
 template <class K, class V>
 void pairs(const Engine& e, const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
-           CUstream stream, Order order = Order::ascending) {
-  const OperationSpec spec = detail::spec(Op::sort_pairs, dtype_of<K>(), n, order, detail::value_name<V>());
+           CUstream stream, const Options& options = {}) {
+  const OperationSpec spec = detail::spec(Op::sort_pairs, dtype_of<K>(), n, options, detail::value_name<V>());
   if (n == 0) return;
   e.launch(spec, {d_keys_in, d_keys_out, d_values_in, d_values_out}, stream);
 }
@@ -71,8 +81,8 @@ void pairs(const Engine& e, const K* d_keys_in, K* d_keys_out, const V* d_values
 // Operation::arrays() says for this n's bucket).
 template <class K, class I>
 void argsort(const Engine& e, const K* d_keys_in, K* d_keys_out, I* d_indices, std::uint64_t n, CUstream stream,
-             Order order = Order::ascending) {
-  const OperationSpec spec = detail::spec(Op::argsort, dtype_of<K>(), n, order);
+             const Options& options = {}) {
+  const OperationSpec spec = detail::spec(Op::argsort, dtype_of<K>(), n, options);
   if (n == 0) return;
   detail::check_indices<I>(n);
   e.launch(spec, {d_keys_in, d_keys_out, d_indices}, stream);
@@ -80,46 +90,61 @@ void argsort(const Engine& e, const K* d_keys_in, K* d_keys_out, I* d_indices, s
 
 // Prepared sorts: every size bucket of [1, max_n] chosen, compiled, loaded and given its scratch
 // (the radix sorts' spare buffers) when it is made, so that no call compiles or allocates; all
-// freed when it is destroyed. Each serves one stream at a time (any stream).
+// freed when it is destroyed. Each serves one stream at a time (any stream). With
+// Scratch::caller the handle allocates nothing: pass it scratch_bytes() of device memory with
+// use_scratch() before the first call (docs/api.md, "Caller-owned scratch").
 //
 //   auto s = gpuk::sort::prepare_pairs<float, std::uint32_t>(engine, max_n);
 //   s(d_keys, d_keys_out, d_values, d_values_out, n, stream);   // any n <= max_n; 0: nothing
-template <class K> class PreparedKeys {
- public:
-  PreparedKeys(const Engine& e, std::uint64_t max_n, Order order)
-      : sizes_(e.prepare_sizes(detail::spec(Op::sort, dtype_of<K>(), max_n, order))) {}
-  void operator()(const K* d_in, K* d_out, std::uint64_t n, CUstream stream) { sizes_.launch({d_in, d_out}, n, stream); }
-  std::uint64_t max_n() const { return sizes_.max_n(); }
-  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
-  const PreparedSizes& sizes() const { return sizes_; }
 
- private:
-  PreparedSizes sizes_;
+template <class K> class PreparedKeys : public PreparedHandle {
+ public:
+  PreparedKeys(const Engine& e, std::uint64_t max_n, const Options& options, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::spec(Op::sort, dtype_of<K>(), max_n, options), scratch) {}
+  void operator()(const K* d_in, K* d_out, std::uint64_t n, CUstream stream) { sizes_.launch({d_in, d_out}, n, stream); }
 };
 
-template <class K, class V> class PreparedPairs {
+template <class K, class V> class PreparedPairs : public PreparedHandle {
  public:
-  PreparedPairs(const Engine& e, std::uint64_t max_n, Order order)
-      : sizes_(e.prepare_sizes(detail::spec(Op::sort_pairs, dtype_of<K>(), max_n, order, detail::value_name<V>()))) {}
+  PreparedPairs(const Engine& e, std::uint64_t max_n, const Options& options, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::spec(Op::sort_pairs, dtype_of<K>(), max_n, options, detail::value_name<V>()), scratch) {}
   void operator()(const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
                   CUstream stream) {
     sizes_.launch({d_keys_in, d_keys_out, d_values_in, d_values_out}, n, stream);
   }
-  std::uint64_t max_n() const { return sizes_.max_n(); }
-  std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }  // device memory it holds
-  const PreparedSizes& sizes() const { return sizes_; }
+};
+
+// argsort: the sorted keys and each one's original index, uint32 (every n up to max_n must have
+// its size bucket within 2^32: max_n < 2^31 is always fine; larger argsorts: the typed call).
+template <class K> class PreparedArgsort : public PreparedHandle {
+ public:
+  PreparedArgsort(const Engine& e, std::uint64_t max_n, const Options& options, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, checked(max_n, options), scratch) {}
+  void operator()(const K* d_keys_in, K* d_keys_out, std::uint32_t* d_indices, std::uint64_t n, CUstream stream) {
+    sizes_.launch({d_keys_in, d_keys_out, d_indices}, n, stream);
+  }
 
  private:
-  PreparedSizes sizes_;
+  static OperationSpec checked(std::uint64_t max_n, const Options& options) {
+    detail::check_indices<std::uint32_t>(max_n);
+    return detail::spec(Op::argsort, dtype_of<K>(), max_n, options);
+  }
 };
 
 template <class K>
-PreparedKeys<K> prepare_keys(const Engine& e, std::uint64_t max_n, Order order = Order::ascending) {
-  return {e, max_n, order};
+PreparedKeys<K> prepare_keys(const Engine& e, std::uint64_t max_n, const Options& options = {},
+                             Scratch scratch = Scratch::owned) {
+  return {e, max_n, options, scratch};
 }
 template <class K, class V>
-PreparedPairs<K, V> prepare_pairs(const Engine& e, std::uint64_t max_n, Order order = Order::ascending) {
-  return {e, max_n, order};
+PreparedPairs<K, V> prepare_pairs(const Engine& e, std::uint64_t max_n, const Options& options = {},
+                                  Scratch scratch = Scratch::owned) {
+  return {e, max_n, options, scratch};
+}
+template <class K>
+PreparedArgsort<K> prepare_argsort(const Engine& e, std::uint64_t max_n, const Options& options = {},
+                                   Scratch scratch = Scratch::owned) {
+  return {e, max_n, options, scratch};
 }
 
 }  // namespace gpuk::sort

@@ -12,6 +12,27 @@ namespace gpuk::sort {
 enum class Op { sort, sort_pairs, argsort };
 enum class Order { ascending, descending };
 
+// How floats order (docs/api.md, "Sort orders"). total (the default): IEEE total order,
+// -0.0 before +0.0, every NaN equal to every other and after +inf. cub: as cub::DeviceRadixSort,
+// -0.0 equal to +0.0 (stable: in input order), NaNs ordered by their bits (a NaN with the sign
+// bit set before -inf, one without after +inf). Integers order the same either way.
+enum class FloatOrder { total, cub };
+
+// A sort's options: the order, CUB's begin_bit and end_bit (only bits [begin_bit, end_bit) of the
+// key's order-preserving bits count, as in cub::DeviceRadixSort; end_bit -1: every bit), and the
+// float order. An Order converts to Options, so `..., stream, Order::descending)` still reads.
+struct Options {
+  Order order = Order::ascending;
+  int begin_bit = 0;
+  int end_bit = -1;
+  FloatOrder floats = FloatOrder::total;
+
+  constexpr Options() = default;
+  constexpr Options(Order o) : order(o) {}  // NOLINT: implicit on purpose
+  constexpr Options(Order o, int begin, int end, FloatOrder f = FloatOrder::total)
+      : order(o), begin_bit(begin), end_bit(end), floats(f) {}
+};
+
 struct OpInfo {
   Op op;
   const char* name;    // in configs and OperationSpec: "sort_pairs"

@@ -1,0 +1,147 @@
+// The sort family's CUB-compatible options on the GPU: begin_bit / end_bit windows (fewer digit
+// passes, an odd number of them too) and CUB's float order, each verified element by element
+// against the CPU reference, and, where CUB runs in the same run, CUB's answer against the same
+// reference. Without a GPU this program prints why and exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <random>
+
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "helpers.hpp"
+#include "run/runner.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+struct Gpu {
+  PluginRegistry plugins{{test::plugin_dir()}};
+  KernelLibrary kernels{{test::kernels_dir()}};
+  Device device{0};
+  CompileCache cache{CompileCache::default_dir()};
+  test::TempDir dir;
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+// n floats mixing NaNs of both signs and several payloads, +-0.0, +-inf, ties and ordinary
+// numbers, as a .npy file: what tells the two float orders apart.
+std::filesystem::path special_floats(DType dtype, std::uint64_t n) {
+  std::mt19937_64 rng(test::fresh_seed());
+  const auto path = gpu().dir.path() / ("special-" + std::to_string(rng()) + ".npy");
+  HostArray a(dtype, n);
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      using B = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+      const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+      std::uniform_real_distribution<double> uniform(-100, 100);
+      for (auto& x : a.as<T>()) {
+        const auto r = rng() % 20;
+        if (r < 8) {
+          const T pick[] = {nan, -nan, T(0), -T(0), inf, -inf, T(1.5), T(-1.5)};
+          x = pick[r];
+        } else if (r < 10) {  // a NaN with a payload of 1 to 8, either sign
+          B bits;
+          T base = r == 8 ? nan : -nan;
+          std::memcpy(&bits, &base, sizeof bits);
+          bits |= static_cast<B>(1 + rng() % 8);
+          std::memcpy(&x, &bits, sizeof bits);
+        } else {
+          x = static_cast<T>(uniform(rng));
+        }
+      }
+    }
+  });
+  write_npy(path, a);
+  return path;
+}
+
+std::string range_of(DType dtype) {
+  switch (dtype) {
+    case DType::uint32: return "low: 0, high: 4294967295";
+    case DType::int32: return "low: -2147483648, high: 2147483647";
+    case DType::uint64: return "low: 0, high: 18000000000000000000";
+    case DType::int64: return "low: -9000000000000000000, high: 9000000000000000000";
+    default: return "low: -1000000, high: 1000000";
+  }
+}
+
+struct Case {
+  std::string kernel, params, op, dtype, order, extra;  // extra: begin_bit / end_bit / float_order lines
+  std::uint64_t size;
+  bool special;   // the special floats, else uniform random keys
+  bool baseline;  // CUB in the same run, checked against the reference too
+};
+
+RunReport run_case(const Case& c) {
+  const DType dtype = *parse_dtype(c.dtype);
+  const std::string data =
+      c.special ? "{file: " + special_floats(dtype, c.size).string() + "}"
+                : "{generator: uniform, " + range_of(dtype) + ", seed: " + std::to_string(test::fresh_seed()) + "}";
+  const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: " + c.kernel +
+                           (c.params.empty() ? "" : "\nparams: " + c.params) + "\ndtype: " + c.dtype +
+                           "\norder: " + c.order + "\n" + c.extra + "size: " + std::to_string(c.size) +
+                           "\ndata: " + data + "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: " +
+                           (c.baseline ? "true" : "false") + "\n";
+  const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+  return run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+}
+
+}  // namespace
+
+TEST_CASE("bit windows and CUB's float order: every kernel kind against the reference, and CUB agrees") {
+  const std::vector<Case> cases = {
+      // onesweep, one digit pass (odd: the look-back's parity carries over between runs)
+      {"onesweep", "", "sort", "uint32", "ascending", "begin_bit: 0\nend_bit: 8\n", (1u << 20) + 7, false, true},
+      // onesweep, 25 bits in 4 passes, CUB's order of floats, descending, pairs
+      {"onesweep", "", "sort_pairs", "float32", "descending", "begin_bit: 3\nend_bit: 28\nfloat_order: cub\n",
+       (1u << 20) + 3, true, true},
+      // onesweep, CUB's order on the whole key (NaN payloads, +-0.0 equal and stable)
+      {"onesweep", "", "sort", "float64", "ascending", "float_order: cub\n", (1u << 19) + 5, true, true},
+      // onesweep, 64-bit keys, a window in the middle (3 passes), argsort
+      {"onesweep", "", "argsort", "int64", "descending", "begin_bit: 20\nend_bit: 41\n", (1u << 19) + 9, false, true},
+      // radix's digit passes (two look-back buffers): 16 bits in 2 passes, 12 in 3 of 5 bits
+      {"radix", "{SMALL: 0}", "sort_pairs", "int32", "ascending", "begin_bit: 4\nend_bit: 20\n", 300001, false, true},
+      {"radix", "{SMALL: 0, RADIX_BITS: 5}", "sort", "uint64", "descending", "begin_bit: 50\nend_bit: 62\n", 200003,
+       false, false},
+      // radix's one-block path and rank_bucket (small n): one launch
+      {"radix", "", "argsort", "float32", "ascending", "begin_bit: 16\nend_bit: 32\nfloat_order: cub\n", 3000, true,
+       true},
+      {"rank_bucket", "", "sort", "float32", "descending", "float_order: cub\n", 4096, true, true},
+      {"rank_bucket", "{ITEMS: 16}", "sort_pairs", "uint32", "ascending", "begin_bit: 28\nend_bit: 32\n", 10000, false,
+       true},
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
+                             std::to_string(c.size) + " " + c.extra;
+    CAPTURE(what);
+    const RunReport r = run_case(c);
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    if (c.baseline) {
+      REQUIRE(r.baseline.has_value());
+      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    }
+    std::cout << what << ": " << r.verification.detail << "; " << r.kernel.median << " ms"
+              << (r.baseline ? ", " + r.baseline->name + " agrees" : std::string()) << "\n";
+  }
+}
+
+TEST_CASE("a narrow window takes fewer digit passes: 2^24 uint32 keys, all 32 bits against bits [0, 16)") {
+  double ms[2] = {0, 0};
+  int i = 0;
+  for (const char* extra : {"", "begin_bit: 0\nend_bit: 16\n"}) {
+    const RunReport r = run_case({"onesweep", "", "sort", "uint32", "ascending", extra, 1u << 24, false, false});
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    ms[i++] = r.kernel.median;
+  }
+  std::cout << "onesweep uint32 n=2^24: all 32 bits " << ms[0] << " ms, bits [0, 16) " << ms[1] << " ms\n";
+  CHECK(ms[1] < 0.75 * ms[0]);  // 2 of 4 digit passes (and the histogram): well under the whole key's time
+}
