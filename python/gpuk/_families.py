@@ -93,6 +93,9 @@ def family_namespaces(engine: Engine) -> Dict[str, Family]:
         for alias, op in ALIASES.get(f["name"], {}).items():
             if op in functions:
                 functions[alias] = functions[op]
+        if f["name"] == "reduce":
+            from ._layouts import layout_functions
+            functions.update(layout_functions(f))
         out[f["name"]] = Family(name=f["name"], description=f["description"], operations=list(f["operations"]),
                                 dtypes=list(f["dtypes"]), options=f["options"], **functions)
     return out

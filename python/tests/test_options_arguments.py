@@ -1,0 +1,179 @@
+"""The sort options (begin_bit, end_bit, float_order) and the segmented and per-channel
+reductions: their argument checks, all before the GPU is opened (no GPU needed)."""
+import numpy as np
+import pytest
+
+import gpuk
+from producers import CaiArray
+
+FAKE_POINTER = 0x7F0000000000  # never dereferenced: the checks refuse the array first
+OPERATIONS = ("argmax", "argmin", "max", "min", "sum")
+
+
+# --- sort options -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function", ["keys", "argsort"])
+def test_a_bit_window_outside_the_key_is_refused_with_the_keys_width(function):
+    x = np.arange(10, dtype=np.uint32)
+    sort = getattr(gpuk.sort, function)
+    with pytest.raises(gpuk.ConfigError, match=r"begin_bit must be at least 0 and less than 32 \(uint32 keys have 32"):
+        sort(x, begin_bit=32)
+    with pytest.raises(gpuk.ConfigError, match="begin_bit must be at least 0"):
+        sort(x, begin_bit=-1)
+    with pytest.raises(gpuk.ConfigError, match=r"end_bit must be greater than begin_bit \(8\) and at most 32"):
+        sort(x, begin_bit=8, end_bit=8)
+    with pytest.raises(gpuk.ConfigError, match="at most 64"):
+        sort(x.astype(np.int64), end_bit=65)
+
+
+def test_the_sort_options_refuse_values_of_the_wrong_kind():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(gpuk.ConfigError, match="begin_bit must be an integer, not '1.5'"):
+        gpuk.sort.keys(x, begin_bit=1.5)
+    with pytest.raises(gpuk.ConfigError, match="end_bit must be an integer, not 'true'"):
+        gpuk.sort.keys(x, end_bit=True)
+    with pytest.raises(gpuk.ConfigError, match="float_order must be one of total, cub, not 'numpy'"):
+        gpuk.sort.keys(x, float_order="numpy")
+    with pytest.raises(gpuk.ConfigError, match="has no option 'begin_bits'"):
+        gpuk.sort.pairs(x, np.zeros(10, np.uint32), begin_bits=0)
+
+
+def test_the_sort_options_are_listed_with_their_help():
+    options = {o["name"]: o for o in gpuk.sort.options}
+    assert options["begin_bit"]["kind"] == "integer" and options["begin_bit"]["default"] == "0"
+    assert options["end_bit"]["default"] == "none"
+    assert options["float_order"]["choices"] == ["total", "cub"]
+
+
+# --- segmented reductions -----------------------------------------------------------------
+
+def test_every_reduce_operation_has_its_segmented_and_per_channel_function():
+    for op in OPERATIONS:
+        assert callable(getattr(gpuk.reduce, f"segmented_{op}"))
+        assert callable(getattr(gpuk.reduce, f"per_channel_{op}"))
+    assert "segments" in gpuk.reduce.segmented_argmax.__doc__ or "segment" in gpuk.reduce.segmented_argmax.__doc__
+
+
+def test_offsets_or_begin_and_end_not_both_nor_neither():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(TypeError, match="not both"):
+        gpuk.reduce.segmented_argmax(x, [0, 5, 10], begin=[0], end=[5])
+    with pytest.raises(TypeError, match="takes offsets"):
+        gpuk.reduce.segmented_argmax(x)
+    with pytest.raises(TypeError, match="takes offsets"):
+        gpuk.reduce.segmented_sum(x, begin=[0])
+
+
+def test_offsets_are_checked_against_the_input():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(gpuk.ConfigError, match=r"offsets\[2\] = 11 is outside \[0, 10\]"):
+        gpuk.reduce.segmented_argmax(x, np.array([0, 5, 11]))
+    with pytest.raises(gpuk.ConfigError, match=r"begin\[0\] = -1 is outside"):
+        gpuk.reduce.segmented_max(x, begin=[-1], end=[3])
+    with pytest.raises(gpuk.ConfigError, match="begin has 2 offsets, end 1"):
+        gpuk.reduce.segmented_min(x, begin=[0, 1], end=[3])
+    with pytest.raises(gpuk.ConfigError, match="offsets has no element"):
+        gpuk.reduce.segmented_sum(x, np.array([], np.int64))
+    with pytest.raises(gpuk.ConfigError, match="offsets are integers"):
+        gpuk.reduce.segmented_argmin(x, np.array([0.0, 10.0]))
+    with pytest.raises(gpuk.ConfigError, match="offsets are integers"):
+        gpuk.reduce.segmented_argmin(x, np.array([False, True]))
+
+
+def test_device_offsets_must_be_int64():
+    x = CaiArray(FAKE_POINTER, np.float32, (100,))
+    with pytest.raises(gpuk.ConfigError, match="offsets on the GPU must be int64, not int32"):
+        gpuk.reduce.segmented_argmax(x, CaiArray(FAKE_POINTER, np.int32, (3,)))
+    with pytest.raises(gpuk.ConfigError, match="must be int64"):
+        gpuk.reduce.segmented_argmax(x, begin=CaiArray(FAKE_POINTER, np.uint64, (2,)),
+                                     end=CaiArray(FAKE_POINTER, np.int64, (2,)))
+
+
+def test_no_segments_is_an_empty_answer_without_the_gpu():
+    x = np.arange(10, dtype=np.int32)
+    best = gpuk.reduce.segmented_argmax(x, np.array([0]))
+    assert best.values.shape == (0,) and best.values.dtype == np.int32 and best.indices.dtype == np.int64
+    assert gpuk.reduce.segmented_argmax(x, np.array([0]), abs=True).values.dtype == np.uint32
+    sums = gpuk.reduce.segmented_sum(x, begin=[], end=[])
+    assert sums.shape == (0,) and sums.dtype == np.int64
+    assert gpuk.reduce.segmented_max(x.astype(np.float32), [0]).dtype == np.float32
+    out = np.empty(4, np.int64)
+    assert gpuk.reduce.segmented_max(x, [0], out=out) is out
+
+
+def test_the_layout_options_are_the_functions_own():
+    x = np.zeros(12, np.float32)
+    with pytest.raises(TypeError, match="the offsets give the segments"):
+        gpuk.reduce.segmented_argmax(x, [0, 12], segments=1)
+    with pytest.raises(TypeError, match="takes no channels= option"):
+        gpuk.reduce.segmented_argmax(x, [0, 12], channels=3)
+    with pytest.raises(gpuk.ConfigError, match="abs='yes': True or False"):
+        gpuk.reduce.segmented_sum(x, [0, 12], abs="yes")
+
+
+# --- per-channel reductions ---------------------------------------------------------------
+
+def test_per_channel_needs_a_channel_axis_or_channels():
+    with pytest.raises(gpuk.ConfigError, match="1-d array has no channel axis"):
+        gpuk.reduce.per_channel_argmax(np.zeros(12, np.float32))
+    with pytest.raises(gpuk.ConfigError, match="channels=0: from 1 to 1024"):
+        gpuk.reduce.per_channel_argmax(np.zeros(12, np.float32), channels=0)
+    with pytest.raises(gpuk.ConfigError, match="channels=2000: from 1 to 1024"):
+        gpuk.reduce.per_channel_max(np.zeros((2, 2000), np.float32))
+    with pytest.raises(gpuk.ConfigError, match="not a multiple of channels=5"):
+        gpuk.reduce.per_channel_sum(np.zeros(12, np.float32), channels=5)
+    with pytest.raises(gpuk.ConfigError, match="channels=True: an integer"):
+        gpuk.reduce.per_channel_min(np.zeros(12, np.float32), channels=True)
+
+
+def test_per_channel_of_no_pixels_is_refused_unless_out_is_given():
+    image = np.zeros((0, 4, 3), np.float32)
+    with pytest.raises(gpuk.ConfigError, match="no pixels"):
+        gpuk.reduce.per_channel_argmax(image)
+    out = np.empty(6, np.int64)
+    assert gpuk.reduce.per_channel_argmax(image, out=out) is out
+
+
+def test_per_channel_device_image_checks_come_first():
+    x = CaiArray(FAKE_POINTER, np.float32, (10, 10), strides=(4, 40))
+    with pytest.raises(gpuk.ConfigError, match="not C-contiguous"):
+        gpuk.reduce.per_channel_argmax(x)
+
+
+def test_record_views_split_values_and_indices():
+    from gpuk._layouts import _record_views, _slot_value_dtype
+    raw = np.zeros(3 * 16, np.uint8)
+    rec = raw.view(np.int64).reshape(3, 2)
+    rec[:, 1] = [4, -1, 7]
+    raw.view(np.float32).reshape(3, 4)[:, 0] = [1.5, -np.inf, 2.5]
+    values, indices = _record_views(raw, "float32", 3, host=True)
+    assert values.tolist() == [1.5, -np.inf, 2.5] and indices.tolist() == [4, -1, 7]
+    assert values.flags.c_contiguous and indices.flags.c_contiguous
+    assert _slot_value_dtype("{uint32 value; int64 index at byte 8} x 17") == "uint32"
+    assert _slot_value_dtype("float64 x 5") == "float64"
+
+
+def test_valid_sort_options_pass_every_check_before_the_gpu():
+    from conftest import no_gpu_reason
+    if not no_gpu_reason():
+        pytest.skip("a GPU is here: the call would run (test_options_gpu.py checks the answers)")
+    x = np.zeros(10, np.float32)
+    for options in ({"begin_bit": 0, "end_bit": 16}, {"float_order": "cub"}, {"end_bit": None},
+                    {"begin_bit": np.int64(31), "end_bit": 32, "float_order": "total", "order": "descending"}):
+        with pytest.raises(gpuk.NoDeviceError):
+            gpuk.sort.keys(x, **options)
+
+
+# --- tuning policy ------------------------------------------------------------------------
+
+def test_the_tuning_policy_by_name_or_file(tmp_path):
+    for policy in ("user_database", "shipped_only", "none"):
+        assert gpuk.Engine(tuning=policy).tuning == policy
+    with pytest.raises(gpuk.ConfigError, match="tuning='shipped': one of user_database, shipped_only, none"):
+        gpuk.Engine(tuning="shipped")
+    with pytest.raises(gpuk.ConfigError, match="a string names a policy"):
+        gpuk.Engine(tuning=str(tmp_path / "tuning.yaml"))
+    with pytest.raises(gpuk.ConfigError, match="not int"):
+        gpuk.Engine(tuning=1)
+    with pytest.raises(gpuk.ConfigError):
+        gpuk.Engine(tuning=tmp_path / "missing.yaml")  # a missing file: refused when the Engine is made
