@@ -248,8 +248,8 @@ class Engine:
             raise TypeError(f"{name} takes an input array")
         first = resolve(arrays[0], f"{name}: argument 1", device=device, stream=s)
         n = first.size
-        if op is None:
-            op = self._operation(family, operation, first.dtype, n, options, s)
+        if op is None:  # n = 0 prepares as n = 1 (its checks, its slots) and launches nothing
+            op = self._operation(family, operation, first.dtype, max(n, 1), options, s)
         elif first.dtype != op.dtype:
             raise ConfigError(f"{name}: the array is {first.dtype}; this Operation was prepared for {op.dtype}")
         if op.scalar is not None and value is None and len(arrays) == len(op._inputs) + 1:
@@ -300,6 +300,11 @@ class Engine:
                 outs.append(a)
                 results.append(result)
 
+        if n == 0:  # nothing to do, as in C++: nothing is launched, out= is not written
+            if read:
+                answer = _empty_answer(family, operation, next(sl.type for sl in op._outputs if sl.host_result))
+                results = [answer if r is None else r for r in results]
+            return results[0] if len(results) == 1 else tuple(results)
         # Host arrays: uploaded into device memory for the call, results downloaded after it.
         downloads = []
         for a in ins + [o for o in outs if o is not None]:
@@ -327,6 +332,18 @@ class Engine:
         if host_mode or downloads:
             _gpuk.synchronize(device, s)  # the uploads' memory and the host results are done with
         return results[0] if len(results) == 1 else tuple(results)
+
+
+# The answer of an empty input, as the C++ typed calls give it: an index of -1 (argmax, argmin,
+# max, min; search's find and any), zero values, a zero sum and count.
+_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any")}
+
+
+def _empty_answer(family: str, operation: str, layout: str) -> Any:
+    answer = decode(layout, bytes(64))
+    if hasattr(answer, "_replace") and "index" in answer._fields:
+        return answer._replace(index=-1)
+    return -1 if (family, operation) in _EMPTY_MINUS_ONE else answer
 
 
 def _check_slot(a: Arg, slot: _Slot, n: int, name: str) -> None:

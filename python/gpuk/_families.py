@@ -6,10 +6,14 @@ names below and how an answer is shaped.
 """
 from __future__ import annotations
 
+import math
 import types
 from typing import Any, Callable, Dict, Optional
 
+import numpy as np
+
 from ._arrays import dtype_name, resolve, stream_handle
+from ._gpuk import ConfigError
 from ._engine import Engine, default_engine
 
 # Friendlier names for some operations (NumPy's words), and what of a composite answer a
@@ -31,6 +35,19 @@ def _dtype_of(x: Any) -> Optional[str]:
         return str(dtype).rsplit(".", 1)[-1]  # torch.uint32 -> uint32; the call checks it
 
 
+def _is_empty(x: Any) -> bool:
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(x)
+        except Exception:
+            return False
+    try:
+        return math.prod(int(d) for d in shape) == 0
+    except TypeError:
+        return False
+
+
 def _options_from_arrays(family: str, operation: str, arrays: tuple, options: Dict[str, Any]) -> None:
     # sort_pairs carries values of a dtype named by the `values` option: the values array says it.
     if family == "sort" and operation == "sort_pairs" and len(arrays) > 1 and "values" not in options:
@@ -50,6 +67,10 @@ def make_function(family: str, operation: str, description: str) -> Callable[...
             _options_from_arrays(family, operation, arrays, options)
         if index is not None and out is not None and not isinstance(out, tuple):
             out = _with_scratch_outputs(e, family, operation, arrays, out, stream, options)
+        if field is not None and out is None and arrays and _is_empty(arrays[0]):
+            # C++ answers {0, index -1}; a bare value would hide that nothing was reduced.
+            raise ConfigError(f"{family} {operation} of an empty array has no value (arg{operation} gives index -1; "
+                              f"with out= nothing is written)")
         result = e.call(family, operation, *arrays, value=value, out=out, stream=stream, **options)
         if field is not None and out is None:
             return getattr(result, field)

@@ -118,6 +118,9 @@ def _run(engine: Engine, operation: str, name: str, xa: Arg, inputs: List[Arg], 
     """Prepares (cached per segment or channel count, as the C++ calls), launches, shapes the answer."""
     device = engine.device
     op = engine._operation("reduce", operation, xa.dtype, launch_n, options, s)
+    if [sl.name for sl in op._slots][-1:] != ["results"] or len(op._slots) != len(inputs) + 1:
+        raise ConfigError(f"{name}: the plugin's operation takes {', '.join(sl.name for sl in op._slots)}; this "
+                          f"package passes {len(inputs) + 1} arrays (input, offsets, results): versions differ")
     result_slot = op._outputs[0]
     value_dtype = _slot_value_dtype(result_slot.type)
     each = 8 if operation == "sum" else RECORD_BYTES

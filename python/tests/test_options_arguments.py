@@ -177,3 +177,12 @@ def test_the_tuning_policy_by_name_or_file(tmp_path):
         gpuk.Engine(tuning=1)
     with pytest.raises(gpuk.ConfigError):
         gpuk.Engine(tuning=tmp_path / "missing.yaml")  # a missing file: refused when the Engine is made
+
+
+def test_max_and_min_of_an_empty_array_are_refused_before_the_gpu():
+    # C++ answers {0, index -1}; the Python max/min return the value alone, so they refuse.
+    for f in (gpuk.reduce.max, gpuk.reduce.min):
+        with pytest.raises(gpuk.ConfigError, match="of an empty array has no value"):
+            f(np.zeros((0, 3), np.float32))
+        with pytest.raises(gpuk.ConfigError, match="empty array"):
+            f([])

@@ -275,3 +275,20 @@ def test_per_channel_on_a_device_image(gpu):
     best = gpuk.reduce.per_channel_argmax(image.dlpack())
     check_channels(host, 17, "argmax", (best.values.numpy(), best.indices.numpy()))
     check_channels(host, 17, "argmax", gpuk.reduce.per_channel_argmax(host, abs=False))
+
+
+# --- n = 0, as the C++ calls: nothing launched ----------------------------------------------
+
+def test_empty_inputs_answer_as_the_cpp_calls(gpu):
+    x = np.empty(0, np.float32)
+    keys = gpuk.sort.keys(x)
+    assert isinstance(keys, np.ndarray) and keys.shape == (0,) and keys.dtype == np.float32
+    k, v = gpuk.sort.pairs(x, np.empty(0, np.uint32))
+    assert k.shape == v.shape == (0,)
+    assert gpuk.sort.argsort(x).shape == (0,)
+    assert tuple(gpuk.reduce.argmax(x)) == (0.0, -1) and gpuk.reduce.argmin(x).index == -1
+    assert gpuk.reduce.sum(x) == 0.0 and gpuk.reduce.sum(np.empty(0, np.int32)) == 0
+    assert gpuk.search.find(x, 1.0) == -1 and gpuk.search.any(x, 1.0) == -1 and gpuk.search.count(x, 1.0) == 0
+    out = DeviceCopy(np.full(2, 7, np.int64))
+    gpuk.reduce.max(DeviceCopy(x).cai(), out=out.cai())  # not written
+    assert out.numpy().tolist() == [7, 7]
