@@ -57,6 +57,7 @@ class Operation:
     warnings: List[str]
     min_n: int
     max_n: int
+    scratch_bytes: int
     def launch(self, arrays: Sequence[int], n: int, stream: Stream = 0, value: Any = None) -> None: ...
     def __call__(self, *arrays: Array, value: Any = None, out: Any = None, stream: Stream = None) -> Any: ...
 

@@ -95,6 +95,7 @@ class Operation:
         self.warnings: List[str] = list(native.warnings)
         self.min_n: int = native.min_n
         self.max_n: int = native.max_n
+        self.scratch_bytes: int = native.scratch_bytes
         self._slots = [_Slot(a) for a in self.arrays]
         self._inputs = [s for s in self._slots if not s.output]
         self._outputs = [s for s in self._slots if s.output]

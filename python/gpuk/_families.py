@@ -22,6 +22,10 @@ from ._engine import Engine, default_engine
 ALIASES: Dict[str, Dict[str, str]] = {"sort": {"keys": "sort", "pairs": "sort_pairs"}}
 _ANSWER_FIELD: Dict[tuple, str] = {("reduce", "max"): "value", ("reduce", "min"): "value"}
 _ANSWER_INDEX: Dict[tuple, int] = {("sort", "argsort"): -1}
+# Options that change what a call takes (reduce's segments and channels): their own functions.
+_LAYOUT_OPTIONS: Dict[str, Dict[str, str]] = {
+    "reduce": {"segments": "segmented_", "segment_min": "segmented_", "segment_max": "segmented_",
+               "segment_seed": "segmented_", "channels": "per_channel_"}}
 
 
 def _dtype_of(x: Any) -> Optional[str]:
@@ -56,12 +60,26 @@ def _options_from_arrays(family: str, operation: str, arrays: tuple, options: Di
             options["values"] = dtype
 
 
-def make_function(family: str, operation: str, description: str) -> Callable[..., Any]:
+def _options_doc(options: Any) -> str:
+    """The family's options as a docstring lists them (name, default, choices, help)."""
+    lines = []
+    for o in options or ():
+        choices = f" ({' | '.join(o['choices'])})" if o.get("choices") else ""
+        default = f", default {o['default']}" if o.get("default") else ""
+        lines.append(f"  {o['name']}: {o['kind']}{choices}{default}. {o.get('help', '')}".rstrip())
+    return ("\n\nOptions (keywords; None leaves one at its default):\n" + "\n".join(lines)) if lines else ""
+
+
+def make_function(family: str, operation: str, description: str, options: Any = ()) -> Callable[..., Any]:
     field = _ANSWER_FIELD.get((family, operation))
     index = _ANSWER_INDEX.get((family, operation))
 
     def function(*arrays: Any, value: Any = None, out: Any = None, stream: Any = None,
                  engine: Optional[Engine] = None, **options: Any) -> Any:
+        for option, prefix in _LAYOUT_OPTIONS.get(family, {}).items():
+            if option in options:
+                raise TypeError(f"gpuk.{family}.{operation} takes no {option}= (it reduces one array): use "
+                                f"gpuk.{family}.{prefix}{operation}")
         e = engine or default_engine()
         if operation == "sort_pairs":
             _options_from_arrays(family, operation, arrays, options)
@@ -83,7 +101,7 @@ def make_function(family: str, operation: str, description: str) -> Callable[...
     function.__doc__ = (f"gpuk {family} {operation}: {description}\n\n"
                         f"gpuk.{family}.{operation}(x, ..., value=None, out=None, stream=None, engine=None, **options)"
                         " runs on device arrays (zero-copy) or host arrays (uploaded; NumPy back); see"
-                        " gpuk.Engine.call and docs/python.md.")
+                        " gpuk.Engine.call and docs/python.md." + _options_doc(options))
     return function
 
 
@@ -110,7 +128,7 @@ class Family(types.SimpleNamespace):
 def family_namespaces(engine: Engine) -> Dict[str, Family]:
     out = {}
     for f in engine.families():
-        functions = {op: make_function(f["name"], op, f["description"]) for op in f["operations"]}
+        functions = {op: make_function(f["name"], op, f["description"], f["options"]) for op in f["operations"]}
         for alias, op in ALIASES.get(f["name"], {}).items():
             if op in functions:
                 functions[alias] = functions[op]

@@ -181,10 +181,11 @@ def _no_segments(engine: Engine, x: Arg, operation: str, options: dict, out: Any
 
 
 def _layout_options(name: str, abs_: Any, options: dict) -> dict:
-    for key in ("segments", "channels"):
+    for key in ("segments", "segment_min", "segment_max", "segment_seed", "channels"):
         if key in options:
-            raise TypeError(f"{name} takes no {key}= option: " +
-                            ("the offsets give the segments" if key == "segments" else "use per_channel_*"))
+            raise TypeError(f"{name} takes no {key}= option: " + (
+                "the image's last axis or channels= gives the channels" if name.startswith("reduce.per_channel")
+                else "the offsets give the segments" if key.startswith("segment") else "use per_channel_*"))
     if not isinstance(abs_, bool):
         raise ConfigError(f"{name}: abs={abs_!r}: True or False")
     opts = _options_text(options)

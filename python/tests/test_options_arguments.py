@@ -186,3 +186,93 @@ def test_max_and_min_of_an_empty_array_are_refused_before_the_gpu():
             f(np.zeros((0, 3), np.float32))
         with pytest.raises(gpuk.ConfigError, match="empty array"):
             f([])
+
+
+def test_the_layout_options_point_to_their_functions():
+    x = np.zeros(12, np.float32)
+    with pytest.raises(TypeError, match="use gpuk.reduce.segmented_argmax"):
+        gpuk.reduce.argmax(x, segments=3)
+    with pytest.raises(TypeError, match="use gpuk.reduce.per_channel_sum"):
+        gpuk.reduce.sum(x, channels=3)
+    with pytest.raises(TypeError, match="the offsets give the segments"):
+        gpuk.reduce.segmented_max(x, [0, 12], segment_min=2)
+    with pytest.raises(TypeError, match="last axis or channels= gives the channels"):
+        gpuk.reduce.per_channel_max(x.reshape(4, 3), segments=2)
+
+
+def test_the_functions_list_their_options():
+    assert "begin_bit: integer, default 0" in gpuk.sort.keys.__doc__
+    assert "float_order: choice (total | cub)" in gpuk.sort.argsort.__doc__
+
+
+# --- what reaches the native launch (a fake Operation; no GPU) ----------------------------
+
+class FakeNative:
+    def __init__(self, slots):
+        self.arrays = [{"name": n, "output": o, "type": t, "bytes": b, "host_result": False} for n, o, t, b in slots]
+        self.scalar, self.variant, self.chosen, self.warnings = None, "v", "c", []
+        self.min_n, self.max_n, self.scratch_bytes = 1, 1 << 20, 0
+        self.got = []
+
+    def launch(self, pointers, n, stream, *scalar):
+        self.got.append((list(pointers), n, stream))
+
+
+def fake_engine(monkeypatch, slots):
+    engine = gpuk.Engine()
+    native = FakeNative(slots)
+    asked = []
+
+    def operation(family, operation, dtype, n, options, stream):
+        asked.append((family, operation, dtype, n, dict(options), stream))
+        return gpuk.Operation(engine, native, family, operation, dtype, options)
+
+    monkeypatch.setattr(engine, "_operation", operation)
+    monkeypatch.setattr("gpuk._layouts.check_on_device", lambda *args: None)
+    return engine, native, asked
+
+
+def test_segmented_offsets_become_begin_and_end_pointers(monkeypatch):
+    slots = [("input", False, "float32", 400), ("begin_offsets", False, "int64 x 3", 24),
+             ("end_offsets", False, "int64 x 3", 24), ("results", True, "{float32 value; int64 index at byte 8} x 3", 48)]
+    engine, native, asked = fake_engine(monkeypatch, slots)
+    x = CaiArray(FAKE_POINTER, np.float32, (100,))
+    offsets = CaiArray(FAKE_POINTER + 0x1000, np.int64, (4,))
+    out = CaiArray(FAKE_POINTER + 0x2000, np.int64, (3, 2))
+    assert gpuk.reduce.segmented_argmax(x, offsets, out=out, stream=5, engine=engine, abs=True) is out
+    assert asked == [("reduce", "argmax", "float32", 100, {"abs": "true", "segments": "3"}, 5)]
+    assert native.got == [([FAKE_POINTER, FAKE_POINTER + 0x1000, FAKE_POINTER + 0x1008, FAKE_POINTER + 0x2000], 100, 5)]
+    begin, end = CaiArray(FAKE_POINTER + 0x3000, np.int64, (3,)), CaiArray(FAKE_POINTER + 0x4000, np.int64, (3,))
+    gpuk.reduce.segmented_argmax(x, begin=begin, end=end, out=out, engine=engine)
+    assert native.got[-1] == ([FAKE_POINTER, FAKE_POINTER + 0x3000, FAKE_POINTER + 0x4000, FAKE_POINTER + 0x2000], 100, 0)
+    with pytest.raises(gpuk.ConfigError, match=r"out needs 48 bytes \(3 x \{float32 value; int64 index at byte 8\}\)"):
+        gpuk.reduce.segmented_argmax(x, offsets, out=CaiArray(FAKE_POINTER, np.int64, (5,)), engine=engine)
+
+
+def test_segmented_of_an_empty_device_input_launches_for_one_element(monkeypatch):
+    slots = [("input", False, "int32", 4), ("begin_offsets", False, "int64 x 2", 16),
+             ("end_offsets", False, "int64 x 2", 16), ("results", True, "int64 x 2", 16)]
+    engine, native, asked = fake_engine(monkeypatch, slots)
+    out = CaiArray(FAKE_POINTER + 0x2000, np.int64, (2,))
+    gpuk.reduce.segmented_sum(CaiArray(0, np.int32, (0,)), CaiArray(FAKE_POINTER, np.int64, (3,)), out=out, engine=engine)
+    assert asked[0][3] == 1 and native.got[0][1] == 1  # as C++: n counts 1 for the bucket
+
+
+def test_per_channel_takes_the_last_axis_and_launches_on_every_element(monkeypatch):
+    slots = [("input", False, "float32", 4 * 60), ("results", True, "float64 x 3", 24)]
+    engine, native, asked = fake_engine(monkeypatch, slots)
+    image = CaiArray(FAKE_POINTER, np.float32, (4, 5, 3))
+    out = CaiArray(FAKE_POINTER + 0x1000, np.float64, (3,))
+    assert gpuk.reduce.per_channel_sum(image, out=out, engine=engine) is out
+    assert asked == [("reduce", "sum", "float32", 60, {"channels": "3"}, 0)]
+    assert native.got == [([FAKE_POINTER, FAKE_POINTER + 0x1000], 60, 0)]
+    gpuk.reduce.per_channel_sum(CaiArray(FAKE_POINTER, np.float32, (60,)), channels=3, out=out, engine=engine)
+    assert native.got[-1] == ([FAKE_POINTER, FAKE_POINTER + 0x1000], 60, 0)
+
+
+def test_a_plugin_whose_slots_differ_is_refused_before_any_launch(monkeypatch):
+    engine, native, _ = fake_engine(monkeypatch, [("input", False, "float32", 40), ("result", True, "float64", 8)])
+    with pytest.raises(gpuk.ConfigError, match="versions differ"):
+        gpuk.reduce.per_channel_sum(CaiArray(FAKE_POINTER, np.float32, (10, 1)), out=CaiArray(FAKE_POINTER, np.float64, (1,)),
+                                    engine=engine)
+    assert native.got == []
