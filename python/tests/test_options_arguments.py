@@ -1,5 +1,7 @@
 """The sort options (begin_bit, end_bit, float_order) and the segmented and per-channel
 reductions: their argument checks, all before the GPU is opened (no GPU needed)."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -276,3 +278,78 @@ def test_a_plugin_whose_slots_differ_is_refused_before_any_launch(monkeypatch):
         gpuk.reduce.per_channel_sum(CaiArray(FAKE_POINTER, np.float32, (10, 1)), out=CaiArray(FAKE_POINTER, np.float64, (1,)),
                                     engine=engine)
     assert native.got == []
+
+
+class HostMemory:
+    """Stands in for gpuk._gpuk.DeviceMemory: host bytes at a real address (the fake launch reads them)."""
+
+    def __init__(self, device, nbytes):
+        self.buffer = np.zeros(nbytes, np.uint8)
+        self.ptr, self.bytes, self.device = self.buffer.ctypes.data, nbytes, device
+
+    def upload_from(self, host, nbytes, stream):
+        ctypes.memmove(self.ptr, host, nbytes)
+
+    def download_to(self, host, nbytes, stream):
+        ctypes.memmove(host, self.ptr, nbytes)
+
+
+def at(ptr, dtype, count):
+    return np.ctypeslib.as_array((ctypes.c_uint8 * (count * np.dtype(dtype).itemsize)).from_address(ptr)).view(dtype)
+
+
+class SegmentedArgmaxOnTheHost(FakeNative):
+    """A fake launch that answers argmax per segment into 16-byte records, as the plugin's kernels do."""
+
+    def __init__(self, dtype, count):
+        super().__init__([("input", False, dtype, 0), ("begin_offsets", False, f"int64 x {count}", 8 * count),
+                          ("end_offsets", False, f"int64 x {count}", 8 * count),
+                          ("results", True, f"{{{dtype} value; int64 index at byte 8}} x {count}", 16 * count)])
+        self.dtype, self.count = dtype, count
+
+    def launch(self, pointers, n, stream, *scalar):
+        super().launch(pointers, n, stream)
+        x = at(pointers[0], self.dtype, n)
+        begin, end = at(pointers[1], np.int64, self.count), at(pointers[2], np.int64, self.count)
+        records = at(pointers[3], np.uint8, 16 * self.count)
+        for s, (b, e) in enumerate(zip(begin, end)):
+            value, index = (x[b:e].max(), int(np.argmax(x[b:e]))) if e > b else (np.finfo(self.dtype).min, -1)
+            records[16 * s:16 * s + np.dtype(self.dtype).itemsize] = np.array([value], self.dtype).view(np.uint8)
+            records[16 * s + 8:16 * s + 16] = np.array([index], np.int64).view(np.uint8)
+
+
+def test_the_numpy_path_uploads_launches_and_splits_the_records(monkeypatch):
+    engine = gpuk.Engine()
+    native = SegmentedArgmaxOnTheHost("float32", 4)
+    monkeypatch.setattr(engine, "_operation",
+                        lambda *a: gpuk.Operation(engine, native, "reduce", "argmax", "float32", a[4]))
+    monkeypatch.setattr(gpuk._gpuk, "DeviceMemory", HostMemory)
+    monkeypatch.setattr(gpuk._gpuk, "synchronize", lambda *a: None)
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3], np.float32)
+    best = gpuk.reduce.segmented_argmax(x, [0, 3, 3, 8, 10], engine=engine)
+    assert isinstance(best.values, np.ndarray) and best.values.flags.c_contiguous
+    assert best.values.tolist() == [4, np.finfo(np.float32).min, 9, 5] and best.indices.tolist() == [2, -1, 2, 0]
+    assert native.got[0][1] == 10
+    best = gpuk.reduce.segmented_argmax(x, begin=np.array([5, 0, 9, 2], np.int32), end=[6, 10, 9, 4], engine=engine)
+    assert best.values.tolist() == [9, 9, np.finfo(np.float32).min, 4] and best.indices.tolist() == [0, 5, -1, 0]
+    out = np.zeros(8, np.int64)
+    assert gpuk.reduce.segmented_argmax(x, [0, 3, 3, 8, 10], out=out, engine=engine) is out
+    assert out.reshape(4, 2)[:, 1].tolist() == [2, -1, 2, 0]
+
+
+def test_a_device_input_gets_strided_device_views_of_the_records(monkeypatch):
+    engine = gpuk.Engine()
+    native = SegmentedArgmaxOnTheHost("float64", 2)
+    monkeypatch.setattr(engine, "_operation",
+                        lambda *a: gpuk.Operation(engine, native, "reduce", "argmax", "float64", a[4]))
+    monkeypatch.setattr(gpuk._gpuk, "DeviceMemory", HostMemory)
+    monkeypatch.setattr(gpuk._gpuk, "synchronize", lambda *a: None)
+    monkeypatch.setattr("gpuk._layouts.check_on_device", lambda *args: None)
+    host = np.array([1.5, -2.0, 7.25, 0.5], np.float64)
+    offsets = np.array([0, 3, 4], np.int64)
+    best = gpuk.reduce.segmented_argmax(CaiArray(host.ctypes.data, np.float64, (4,)),
+                                        CaiArray(offsets.ctypes.data, np.int64, (3,)), engine=engine)
+    assert isinstance(best.values, gpuk.DeviceArray) and isinstance(best.indices, gpuk.DeviceArray)
+    assert best.values.__cuda_array_interface__["strides"] == (16,)
+    assert best.indices.ptr == best.values.ptr + 8
+    assert best.values.numpy().tolist() == [7.25, 0.5] and best.indices.numpy().tolist() == [2, 0]
