@@ -353,3 +353,37 @@ def test_a_device_input_gets_strided_device_views_of_the_records(monkeypatch):
     assert best.values.__cuda_array_interface__["strides"] == (16,)
     assert best.indices.ptr == best.values.ptr + 8
     assert best.values.numpy().tolist() == [7.25, 0.5] and best.indices.numpy().tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("family,operation,layout,answer", [
+    ("reduce", "argmax", "{float32 value; int64 index at byte 8}", (0.0, -1)),
+    ("reduce", "sum", "float64", 0.0),
+    ("search", "find", "int64", -1),
+    ("search", "count", "int64", 0)])
+def test_an_empty_input_launches_nothing_and_answers_as_cpp(monkeypatch, family, operation, layout, answer):
+    engine = gpuk.Engine()
+    native = FakeNative([("input", False, "float32", 4), ("result", True, layout, 16)])
+    native.arrays[1]["host_result"] = True
+    if family == "search":
+        native.scalar = {"name": "value", "dtype": "float32"}
+    asked = []
+
+    def operation_for(*a):
+        asked.append(a[3])
+        return gpuk.Operation(engine, native, family, operation, "float32", a[4])
+
+    monkeypatch.setattr(engine, "_operation", operation_for)
+    args = (np.empty(0, np.float32),) + ((1.0,) if family == "search" else ())
+    got = engine.call(family, operation, *args)
+    assert (tuple(got) if isinstance(answer, tuple) else got) == answer
+    assert asked == [1] and native.got == []  # prepared as n = 1 (its checks), nothing launched
+
+
+def test_an_empty_sort_returns_empty_arrays_and_leaves_out_alone(monkeypatch):
+    engine = gpuk.Engine()
+    native = FakeNative([("keys_in", False, "uint32", 4), ("keys_out", True, "uint32", 4)])
+    monkeypatch.setattr(engine, "_operation", lambda *a: gpuk.Operation(engine, native, "sort", "sort", "uint32", a[4]))
+    keys = gpuk.sort.keys(np.empty(0, np.uint32), engine=engine, begin_bit=4)
+    assert keys.shape == (0,) and keys.dtype == np.uint32 and native.got == []
+    out = np.empty(0, np.uint32)
+    assert gpuk.sort.keys(np.empty(0, np.uint32), out=out, engine=engine) is out
