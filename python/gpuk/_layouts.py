@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
