@@ -41,6 +41,10 @@ class Best(NamedTuple):
     value: Any
     index: int
 
+class SegmentedBest(NamedTuple):
+    values: Any   # an array: one value per segment or channel
+    indices: Any  # an int64 array: relative to the segment's begin, or the pixel; -1 for an empty segment
+
 class Operation:
     family: str
     operation: str
@@ -53,14 +57,17 @@ class Operation:
     warnings: List[str]
     min_n: int
     max_n: int
+    scratch_bytes: int
     def launch(self, arrays: Sequence[int], n: int, stream: Stream = 0, value: Any = None) -> None: ...
     def __call__(self, *arrays: Array, value: Any = None, out: Any = None, stream: Stream = None) -> Any: ...
 
 class Engine:
     device: int
+    tuning: Union[str, os.PathLike]
     def __init__(self, device: int = 0, *, kernels: Iterable[PathLike] = (), plugins: Iterable[PathLike] = (),
                  cache_dir: Optional[PathLike] = None, no_cache: bool = False,
-                 tuning_db: Optional[PathLike] = None) -> None: ...
+                 tuning_db: Optional[PathLike] = None,
+                 tuning: Union[str, os.PathLike] = "user_database") -> None: ...
     def families(self) -> List[dict]: ...
     def family(self, name: str) -> dict: ...
     def kernels(self) -> List[dict]: ...
@@ -91,6 +98,33 @@ class _Reduce(Family):
     def sum(self, x: Array, *, abs: bool = False, out: Any = None, stream: Stream = None,
             engine: Optional[Engine] = None) -> Union[int, float]: ...
 
+    # Segmented (cub::DeviceSegmentedReduce) and per-channel (HWC) reductions: one answer each.
+    def segmented_argmax(self, x: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                         end: Optional[Array] = None, abs: bool = False, out: Any = None, stream: Stream = None,
+                         engine: Optional[Engine] = None) -> SegmentedBest: ...
+    def segmented_argmin(self, x: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                         end: Optional[Array] = None, abs: bool = False, out: Any = None, stream: Stream = None,
+                         engine: Optional[Engine] = None) -> SegmentedBest: ...
+    def segmented_max(self, x: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                      end: Optional[Array] = None, abs: bool = False, out: Any = None, stream: Stream = None,
+                      engine: Optional[Engine] = None) -> Any: ...
+    def segmented_min(self, x: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                      end: Optional[Array] = None, abs: bool = False, out: Any = None, stream: Stream = None,
+                      engine: Optional[Engine] = None) -> Any: ...
+    def segmented_sum(self, x: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                      end: Optional[Array] = None, abs: bool = False, out: Any = None, stream: Stream = None,
+                      engine: Optional[Engine] = None) -> Any: ...
+    def per_channel_argmax(self, image: Array, *, channels: Optional[int] = None, abs: bool = False, out: Any = None,
+                           stream: Stream = None, engine: Optional[Engine] = None) -> SegmentedBest: ...
+    def per_channel_argmin(self, image: Array, *, channels: Optional[int] = None, abs: bool = False, out: Any = None,
+                           stream: Stream = None, engine: Optional[Engine] = None) -> SegmentedBest: ...
+    def per_channel_max(self, image: Array, *, channels: Optional[int] = None, abs: bool = False, out: Any = None,
+                        stream: Stream = None, engine: Optional[Engine] = None) -> Any: ...
+    def per_channel_min(self, image: Array, *, channels: Optional[int] = None, abs: bool = False, out: Any = None,
+                        stream: Stream = None, engine: Optional[Engine] = None) -> Any: ...
+    def per_channel_sum(self, image: Array, *, channels: Optional[int] = None, abs: bool = False, out: Any = None,
+                        stream: Stream = None, engine: Optional[Engine] = None) -> Any: ...
+
 class _Search(Family):
     def find(self, x: Array, value: Any = None, *, out: Any = None, stream: Stream = None,
              engine: Optional[Engine] = None) -> int: ...
@@ -100,15 +134,20 @@ class _Search(Family):
               engine: Optional[Engine] = None) -> int: ...
 
 class _Sort(Family):
-    def keys(self, x: Array, *, out: Any = None, order: str = "ascending", stream: Stream = None,
+    def keys(self, x: Array, *, out: Any = None, order: str = "ascending", begin_bit: int = 0,
+             end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
              engine: Optional[Engine] = None) -> Any: ...
-    def sort(self, x: Array, *, out: Any = None, order: str = "ascending", stream: Stream = None,
+    def sort(self, x: Array, *, out: Any = None, order: str = "ascending", begin_bit: int = 0,
+             end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
              engine: Optional[Engine] = None) -> Any: ...
     def pairs(self, keys: Array, values: Array, *, out: Optional[Tuple[Any, Any]] = None, order: str = "ascending",
-              stream: Stream = None, engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
+              begin_bit: int = 0, end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
+              engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
     def sort_pairs(self, keys: Array, values: Array, *, out: Optional[Tuple[Any, Any]] = None,
-                   order: str = "ascending", stream: Stream = None, engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
-    def argsort(self, x: Array, *, out: Any = None, order: str = "ascending", stream: Stream = None,
+                   order: str = "ascending", begin_bit: int = 0, end_bit: Optional[int] = None,
+                   float_order: str = "total", stream: Stream = None, engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
+    def argsort(self, x: Array, *, out: Any = None, order: str = "ascending", begin_bit: int = 0,
+                end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
                 engine: Optional[Engine] = None) -> Any: ...
 
 reduce: _Reduce

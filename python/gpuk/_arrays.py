@@ -209,17 +209,22 @@ def check_on_device(arg: Arg, what: str, device: int) -> None:
 class DeviceArray:
     """Device memory that gpuk allocated for a result, when the inputs came from no framework it
     can allocate with (not PyTorch or CuPy): it speaks ``__cuda_array_interface__`` (CuPy, Numba,
-    PyTorch's ``torch.as_tensor(a, device="cuda")`` take it zero-copy) and ``numpy()`` copies it back."""
+    PyTorch's ``torch.as_tensor(a, device="cuda")`` take it zero-copy) and ``numpy()`` copies it back.
+    A view into records (a segmented argmax's values or indices) has byte ``strides`` and an
+    ``offset`` into the memory it shares."""
 
-    def __init__(self, memory: "_gpuk.DeviceMemory", dtype: str, shape: Tuple[int, ...], stream: int = 0):
+    def __init__(self, memory: "_gpuk.DeviceMemory", dtype: str, shape: Tuple[int, ...], stream: int = 0,
+                 strides: Optional[Tuple[int, ...]] = None, offset: int = 0):
         self._memory = memory
         self.dtype = np.dtype(dtype)
         self.shape = tuple(shape)
         self._stream = stream
+        self.strides = None if strides is None else tuple(int(s) for s in strides)
+        self._offset = int(offset)
 
     @property
     def ptr(self) -> int:
-        return self._memory.ptr
+        return self._memory.ptr + self._offset
 
     @property
     def size(self) -> int:
@@ -231,15 +236,20 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._memory.ptr, False), "version": 3,
-                "strides": None, "stream": self._stream if self._stream else 1}
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
+                "strides": self.strides, "stream": self._stream if self._stream else 1}
 
     def numpy(self) -> np.ndarray:
-        """A host copy (waits for the stream it was written on)."""
-        out = np.empty(self.shape, self.dtype)
-        self._memory.download_to(out.ctypes.data, out.nbytes, self._stream)
+        """A host copy, C-contiguous (waits for the stream it was written on)."""
+        if self.strides is None:
+            out = np.empty(self.shape, self.dtype)
+            self._memory.download_to(out.ctypes.data, out.nbytes, self._stream)
+            _gpuk.synchronize(self._memory.device, self._stream)
+            return out
+        raw = np.empty(self._memory.bytes, np.uint8)
+        self._memory.download_to(raw.ctypes.data, raw.nbytes, self._stream)
         _gpuk.synchronize(self._memory.device, self._stream)
-        return out
+        return np.ndarray(self.shape, self.dtype, raw, self._offset, self.strides).copy()
 
     def __repr__(self) -> str:
         return f"gpuk.DeviceArray(shape={self.shape}, dtype={self.dtype.name}, device={self.device})"

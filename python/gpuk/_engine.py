@@ -27,6 +27,11 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
+def _options_text(options: Mapping[str, Any]) -> Dict[str, str]:
+    """The options as a config gives them; an option given as None is left at its default."""
+    return {k: _option_text(v) for k, v in options.items() if v is not None}
+
+
 _FIELD = re.compile(r"\s*(\w+)\s+(\w+)(?:\s+at byte\s+(\d+))?\s*")
 _RESULT_TYPES: Dict[Tuple[str, ...], type] = {}
 
@@ -90,6 +95,7 @@ class Operation:
         self.warnings: List[str] = list(native.warnings)
         self.min_n: int = native.min_n
         self.max_n: int = native.max_n
+        self.scratch_bytes: int = native.scratch_bytes
         self._slots = [_Slot(a) for a in self.arrays]
         self._inputs = [s for s in self._slots if not s.output]
         self._outputs = [s for s in self._slots if s.output]
@@ -115,6 +121,23 @@ class Operation:
         return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
 
 
+TUNING_POLICIES = ("user_database", "shipped_only", "none")
+
+
+def _tuning_policy(tuning: Any) -> Tuple[str, Optional[str]]:
+    """gpuk::TuningPolicy from ``tuning=``: one of TUNING_POLICIES, or a tuning file's path (a
+    pathlib.Path or other os.PathLike; a str is a policy's name)."""
+    if isinstance(tuning, str):
+        if tuning not in TUNING_POLICIES:
+            raise ConfigError(f"tuning={tuning!r}: one of {', '.join(TUNING_POLICIES)}, or a tuning file as a "
+                              f"pathlib.Path (a string names a policy)")
+        return tuning, None
+    if isinstance(tuning, os.PathLike):
+        return "file", os.fspath(tuning)
+    raise ConfigError(f"tuning= takes one of {', '.join(TUNING_POLICIES)} or a pathlib.Path, not "
+                      f"{type(tuning).__name__}")
+
+
 class Engine:
     """gpuk::Engine: the CLI's directories, environment and tuning database, one GPU.
 
@@ -122,17 +145,25 @@ class Engine:
     on the first call that needs it. ``prepare()`` chooses the variant as ``gpuk run`` does and
     returns an Operation; ``call()`` (and the family functions, ``gpuk.reduce.argmax(x)``)
     prepare once per family, operation, dtype, options, size bucket and stream, and reuse it.
+
+    ``tuning=`` pins what chooses the variant (gpuk::TuningPolicy, docs/api.md "Pinning the
+    variant"): ``"user_database"`` (default: the user's tuning database, then the file shipped
+    for the GPU, the family's choice, the defaults), ``"shipped_only"`` (what a fresh install
+    chooses, whatever the user tuned), ``"none"`` (no tuning file), or a ``pathlib.Path`` of a
+    tuning file used where the user's database would be (missing or damaged: ConfigError here).
     """
 
     def __init__(self, device: int = 0, *, kernels: Iterable[os.PathLike] = (), plugins: Iterable[os.PathLike] = (),
                  cache_dir: Optional[os.PathLike] = None, no_cache: bool = False,
-                 tuning_db: Optional[os.PathLike] = None):
+                 tuning_db: Optional[os.PathLike] = None, tuning: Any = "user_database"):
         if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
             raise ConfigError(f"device={device!r}: a GPU ordinal (0, 1, ...)")
         self.device = int(device)
+        policy, tuning_file = _tuning_policy(tuning)
+        self.tuning = tuning
         self._native = _gpuk.Engine(self.device, [os.fspath(k) for k in kernels], [os.fspath(p) for p in plugins],
                                     None if cache_dir is None else os.fspath(cache_dir), no_cache,
-                                    None if tuning_db is None else os.fspath(tuning_db))
+                                    None if tuning_db is None else os.fspath(tuning_db), policy, tuning_file)
         self._emit_warnings()
         self._operations: Dict[tuple, Operation] = {}
         self._lock = threading.Lock()
@@ -175,7 +206,7 @@ class Engine:
         """Chooses, compiles (or takes from the cache), loads and checks a variant for n's size
         bucket. Options as keywords (``abs=True``, ``order="descending"``) or ``options=``;
         ``kernel=`` and ``params=`` run exactly that variant."""
-        opts = {k: _option_text(v) for k, v in {**(options or {}), **option_kwargs}.items()}
+        opts = _options_text({**(options or {}), **option_kwargs})
         try:
             native = self._native.prepare(family, operation, dtype_name(dtype), int(n), opts, kernel,
                                           {k: int(v) for k, v in (params or {}).items()})
@@ -207,7 +238,7 @@ class Engine:
         ``out=`` (one array, or a tuple in order) or to new arrays of the input's kind: the same
         framework on the GPU (PyTorch, CuPy; else a gpuk.DeviceArray), NumPy for host input.
         """
-        opts = {k: _option_text(v) for k, v in options.items()}
+        opts = _options_text(options)
         return self._call(family, operation, arrays, value, out, stream, opts)
 
     def _call(self, family, operation, arrays, value, out, stream, options, op: Optional[Operation] = None):
@@ -218,8 +249,8 @@ class Engine:
             raise TypeError(f"{name} takes an input array")
         first = resolve(arrays[0], f"{name}: argument 1", device=device, stream=s)
         n = first.size
-        if op is None:
-            op = self._operation(family, operation, first.dtype, n, options, s)
+        if op is None:  # n = 0 prepares as n = 1 (its checks, its slots) and launches nothing
+            op = self._operation(family, operation, first.dtype, max(n, 1), options, s)
         elif first.dtype != op.dtype:
             raise ConfigError(f"{name}: the array is {first.dtype}; this Operation was prepared for {op.dtype}")
         if op.scalar is not None and value is None and len(arrays) == len(op._inputs) + 1:
@@ -270,6 +301,11 @@ class Engine:
                 outs.append(a)
                 results.append(result)
 
+        if n == 0:  # nothing to do, as in C++: nothing is launched, out= is not written
+            if read:
+                answer = _empty_answer(family, operation, next(sl.type for sl in op._outputs if sl.host_result))
+                results = [answer if r is None else r for r in results]
+            return results[0] if len(results) == 1 else tuple(results)
         # Host arrays: uploaded into device memory for the call, results downloaded after it.
         downloads = []
         for a in ins + [o for o in outs if o is not None]:
@@ -297,6 +333,18 @@ class Engine:
         if host_mode or downloads:
             _gpuk.synchronize(device, s)  # the uploads' memory and the host results are done with
         return results[0] if len(results) == 1 else tuple(results)
+
+
+# The answer of an empty input, as the C++ typed calls give it: an index of -1 (argmax, argmin,
+# max, min; search's find and any), zero values, a zero sum and count.
+_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any")}
+
+
+def _empty_answer(family: str, operation: str, layout: str) -> Any:
+    answer = decode(layout, bytes(64))
+    if hasattr(answer, "_replace") and "index" in answer._fields:
+        return answer._replace(index=-1)
+    return -1 if (family, operation) in _EMPTY_MINUS_ONE else answer
 
 
 def _check_slot(a: Arg, slot: _Slot, n: int, name: str) -> None:

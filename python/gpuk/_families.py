@@ -6,10 +6,14 @@ names below and how an answer is shaped.
 """
 from __future__ import annotations
 
+import math
 import types
 from typing import Any, Callable, Dict, Optional
 
+import numpy as np
+
 from ._arrays import dtype_name, resolve, stream_handle
+from ._gpuk import ConfigError
 from ._engine import Engine, default_engine
 
 # Friendlier names for some operations (NumPy's words), and what of a composite answer a
@@ -18,6 +22,10 @@ from ._engine import Engine, default_engine
 ALIASES: Dict[str, Dict[str, str]] = {"sort": {"keys": "sort", "pairs": "sort_pairs"}}
 _ANSWER_FIELD: Dict[tuple, str] = {("reduce", "max"): "value", ("reduce", "min"): "value"}
 _ANSWER_INDEX: Dict[tuple, int] = {("sort", "argsort"): -1}
+# Options that change what a call takes (reduce's segments and channels): their own functions.
+_LAYOUT_OPTIONS: Dict[str, Dict[str, str]] = {
+    "reduce": {"segments": "segmented_", "segment_min": "segmented_", "segment_max": "segmented_",
+               "segment_seed": "segmented_", "channels": "per_channel_"}}
 
 
 def _dtype_of(x: Any) -> Optional[str]:
@@ -31,6 +39,19 @@ def _dtype_of(x: Any) -> Optional[str]:
         return str(dtype).rsplit(".", 1)[-1]  # torch.uint32 -> uint32; the call checks it
 
 
+def _is_empty(x: Any) -> bool:
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(x)
+        except Exception:
+            return False
+    try:
+        return math.prod(int(d) for d in shape) == 0
+    except TypeError:
+        return False
+
+
 def _options_from_arrays(family: str, operation: str, arrays: tuple, options: Dict[str, Any]) -> None:
     # sort_pairs carries values of a dtype named by the `values` option: the values array says it.
     if family == "sort" and operation == "sort_pairs" and len(arrays) > 1 and "values" not in options:
@@ -39,17 +60,35 @@ def _options_from_arrays(family: str, operation: str, arrays: tuple, options: Di
             options["values"] = dtype
 
 
-def make_function(family: str, operation: str, description: str) -> Callable[..., Any]:
+def _options_doc(options: Any) -> str:
+    """The family's options as a docstring lists them (name, default, choices, help)."""
+    lines = []
+    for o in options or ():
+        choices = f" ({' | '.join(o['choices'])})" if o.get("choices") else ""
+        default = f", default {o['default']}" if o.get("default") else ""
+        lines.append(f"  {o['name']}: {o['kind']}{choices}{default}. {o.get('help', '')}".rstrip())
+    return ("\n\nOptions (keywords; None leaves one at its default):\n" + "\n".join(lines)) if lines else ""
+
+
+def make_function(family: str, operation: str, description: str, options: Any = ()) -> Callable[..., Any]:
     field = _ANSWER_FIELD.get((family, operation))
     index = _ANSWER_INDEX.get((family, operation))
 
     def function(*arrays: Any, value: Any = None, out: Any = None, stream: Any = None,
                  engine: Optional[Engine] = None, **options: Any) -> Any:
+        for option, prefix in _LAYOUT_OPTIONS.get(family, {}).items():
+            if option in options:
+                raise TypeError(f"gpuk.{family}.{operation} takes no {option}= (it reduces one array): use "
+                                f"gpuk.{family}.{prefix}{operation}")
         e = engine or default_engine()
         if operation == "sort_pairs":
             _options_from_arrays(family, operation, arrays, options)
         if index is not None and out is not None and not isinstance(out, tuple):
             out = _with_scratch_outputs(e, family, operation, arrays, out, stream, options)
+        if field is not None and out is None and arrays and _is_empty(arrays[0]):
+            # C++ answers {0, index -1}; a bare value would hide that nothing was reduced.
+            raise ConfigError(f"{family} {operation} of an empty array has no value (arg{operation} gives index -1; "
+                              f"with out= nothing is written)")
         result = e.call(family, operation, *arrays, value=value, out=out, stream=stream, **options)
         if field is not None and out is None:
             return getattr(result, field)
@@ -62,7 +101,7 @@ def make_function(family: str, operation: str, description: str) -> Callable[...
     function.__doc__ = (f"gpuk {family} {operation}: {description}\n\n"
                         f"gpuk.{family}.{operation}(x, ..., value=None, out=None, stream=None, engine=None, **options)"
                         " runs on device arrays (zero-copy) or host arrays (uploaded; NumPy back); see"
-                        " gpuk.Engine.call and docs/python.md.")
+                        " gpuk.Engine.call and docs/python.md." + _options_doc(options))
     return function
 
 
@@ -89,10 +128,13 @@ class Family(types.SimpleNamespace):
 def family_namespaces(engine: Engine) -> Dict[str, Family]:
     out = {}
     for f in engine.families():
-        functions = {op: make_function(f["name"], op, f["description"]) for op in f["operations"]}
+        functions = {op: make_function(f["name"], op, f["description"], f["options"]) for op in f["operations"]}
         for alias, op in ALIASES.get(f["name"], {}).items():
             if op in functions:
                 functions[alias] = functions[op]
+        if f["name"] == "reduce":
+            from ._layouts import layout_functions
+            functions.update(layout_functions(f))
         out[f["name"]] = Family(name=f["name"], description=f["description"], operations=list(f["operations"]),
                                 dtypes=list(f["dtypes"]), options=f["options"], **functions)
     return out

@@ -225,7 +225,8 @@ void bind_engine(nb::module_& m) {
           "__init__",
           [](PyEngine* self, int device, const std::vector<std::string>& kernel_dirs,
              const std::vector<std::string>& plugin_dirs, const std::optional<std::string>& cache_dir, bool no_cache,
-             const std::optional<std::string>& tuning_db) {
+             const std::optional<std::string>& tuning_db, const std::string& tuning,
+             const std::optional<std::string>& tuning_file) {
             auto warnings = std::make_shared<Warnings>();
             EngineOptions o;
             o.device = device;
@@ -234,6 +235,11 @@ void bind_engine(nb::module_& m) {
             if (cache_dir) o.cache_dir = *cache_dir;
             o.no_cache = no_cache;
             if (tuning_db) o.tuning_db = *tuning_db;
+            // The TuningPolicy by name (the Python layer checks the names).
+            if (tuning == "shipped_only") o.tuning = TuningPolicy::shipped_only();
+            else if (tuning == "none") o.tuning = TuningPolicy::none();
+            else if (tuning == "file") o.tuning = TuningPolicy::from_file(tuning_file.value_or(""));
+            else if (tuning != "user_database") throw ConfigError("unknown tuning policy '" + tuning + "'");
             o.on_warning = [warnings](const std::string& message) {
               const std::lock_guard<std::mutex> lock(warnings->mutex);
               warnings->messages.push_back(message);
@@ -242,7 +248,8 @@ void bind_engine(nb::module_& m) {
             new (self) PyEngine{warnings, std::move(engine)};
           },
           "device"_a = 0, "kernel_dirs"_a = std::vector<std::string>{}, "plugin_dirs"_a = std::vector<std::string>{},
-          "cache_dir"_a = nb::none(), "no_cache"_a = false, "tuning_db"_a = nb::none())
+          "cache_dir"_a = nb::none(), "no_cache"_a = false, "tuning_db"_a = nb::none(),
+          "tuning"_a = "user_database", "tuning_file"_a = nb::none())
       .def("take_warnings",
            [](PyEngine& e) {
              const std::lock_guard<std::mutex> lock(e.warnings->mutex);

@@ -105,7 +105,7 @@ def test_pointers_follow_the_operations_own_array_order(monkeypatch):
     class Native:
         arrays = [{"name": n, "output": o, "type": "uint32", "bytes": 40, "host_result": False}
                   for n, o in (("keys_in", False), ("keys_out", True), ("values_in", False), ("values_out", True))]
-        scalar, variant, chosen, warnings, min_n, max_n = None, "v", "c", [], 8, 15
+        scalar, variant, chosen, warnings, min_n, max_n, scratch_bytes = None, "v", "c", [], 8, 15, 0
 
         def launch(self, pointers, n, stream, *scalar):
             self.got = (list(pointers), n, stream)

@@ -66,3 +66,41 @@ def test_jax(gpu):
     y = gpuk.sort.keys(x)  # JAX arrays are immutable: the result is gpuk's own device array
     np.testing.assert_array_equal(y.numpy(), np.sort(np.asarray(x)))
     assert gpuk.search.find(x, float(x[1234])) == int(np.flatnonzero(np.asarray(x) == np.asarray(x)[1234])[0])
+
+
+def test_torch_segmented_and_per_channel(gpu):
+    torch = _framework("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    x = torch.randn(100_000, device="cuda")
+    offsets = torch.tensor([0, 10, 10, 60_000, 100_000], device="cuda")  # int64
+    best = gpuk.reduce.segmented_argmax(x, offsets)
+    assert isinstance(best.values, torch.Tensor) and best.values.dtype == torch.float32
+    torch.cuda.synchronize()
+    assert best.indices.tolist() == [int(torch.argmax(x[0:10])), -1, int(torch.argmax(x[10:60_000])),
+                                     int(torch.argmax(x[60_000:]))]
+    assert float(best.values[1]) == float(torch.finfo(torch.float32).min)
+    sums = gpuk.reduce.segmented_sum(x, offsets)
+    assert sums.dtype == torch.float64 and float(sums[3]) == pytest.approx(float(x[60_000:].double().sum()), rel=1e-9)
+    with pytest.raises(gpuk.ConfigError, match="must be int64, not int32"):
+        gpuk.reduce.segmented_max(x, offsets.int())
+    image = torch.rand(48, 64, 17, device="cuda")
+    best = gpuk.reduce.per_channel_argmax(image)
+    torch.cuda.synchronize()
+    assert torch.equal(best.indices, image.reshape(-1, 17).argmax(dim=0))
+    keys = gpuk.sort.keys(torch.tensor([-0.0, 0.0, -0.0], device="cuda"), float_order="cub")
+    assert torch.signbit(keys).tolist() == [True, False, True]  # CUB: equal, in input order
+
+
+def test_cupy_segmented_and_per_channel(gpu):
+    cp = _framework("cupy")
+    x = cp.random.random(50_000, dtype=cp.float64)
+    offsets = cp.array([0, 25_000, 50_000], dtype=cp.int64)
+    best = gpuk.reduce.segmented_argmin(x, offsets)
+    assert isinstance(best.indices, cp.ndarray)
+    cp.cuda.runtime.deviceSynchronize()
+    assert best.indices.tolist() == [int(cp.argmin(x[:25_000])), int(cp.argmin(x[25_000:]))]
+    image = cp.random.randint(-100, 100, (30, 40, 3), dtype=cp.int32)
+    mx = gpuk.reduce.per_channel_max(image)
+    cp.cuda.runtime.deviceSynchronize()
+    assert mx.tolist() == image.reshape(-1, 3).max(axis=0).tolist()

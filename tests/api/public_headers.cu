@@ -1,6 +1,7 @@
 // An application's .cu file, compiled by nvcc as C++17 (gpuk_api_cuda17, built with the tests):
 // every public header together, and the typed calls and prepared handles instantiated as an
-// application would write them (typed pointers, a search value of another type, n = 0).
+// application would write them (typed pointers, a search value of another type, n = 0, the sort
+// options, caller-owned scratch, segmented and per-channel reductions, a tuning policy).
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/gpuk.hpp"
@@ -40,6 +41,24 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
   amax(d_x, d_best, n, stream);
   auto finder = gpuk::search::prepare_find<std::uint32_t>(engine, n);
   (void)finder(d_u, n, 42, stream);
+
+  // CUB's sort options (a bit window, CUB's float order), an in-place sort, argsort's handle.
+  const gpuk::sort::Options cub_like(gpuk::sort::Order::ascending, 4, 20, gpuk::sort::FloatOrder::cub);
+  gpuk::sort::keys(engine, d_x, d_x, n, stream, cub_like);
+  auto argsorter = gpuk::sort::prepare_argsort<float>(engine, n, gpuk::sort::Order::descending);
+  argsorter(d_x, d_y, d_u, n, stream);
+  // Caller-owned scratch: the handle allocates nothing; the application's memory goes in.
+  auto pooled = gpuk::sort::prepare_keys<std::uint32_t>(engine, n, {}, gpuk::Scratch::caller);
+  pooled.use_scratch(d_v, pooled.scratch_bytes(), stream);
+  pooled(d_u, d_v, n, stream);
+  // Segmented and per-channel reductions: offsets (segments + 1 of them) or begin/end arrays.
+  gpuk::reduce::segmented_argmax(engine, d_x, d_index, d_best, n, 4, stream);
+  gpuk::reduce::segmented_sum(engine, d_x, d_index, d_index + 1, d_sum, n, 4, stream);
+  gpuk::reduce::per_channel_argmax(engine, d_x, d_best, n / 17, 17, stream);
+  // An Engine that takes only the shipped tuning file.
+  gpuk::EngineOptions pinned;
+  pinned.tuning = gpuk::TuningPolicy::shipped_only();
+  (void)pinned;
 
   gpuk::OperationSpec spec;
   spec.family = "reduce";

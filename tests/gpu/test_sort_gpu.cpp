@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -81,16 +82,24 @@ struct Pattern {
   std::string data;
 };
 
-std::vector<Pattern> patterns(DType dtype, std::uint64_t size) {
+// The data patterns for a dtype and size: random first, then the edge cases. `edge`: every one
+// (-1), or only the edge case of that number (modulo their count), beside random.
+std::vector<Pattern> patterns(DType dtype, std::uint64_t size, long edge = -1) {
   const std::string seed = "seed: " + std::to_string(fresh_seed());
-  std::vector<Pattern> p = {
-      {"random", "{generator: uniform, " + range_of(dtype) + ", " + seed + "}"},
-      {"sorted", "{generator: sorted, " + range_of(dtype) + ", " + seed + "}"},
-      {"reversed", "{generator: reversed, " + range_of(dtype) + ", " + seed + "}"},
-      {"all equal", "{generator: few_distinct, distinct: 1, " + range_of(dtype) + ", " + seed + "}"},
-      {"few distinct", "{generator: few_distinct, distinct: 5, " + range_of(dtype) + ", " + seed + "}"},
+  const std::string range = range_of(dtype);
+  std::vector<std::pair<const char*, std::function<std::string()>>> all = {
+      {"random", [&] { return "{generator: uniform, " + range + ", " + seed + "}"; }},
+      {"sorted", [&] { return "{generator: sorted, " + range + ", " + seed + "}"; }},
+      {"reversed", [&] { return "{generator: reversed, " + range + ", " + seed + "}"; }},
+      {"all equal", [&] { return "{generator: few_distinct, distinct: 1, " + range + ", " + seed + "}"; }},
+      {"few distinct", [&] { return "{generator: few_distinct, distinct: 5, " + range + ", " + seed + "}"; }},
   };
-  if (dtype_is_float(dtype)) p.push_back({"NaN, +-0.0, +-inf", "{file: " + special_floats(dtype, size).string() + "}"});
+  if (dtype_is_float(dtype))
+    all.push_back({"NaN, +-0.0, +-inf", [&] { return "{file: " + special_floats(dtype, size).string() + "}"; }});
+  std::vector<Pattern> p;
+  const std::size_t edges = all.size() - 1;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (edge < 0 || i == 0 || i == 1 + static_cast<std::size_t>(edge) % edges) p.push_back({all[i].first, all[i].second()});
   return p;
 }
 
@@ -136,9 +145,11 @@ bool selected(const std::string& kernel) {
 }
 
 TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, operation, size and pattern") {
-  // Quick: the many-tile size is 2^18 + 7 (35 tiles of onesweep's 384 x 20) and takes the random,
-  // all-equal, few-distinct and special-float patterns; sorted and reversed data run at the small
-  // sizes. Exhaustive (GPUK_EXHAUSTIVE=1): every pattern at every size up to 2^20 + 7.
+  // Quick: sizes 1, 2, 33, 4097 and a many-tile 2^18 + 7 (35 tiles of onesweep's 384 x 20); each
+  // (file, dtype, operation, order, size) runs random data and one edge pattern, number
+  // (case + size) among them, so that each size meets every edge pattern across the eight cases and
+  // each case meets them across the sizes. Exhaustive (GPUK_EXHAUSTIVE=1): every pattern at every
+  // size up to 2^20 + 7.
   const bool all = test::exhaustive();
   const std::uint64_t many_tiles = all ? (1u << 20) + 7 : (1u << 18) + 7;
   const std::vector<std::uint64_t> sizes = all ? std::vector<std::uint64_t>{1, 2, 31, 33, 4096, 4097, many_tiles}
@@ -148,12 +159,12 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
     const CompiledKernels compiled = compile_all(file);
     int runs = 0, failures = 0, refused = 0;
     for (DType dtype : file->dtypes)
-      for (const auto& c : kCases)
-        for (auto size : sizes) {
+      for (std::size_t ci = 0; ci < kCases.size(); ++ci)
+        for (std::size_t si = 0; si < sizes.size(); ++si) {
+          const Case& c = kCases[ci];
+          const std::uint64_t size = sizes[si];
           if (size > largest_size_for(file->name)) continue;
-          for (const auto& pattern : patterns(dtype, size)) {
-            const std::string name = pattern.name;
-            if (!all && size == many_tiles && (name == "sorted" || name == "reversed")) continue;
+          for (const auto& pattern : patterns(dtype, size, all ? -1 : static_cast<long>(ci + si))) {
             const std::string what = file->name + " " + c.op + (c.op == "sort_pairs" ? "(" + c.values + ")" : "") +
                                      (c.descending ? " descending " : " ascending ") +
                                      std::string(dtype_name(dtype)) + " n=" + std::to_string(size) + " " +
