@@ -39,6 +39,9 @@ TEST_CASE("gpuk list shows the reduce family, its kernel files and their paramet
   CHECK(list.output.find("onepass") != std::string::npos);
   CHECK(list.output.find("param BLOCK") != std::string::npos);
   CHECK(list.output.find("Problems") == std::string::npos);
+  // An option with no default (reduce's segments, channels) says so, not "(default )".
+  CHECK(list.output.find("(default )") == std::string::npos);
+  CHECK(list.output.find("option      segments (none unless given)") != std::string::npos);
 }
 
 TEST_CASE("gpuk list picks up a kernel directory given on the command line") {

@@ -24,7 +24,9 @@ void print_plugins(const PluginRegistry& plugins) {
               << "    operations  " << join(p->operations()) << "\n"
               << "    dtypes      " << dtype_list(p->dtypes()) << "\n";
     for (const auto& o : p->options())
-      std::cout << "    option      " << o.name << " (default " << o.default_value << "): " << o.help << "\n";
+      std::cout << "    option      " << o.name
+                << (o.default_value.empty() ? std::string(" (none unless given)") : " (default " + o.default_value + ")")
+                << ": " << o.help << "\n";
     std::cout << "    default kernel  " << p->default_kernel() << "\n";
   }
 }
