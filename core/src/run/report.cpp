@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "run/report_head.hpp"
 #include "run/timing.hpp"
 #include "util/text.hpp"
 
@@ -77,14 +78,7 @@ nlohmann::json to_json(const Stats& s) {
 }  // namespace
 
 void write_json(const std::filesystem::path& path, const RunReport& r) {
-  nlohmann::json j;
-  j["config"] = r.config;
-  j["family"] = r.family;
-  j["operation"] = r.operation;
-  j["options"] = nlohmann::json::object();
-  for (const auto& [k, v] : r.options) j["options"][k] = v;
-  j["dtype"] = r.dtype;
-  j["size"] = r.size;
+  nlohmann::json j = report_head(r);
   j["kernel_file"] = r.kernel_file;
   j["variant"] = r.variant;
   if (!r.variant_source.empty()) j["variant_source"] = r.variant_source;

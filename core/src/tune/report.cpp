@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "gpuk/error.hpp"
+#include "run/report_head.hpp"
 #include "tune/sweep.hpp"
 #include "util/text.hpp"
 
@@ -180,14 +181,7 @@ nlohmann::json energy_json(const Evaluation& e) {
 }  // namespace
 
 void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
-  nlohmann::json j;
-  j["config"] = r.config;
-  j["family"] = r.family;
-  j["operation"] = r.operation;
-  j["options"] = nlohmann::json::object();
-  for (const auto& [k, v] : r.options) j["options"][k] = v;
-  j["dtype"] = r.dtype;
-  j["size"] = r.size;
+  nlohmann::json j = report_head(r);
   j["bytes_moved"] = r.bytes_moved;
   j["device"] = {{"name", r.gpu}, {"arch", r.arch}, {"peak_bandwidth_gbs", r.peak_gbs}};
   if (!r.devices.empty()) j["pooled_devices"] = r.devices;
