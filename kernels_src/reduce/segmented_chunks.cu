@@ -46,27 +46,6 @@ scratch: 0
 
 namespace {
 
-// The answer of an empty segment: cub::DeviceSegmentedReduce's initial value (the lowest value
-// for max, the largest for min, 0 for sum) and index -1 where CUB writes 1.
-template <class R> __device__ __forceinline__ typename R::Acc segment_empty() {
-  using V = typename R::V;
-  if constexpr (R::kSum) {
-    return typename R::Acc(0);
-  } else {
-    V v;
-    if constexpr (V(1) / V(2) != V(0)) {  // floating point: -max / max (CUB's lowest() / max())
-      if constexpr (sizeof(V) == 4) v = R::kLargest ? -3.40282347e+38f : 3.40282347e+38f;
-      else v = R::kLargest ? -1.7976931348623157e+308 : 1.7976931348623157e+308;
-    } else if constexpr (V(-1) < V(0)) {  // signed: lowest() / max()
-      if constexpr (sizeof(V) == 4) v = R::kLargest ? V(-2147483647 - 1) : V(2147483647);
-      else v = R::kLargest ? V(-9223372036854775807LL - 1) : V(9223372036854775807LL);
-    } else {
-      v = R::kLargest ? V(0) : V(~V(0));
-    }
-    return typename R::Acc{v, -1};
-  }
-}
-
 // Folds in[lo, hi) into this thread's accumulator, indices relative to `base`. Each thread sees
 // its elements in increasing index order (head, 16-byte vectors tile by tile, tail), which is
 // what R::accumulate's strict comparison needs to keep the lowest index.
@@ -185,7 +164,7 @@ reduce_segmented_plan(const typename R::T* __restrict__ /*in*/, const gpuk::i64*
     *c.chunk = chunk;
   }
   for (gpuk::i64 s = threadIdx.x; s < segments; s += 1024)
-    if (end[s] <= begin[s]) out[s] = segment_empty<R>();
+    if (end[s] <= begin[s]) out[s] = gpuk::segment_empty<R>();
 }
 
 // Warp 0 takes the next item from the queue and finds its segment: the last segment whose first

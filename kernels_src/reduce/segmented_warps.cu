@@ -26,31 +26,6 @@ scratch: 0
 
 #include "gpuk/reduce.cuh"
 
-namespace {
-
-// The answer of an empty segment: cub::DeviceSegmentedReduce's initial value (the lowest value
-// for max, the largest for min, 0 for sum) and index -1 where CUB writes 1.
-template <class R> __device__ __forceinline__ typename R::Acc segment_empty() {
-  using V = typename R::V;
-  if constexpr (R::kSum) {
-    return typename R::Acc(0);
-  } else {
-    V v;
-    if constexpr (V(1) / V(2) != V(0)) {  // floating point: -max / max (CUB's lowest() / max())
-      if constexpr (sizeof(V) == 4) v = R::kLargest ? -3.40282347e+38f : 3.40282347e+38f;
-      else v = R::kLargest ? -1.7976931348623157e+308 : 1.7976931348623157e+308;
-    } else if constexpr (V(-1) < V(0)) {  // signed: lowest() / max()
-      if constexpr (sizeof(V) == 4) v = R::kLargest ? V(-2147483647 - 1) : V(2147483647);
-      else v = R::kLargest ? V(-9223372036854775807LL - 1) : V(9223372036854775807LL);
-    } else {
-      v = R::kLargest ? V(0) : V(~V(0));
-    }
-    return typename R::Acc{v, -1};
-  }
-}
-
-}  // namespace
-
 template <class R, int BLOCK, int UNROLL, int BLOCKS_PER_SM>
 __global__ void __launch_bounds__(BLOCK)
 reduce_segmented_warps(const typename R::T* __restrict__ in, const gpuk::i64* __restrict__ begin,
@@ -68,7 +43,7 @@ reduce_segmented_warps(const typename R::T* __restrict__ in, const gpuk::i64* __
     if (s >= segments) break;
     const gpuk::i64 b = begin[s], e = end[s];
     if (e <= b) {
-      if (lane == 0) out[s] = segment_empty<R>();
+      if (lane == 0) out[s] = gpuk::segment_empty<R>();
       continue;
     }
     Acc acc = R::identity();

@@ -225,4 +225,25 @@ __device__ __forceinline__ void atomic_add(i64* p, i64 x) {
   atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(x));
 }
 
+// The answer of an empty segment (the segmented kernels'): cub::DeviceSegmentedReduce's initial
+// value (the lowest value for max, the largest for min, 0 for sum) and index -1 where CUB writes 1.
+template <class R> __device__ __forceinline__ typename R::Acc segment_empty() {
+  using V = typename R::V;
+  if constexpr (R::kSum) {
+    return typename R::Acc(0);
+  } else {
+    V v;
+    if constexpr (V(1) / V(2) != V(0)) {  // floating point: -max / max (CUB's lowest() / max())
+      if constexpr (sizeof(V) == 4) v = R::kLargest ? -3.40282347e+38f : 3.40282347e+38f;
+      else v = R::kLargest ? -1.7976931348623157e+308 : 1.7976931348623157e+308;
+    } else if constexpr (V(-1) < V(0)) {  // signed: lowest() / max()
+      if constexpr (sizeof(V) == 4) v = R::kLargest ? V(-2147483647 - 1) : V(2147483647);
+      else v = R::kLargest ? V(-9223372036854775807LL - 1) : V(9223372036854775807LL);
+    } else {
+      v = R::kLargest ? V(0) : V(~V(0));
+    }
+    return typename R::Acc{v, -1};
+  }
+}
+
 }  // namespace gpuk
