@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "cub_common.cuh"
 #include "run/timing.hpp"
 
 #include <cmath>
@@ -32,75 +33,13 @@
 namespace gpuk::reduce {
 namespace {
 
-// ---- gpuk's value and accumulator types (mirror kernels_src/include/gpuk/{common,reduce}.cuh) ----------------------
-
-template <class T> struct MagnitudeOf { using type = T; };
-template <> struct MagnitudeOf<std::int32_t> { using type = std::uint32_t; };
-template <> struct MagnitudeOf<std::int64_t> { using type = std::uint64_t; };
-
-template <class V> struct SumAccOf { using type = V; };
-template <> struct SumAccOf<float> { using type = double; };
-template <> struct SumAccOf<std::int32_t> { using type = std::int64_t; };
-template <> struct SumAccOf<std::uint32_t> { using type = std::uint64_t; };
-
-template <class T, bool ABS> using ValueOf = std::conditional_t<ABS, typename MagnitudeOf<T>::type, T>;
-
-// |x| in the magnitude type: fabs for floats, an unsigned magnitude for signed integers (|INT_MIN| fits).
-template <class T> struct Magnitude {
-  using result_type = typename MagnitudeOf<T>::type;
-  __host__ __device__ result_type operator()(T x) const {
-    if constexpr (std::is_same_v<T, float>) {
-      return ::fabsf(x);
-    } else if constexpr (std::is_same_v<T, double>) {
-      return ::fabs(x);
-    } else if constexpr (std::is_signed_v<T>) {
-      return x < 0 ? result_type(0) - static_cast<result_type>(x) : static_cast<result_type>(x);
-    } else {
-      return x;
-    }
-  }
-};
+// gpuk's value and accumulator types (they mirror kernels_src/include/gpuk/{common,reduce}.cuh),
+// CUDA errors and the run's buffers: cub_common.cuh, shared with the segmented baselines.
+using namespace cub_common;
 
 // x -> Acc(|x|), for the abs sums.
 template <class T, class Acc> struct MagnitudeTo {
   __host__ __device__ Acc operator()(T x) const { return static_cast<Acc>(Magnitude<T>{}(x)); }
-};
-
-// ---- errors and cleanup -------------------------------------------------------------------------------------------
-
-std::string cuda_message(const char* what, cudaError_t e) {
-  std::string s = what;
-  s += " failed: ";
-  s += cudaGetErrorName(e);
-  s += ": ";
-  s += cudaGetErrorString(e);
-  return s;
-}
-
-struct CudaFailure {
-  std::string message;
-};
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaFailure{cuda_message(what, e)};
-}
-
-// Owns the device buffers of one run. Its destructor waits for the stream (work may still be queued when
-// an error cut the run short) before freeing; errors on that path are ignored, the first one is already reported.
-struct Resources {
-  cudaStream_t stream = nullptr;
-  bool enqueued = false;
-  void* d_out = nullptr;
-  void* d_temp = nullptr;
-
-  explicit Resources(cudaStream_t s) : stream(s) {}
-  Resources(const Resources&) = delete;
-  Resources& operator=(const Resources&) = delete;
-  ~Resources() {
-    if (enqueued) (void)cudaStreamSynchronize(stream);
-    if (d_temp) (void)cudaFree(d_temp);
-    if (d_out) (void)cudaFree(d_out);
-  }
 };
 
 // ---- one (dtype, op, abs) combination ---------------------------------------------------------------------------

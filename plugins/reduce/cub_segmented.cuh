@@ -22,35 +22,19 @@
 #include <type_traits>
 
 #include "cub_baseline.hpp"
+#include "cub_common.cuh"
 #include "run/timing.hpp"
 
 namespace gpuk::reduce::cub_segmented {
 
-
-template <class T> struct MagnitudeOf { using type = T; };
-template <> struct MagnitudeOf<std::int32_t> { using type = std::uint32_t; };
-template <> struct MagnitudeOf<std::int64_t> { using type = std::uint64_t; };
-template <class V> struct SumAccOf { using type = V; };
-template <> struct SumAccOf<float> { using type = double; };
-template <> struct SumAccOf<std::int32_t> { using type = std::int64_t; };
-template <> struct SumAccOf<std::uint32_t> { using type = std::uint64_t; };
-template <class T, bool ABS> using ValueOf = std::conditional_t<ABS, typename MagnitudeOf<T>::type, T>;
+using namespace cub_common;
 
 // x or |x| (in the magnitude type) of element k of the view.
 template <class T, bool ABS> struct ValueAt {
   using V = ValueOf<T, ABS>;
   __host__ __device__ V operator()(T x) const {
-    if constexpr (!ABS) {
-      return x;
-    } else if constexpr (std::is_same_v<T, float>) {
-      return ::fabsf(x);
-    } else if constexpr (std::is_same_v<T, double>) {
-      return ::fabs(x);
-    } else if constexpr (std::is_signed_v<T>) {
-      return x < 0 ? V(0) - static_cast<V>(x) : static_cast<V>(x);
-    } else {
-      return x;
-    }
+    if constexpr (ABS) return Magnitude<T>{}(x);
+    else return x;
   }
 };
 template <class T, bool ABS, class To> struct ValueAs {
@@ -67,28 +51,6 @@ struct Times {
   __host__ __device__ std::int64_t operator()(std::int64_t k) const { return k * by; }
 };
 
-struct CudaFailure {
-  std::string message;
-};
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw CudaFailure{std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e)};
-}
-
-struct Buffers {
-  cudaStream_t stream;
-  bool enqueued = false;
-  void* d_temp = nullptr;
-  void* d_out = nullptr;
-  explicit Buffers(cudaStream_t s) : stream(s) {}
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-  ~Buffers() {
-    if (enqueued) (void)cudaStreamSynchronize(stream);
-    if (d_temp) (void)cudaFree(d_temp);
-    if (d_out) (void)cudaFree(d_out);
-  }
-};
 
 // One CUB call over `items` (an iterator of T), segments given by begin/end iterators; with
 // d_temp == nullptr only the size query.
@@ -149,7 +111,7 @@ void run_typed(CubSegmentedRun& run, In items, std::int64_t segments, B begin, E
                cudaStream_t stream) {
   using V = ValueOf<T, ABS>;
   const char* name = "cub::DeviceSegmentedReduce";
-  Buffers r(stream);
+  Resources r(stream);
   size_t temp_bytes = 0;
   check(cub_call<T, OP, ABS>(nullptr, temp_bytes, items, nullptr, segments, begin, end, stream), name);
   check(cudaMalloc(&r.d_temp, temp_bytes > 0 ? temp_bytes : 16), "cudaMalloc");
