@@ -20,10 +20,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
   test::TempDir dir;
 };
 
@@ -171,7 +172,7 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
                                      pattern.name + " data " + pattern.data;
             try {
               const RunSpec spec = spec_for(file->name, c, dtype, size, pattern.data);
-              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, &compiled);
+              const RunReport r = run(spec, {gpu().runtime}, gpu().device, &compiled);
               ++runs;
               if (!r.verification.passed) ++failures;
               CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
@@ -218,7 +219,7 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, at every
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
           const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
           ++runs;
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
@@ -244,7 +245,7 @@ TEST_CASE("onesweep at every tile, register cap, value load, warp match and look
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
           const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
           ++runs;
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
@@ -273,7 +274,7 @@ TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and
                                      ", seed: " + std::to_string(fresh_seed()) +
                                      "}\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
             const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-            const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+            const RunReport r = run(spec, {gpu().runtime}, gpu().device);
             ++runs;
             CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                   std::to_string(size) + " " + data + " " + c.op + ": " +
@@ -289,12 +290,13 @@ TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poi
             "launch:\n  - {entry: lazy, grid: 1, block: 32}\n*/\n"
             "#include \"gpuk/sort.cuh\"\n"
             "template <class S> __global__ void lazy(gpuk::SortArgs<S> a) {}\n");
-  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  const Runtime runtime(test::runtime_options({dir.path()}, false));
+  const KernelLibrary& kernels = runtime.kernels();
   for (const char* op : {"sort", "sort_pairs", "argsort"}) {
     const std::string yaml = std::string("family: sort\noperation: ") + op +
                              "\nkernel: lazy\ndtype: uint32\nsize: 1000\nrepeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
-    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    const RunReport r = run(spec, {runtime}, gpu().device);
     CHECK_FALSE(r.verification.passed);
   }
 }
@@ -306,7 +308,7 @@ TEST_CASE("the sort configs run, verify, and CUB runs in the same run and agrees
     RunSpec spec = load_run_spec(test::source_dir() / config, gpu().plugins, gpu().kernels);
     spec.warmup = 2;
     spec.repeats = 5;
-    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+    const RunReport r = run(spec, {gpu().runtime}, gpu().device);
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     REQUIRE(r.baseline.has_value());
     CHECK(r.baseline->ms.count > 0);

@@ -64,7 +64,7 @@ class GpuMeasurer final : public Measurer {
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
-  Jit jit_;
+  const Jit& jit_;  // the Runtime's, for this GPU's architecture
   BulkCompiler compiler_;  // last: its threads go before what they use
 };
 
