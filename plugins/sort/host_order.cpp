@@ -1,21 +1,23 @@
-// The stable sort on the host: sort_on_cpu's body, in the order the kernels sort.
+// The stable sort on the host: sort_on_cpu's body, in the order the kernels sort (the radix sort
+// of host_radix_sort.hpp on cpu_threads() threads).
 #include "host_order.hpp"
+#include "host_radix_sort.hpp"
+#include "util/host.hpp"
 
 namespace gpuk::sort {
 namespace {
 
 template <class K, class V> void sort_keys_on_cpu(HostArray& keys, HostArray* values, const KeyOrder& order) {
   const auto k = keys.as<K>();
-  const auto perm = sorted_order<K, std::uint64_t>(std::span<const K>(k.data(), k.size()), order, false);
-  std::vector<K> sorted(k.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) sorted[i] = k[perm[i]];
-  std::copy(sorted.begin(), sorted.end(), k.begin());
-  if (values) {
-    auto v = values->as<V>();
-    std::vector<V> moved(v.size());
-    for (std::size_t i = 0; i < perm.size(); ++i) moved[i] = v[perm[i]];
-    std::copy(moved.begin(), moved.end(), v.begin());
+  const std::vector<K> input(k.begin(), k.end());
+  const auto threads = static_cast<unsigned>(cpu_threads());
+  if (!values) {
+    radix_sort<K>(std::span<const K>(input), nullptr, k.data(), nullptr, order, threads);
+    return;
   }
+  auto v = values->as<V>();
+  const std::vector<V> given(v.begin(), v.end());
+  radix_sort<K, V>(std::span<const K>(input), given.data(), k.data(), v.data(), order, threads);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The sort family's host semantics, mirroring kernels_src/include/gpuk/sort.cuh: the order a key
-// sorts by, and the stable sort the CPU reference and sort_on_cpu compute.
+// sorts by, and the stable sort by it that defines the CPU reference and sort_on_cpu (both
+// computed by the radix sort of host_radix_sort.hpp).
 #pragma once
-#include <parallel/algorithm>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -55,18 +54,17 @@ template <class T> std::string format_value(T v) {
 template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
 
 
-// The stable permutation that sorts `keys`: perm[i] is the input index of output element i.
-template <class K, class I>
-std::vector<I> sorted_order(std::span<const K> keys, const KeyOrder& order, bool parallel) {
+// The stable permutation that sorts `keys` by std::stable_sort of (bits, index) pairs: perm[i] is
+// the input index of output element i. The definition the radix sort (host_radix_sort.hpp), which
+// computes the reference, must match (tests/plugins/test_sort_radix_plugin.cpp).
+template <class K, class I> std::vector<I> stable_sort_order(std::span<const K> keys, const KeyOrder& order) {
   struct Item {
     BitsOf<K> bits;
     I index;
   };
   std::vector<Item> items(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) items[i] = {key_bits(keys[i], order), static_cast<I>(i)};
-  const auto by_bits = [](const Item& a, const Item& b) { return a.bits < b.bits; };
-  if (parallel) __gnu_parallel::stable_sort(items.begin(), items.end(), by_bits);
-  else std::stable_sort(items.begin(), items.end(), by_bits);
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.bits < b.bits; });
   std::vector<I> perm(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) perm[i] = items[i].index;
   return perm;

@@ -164,13 +164,12 @@ class SortPlugin final : public Sorter {
   }
 
   // Keys: the input, the CPU reference, the download and CUB's copy; values likewise (argsort's
-  // indices for CUB); and while the reference is made, its stable permutation (a key and an
-  // index per element, then the index twice).
+  // indices for CUB); and while the reference is made, the radix sort's spare keys and values.
   std::uint64_t host_bytes(const RunSpec& spec) const override {
     const Op op = parse_op(spec.operation);
     const std::uint64_t key = dtype_size(spec.dtype);
     const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem_of(spec), op));
-    return bytes_for(spec.size, 4 * key + 4 * value + (key + 8) + 16);
+    return bytes_for(spec.size, 5 * key + 5 * value);
   }
 
   void sort_on_cpu(HostArray& keys, HostArray* values, const Options& options) const override {
