@@ -272,7 +272,7 @@ TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pair
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
           const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
           ++runs;
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
