@@ -268,6 +268,33 @@ TEST_CASE("onesweep at every tile, register cap, value load, warp match and look
   CHECK(runs == 6 * 4 * 4 * 4);
 }
 
+TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pairs and argsort, one exchange round and two") {
+  // 4-byte keys with 4-byte values: each value goes from global to shared memory by cp.async as
+  // soon as its key's rank is known (argsort's first pass writes the index); 8-byte keys or
+  // values take VLOAD 1's second round. Ties across many tiles, a partial last tile, n = 1.
+  int runs = 0;
+  for (const std::string params : {"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, LB32: 1}",
+                                   "{BLOCK: 256, ITEMS: 12, VLOAD: 2, MATCH: 1}"})
+    for (DType dtype : {DType::uint32, DType::float32, DType::int32, DType::float64})
+      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
+        for (const Case& c : {Case{"sort_pairs", "uint32", false}, Case{"sort_pairs", "uint32", true},
+                              Case{"sort_pairs", "uint64", false}, Case{"argsort", "uint32", true}}) {
+          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
+                                   ", seed: " + std::to_string(fresh_seed()) + "}";
+          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + params +
+                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
+          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          ++runs;
+          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
+                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
+        }
+  CHECK(runs == 2 * 4 * 4 * 4);
+}
+
 TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
   // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
   // which bucket must not depend on that order: buckets crossing a block's share of the
