@@ -5,7 +5,8 @@
 # with its other value load and look-back width; the one-block kernels and radix's one-block
 # path: 3,001, for sort of uint32 and argsort of int64); onesweep also sorts 32- and 64-bit keys,
 # float32 pairs in one exchange round, uint32 pairs with the values loaded late, and argsort of
-# int32 at a 256 x 12 tile, with each of its three warp matches.
+# int32 at a 256 x 12 tile, with each of its three warp matches; and int32 pairs and float32
+# argsort with the values copied to shared memory at their rank (VLOAD 2).
 # Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
 # TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
 source "$(dirname "$0")/sanitize_common.sh" "$@"
@@ -23,7 +24,9 @@ for kernel in kernels_src/sort/*.cu; do
               "sort uint32 descending uint32 passes-onesweep {}" "sort float64 ascending uint32 passes-onesweep {}" \
               "sort_pairs float32 ascending uint32 passes-onesweep {}" \
               "sort_pairs uint32 ascending uint32 passes-onesweep {VLOAD:1,LB32:1,MATCH:1}" \
-              "argsort int32 descending uint32 passes-onesweep {BLOCK:256,ITEMS:12,MATCH:2}"; do
+              "argsort int32 descending uint32 passes-onesweep {BLOCK:256,ITEMS:12,MATCH:2}" \
+              "sort_pairs int32 descending uint32 passes-onesweep {VLOAD:2,MIN_BLOCKS:3,LB32:1}" \
+              "argsort float32 ascending uint32 passes-onesweep {VLOAD:2,MIN_BLOCKS:3}"; do
     set -- $case
     [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
     # radix: every case but onesweep's; onesweep: the passes cases; the others: the first two.

@@ -6,7 +6,7 @@ params:
   BLOCK: {default: 384, values: [256, 384, 512]}
   ITEMS: {default: 16, values: [8, 12, 14, 16, 18, 20, 22, 23, 24]}
   MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
-  VLOAD: {default: 0, values: [0, 1]}
+  VLOAD: {default: 0, values: [0, 1, 2]}
   MATCH: {default: 0, values: [0, 1, 2]}
   LB32: {default: 0, values: [0, 1]}
   LB: {default: 8, values: [1, 4, 8]}
@@ -40,7 +40,9 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   before the ranking loop), so the key (and, for 4-byte keys and values loaded with the keys,
 //   its value) is written to shared memory there: no rank array. Where values go through the
 //   exchange after the keys (8-byte keys or values, or VLOAD 1), the ranks are kept as 16-bit
-//   halves, two to a register.
+//   halves, two to a register. With VLOAD 2 a 4-byte value goes from global to shared memory at
+//   its key's rank by cp.async, issued there: no value registers at all (what keeps pairs from
+//   3 blocks per SM otherwise), its latency behind the rest of the ranking and the look-back.
 // - The look-back has one buffer. An entry is a tag (bit 0: the pass's parity; bits 1-2: 1 this
 //   tile's count, 2 its inclusive prefix) above the count; an entry of the previous pass has the
 //   other parity and reads as not ready. Every tile writes all its entries in every pass, so with
@@ -52,8 +54,8 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
 // resident blocks per SM (a register cap of 65536 / (BLOCK * MIN_BLOCKS)); VLOAD, values loaded
-// with the keys (0) or after the keys are written (1, CUB's order: fewer registers through the
-// ranking); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
+// with the keys (0), after the keys are written (1, CUB's order: fewer registers through the
+// ranking) or copied to shared memory at their rank (2; 8-byte keys or values: as 1); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
 // LB, look-back entries read per round.
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
@@ -163,7 +165,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   using E = typename O::E;
   constexpr int kTile = O::kTile, kRadix = O::kRadix, kWarps = BLOCK / 32, kShift = O::kShift;
   constexpr bool kOneRound = O::kOneRound, kDigitBytes = O::kDigitBytes;
-  constexpr bool kKeepRanks = S::kHasValues && (!kOneRound || VLOAD == 1);
+  // Values that reach the exchange before its barrier, to go out with the keys in one loop: loaded
+  // with the keys and written at their rank (VLOAD 0), or copied from global to shared memory at
+  // their rank by cp.async as soon as the rank is known (VLOAD 2: no registers, the copies'
+  // latency hidden behind the rest of the ranking and the look-back). Otherwise (VLOAD 1, or
+  // 8-byte keys or values, whose values take a second round) the ranks are kept.
+  constexpr bool kPlaceValues = S::kHasValues && kOneRound && VLOAD != 1;
+  constexpr bool kAsyncValues = kPlaceValues && VLOAD == 2;
+  constexpr bool kKeepRanks = S::kHasValues && !kPlaceValues;
   static_assert(BLOCK % 32 == 0 && BLOCK >= kRadix, "a thread per digit");
   static_assert(kTile <= 65536, "ranks are kept in 16 bits");
   struct PassShared {
@@ -268,6 +277,12 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   {
     gpuk::u32 le;
     asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
+    // VLOAD 2: item k's value is element k * 32 after this thread's first (striped_index).
+    const int here = gpuk::striped_index<ITEMS>(0);
+    const int valid_here = valid - here;
+    const bool indices = S::kIndex && a.values_in == nullptr;  // argsort's first pass
+    const V* const values_here = kAsyncValues && !indices ? a.values_in + tile_begin + here : nullptr;
+    const gpuk::u32 first_index = static_cast<gpuk::u32>(tile_begin + here);
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::u32 d = digit_of(k);
@@ -281,6 +296,12 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
       kbuf[rank] = held[k];
       if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(d);
       if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
+      if constexpr (kAsyncValues) {
+        if (k * 32 < valid_here) {
+          if (indices) vbuf[rank] = static_cast<V>(first_index + k * 32);
+          else gpuk::copy_async_4(vbuf + rank, values_here + k * 32);
+        }
+      }
       if constexpr (kKeepRanks) {
         if (k % 2 == 0) ranks[k / 2] = rank;
         else ranks[k / 2] |= rank << 16;
@@ -316,6 +337,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
     ps.offset[t] = base + prefix - start;
   }
+  if constexpr (kAsyncValues) gpuk::copy_async_wait_all();
   __syncthreads();
 
   // Out in tile order: consecutive threads write consecutive addresses within each digit's run.
@@ -329,12 +351,12 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
       const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : O::digit(x, pass);
       const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
       a.keys_out[to] = O::release(x);
-      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) a.values_out[to] = vbuf[i];
+      if constexpr (kPlaceValues) a.values_out[to] = vbuf[i];
       if constexpr (kDestinations) destination[j] = to;
     }
   }
   if constexpr (kKeepRanks) {
-    if constexpr (VLOAD == 1) {
+    if constexpr (VLOAD != 0) {
 #pragma unroll
       for (int k = 0; k < ITEMS; ++k) {
         const int e = gpuk::striped_index<ITEMS>(k);

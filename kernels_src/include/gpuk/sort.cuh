@@ -213,6 +213,23 @@ __device__ __forceinline__ u32 match_peers(u32 digit) {
   }
 }
 
+// A 4-byte copy from global to shared memory that does not pass through registers (cp.async,
+// sm_80 on; before that a load and a store), and the wait for all of a thread's copies, after
+// which they are visible to the thread (a barrier then shows them to the block).
+__device__ __forceinline__ void copy_async_4(void* shared_to, const void* global_from) {
+#if __CUDA_ARCH__ >= 800
+  const u32 to = static_cast<u32>(__cvta_generic_to_shared(shared_to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to), "l"(global_from));
+#else
+  *static_cast<u32*>(shared_to) = *static_cast<const u32*>(global_from);
+#endif
+}
+__device__ __forceinline__ void copy_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // Exclusive scan of N <= BLOCK counters `in[0, N)` into `out[0, N)` (shared memory), every thread
 // of the block calling it. `tmp` holds (N + 31) / 32 words. Ends with a barrier.
 template <int BLOCK, int N>
