@@ -279,6 +279,33 @@ TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pair
   CHECK(runs == 2 * 4 * 4 * 4);
 }
 
+TEST_CASE("onesweep copies keys to shared memory at their rank (KLOAD 1): keys, pairs and argsort, 8- and 4-byte keys") {
+  // The keys are loaded for their digits only and copied from global to shared memory by
+  // cp.async once ranked; the exchange then holds them as they are (integers unmapped, floats'
+  // NaNs and zeros untouched). With VLOAD 2 keys and values both go that way.
+  int runs = 0;
+  for (const std::string params : {"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, KLOAD: 1, LB32: 1}",
+                                   "{BLOCK: 256, ITEMS: 12, KLOAD: 1, VLOAD: 2, MATCH: 2}"})
+    for (DType dtype : {DType::uint64, DType::int64, DType::float64, DType::float32})
+      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
+        for (const Case& c : {Case{"sort", "uint32", false}, Case{"sort", "uint32", true},
+                              Case{"sort_pairs", "uint32", false}, Case{"argsort", "uint32", true}}) {
+          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
+                                   ", seed: " + std::to_string(fresh_seed()) + "}";
+          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + params +
+                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
+                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
+          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
+          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          ++runs;
+          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
+                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
+        }
+  CHECK(runs == 2 * 4 * 4 * 4);
+}
+
 TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
   // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
   // which bucket must not depend on that order: buckets crossing a block's share of the
