@@ -118,6 +118,30 @@ TEST_CASE("the lookup order: user database, then shipped file, then the family's
                  "no shipped defaults for sm_99");
 }
 
+TEST_CASE("sources a TuningPolicy leaves out are said to be left out, not to be missing") {
+  Setup s;
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_split", "{\"BLOCK\": 256}")});
+  s.load();
+  // TuningPolicy::none(): neither the user's database nor the shipped file is read.
+  s.tuning = {};
+  s.tuning.user_off = s.tuning.shipped_off = true;
+  const std::string reduce = "family: reduce\noperation: argmax\ndtype: float32\nsize: 2^20\n";
+  Choice c = s.choose(reduce);
+  CHECK(c.source == Choice::Source::defaults);
+  CHECK(c.why == "kernel file defaults of onepass, the reduce family's default kernel: the TuningPolicy leaves the "
+                 "user's tuning database out, the TuningPolicy leaves the tuning files shipped for sm_99 out");
+  CHECK(c.why.find("shipped defaults") == std::string::npos);
+  // TuningPolicy::shipped_only(): the shipped file answers; without an entry the sentence names the policy.
+  s.tuning = {};
+  s.tuning.user_off = true;
+  add_shipped_tuning(s.tuning, *s.kernels, "sm_99");
+  c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::shipped);
+  c = s.choose(reduce);
+  CHECK(c.why.find("the TuningPolicy leaves the user's tuning database out") != std::string::npos);
+  CHECK(c.why.find("no tuned entry for this GPU") == std::string::npos);
+}
+
 TEST_CASE("the nearest size bucket within a factor 4, and the sort family's choice by size") {
   Setup s;
   s.user({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 10, "rank_split", "{\"BLOCK\": 128}")});

@@ -2,9 +2,11 @@
 // this program prints why and exits 77, which CTest reports as skipped.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <iostream>
 #include <random>
 
+#include "compiled_set.hpp"
 #include "config/config.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
@@ -55,18 +57,24 @@ RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, 
   return parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
 }
 
-CompiledKernels compile_all(const KernelFile& file) {
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  const Jit jit(options, &gpu().cache);
+// The files this sweep runs: those of one contiguous array. segmented_* and per_channel take
+// segments or channels (their entries say so) and have their own program, test_segmented_gpu.cpp.
+bool contiguous(const KernelFile& file) {
+  for (const auto& l : file.launches)
+    if (l.entry.rfind("reduce_segmented_", 0) == 0 || l.entry.rfind("reduce_per_channel", 0) == 0) return false;
+  return true;
+}
+
+std::vector<std::string> names_of(const KernelFile& file, const RunSpec& spec) {
+  const Variant v(std::make_shared<const KernelFile>(file), gpu().plugins.get("reduce").template_args(problem_of(spec)),
+                  {});
   std::vector<std::string> names;
-  auto shared = std::make_shared<const KernelFile>(file);
-  for (const auto& args : gpu().plugins.get("reduce").all_template_args(file)) {
-    const Variant v(shared, args, {});
-    for (const auto& l : file.launches) names.push_back(v.name_expression(l));
-  }
-  return jit.compile(file, names);
+  for (const auto& l : file.launches) names.push_back(v.name_expression(l));
+  return names;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
@@ -81,8 +89,28 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
   const std::vector<std::uint64_t> sizes = all
                                                ? std::vector<std::uint64_t>{1, 31, 32, 33, 1000, (1u << 20) + 7}
                                                : std::vector<std::uint64_t>{1, 31, 33, 1000, (1u << 18) + 7};
+  // Every variant the sweep runs, compiled first, on every core.
+  auto start = std::chrono::steady_clock::now();
+  test::CompiledSet set;
   for (const auto& file : gpu().kernels.family("reduce")) {
-    const CompiledKernels compiled = compile_all(*file);
+    if (!contiguous(*file)) continue;
+    std::vector<std::string> names;
+    for (const auto& args : gpu().plugins.get("reduce").all_template_args(*file)) {
+      const Variant v(file, args, {});
+      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+    }
+    set.add(file, names, 8);
+  }
+  {
+    JitOptions options;
+    options.arch = gpu().device.info().arch();
+    options.include_dirs = gpu().kernels.include_dirs();
+    set.compile(Jit(options, &gpu().cache));
+  }
+  std::cout << "compiled " << set.programs() << " programs in " << seconds_since(start) << " s\n";
+  for (const auto& file : gpu().kernels.family("reduce")) {
+    if (!contiguous(*file)) continue;
+    start = std::chrono::steady_clock::now();
     int runs = 0, failures = 0;
     for (const auto& op : file->operations)
       for (DType dtype : file->dtypes)
@@ -104,6 +132,7 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
                                        pattern.name + " data " + pattern.data;
               ++runs;
               try {
+                const CompiledKernels& compiled = set.holding(*file, names_of(*file, spec).front());
                 const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled);
                 if (!r.verification.passed) ++failures;
                 CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
@@ -114,7 +143,7 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
             }
           }
     MESSAGE(file->name << ": " << runs << " runs, " << failures << " failed");
-    std::cout << file->name << ": " << runs << " runs, " << failures << " failed\n";
+    std::cout << file->name << ": " << runs << " runs, " << failures << " failed, in " << seconds_since(start) << " s\n";
   }
 }
 

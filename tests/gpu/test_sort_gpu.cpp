@@ -3,6 +3,7 @@
 // 77, which CTest reports as skipped.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "compiled_set.hpp"
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
@@ -111,22 +113,16 @@ RunSpec spec_for(const std::string& kernel, const Case& c, DType dtype, std::uin
   return parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
 }
 
-// Every variant the test runs from one file, in one NVRTC program.
-CompiledKernels compile_all(const std::shared_ptr<const KernelFile>& file) {
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  const Jit jit(options, &gpu().cache);
+// The kernels of a case (template arguments depend on dtype, operation, order and values, not on n).
+std::vector<std::string> names_of(const std::shared_ptr<const KernelFile>& file, const RunSpec& spec) {
+  const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), {});
   std::vector<std::string> names;
-  for (DType dtype : file->dtypes)
-    for (const auto& c : kCases) {
-      const RunSpec spec = spec_for(file->name, c, dtype, 1, "{generator: uniform}");
-      const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), {});
-      for (const auto& l : file->launches)
-        if (std::find(names.begin(), names.end(), v.name_expression(l)) == names.end())
-          names.push_back(v.name_expression(l));
-    }
-  return jit.compile(*file, names);
+  for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+  return names;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 // The O(n^2) rank sorts are run where that stays quick.
@@ -154,9 +150,28 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
   const std::uint64_t many_tiles = all ? (1u << 20) + 7 : (1u << 18) + 7;
   const std::vector<std::uint64_t> sizes = all ? std::vector<std::uint64_t>{1, 2, 31, 33, 4096, 4097, many_tiles}
                                                : std::vector<std::uint64_t>{1, 2, 33, 4097, many_tiles};
+  // Every variant the sweep runs, compiled first, on every core: a program per file and dtype.
+  auto start = std::chrono::steady_clock::now();
+  test::CompiledSet set;
   for (const auto& file : gpu().kernels.family("sort")) {
     if (!selected(file->name)) continue;
-    const CompiledKernels compiled = compile_all(file);
+    for (DType dtype : file->dtypes) {
+      std::vector<std::string> names;
+      for (const auto& c : kCases)
+        for (const auto& n : names_of(file, spec_for(file->name, c, dtype, 1, "{generator: uniform}"))) names.push_back(n);
+      set.add(file, names, 4);
+    }
+  }
+  {
+    JitOptions options;
+    options.arch = gpu().device.info().arch();
+    options.include_dirs = gpu().kernels.include_dirs();
+    set.compile(Jit(options, &gpu().cache));
+  }
+  std::cout << "compiled " << set.programs() << " programs in " << seconds_since(start) << " s\n";
+  for (const auto& file : gpu().kernels.family("sort")) {
+    if (!selected(file->name)) continue;
+    start = std::chrono::steady_clock::now();
     int runs = 0, failures = 0, refused = 0;
     for (DType dtype : file->dtypes)
       for (std::size_t ci = 0; ci < kCases.size(); ++ci)
@@ -171,6 +186,7 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
                                      pattern.name + " data " + pattern.data;
             try {
               const RunSpec spec = spec_for(file->name, c, dtype, size, pattern.data);
+              const CompiledKernels& compiled = set.holding(*file, names_of(file, spec).front());
               const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, &compiled);
               ++runs;
               if (!r.verification.passed) ++failures;
@@ -191,7 +207,7 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
         }
     MESSAGE(file->name << ": " << runs << " runs, " << failures << " failed, " << refused << " refused by constraints");
     std::cout << file->name << ": " << runs << " runs, " << failures << " failed, " << refused
-              << " refused by constraints\n";
+              << " refused by constraints, in " << seconds_since(start) << " s\n";
     CHECK(runs > 0);
   }
 }

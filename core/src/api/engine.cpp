@@ -96,9 +96,11 @@ const TuningSources& Engine::State::tuning() {
         add_shipped_tuning(t, kernels, arch);
         break;
       case TuningPolicy::Source::shipped_only:
+        t.user_off = true;
         add_shipped_tuning(t, kernels, arch);
         break;
       case TuningPolicy::Source::none:
+        t.user_off = t.shipped_off = true;
         break;
     }
     for (const auto& w : t.warnings) warn(w);

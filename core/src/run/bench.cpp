@@ -10,6 +10,7 @@
 
 #include "gpuk/error.hpp"
 #include "run/host_memory.hpp"
+#include "run/host_side.hpp"
 #include "run/timing.hpp"
 #include "util/text.hpp"
 
@@ -42,22 +43,32 @@ bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info) {
 
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
     : spec_(spec), plugin_(plugin), device_(device) {
-  make();
+  make(nullptr);
 }
 
-void Bench::make() {
+Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, std::unique_ptr<Workload> prepared)
+    : spec_(spec), plugin_(plugin), device_(device) {
+  if (!prepared) throw Error("internal: a Bench of a prepared workload without one");
+  make(std::move(prepared));
+}
+
+void Bench::make(std::unique_ptr<Workload> prepared) {
   const RunSpec& spec = spec_;
-  HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
-  if (input.dtype() != spec.dtype || input.size() != spec.size)
-    throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
-                      std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
-                      std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
-  // Page-locked, the upload runs at the bus's speed (pageable memory goes through the driver's
-  // staging buffers at a fraction of it); where locking fails the run goes on, pageable.
-  pin_note_ = input.pin();
-  workload_ = plugin_.make_workload(spec, std::move(input));
+  if (prepared) {
+    workload_ = std::move(prepared);
+    pin_note_ = "the input was made before the process's CUDA context (run/host_side.hpp)";
+    // Its reference was computed with it; the timings were not kept.
+    reference_done_ = true;
+    workload_has_reference_ = true;
+  } else {
+    HostArray input = run_input(spec);
+    // Page-locked, the upload runs at the bus's speed (pageable memory goes through the driver's
+    // staging buffers at a fraction of it); where locking fails the run goes on, pageable.
+    pin_note_ = input.pin();
+    workload_ = plugin_.make_workload(spec, std::move(input));
+    workload_has_reference_ = false;
+  }
   launcher_ = plugin_.make_launcher(problem_of(spec));
-  workload_has_reference_ = false;
   bytes_moved_ = workload_->bytes_moved();
   stream_ = std::make_unique<Stream>();
   start_ = std::make_unique<Event>();

@@ -184,11 +184,13 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
       return c;
     }
   } else {
-    misses.push_back("no tuned entry for this GPU");
+    misses.push_back(tuning.user_off ? "the TuningPolicy leaves the user's tuning database out" : "no tuned entry for this GPU");
   }
 
   // 2. The tuning files shipped for this architecture, the built-in directory's first.
-  if (tuning.shipped.empty()) misses.push_back("no shipped defaults for " + device.arch());
+  if (tuning.shipped.empty())
+    misses.push_back(tuning.shipped_off ? "the TuningPolicy leaves the tuning files shipped for " + device.arch() + " out"
+                                        : "no shipped defaults for " + device.arch());
   bool shipped_entry = false;
   for (const auto& file : tuning.shipped) {
     const auto pick = file.db->pick(key, /*same_gpu=*/false);

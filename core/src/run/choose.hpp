@@ -54,6 +54,8 @@ struct TuningSources {
   bool user_file_given = false;  // named by `tuning:` / `--tuning`: the sentences say "tuning file"
   // tuned/<arch>.json of each kernel directory that has one, the built-in directory first.
   std::vector<TuningFile> shipped;
+  // Left out by the application's TuningPolicy (not merely absent): the sentences say so.
+  bool user_off = false, shipped_off = false;
   std::vector<std::string> warnings;  // files that could not be read, and were left out
 };
 

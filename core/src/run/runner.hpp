@@ -106,6 +106,10 @@ class Bench {
   // Generates or reads the data, makes the family's workload and launcher and uploads the data
   // (timed). The caller has checked that the run fits (refuse_if_run_does_not_fit).
   Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
+  // The same with the workload made before (run/host_side.hpp, its CPU reference computed): only
+  // the upload, from pageable memory (a workload made before the process had a CUDA context
+  // cannot have been page-locked).
+  Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, std::unique_ptr<Workload> prepared);
   ~Bench();
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -148,7 +152,7 @@ class Bench {
 
 
  private:
-  void make();
+  void make(std::unique_ptr<Workload> prepared);
   void synchronize(const std::string& where) const;
   RunSpec spec_;
   const FamilyPlugin& plugin_;

@@ -76,10 +76,13 @@ struct WaveOptions {
 
 struct RunContext;
 class KernelLibrary;
+struct HostSide;
 // The session of a worker on GPU `ordinal` for the sweep of `t`: the fit check, the data uploaded
-// once, the GPU measurer (bulk compile), as sweep_on_gpu sets them up.
+// once, the GPU measurer (bulk compile), as sweep_on_gpu sets them up. With `host` (the parent's
+// host side, made before the fork: run/host_side.hpp) the worker takes its workload, input and
+// CPU reference from it (its copy of the parent's memory) instead of making its own.
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
-                                               const SweepOptions& sweep);
+                                               const SweepOptions& sweep, HostSide* host = nullptr);
 
 // The compile wave of a pooled sweep on real GPUs: the JIT of the group's architecture with the
 // workers' options, compiling into `cache`; none when the cache is off. threads 0: every core.

@@ -4,6 +4,7 @@
 
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
+#include "run/host_side.hpp"
 #include "run/runner.hpp"
 #include "tune/pool.hpp"
 #include "tune/sweep.hpp"
@@ -14,7 +15,7 @@ namespace {
 
 class GpuWorker : public WorkerSession {
  public:
-  GpuWorker(const TuneSpec& t, const RunContext& context, int ordinal, const SweepOptions& sweep)
+  GpuWorker(const TuneSpec& t, const RunContext& context, int ordinal, const SweepOptions& sweep, HostSide* host)
       : created_(std::chrono::steady_clock::now()), device_(ordinal) {
     const auto since = [](std::chrono::steady_clock::time_point from) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
@@ -24,11 +25,18 @@ class GpuWorker : public WorkerSession {
     flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
     auto at = std::chrono::steady_clock::now();
-    bench_ = std::make_unique<Bench>(t.run, plugin, device_);
-    data_ = since(at);
-    at = std::chrono::steady_clock::now();
-    bench_->reference(1);  // once, before the first variant's check
-    reference_ = since(at);
+    if (host && host->workload) {
+      // The parent's input and reference, inherited: this process's copy of them is its own to
+      // take (the parent's stays for the workers it starts later).
+      bench_ = std::make_unique<Bench>(t.run, plugin, device_, std::move(host->workload));
+      data_ = since(at);
+    } else {
+      bench_ = std::make_unique<Bench>(t.run, plugin, device_);
+      data_ = since(at);
+      at = std::chrono::steady_clock::now();
+      bench_->reference(1);  // once, before the first variant's check
+      reference_ = since(at);
+    }
     measurer_ = make_gpu_measurer(context, device_, *bench_, gpu_measurer_options(t, sweep, flushed_), &stats_);
   }
   SweepTimes times() const override {
@@ -69,8 +77,8 @@ WaveOptions gpu_compile_wave(const KernelLibrary& kernels, const CompileCache& c
 }
 
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
-                                               const SweepOptions& sweep) {
-  return std::make_unique<GpuWorker>(t, context, ordinal, sweep);
+                                               const SweepOptions& sweep, HostSide* host) {
+  return std::make_unique<GpuWorker>(t, context, ordinal, sweep, host);
 }
 
 }  // namespace gpuk

@@ -22,6 +22,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
+#include "run/host_side.hpp"
 #include "run/runner.hpp"
 #include "tune/isolate.hpp"
 #include "tune/journal.hpp"
@@ -211,8 +212,11 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   // compile side by side, the cores shared among them.
   const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
   sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
+  // The input and the CPU reference once for every worker, before the fork: each worker inherits
+  // them and only uploads (a worker restarted after a fault too).
+  HostSide host = make_host_side(t.run, plugins.get(t.run.family));
   WorkerPool pool(
-      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep); }, wave);
+      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave);
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const auto groups = pool.group_by_model();
@@ -258,7 +262,10 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
                                               : ""));
     }
     if (journal) report.journal = journal->path().string();
-    report.times.start = pool_start;  // the workers' processes, devices, data and references
+    // The parent's input and reference, then the workers' processes, devices and uploads.
+    report.times.data = host.data_seconds;
+    report.times.reference = host.reference_seconds;
+    report.times.start = std::max(0.0, pool_start - host.data_seconds - host.reference_seconds);
     for (const auto& note : pool.notes()) report.notes.push_back(note);
     const auto worker_times = pool.worker_times();
     for (std::size_t w : group)

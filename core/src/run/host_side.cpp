@@ -1,0 +1,47 @@
+// The host side of a run, made before any GPU is touched (run/host_side.hpp).
+#include "run/host_side.hpp"
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "config/config.hpp"
+#include "gpuk/error.hpp"
+#include "run/host_memory.hpp"
+
+namespace gpuk {
+
+HostArray run_input(const RunSpec& spec) {
+  HostArray input = spec.data.file ? load_file(spec.data) : generate(spec.data, spec.dtype, spec.size);
+  if (input.dtype() != spec.dtype || input.size() != spec.size)
+    throw ConfigError(spec.path.string() + ": the data file holds " + std::to_string(input.size()) + " " +
+                      std::string(dtype_name(input.dtype())) + " elements, but the config asks for " +
+                      std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)));
+  return input;
+}
+
+HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin) {
+  refuse_if_host_memory_short(spec, plugin);
+  HostSide side;
+  std::exception_ptr failed;
+  std::thread worker([&] {
+    try {
+      const auto since = [](std::chrono::steady_clock::time_point from) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+      };
+      auto at = std::chrono::steady_clock::now();
+      side.workload = plugin.make_workload(spec, run_input(spec));
+      side.data_seconds = since(at);
+      at = std::chrono::steady_clock::now();
+      (void)side.workload->cpu_reference(1);
+      side.reference_seconds = since(at);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  worker.join();
+  if (failed) std::rethrow_exception(failed);
+  return side;
+}
+
+}  // namespace gpuk

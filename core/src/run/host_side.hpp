@@ -1,0 +1,32 @@
+// The host side of a run, made before any GPU is touched: the input generated (or read), the
+// family's workload and its CPU reference answer. A sweep over several GPUs makes it once, in the
+// parent before it forks its workers; each worker inherits it (copy-on-write) and only uploads,
+// instead of generating the input and computing the reference again (tune/pool.hpp).
+#pragma once
+#include <memory>
+
+#include "data/data.hpp"
+#include "plugin/plugin.hpp"
+
+namespace gpuk {
+
+struct RunSpec;
+
+// The run's input as its spec says: read from its data file or generated, checked against the
+// spec's dtype and size (ConfigError naming the file otherwise). Bench::make reads it so too.
+HostArray run_input(const RunSpec& spec);
+
+struct HostSide {
+  std::unique_ptr<Workload> workload;  // made from the input, its CPU reference computed; not uploaded
+  double data_seconds = 0;             // the input generated (or read) and the workload made
+  double reference_seconds = 0;        // its CPU reference (one repeat)
+};
+
+// Refuses a run whose host arrays do not fit (refuse_if_host_memory_short), then makes its host
+// side. The work runs on a thread of its own, joined before this returns: the input generators
+// and some references use OpenMP, whose thread pool (GNU libgomp) does not survive fork(), so a
+// process that forks afterwards must not have used OpenMP on its own thread (the child's first
+// parallel region would wait forever for threads that were not copied).
+HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin);
+
+}  // namespace gpuk

@@ -1,0 +1,82 @@
+// The kernels a GPU test program runs, compiled up front on every core: each kernel file's name
+// expressions cut into NVRTC programs of a few names each, the programs compiled at once (one
+// program of every instantiation of a file took most of a minute on its own), then each run
+// given the program that holds its kernels.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jit/jit.hpp"
+#include "kernel/kernel_file.hpp"
+
+namespace gpuk::test {
+
+class CompiledSet {
+ public:
+  // `names` of `file`, in programs of at most `per_program` names; a name already added is skipped.
+  void add(const std::shared_ptr<const KernelFile>& file, const std::vector<std::string>& names,
+           std::size_t per_program) {
+    std::vector<std::string> fresh;
+    for (const auto& n : names)
+      if (!index_.count(key(*file, n)) && std::find(fresh.begin(), fresh.end(), n) == fresh.end()) fresh.push_back(n);
+    for (std::size_t i = 0; i < fresh.size(); i += per_program) {
+      Program p{file, {fresh.begin() + static_cast<std::ptrdiff_t>(i),
+                       fresh.begin() + static_cast<std::ptrdiff_t>(std::min(fresh.size(), i + per_program))}, {}};
+      for (const auto& n : p.names) index_[key(*file, n)] = programs_.size();
+      programs_.push_back(std::move(p));
+    }
+  }
+
+  // Every program at once, as many at a time as there are hardware threads. The first error is
+  // rethrown after the others finish.
+  void compile(const Jit& jit) {
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex m;
+    const std::size_t threads =
+        std::min<std::size_t>(programs_.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i; (i = next++) < programs_.size();) {
+          try {
+            programs_[i].compiled = jit.compile(*programs_[i].file, programs_[i].names);
+          } catch (...) {
+            const std::lock_guard lock(m);
+            if (!error) error = std::current_exception();
+          }
+        }
+      });
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  // The program that holds `name` of `file`.
+  const CompiledKernels& holding(const KernelFile& file, const std::string& name) const {
+    const auto it = index_.find(key(file, name));
+    if (it == index_.end()) throw std::logic_error("the test compiled no program with " + name + " of " + file.name);
+    return programs_[it->second].compiled;
+  }
+
+  std::size_t programs() const { return programs_.size(); }
+
+ private:
+  struct Program {
+    std::shared_ptr<const KernelFile> file;
+    std::vector<std::string> names;
+    CompiledKernels compiled;
+  };
+  static std::string key(const KernelFile& file, const std::string& name) { return file.name + "\n" + name; }
+  std::vector<Program> programs_;
+  std::map<std::string, std::size_t> index_;
+};
+
+}  // namespace gpuk::test
