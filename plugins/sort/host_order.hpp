@@ -6,7 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
+#include <limits>
 #include <span>
+#include <sstream>
+#include <string>
 #include <type_traits>
 #include <vector>
 

@@ -54,12 +54,15 @@ const char* DeviceAnswer::source() { return kSource; }
 
 std::vector<std::string> DeviceAnswer::kernel_names() { return {"gpuk_first_difference", "gpuk_copy_bytes"}; }
 
-DeviceAnswer::DeviceAnswer(const Jit& jit, const DeviceInfo& info)
-    : blocks_(std::max(1, info.sm_count) * 8), first_(sizeof(std::uint64_t)) {
+CompiledKernels DeviceAnswer::compile(const Jit& jit) {
   KernelFile file;
   file.path = "gpuk_device_answer.cu";
   file.source = kSource;
-  const CompiledKernels compiled = jit.compile(file, kernel_names());
+  return jit.compile(file, kernel_names());
+}
+
+DeviceAnswer::DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info)
+    : blocks_(std::max(1, info.sm_count) * 8), first_(sizeof(std::uint64_t)) {
   kernels_ = load_kernels(compiled, kernel_names(), "the sweep's device comparison");
   compare_ = kernels_.get("gpuk_first_difference").function;
   copy_ = kernels_.get("gpuk_copy_bytes").function;

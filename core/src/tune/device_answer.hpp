@@ -26,8 +26,12 @@ class DeviceAnswer {
   static const char* source();
   static std::vector<std::string> kernel_names();  // the name expressions to compile
 
+  // Compiles them (or takes them from the cache); any thread, no CUDA context needed.
+  static CompiledKernels compile(const Jit& jit);
+  // Loads the compiled kernels in the current context.
+  DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info);
   // Compiles (or takes from the cache) and loads the kernels in the current context.
-  DeviceAnswer(const Jit& jit, const DeviceInfo& info);
+  DeviceAnswer(const Jit& jit, const DeviceInfo& info) : DeviceAnswer(compile(jit), info) {}
 
   // Keeps a copy of the outputs (the caller has just verified them on the host), then checks the
   // compare kernel on the device with them: the copy must equal the outputs, and the outputs

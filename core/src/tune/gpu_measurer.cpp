@@ -2,10 +2,12 @@
 #include "tune/gpu_measurer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <regex>
 
 #include "gpuk/error.hpp"
 #include "tune/stopwatch.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -27,6 +29,7 @@ GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench
   leading_ = context.runtime.plugins().get(problem.family).template_args(problem);
   limits_ = launch_limits(problem, device.info());
   bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
+  answer_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile(jit_); });
 }
 
 SweepTimes GpuMeasurer::times() const {
@@ -191,7 +194,11 @@ std::vector<double> GpuMeasurer::time(const Space& space, const Candidate& c, in
 // that passes is kept for the next ones. A CUDA error of the variant's run goes to the caller;
 // one of the comparison turns the device path off for the rest of the sweep.
 Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) {
+  const auto since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
   if (answer_ && answer_->kept()) {
+    const Stopwatch device_check(device_checks_s_);
     bench_.workload().poison(bench_.stream());
     bench_.launch(target);
     wait_stream(bench_.stream().get(), bench_.time_limit(), p.where);
@@ -207,17 +214,21 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
       drop_answer(std::string("the comparison failed: ") + e.what());
     }
   }
+  auto at = std::chrono::steady_clock::now();
   const Verification v = bench_.check(target);
+  host_checks_s_ += since(at);
   ++on_host_;
   if (v.passed && !answer_tried_) {
     answer_tried_ = true;
+    at = std::chrono::steady_clock::now();
     try {
-      answer_ = std::make_unique<DeviceAnswer>(jit_, device_.info());
+      answer_ = std::make_unique<DeviceAnswer>(answer_program_.get(), device_.info());
       std::string why;
       if (!answer_->keep(bench_.workload(), bench_.launcher(), bench_.stream(), &why)) drop_answer(why);
     } catch (const Error& e) {
       drop_answer(e.what());
     }
+    answer_setup_s_ = since(at);
   }
   return v;
 }
@@ -242,10 +253,14 @@ void GpuMeasurer::drop_answer(const std::string& why) {
 std::vector<std::string> GpuMeasurer::notes() const {
   std::vector<std::string> out;
   if (on_device_ > 0 || !no_device_check_.empty()) {
+    const auto s = [](double v) { return fixed(v, 2); };
     std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +
                        std::to_string(on_device_ + on_host_) +
                        " variants (their outputs the bytes of the first verified answer); the rest on the host";
     if (!no_device_check_.empty()) note += " (device comparison off: " + no_device_check_ + ")";
+    note += "; verify took " + s(device_checks_s_) + " s on the GPU (poison, run, compare), " + s(host_checks_s_) +
+            " s on the host (poison, run, download, compare) and " + s(answer_setup_s_) +
+            " s making the GPU's comparison ready (kernels loaded, the answer copied, the compare kernel checked)";
     out.push_back(note);
   }
   return out;

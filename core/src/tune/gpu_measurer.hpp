@@ -2,6 +2,7 @@
 // (tune/bulk_compiler.hpp) while the GPU measures what is already compiled, on one uploaded
 // workload (Bench). Its energy window is gpu_energy.cpp. Not installed.
 #pragma once
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,6 +66,12 @@ class GpuMeasurer final : public Measurer {
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
   const Jit& jit_;  // the Runtime's, for this GPU's architecture
+  // The device comparison's kernels, compiled from the start on a thread of their own, so that
+  // the first verified answer does not wait for NVRTC (after jit_: it goes before what it uses).
+  std::future<CompiledKernels> answer_program_;
+  // Where verify's time went: the comparisons on the device, the checks on the host, and the
+  // device comparison made ready (loaded, its copy of the answer kept and the kernel checked).
+  double device_checks_s_ = 0, host_checks_s_ = 0, answer_setup_s_ = 0;
   BulkCompiler compiler_;  // last: its threads go before what they use
 };
 
