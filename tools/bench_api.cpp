@@ -1,6 +1,9 @@
-// The library API's host overhead per call (issue 15's target: within 1 us of a bare launch).
-// Prints, for argmax of n float32 (default 250,000), the host time one call takes to enqueue:
+// The library API's host overhead per call (issue 15's target: within 1 us of a bare launch;
+// issue 28's: a prepared handle's call within 0.5 us). Prints, for argmax of n float32 (default
+// 250,000), the host time one call takes to enqueue:
 //   - Operation::launch of a prepared argmax (the onepass kernel, metadata defaults),
+//   - a prepared handle of the same variant (PreparedSizes::launch, what every prepare_* is),
+//     and gpuk::reduce::prepare_argmax's handle (its variant chosen by the lookup),
 //   - the typed call gpuk::reduce::argmax (Engine::launch: one cached Operation per stream),
 //   - a bare cuLaunchKernel of the same variant's function with the same arguments,
 //   - cub::DeviceReduce::ArgMax with its temporary storage allocated once.
@@ -89,6 +92,13 @@ int main(int argc, char** argv) try {
   const CUfunction function = ready.functions[0];
 
   const double api = host_us_per_call(stream, batch, batches, [&] { op.launch(arrays, n, stream.get()); });
+  PreparedSizes sizes = engine.prepare_sizes(spec);  // onepass in every bucket up to n
+  const double handle = host_us_per_call(stream, batch, batches, [&] { sizes.launch(arrays, n, stream.get()); });
+  auto amax = reduce::prepare_argmax<float>(engine, n);
+  const double typed_handle = host_us_per_call(stream, batch, batches, [&] {
+    amax(reinterpret_cast<const float*>(d_in.get()), reinterpret_cast<reduce::Best<float>*>(d_out.get()), n,
+         stream.get());
+  });
   const double typed = host_us_per_call(stream, batch, batches, [&] {
     reduce::argmax(engine, reinterpret_cast<const float*>(d_in.get()), n, reinterpret_cast<reduce::Best<float>*>(d_out.get()),
                    stream.get());
@@ -103,9 +113,15 @@ int main(int argc, char** argv) try {
               static_cast<unsigned long long>(n), info.name.c_str(), op.variant().c_str(), batches, batch);
   std::printf("  %-44s %8.3f us\n", "bare cuLaunchKernel (same function, args)", bare);
   std::printf("  %-44s %8.3f us  (%+.3f us over bare)\n", "gpuk::Operation::launch", api, api - bare);
+  std::printf("  %-44s %8.3f us  (%+.3f us over bare)\n", "prepared handle (PreparedSizes::launch)", handle,
+              handle - bare);
+  std::printf("  %-44s %8.3f us  (%+.3f us over bare; variant %s)\n", "gpuk::reduce::prepare_argmax's handle",
+              typed_handle, typed_handle - bare, amax.sizes().operations().back().variant().c_str());
   std::printf("  %-44s %8.3f us  (%+.3f us over bare)\n", "gpuk::reduce::argmax (Engine::launch)", typed, typed - bare);
   std::printf("  %-44s %8.3f us  (%+.3f us over bare)\n", "cub::DeviceReduce::ArgMax", cub, cub - bare);
   std::printf("target: Operation::launch within 1 us of the bare launch: %s\n", api - bare <= 1.0 ? "met" : "NOT met");
+  std::printf("target: a prepared handle's call (same variant) within 0.5 us of the bare launch: %s\n",
+              handle - bare <= 0.5 ? "met" : "NOT met");
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_api: %s\n", e.what());

@@ -6,7 +6,8 @@
 # path: 3,001, for sort of uint32 and argsort of int64); onesweep also sorts 32- and 64-bit keys,
 # float32 pairs in one exchange round, uint32 pairs with the values loaded late, and argsort of
 # int32 at a 256 x 12 tile, with each of its three warp matches; and int32 pairs and float32
-# argsort with the values copied to shared memory at their rank (VLOAD 2).
+# argsort with the values copied to shared memory at their rank (VLOAD 2), and int64 keys copied
+# there the same way (KLOAD 1).
 # Usage: tools/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
 # TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
 source "$(dirname "$0")/sanitize_common.sh" "$@"
@@ -26,7 +27,8 @@ for kernel in kernels_src/sort/*.cu; do
               "sort_pairs uint32 ascending uint32 passes-onesweep {VLOAD:1,LB32:1,MATCH:1}" \
               "argsort int32 descending uint32 passes-onesweep {BLOCK:256,ITEMS:12,MATCH:2}" \
               "sort_pairs int32 descending uint32 passes-onesweep {VLOAD:2,MIN_BLOCKS:3,LB32:1}" \
-              "argsort float32 ascending uint32 passes-onesweep {VLOAD:2,MIN_BLOCKS:3}"; do
+              "argsort float32 ascending uint32 passes-onesweep {VLOAD:2,MIN_BLOCKS:3}" \
+              "sort int64 descending uint32 passes-onesweep {KLOAD:1,MIN_BLOCKS:3,ITEMS:20}"; do
     set -- $case
     [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
     # radix: every case but onesweep's; onesweep: the passes cases; the others: the first two.

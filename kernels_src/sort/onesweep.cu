@@ -10,6 +10,7 @@ params:
   MATCH: {default: 0, values: [0, 1, 2]}
   LB32: {default: 0, values: [0, 1]}
   LB: {default: 8, values: [1, 4, 8]}
+  KLOAD: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * MIN_BLOCKS <= 2048
   - n < 4294967296
@@ -141,7 +142,7 @@ struct Onesweep8 {
 
 }  // namespace
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD>
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   if constexpr (O::kPasses % 2 == 0) {
@@ -156,7 +157,7 @@ __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a)
   }
 }
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB>
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   using K = typename O::K;
@@ -173,6 +174,11 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   constexpr bool kPlaceValues = S::kHasValues && kOneRound && VLOAD != 1;
   constexpr bool kAsyncValues = kPlaceValues && VLOAD == 2;
   constexpr bool kKeepRanks = S::kHasValues && !kPlaceValues;
+  // KLOAD 1: the keys are loaded for their digits only (kept 4 to a register, as floats' always
+  // are) and copied from global to shared memory at their rank by cp.async, so the ranking holds
+  // no key registers (8-byte keys: 2 x ITEMS fewer); the exchange then has the keys as they are.
+  constexpr bool kAsyncKeys = KLOAD == 1;
+  constexpr bool kPacked = O::kFloat || kAsyncKeys;
   static_assert(BLOCK % 32 == 0 && BLOCK >= kRadix, "a thread per digit");
   static_assert(kTile <= 65536, "ranks are kept in 16 bits");
   struct PassShared {
@@ -207,13 +213,13 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   // Keys, warp-striped, as held. Positions past n take digit 255 in every pass (all-ones bits)
   // and rank behind the real keys; they are never written, and only the last tile has them.
   B held[ITEMS];
-  gpuk::u32 packed[O::kFloat ? (ITEMS + 3) / 4 : 1];  // floats' digits, 4 to a register
+  gpuk::u32 packed[kPacked ? (ITEMS + 3) / 4 : 1];  // floats' digits (and KLOAD 1's), 4 to a register
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int e = gpuk::striped_index<ITEMS>(k);
     held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
   }
-  if constexpr (O::kFloat) {
+  if constexpr (kPacked) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::u32 d = gpuk::striped_index<ITEMS>(k) < valid ? O::digit(held[k], pass) : 0xffu;
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
   }
   const auto digit_of = [&](int k) -> gpuk::u32 {
-    if constexpr (O::kFloat) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
+    if constexpr (kPacked) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
     else return O::digit(held[k], pass);
   };
   V value[S::kHasValues ? ITEMS : 1];
@@ -236,7 +242,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   // Per-warp digit counts.
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
-    if constexpr (O::kFloat) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
+    if constexpr (kPacked) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
     else atomicAdd(&ps.warp_offset[warp][O::digit_apart(S::window(held[k]), pass)], 1u);
   }
   __syncthreads();
@@ -277,12 +283,13 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   {
     gpuk::u32 le;
     asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
-    // VLOAD 2: item k's value is element k * 32 after this thread's first (striped_index).
+    // VLOAD 2 (KLOAD 1): item k's value (key) is element k * 32 after this thread's first.
     const int here = gpuk::striped_index<ITEMS>(0);
     const int valid_here = valid - here;
     const bool indices = S::kIndex && a.values_in == nullptr;  // argsort's first pass
     const V* const values_here = kAsyncValues && !indices ? a.values_in + tile_begin + here : nullptr;
     const gpuk::u32 first_index = static_cast<gpuk::u32>(tile_begin + here);
+    const K* const keys_here = a.keys_in + tile_begin + here;  // KLOAD 1
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::u32 d = digit_of(k);
@@ -293,13 +300,17 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
       if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
       offset = __shfl_sync(0xffffffffu, offset, leader);
       const gpuk::u32 rank = offset + upto - 1;
-      kbuf[rank] = held[k];
+      if constexpr (kAsyncKeys) {
+        if (k * 32 < valid_here) gpuk::copy_async<sizeof(K)>(kbuf + rank, keys_here + k * 32);
+      } else {
+        kbuf[rank] = held[k];
+      }
       if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(d);
       if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
       if constexpr (kAsyncValues) {
         if (k * 32 < valid_here) {
           if (indices) vbuf[rank] = static_cast<V>(first_index + k * 32);
-          else gpuk::copy_async_4(vbuf + rank, values_here + k * 32);
+          else gpuk::copy_async<4>(vbuf + rank, values_here + k * 32);
         }
       }
       if constexpr (kKeepRanks) {
@@ -337,9 +348,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
     ps.offset[t] = base + prefix - start;
   }
-  if constexpr (kAsyncValues) gpuk::copy_async_wait_all();
+  if constexpr (kAsyncValues || kAsyncKeys) gpuk::copy_async_wait_all();
   __syncthreads();
 
+  // Exchange element i as held (KLOAD 1 copied the keys as they are).
+  const auto held_at = [&](int i) -> B {
+    if constexpr (kAsyncKeys) return O::hold(reinterpret_cast<const K*>(kbuf)[i]);
+    else return kbuf[i];
+  };
   // Out in tile order: consecutive threads write consecutive addresses within each digit's run.
   constexpr bool kDestinations = S::kHasValues && !kOneRound;
   gpuk::u32 destination[kDestinations ? ITEMS : 1];
@@ -347,7 +363,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   for (int j = 0; j < ITEMS; ++j) {
     const int i = j * BLOCK + t;
     if (i < valid) {
-      const B x = kbuf[i];
+      const B x = held_at(i);
       const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : O::digit(x, pass);
       const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
       a.keys_out[to] = O::release(x);
@@ -377,7 +393,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
         if constexpr (kDestinations) {
           a.values_out[destination[j]] = vbuf[i];
         } else {
-          const gpuk::u32 d = O::digit(kbuf[i], pass);
+          const gpuk::u32 d = O::digit(held_at(i), pass);
           a.values_out[ps.offset[d] + static_cast<gpuk::u32>(i)] = vbuf[i];
         }
       }

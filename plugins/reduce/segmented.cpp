@@ -53,6 +53,14 @@ class LayoutLauncher final : public Launcher {
     return out;
   }
 
+  // A segmented call says how many segments it has: at most the count prepared for (which sizes
+  // the offsets, results and scratch), so that one Operation serves every count up to it (a
+  // prepared handle's max_segments). Without it (a run's workload) the count prepared for.
+  std::optional<ScalarSlot> scalar() const override {
+    if (layout_.shape == Shape::segments) return ScalarSlot{"segments", DType::int64};
+    return std::nullopt;
+  }
+
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
     check_entries(layout_, plan);
     const auto slots = static_cast<std::uint64_t>(std::max<std::int64_t>(0, plan.scratch_slots));
@@ -67,6 +75,7 @@ class LayoutLauncher final : public Launcher {
 
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
     GPUK_CU(driver().cuMemsetD8Async(scratch, 0, bytes, stream));
+    last_segments_ = layout_.count;
   }
 
   void launch(const LaunchTarget& target, const DeviceCall& call) const override {
@@ -75,6 +84,17 @@ class LayoutLauncher final : public Launcher {
     if (layout_.shape == Shape::segments) {
       CUdeviceptr begin = call.arrays[1], end = call.arrays[2], out = call.arrays[3];
       std::int64_t segments = layout_.count;
+      if (call.scalar) std::memcpy(&segments, call.scalar, sizeof segments);
+      if (segments < 1 || segments > layout_.count)
+        throw ConfigError("segments = " + std::to_string(segments) + ": this operation was prepared for 1 to " +
+                          std::to_string(layout_.count) + " segments");
+      if (segments != last_segments_) {
+        // The done-counters (zero between runs) sit after segments + 1 chunk numbers, so another
+        // count moves them onto what the last run left there: zero them for this count.
+        const std::uint64_t done = kCounters + (static_cast<std::uint64_t>(segments) + 1) * 8;
+        GPUK_CU(driver().cuMemsetD8Async(scratch + done, 0, static_cast<std::uint64_t>(segments) * 4, target.stream));
+        last_segments_ = segments;
+      }
       std::int64_t capacity =
           static_cast<std::int64_t>((call.scratch_bytes - std::min(call.scratch_bytes, partials_at(segments))) / 16);
       void* args[] = {&in, &begin, &end, &segments, &out, &scratch, &capacity};
@@ -96,6 +116,9 @@ class LayoutLauncher final : public Launcher {
   bool abs_;
   std::uint64_t n_;
   Layout layout_;
+  // The segment count of the last launch: its done-counters are the ones left at zero. A
+  // Launcher serves one Operation, which serves one stream at a time.
+  mutable std::int64_t last_segments_ = 0;
 };
 
 // The empty answer: cub::DeviceSegmentedReduce's initial value (lowest() for max and argmax,

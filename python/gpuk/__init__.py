@@ -17,16 +17,16 @@ from __future__ import annotations
 from . import _gpuk
 from ._arrays import DTYPES, DeviceArray
 from ._cli import FaultError, WrongAnswerError, check, compare, executable, run, to_numpy, tune
-from ._engine import Engine, GpukWarning, Operation, default_engine, set_default_engine
+from ._engine import Engine, GpukWarning, Operation, Prepared, default_engine, set_default_engine
 from ._families import Family, family_namespaces
 from ._gpuk import CompileError, ConfigError, DeviceError, Error, NoDeviceError
 
 __version__ = _gpuk.version()
 
 __all__ = ["DTYPES", "CompileError", "ConfigError", "DeviceArray", "DeviceError", "Engine", "Error", "Family",
-           "FaultError", "GpukWarning", "NoDeviceError", "Operation", "WrongAnswerError", "check", "compare",
-           "default_engine", "device_info", "executable", "families", "kernels", "run", "set_default_engine",
-           "to_numpy", "tune"]
+           "FaultError", "GpukWarning", "NoDeviceError", "Operation", "Prepared", "WrongAnswerError", "check",
+           "compare", "default_engine", "device_info", "executable", "families", "kernels", "run",
+           "set_default_engine", "to_numpy", "tune"]
 
 
 def families() -> list:

@@ -61,6 +61,24 @@ class Operation:
     def launch(self, arrays: Sequence[int], n: int, stream: Stream = 0, value: Any = None) -> None: ...
     def __call__(self, *arrays: Array, value: Any = None, out: Any = None, stream: Stream = None) -> Any: ...
 
+class Prepared:
+    family: str
+    operation: str
+    dtype: str
+    options: Dict[str, str]
+    max_n: int
+    step: int
+    variants: List[str]
+    arrays: Optional[List[dict]]
+    scalar: Optional[dict]
+    @property
+    def scratch_bytes(self) -> int: ...
+    @property
+    def held_bytes(self) -> int: ...
+    def use_scratch(self, ptr: int, nbytes: int, stream: Stream = 0) -> None: ...
+    def launch(self, arrays: Sequence[int], n: int, stream: Stream = 0, value: Any = None) -> None: ...
+    def launch_and_read(self, arrays: Sequence[int], n: int, stream: Stream = 0, value: Any = None) -> Any: ...
+
 class Engine:
     device: int
     tuning: Union[str, os.PathLike]
@@ -76,6 +94,10 @@ class Engine:
     def prepare(self, family: str, operation: str, dtype: Any = "float32", n: int = 1, *,
                 options: Optional[Mapping[str, Any]] = None, kernel: Optional[str] = None,
                 params: Optional[Mapping[str, int]] = None, **option_kwargs: Any) -> Operation: ...
+    def prepare_sizes(self, family: str, operation: str, dtype: Any = "float32", max_n: int = 1, *,
+                      scratch: str = "owned", step: int = 1, options: Optional[Mapping[str, Any]] = None,
+                      kernel: Optional[str] = None, params: Optional[Mapping[str, int]] = None,
+                      **option_kwargs: Any) -> Prepared: ...
     def call(self, family: str, operation: str, *arrays: Array, value: Any = None, out: Any = None,
              stream: Stream = None, **options: Any) -> Any: ...
 

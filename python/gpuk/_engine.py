@@ -121,6 +121,77 @@ class Operation:
         return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
 
 
+class Prepared:
+    """A prepared handle (gpuk::PreparedSizes, what the C++ API's ``prepare_*`` handles are): one
+    Operation per power-of-two size bucket of [1, max_n], every one chosen, compiled, loaded and
+    given its scratch when it is made, so that no call compiles or allocates. Calls take device
+    pointers (ints, in ``arrays`` order), as ``Operation.launch`` does; n = 0 launches nothing.
+    It serves one stream at a time (any stream), from one thread at a time.
+
+    ``scratch="caller"`` allocates no scratch: give it ``scratch_bytes`` of device memory with
+    ``use_scratch(ptr, nbytes, stream)`` before the first call. A segmented reduction's handle
+    (``segments=`` the most segments) takes each call's segment count as ``value=``.
+    """
+
+    def __init__(self, engine: "Engine", native: "_gpuk.PreparedSizes", family: str, operation: str, dtype: str,
+                 options: Mapping[str, str]):
+        self._engine = engine
+        self._native = native
+        self.family = family
+        self.operation = operation
+        self.dtype = dtype
+        self.options = dict(options)
+        self.max_n: int = native.max_n
+        self.step: int = native.step
+        self.variants: List[str] = list(native.variants)
+        self.arrays: Optional[List[dict]] = native.arrays
+        self.scalar: Optional[dict] = native.scalar
+
+    @property
+    def scratch_bytes(self) -> int:
+        """The scratch of every bucket together: what it holds, or what use_scratch() takes."""
+        return self._native.scratch_bytes
+
+    @property
+    def held_bytes(self) -> int:
+        """The device memory it owns (0 with scratch="caller", until a host-returning call)."""
+        return self._native.held_bytes
+
+    def __repr__(self) -> str:
+        return (f"gpuk.Prepared({self.family} {self.operation} {self.dtype}, n up to {self.max_n}, "
+                f"{len(self.variants)} size buckets)")
+
+    def use_scratch(self, ptr: int, nbytes: int, stream: Any = 0) -> None:
+        """The caller's device memory (at least scratch_bytes, 256-byte aligned, alive and used by
+        nothing else while the handle may run), initialised on `stream`."""
+        self._native.use_scratch(int(ptr), int(nbytes), stream_handle(stream))
+
+    def _scalar(self, value: Any) -> tuple:
+        if self.scalar is None:
+            if value is not None:
+                raise TypeError(f"{self.family} {self.operation} takes no value")
+            return ()
+        if value is None:
+            raise TypeError(f"{self.family} {self.operation} takes value= (the {self.scalar['name']}, "
+                            f"{self.scalar['dtype']})")
+        dtype = self.scalar["dtype"]
+        return (dtype, scalar_bits(value, dtype, f"{self.family} {self.operation}: {self.scalar['name']}"))
+
+    def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
+        """Enqueues n's bucket on device pointers for n elements, on `stream`; returns at once."""
+        self._native.launch([int(a) for a in arrays], int(n), stream_handle(stream), *self._scalar(value))
+
+    def launch_and_read(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> Any:
+        """launch(), then the small answer (reduce, search) on the host, after waiting for the
+        stream; its array's pointer may be 0 (the handle's own buffer). n = 0: None."""
+        raw = self._native.launch_and_read([int(a) for a in arrays], int(n), stream_handle(stream),
+                                           *self._scalar(value))
+        if not raw:
+            return None
+        layout = next(a["type"] for a in self.arrays if a["host_result"])
+        return decode(layout, raw)
+
+
 TUNING_POLICIES = ("user_database", "shipped_only", "none")
 
 
@@ -213,6 +284,28 @@ class Engine:
         finally:
             self._emit_warnings()
         return Operation(self, native, family, operation, dtype_name(dtype), opts)
+
+    def prepare_sizes(self, family: str, operation: str, dtype: Any = "float32", max_n: int = 1, *,
+                      scratch: str = "owned", step: int = 1, options: Optional[Mapping[str, Any]] = None,
+                      kernel: Optional[str] = None, params: Optional[Mapping[str, int]] = None,
+                      **option_kwargs: Any) -> Prepared:
+        """A prepared handle for every n up to max_n (gpuk::Engine::prepare_sizes): every size
+        bucket chosen, compiled, loaded and given its scratch now (``scratch="caller"``: none,
+        see Prepared.use_scratch). ``step=``: every n is a multiple of it (per-channel data:
+        the channels). Options as for prepare()."""
+        if scratch not in ("owned", "caller"):
+            raise ConfigError(f"scratch={scratch!r}: 'owned' or 'caller'")
+        for what, v in (("max_n", max_n), ("step", step)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ConfigError(f"{what}={v!r}: a count (0, 1, ...)")
+        opts = _options_text({**(options or {}), **option_kwargs})
+        try:
+            native = self._native.prepare_sizes(family, operation, dtype_name(dtype), int(max_n), opts, kernel,
+                                                {k: int(v) for k, v in (params or {}).items()}, scratch == "owned",
+                                                int(step))
+        finally:
+            self._emit_warnings()
+        return Prepared(self, native, family, operation, dtype_name(dtype), opts)
 
     def _operation(self, family: str, operation: str, dtype: str, n: int, options: Mapping[str, str],
                    stream: int) -> Operation:

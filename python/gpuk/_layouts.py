@@ -152,7 +152,10 @@ def _run(engine: Engine, operation: str, name: str, xa: Arg, inputs: List[Arg], 
         else:
             check_on_device(a, name, device)
     pointers = [a.ptr for a in inputs] + [results_arg.ptr]
-    op._native.launch(pointers, launch_n, s)
+    if op.scalar is not None:  # a segmented Operation takes its segment count (at most the count it was prepared for)
+        op._native.launch(pointers, launch_n, s, op.scalar["dtype"], count)
+    else:
+        op._native.launch(pointers, launch_n, s)
     for a in downloads:
         a.keep.download_to(a.host.ctypes.data, a.nbytes, s)
     if keep:

@@ -6,6 +6,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
@@ -23,6 +24,10 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+
+// PreparedSizes moves and is never copied (its Operations own device memory); std::vector's
+// copy constructor hides that from the standard trait nanobind asks.
+template <> struct nanobind::detail::is_copy_constructible<gpuk::PreparedSizes> : std::false_type {};
 
 namespace gpuk::python {
 namespace {
@@ -219,6 +224,85 @@ void bind_operation(nb::module_& m) {
           "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
 }
 
+nb::list slots_list(const std::vector<ArraySlot>& slots) {
+  nb::list out;
+  for (const auto& a : slots) {
+    nb::dict d;
+    d["name"] = a.name;
+    d["output"] = a.output;
+    d["type"] = a.type;
+    d["bytes"] = a.bytes;
+    d["host_result"] = a.host_result;
+    out.append(d);
+  }
+  return out;
+}
+
+// gpuk::PreparedSizes: what every prepared handle of the C++ API is (gpuk::sort::prepare_pairs,
+// gpuk::reduce::prepare_segmented_argmax, ...), on device pointers.
+void bind_prepared_sizes(nb::module_& m) {
+  nb::class_<PreparedSizes>(m, "PreparedSizes",
+                            "Operations for every n up to max_n (gpuk::PreparedSizes), all prepared when made.")
+      .def_prop_ro("max_n", &PreparedSizes::max_n)
+      .def_prop_ro("step", &PreparedSizes::step)
+      .def_prop_ro("scratch_bytes", &PreparedSizes::scratch_bytes)
+      .def_prop_ro("held_bytes", &PreparedSizes::held_bytes)
+      .def_prop_ro("variants",
+                   [](const PreparedSizes& p) {
+                     std::vector<std::string> out;
+                     for (const Operation& op : p.operations()) out.push_back(op.variant());
+                     return out;
+                   })
+      .def_prop_ro("arrays",
+                   [](const PreparedSizes& p) -> nb::object {
+                     if (p.operations().empty()) return nb::none();
+                     return slots_list(p.operations().back().arrays());
+                   })
+      .def_prop_ro("scalar",
+                   [](const PreparedSizes& p) -> nb::object {
+                     if (p.operations().empty() || !p.operations().back().scalar()) return nb::none();
+                     const ScalarSlot& s = *p.operations().back().scalar();
+                     nb::dict d;
+                     d["name"] = s.name;
+                     d["dtype"] = std::string(dtype_name(s.dtype));
+                     return d;
+                   })
+      .def(
+          "use_scratch",
+          [](PreparedSizes& p, CUdeviceptr scratch, std::uint64_t bytes, std::uintptr_t stream) {
+            nb::gil_scoped_release release;
+            p.use_scratch(scratch, bytes, reinterpret_cast<CUstream>(stream));
+          },
+          "scratch"_a, "bytes"_a, "stream"_a = 0,
+          "The caller's device memory as every bucket's scratch (at least scratch_bytes, 256-byte aligned).")
+      .def(
+          "launch",
+          [](PreparedSizes& p, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+            nb::gil_scoped_release release;
+            p.launch(DeviceArrays(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
+                     s ? &*s : nullptr);
+          },
+          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+          "Enqueues n's bucket's Operation (n = 0: nothing); neither compiles nor allocates.")
+      .def(
+          "launch_and_read",
+          [](PreparedSizes& p, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+            std::vector<std::byte> bytes;
+            {
+              nb::gil_scoped_release release;
+              bytes = p.launch_and_read(DeviceArrays(arrays.data(), arrays.size()), n,
+                                        reinterpret_cast<CUstream>(stream), s ? &*s : nullptr);
+            }
+            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+          "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
+}
+
 void bind_engine(nb::module_& m) {
   nb::class_<PyEngine>(m, "Engine", "gpuk::Engine: loads the plugins and kernel files; opens the GPU on first use.")
       .def(
@@ -276,6 +360,28 @@ void bind_engine(nb::module_& m) {
           },
           "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
           "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{})
+      .def(
+          "prepare_sizes",
+          [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
+             std::uint64_t max_n, const std::map<std::string, std::string>& options,
+             const std::optional<std::string>& kernel, const std::map<std::string, std::int64_t>& params,
+             bool allocate_scratch, std::uint64_t step) {
+            OperationSpec spec;
+            spec.family = family;
+            spec.operation = operation;
+            spec.dtype = dtype_named(dtype);
+            spec.n = max_n;
+            spec.options = options;
+            spec.kernel = kernel;
+            spec.params = params;
+            spec.allocate_scratch = allocate_scratch;
+            nb::gil_scoped_release release;
+            // A unique_ptr: PreparedSizes moves (its Operations do) and is never copied.
+            return std::make_unique<PreparedSizes>(e.engine->prepare_sizes(spec, step));
+          },
+          "family"_a, "operation"_a, "dtype"_a, "max_n"_a, "options"_a = std::map<std::string, std::string>{},
+          "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{}, "allocate_scratch"_a = true,
+          "step"_a = 1)
       .def("families",
            [](const PyEngine& e) {
              nb::list out;
@@ -382,6 +488,7 @@ NB_MODULE(_gpuk, m) {
   m.def("bucket_first", &bucket_first, "n"_a);
   m.def("bucket_last", &bucket_last, "n"_a);
   bind_operation(m);
+  bind_prepared_sizes(m);
   bind_engine(m);
   bind_memory(m);
 }

@@ -55,6 +55,23 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
   gpuk::reduce::segmented_argmax(engine, d_x, d_index, d_best, n, 4, stream);
   gpuk::reduce::segmented_sum(engine, d_x, d_index, d_index + 1, d_sum, n, 4, stream);
   gpuk::reduce::per_channel_argmax(engine, d_x, d_best, n / 17, 17, stream);
+  // Their prepared handles: a max of elements and segments (channels), every call's count.
+  auto seg = gpuk::reduce::prepare_segmented_argmax<float>(engine, n, 1000);
+  seg(d_x, d_index, d_best, n, 4, stream);
+  auto seg_sum = gpuk::reduce::prepare_segmented_sum<float>(engine, n, 1000, gpuk::Scratch::caller);
+  seg_sum.use_scratch(d_v, seg_sum.scratch_bytes(), stream);
+  seg_sum(d_x, d_index, d_index + 1, d_sum, n, 4, stream);
+  auto per_channel = gpuk::reduce::prepare_per_channel_argmax<float>(engine, 480 * 640, 17);
+  per_channel(d_x, d_best, 480 * 640, stream);
+  (void)per_channel.max_pixels();
+  // Captured into a CUDA graph after it is prepared (docs/api.md, "Graph capture").
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  amax(d_x, d_best, n, stream);
+  cudaGraph_t graph;
+  cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec;
+  cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphLaunch(exec, stream);
   // An Engine that takes only the shipped tuning file.
   gpuk::EngineOptions pinned;
   pinned.tuning = gpuk::TuningPolicy::shipped_only();

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "compiled_set.hpp"
 #include "config/config.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
@@ -115,18 +116,26 @@ RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, 
   return parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
 }
 
-CompiledKernels compile_all(const KernelFile& file) {
+// Every variant of `files`, compiled on every core (small programs at once).
+test::CompiledSet compile_all(const std::vector<std::shared_ptr<const KernelFile>>& files) {
+  test::CompiledSet set;
+  for (const auto& file : files) {
+    std::vector<std::string> names;
+    for (const auto& args : gpu().plugins.get("search").all_template_args(*file)) {
+      const Variant v(file, args, {});
+      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+    }
+    set.add(file, names, 8);
+  }
   JitOptions options;
   options.arch = gpu().device.info().arch();
   options.include_dirs = gpu().kernels.include_dirs();
-  const Jit jit(options, &gpu().cache);
-  std::vector<std::string> names;
-  auto shared = std::make_shared<const KernelFile>(file);
-  for (const auto& args : gpu().plugins.get("search").all_template_args(file)) {
-    const Variant v(shared, args, {});
-    for (const auto& l : file.launches) names.push_back(v.name_expression(l));
-  }
-  return jit.compile(file, names);
+  set.compile(Jit(options, &gpu().cache));
+  return set;
+}
+
+std::string first_name(const std::shared_ptr<const KernelFile>& file, const RunSpec& spec) {
+  return Variant(file, gpu().plugins.get("search").template_args(problem_of(spec)), {}).name_expression(file->launches[0]);
 }
 
 std::string result_of(const RunReport& r, const std::string& key) {
@@ -141,8 +150,7 @@ TEST_CASE("every search variant matches the CPU reference: absent, first, last, 
   // 3 * 2^22 + 1 makes fast.cu's blocks stride over several tiles each, with the last one partial.
   const std::vector<std::uint64_t> sizes = {1, 31, 33, (1u << 20) + 7, 3 * (1u << 22) + 1};
   const auto files = gpu().kernels.family("search");
-  std::vector<CompiledKernels> compiled;
-  for (const auto& file : files) compiled.push_back(compile_all(*file));
+  const test::CompiledSet compiled = compile_all(files);
   std::vector<int> runs(files.size()), failures(files.size());
   for (DType dtype : gpu().plugins.get("search").dtypes())
     for (auto size : sizes) {
@@ -155,7 +163,8 @@ TEST_CASE("every search variant matches the CPU reference: absent, first, last, 
                                      " n=" + std::to_string(size) + " " + c.name + " (data " + c.data + ")";
             ++runs[f];
             try {
-              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled[f]);
+              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device,
+                                      &compiled.holding(*files[f], first_name(files[f], spec)));
               bool ok = r.verification.passed;
               CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
               if (op == "find" && c.find) {
@@ -198,11 +207,14 @@ TEST_CASE("fast.cu with every BLOCK, UNROLL and BLOCKS_PER_SM, and every POLL, f
   for (std::int64_t poll : {1, 2, 8}) combos.push_back({{"BLOCK", 256}, {"UNROLL", 8}, {"BLOCKS_PER_SM", 4}, {"POLL", poll}});
   for (const auto& combo : combos)
     names.push_back(Variant(file, {"gpuk::Search<int, gpuk::SearchOp::Find>"}, combo).name_expression(file->launches[0]));
+  test::CompiledSet compiled;  // programs of 8 variants, compiled at once
+  compiled.add(file, names, 8);
   JitOptions options;
   options.arch = gpu().device.info().arch();
   options.include_dirs = gpu().kernels.include_dirs();
-  const CompiledKernels compiled = Jit(options, &gpu().cache).compile(*file, names);  // one NVRTC program
-  for (const auto& combo : combos) {
+  compiled.compile(Jit(options, &gpu().cache));
+  for (std::size_t i = 0; i < combos.size(); ++i) {
+    const auto& combo = combos[i];
     const std::string yaml = "family: search\noperation: find\nkernel: fast\ndtype: int32\nsize: " +
                              std::to_string(n) + "\ndata: " + c.data + "\n" + c.value +
                              "params: {BLOCK: " + std::to_string(combo.at("BLOCK")) + ", UNROLL: " +
@@ -210,7 +222,7 @@ TEST_CASE("fast.cu with every BLOCK, UNROLL and BLOCKS_PER_SM, and every POLL, f
                              std::to_string(combo.at("BLOCKS_PER_SM")) + ", POLL: " + std::to_string(combo.at("POLL")) +
                              "}\nwarmup: 1\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "fast.yaml", gpu().plugins, gpu().kernels);
-    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled);
+    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled.holding(*file, names[i]));
     CHECK_MESSAGE(r.verification.passed, (r.variant + ": " + r.verification.detail));
     CHECK_MESSAGE(result_of(r, "index") == std::to_string(*c.find), r.variant);
   }

@@ -172,7 +172,8 @@ std::vector<std::string> run_segments(const Pick& v, reduce::Op op, bool abs, co
   const auto want = reducer().reduce_segments_on_cpu(host(x), seg.begin, seg.end, op, abs);
   for (int round = 0; round < 2; ++round) {  // twice: the counters the kernels leave must be zero again
     d_out.fill_bytes(kPoison, stream);
-    operation.launch({d_x.get(), d_b.get(), d_e.get(), d_out.get()}, x.size(), stream.get());
+    const Scalar segments = Scalar::of(static_cast<std::int64_t>(seg.begin.size()));
+    operation.launch({d_x.get(), d_b.get(), d_e.get(), d_out.get()}, x.size(), stream.get(), &segments);
     d_out.download(got.data(), got.size(), stream);
     stream.synchronize();
     for (auto& b : compare<T>(want, got, op, abs, seg.lengths())) bad.push_back("round " + std::to_string(round) + ": " + b);

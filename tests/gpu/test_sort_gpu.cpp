@@ -268,31 +268,70 @@ TEST_CASE("onesweep at every tile, register cap, value load, warp match and look
   CHECK(runs == 6 * 4 * 4 * 4);
 }
 
-TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pairs and argsort, one exchange round and two") {
-  // 4-byte keys with 4-byte values: each value goes from global to shared memory by cp.async as
-  // soon as its key's rank is known (argsort's first pass writes the index); 8-byte keys or
-  // values take VLOAD 1's second round. Ties across many tiles, a partial last tile, n = 1.
-  int runs = 0;
-  for (const std::string params : {"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, LB32: 1}",
-                                   "{BLOCK: 256, ITEMS: 12, VLOAD: 2, MATCH: 1}"})
-    for (DType dtype : {DType::uint32, DType::float32, DType::int32, DType::float64})
+namespace {
+
+// onesweep at each of `params` on every dtype, size and case given, few distinct keys (ties across
+// many tiles), every answer checked; the variants compiled first, on every core.
+void onesweep_sweep(const std::vector<std::string>& params, const std::vector<DType>& dtypes,
+                    const std::vector<Case>& cases) {
+  const auto file = gpu().kernels.find("sort", "onesweep");
+  std::vector<RunSpec> specs;
+  std::vector<std::string> labels;
+  for (const std::string& p : params)
+    for (DType dtype : dtypes)
       for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
-        for (const Case& c : {Case{"sort_pairs", "uint32", false}, Case{"sort_pairs", "uint32", true},
-                              Case{"sort_pairs", "uint64", false}, Case{"argsort", "uint32", true}}) {
+        for (const Case& c : cases) {
           const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
                                    ", seed: " + std::to_string(fresh_seed()) + "}";
-          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + params +
+          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + p +
                                    "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
                                    (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
-          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
-          ++runs;
-          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
-                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
+          specs.push_back(parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels));
+          labels.push_back(p + " " + std::string(dtype_name(dtype)) + " " + (c.descending ? "descending " : "") +
+                           "n=" + std::to_string(size) + " " + c.op + " values " + c.values);
         }
-  CHECK(runs == 2 * 4 * 4 * 4);
+  const auto names = [&](const RunSpec& spec) {
+    const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), spec.params);
+    std::vector<std::string> out;
+    for (const auto& l : file->launches) out.push_back(v.name_expression(l));
+    return out;
+  };
+  test::CompiledSet set;
+  for (const auto& spec : specs) set.add(file, names(spec), 4);
+  JitOptions options;
+  options.arch = gpu().device.info().arch();
+  options.include_dirs = gpu().kernels.include_dirs();
+  set.compile(Jit(options, &gpu().cache));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const RunReport r = run(specs[i], {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device,
+                            &set.holding(*file, names(specs[i]).front()));
+    CHECK_MESSAGE(r.verification.passed, (labels[i] + ": " + r.verification.detail));
+  }
+  CHECK(specs.size() == params.size() * dtypes.size() * 4 * cases.size());
+}
+
+}  // namespace
+
+TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pairs and argsort, one exchange round and two") {
+  // 4-byte keys with 4-byte values: each value goes from global to shared memory by cp.async as
+  // soon as its key's rank is known (argsort's first pass writes the index); 8-byte keys or
+  // values take VLOAD 1's second round. Ties across many tiles, a partial last tile, n = 1.
+  onesweep_sweep({"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, LB32: 1}", "{BLOCK: 256, ITEMS: 12, VLOAD: 2, MATCH: 1}"},
+                 {DType::uint32, DType::float32, DType::int32, DType::float64},
+                 {Case{"sort_pairs", "uint32", false}, Case{"sort_pairs", "uint32", true},
+                  Case{"sort_pairs", "uint64", false}, Case{"argsort", "uint32", true}});
+}
+
+TEST_CASE("onesweep copies keys to shared memory at their rank (KLOAD 1): keys, pairs and argsort, 8- and 4-byte keys") {
+  // The keys are loaded for their digits only and copied from global to shared memory by
+  // cp.async once ranked; the exchange then holds them as they are (integers unmapped, floats'
+  // NaNs and zeros untouched). With VLOAD 2 keys and values both go that way.
+  onesweep_sweep({"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, KLOAD: 1, LB32: 1}", "{BLOCK: 256, ITEMS: 12, KLOAD: 1, VLOAD: 2, MATCH: 2}"},
+                 {DType::uint64, DType::int64, DType::float64, DType::float32},
+                 {Case{"sort", "uint32", false}, Case{"sort", "uint32", true}, Case{"sort_pairs", "uint32", false},
+                  Case{"argsort", "uint32", true}});
 }
 
 TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {

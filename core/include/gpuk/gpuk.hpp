@@ -242,9 +242,13 @@ class Operation {
 class PreparedSizes {
  public:
   PreparedSizes() = default;  // serves no n but 0
-  PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations);
+  // operations[i]: the size bucket [2^(first_bucket + i), 2^(first_bucket + i + 1)); every n
+  // served is a multiple of `step` (Engine::prepare_sizes).
+  PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations, std::uint64_t step = 1,
+                int first_bucket = 0);
 
   std::uint64_t max_n() const { return max_n_; }
+  std::uint64_t step() const { return step_; }
   // The scratch of every bucket together (each bucket's share 256-byte aligned): what it holds
   // when it allocated its own, what use_scratch() takes when prepared with allocate_scratch false.
   std::uint64_t scratch_bytes() const;
@@ -255,8 +259,8 @@ class PreparedSizes {
   void use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream);
   const std::vector<Operation>& operations() const { return operations_; }
 
-  // n = 0: nothing is launched; n in [1, max_n]: its bucket's Operation launches; a larger n:
-  // ConfigError. launch_and_read of n = 0 returns no bytes.
+  // n = 0: nothing is launched; n in [1, max_n]: its bucket's Operation launches; a larger n,
+  // or one that is not a multiple of step(): ConfigError. launch_and_read of n = 0 returns no bytes.
   void launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar = nullptr);
   std::vector<std::byte> launch_and_read(DeviceArrays arrays, std::uint64_t n, CUstream stream,
                                          const Scalar* scalar = nullptr);
@@ -273,7 +277,9 @@ class PreparedSizes {
   Operation& at(std::uint64_t n);
   std::string what_;
   std::uint64_t max_n_ = 0;
-  std::vector<Operation> operations_;  // [k]: the bucket [2^k, 2^(k+1))
+  std::uint64_t step_ = 1;
+  int first_bucket_ = 0;
+  std::vector<Operation> operations_;  // [k - first_bucket_]: the bucket [2^k, 2^(k+1))
 };
 
 class Engine;
@@ -284,7 +290,8 @@ class Engine;
 // scratch"). The families' handles add the typed calls.
 class PreparedHandle {
  public:
-  PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch);
+  // step: every n served is a multiple of it (Engine::prepare_sizes).
+  PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch, std::uint64_t step = 1);
   std::uint64_t max_n() const { return sizes_.max_n(); }
   // The scratch its Operations need together: what it holds, or what use_scratch() takes.
   std::uint64_t scratch_bytes() const { return sizes_.scratch_bytes(); }
@@ -322,7 +329,10 @@ class Engine {
 
   // An Operation for each size bucket of [1, spec.n] (spec.n: the largest n it will serve), all
   // prepared now: spec is checked as prepare() checks it, spec.n = 0 gives one serving nothing.
-  PreparedSizes prepare_sizes(const OperationSpec& spec) const;
+  // step > 1: every n served is a multiple of step (interleaved data's elements per pixel, a
+  // problem that refuses other sizes): each bucket is prepared at its first multiple of step,
+  // and the buckets below step, which hold none, are left out.
+  PreparedSizes prepare_sizes(const OperationSpec& spec, std::uint64_t step = 1) const;
 
   // prepare() once per spec, size bucket and stream (kept in a bounded cache: EngineOptions),
   // then launch: what the families' typed calls use. The arrays are checked before anything is
@@ -366,9 +376,9 @@ class Engine {
   std::shared_ptr<State> state_;
 };
 
-inline PreparedHandle::PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch) {
+inline PreparedHandle::PreparedHandle(const Engine& e, OperationSpec spec, Scratch scratch, std::uint64_t step) {
   spec.allocate_scratch = scratch == Scratch::owned;
-  sizes_ = e.prepare_sizes(spec);
+  sizes_ = e.prepare_sizes(spec, step);
 }
 
 }  // namespace gpuk

@@ -9,8 +9,10 @@
 
 namespace gpuk {
 
-PreparedSizes::PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations)
-    : what_(std::move(what)), max_n_(max_n), operations_(std::move(operations)) {}
+PreparedSizes::PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations,
+                             std::uint64_t step, int first_bucket)
+    : what_(std::move(what)), max_n_(max_n), step_(std::max<std::uint64_t>(1, step)), first_bucket_(first_bucket),
+      operations_(std::move(operations)) {}
 
 namespace {
 constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -48,10 +50,15 @@ void PreparedSizes::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstre
 }
 
 Operation& PreparedSizes::at(std::uint64_t n) {
+  const std::string who = what_.empty() ? std::string("this handle") : what_;
   if (n > max_n_)
-    throw ConfigError((what_.empty() ? std::string("this handle") : what_) + " was prepared for n up to " +
-                      std::to_string(max_n_) + "; n = " + std::to_string(n) + " needs a handle prepared for it");
-  return operations_[std::bit_width(n) - 1];  // n's bucket [2^k, 2^(k+1)): k = bit_width(n) - 1
+    throw ConfigError(who + " was prepared for n up to " + std::to_string(max_n_) + "; n = " + std::to_string(n) +
+                      " needs a handle prepared for it");
+  if (n % step_ != 0)
+    throw ConfigError(who + " serves multiples of " + std::to_string(step_) + " elements; n = " + std::to_string(n) +
+                      " is not one");
+  // n's bucket [2^k, 2^(k+1)): k = bit_width(n) - 1; a multiple of step is never below the first.
+  return operations_[static_cast<std::size_t>(std::bit_width(n) - 1 - first_bucket_)];
 }
 
 void PreparedSizes::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
@@ -65,20 +72,24 @@ std::vector<std::byte> PreparedSizes::launch_and_read(DeviceArrays arrays, std::
   return at(n).launch_and_read(arrays, n, stream, scalar);
 }
 
-PreparedSizes Engine::prepare_sizes(const OperationSpec& spec) const {
-  // The whole spec is checked once, before the GPU, with n = 1 standing for "some n".
+PreparedSizes Engine::prepare_sizes(const OperationSpec& spec, std::uint64_t step) const {
+  // The whole spec is checked once, before the GPU, with n = step standing for "some n".
   OperationSpec one = spec;
-  one.n = std::max<std::uint64_t>(spec.n, 1);
+  one.n = std::max<std::uint64_t>(step, 1);
   const FamilyPlugin& plugin = state_->plugins.get(spec.family);
   const Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, one.n);
+  if (step == 0) throw ConfigError("prepare_sizes: step must be at least 1, not 0");
   std::string what = problem.family + " " + problem.operation;
   std::vector<Operation> operations;
-  for (std::uint64_t first = 1; spec.n > 0 && first <= spec.n; first <<= 1) {
-    one.n = first;
+  const int first_bucket = std::bit_width(step) - 1;  // buckets below step's hold no multiple of it
+  for (std::uint64_t first = std::uint64_t{1} << first_bucket; spec.n >= step && first <= spec.n; first <<= 1) {
+    // The bucket's first multiple of step (step itself in step's bucket; within 2 * first above).
+    one.n = (first + step - 1) / step * step;
+    if (one.n > spec.n) break;  // the last bucket holds no multiple of step up to spec.n
     operations.push_back(prepare(one));
     if (first > (spec.n >> 1)) break;  // the last bucket (and no overflow of first << 1)
   }
-  return PreparedSizes(std::move(what), spec.n, std::move(operations));
+  return PreparedSizes(std::move(what), spec.n, std::move(operations), step, first_bucket);
 }
 
 }  // namespace gpuk

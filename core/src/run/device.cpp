@@ -55,8 +55,8 @@ LoadedDriver load_driver() {
   return loaded;
 }
 
-const LoadedDriver& loaded_driver() {
-  static const LoadedDriver loaded = load_driver();
+LoadedDriver& loaded_driver() {
+  static LoadedDriver loaded = load_driver();  // written only by driver_for_tests()
   return loaded;
 }
 
@@ -82,6 +82,12 @@ int attribute(CUdevice device, CUdevice_attribute attr) {
 
 const DriverApi& driver() {
   const LoadedDriver& loaded = loaded_driver();
+  if (!loaded.failure.empty()) throw NoDeviceError(loaded.failure);
+  return loaded.api;
+}
+
+DriverApi& driver_for_tests() {
+  LoadedDriver& loaded = loaded_driver();
   if (!loaded.failure.empty()) throw NoDeviceError(loaded.failure);
   return loaded.api;
 }

@@ -24,6 +24,9 @@ struct DriverApi {
 // Loads libcuda.so.1 and calls cuInit once. Throws NoDeviceError, with one sentence saying why,
 // when there is no driver or no GPU.
 const DriverApi& driver();
+// The same table, writable: a test replaces entries with counting wrappers to check what a call
+// does (no allocation, module load or wait in a prepared handle's call). Nothing else writes it.
+DriverApi& driver_for_tests();
 
 // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" plus `context` when given.
 [[noreturn]] void throw_driver_error(std::string_view call, CUresult result, std::string_view context = {});

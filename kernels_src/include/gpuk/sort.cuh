@@ -213,15 +213,18 @@ __device__ __forceinline__ u32 match_peers(u32 digit) {
   }
 }
 
-// A 4-byte copy from global to shared memory that does not pass through registers (cp.async,
-// sm_80 on; before that a load and a store), and the wait for all of a thread's copies, after
-// which they are visible to the thread (a barrier then shows them to the block).
-__device__ __forceinline__ void copy_async_4(void* shared_to, const void* global_from) {
+// A copy of BYTES (4 or 8) from global to shared memory that does not pass through registers
+// (cp.async, sm_80 on; before that a load and a store), and the wait for all of a thread's
+// copies, after which they are visible to the thread (a barrier then shows them to the block).
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* shared_to, const void* global_from) {
+  static_assert(BYTES == 4 || BYTES == 8, "cp.async.ca copies 4, 8 or 16 bytes");
 #if __CUDA_ARCH__ >= 800
   const u32 to = static_cast<u32>(__cvta_generic_to_shared(shared_to));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to), "l"(global_from));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(to), "l"(global_from), "n"(BYTES));
 #else
-  *static_cast<u32*>(shared_to) = *static_cast<const u32*>(global_from);
+  using W = typename UnsignedOfSize<BYTES>::type;
+  *static_cast<W*>(shared_to) = *static_cast<const W*>(global_from);
 #endif
 }
 __device__ __forceinline__ void copy_async_wait_all() {

@@ -74,7 +74,8 @@ void segmented(const Engine& e, Op op, const T* in, const std::int64_t* begin, c
                std::uint64_t n, std::uint64_t segments, CUstream s) {
   if (segments == 0) return;  // nothing to answer: nothing is launched
   // An input of n = 0 has only empty segments; they are still answered (n counts 1 for the bucket).
-  e.launch(layout_spec<T>(op, n > 0 ? n : 1, "segments", segments), {in, begin, end, out}, s);
+  const Scalar count = Scalar::of(static_cast<std::int64_t>(segments));
+  e.launch(layout_spec<T>(op, n > 0 ? n : 1, "segments", segments), {in, begin, end, out}, s, &count);
 }
 template <class T>
 void per_channel(const Engine& e, Op op, const T* in, void* out, std::uint64_t pixels, std::uint64_t channels,
@@ -267,6 +268,125 @@ template <class T> Prepared<T, Best<T>> prepare_min(const Engine& e, std::uint64
 }
 template <class T> Prepared<T, Sum<T>> prepare_sum(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
   return {e, Op::sum, max_n, s};
+}
+
+// A prepared segmented reduction: up to max_n elements in up to max_segments segments, every
+// size bucket of [1, max_n] chosen, compiled, loaded and given its scratch when it is made (the
+// variant of each bucket chosen for max_segments segments), so that no call compiles or
+// allocates. A call passes the segment count (0 to max_segments; 0 launches nothing) and the
+// offsets as the typed calls do; an input of n = 0 still answers its (empty) segments.
+//
+//   auto h = gpuk::reduce::prepare_segmented_argmax<float>(engine, max_n, max_segments);
+//   h(d_in, d_offsets, d_best, n, segments, stream);     // or d_begin, d_end
+template <class T, class R> class PreparedSegmented : public PreparedHandle {
+ public:
+  PreparedSegmented(const Engine& e, Op op, std::uint64_t max_n, std::uint64_t max_segments,
+                    Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, spec(op, max_n, max_segments), scratch), max_segments_(max_segments) {}
+  std::uint64_t max_segments() const { return max_segments_; }
+
+  void operator()(const T* d_in, const std::int64_t* d_offsets, R* d_out, std::uint64_t n, std::uint64_t segments,
+                  CUstream stream) {
+    (*this)(d_in, d_offsets, d_offsets + 1, d_out, n, segments, stream);
+  }
+  void operator()(const T* d_in, const std::int64_t* d_begin, const std::int64_t* d_end, R* d_out, std::uint64_t n,
+                  std::uint64_t segments, CUstream stream) {
+    if (segments == 0) return;  // nothing to answer: nothing is launched
+    if (segments > max_segments_)
+      throw ConfigError("this segmented reduction was prepared for up to " + std::to_string(max_segments_) +
+                        " segments; " + std::to_string(segments) + " need a handle prepared for them");
+    const Scalar count = Scalar::of(static_cast<std::int64_t>(segments));
+    sizes_.launch({d_in, d_begin, d_end, d_out}, n > 0 ? n : 1, stream, &count);
+  }
+
+ private:
+  static OperationSpec spec(Op op, std::uint64_t max_n, std::uint64_t max_segments) {
+    // max_segments = 0 serves no segments at all: nothing is prepared (the spec is still checked).
+    OperationSpec s = detail::layout_spec<T>(op, max_n > 0 ? max_n : 1, "segments", max_segments > 0 ? max_segments : 1);
+    if (max_segments == 0) s.n = 0;
+    return s;
+  }
+  std::uint64_t max_segments_;
+};
+
+// A prepared per-channel reduction of interleaved data with `channels` channels (1 to 1024) and
+// up to max_pixels pixels: prepared as PreparedSegmented is. pixels = 0 launches nothing.
+//
+//   auto h = gpuk::reduce::prepare_per_channel_argmax<float>(engine, 480 * 640, 17);
+//   h(d_image, d_best, pixels, stream);
+template <class T, class R> class PreparedPerChannel : public PreparedHandle {
+ public:
+  PreparedPerChannel(const Engine& e, Op op, std::uint64_t max_pixels, std::uint64_t channels,
+                     Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, spec(op, max_pixels, channels), scratch, channels), channels_(channels) {}
+  std::uint64_t channels() const { return channels_; }
+  std::uint64_t max_pixels() const { return channels_ ? sizes_.max_n() / channels_ : 0; }
+
+  void operator()(const T* d_in, R* d_out, std::uint64_t pixels, CUstream stream) {
+    if (pixels > max_pixels())
+      throw ConfigError("this per-channel reduction was prepared for up to " + std::to_string(max_pixels()) +
+                        " pixels; " + std::to_string(pixels) + " need a handle prepared for them");
+    sizes_.launch({d_in, d_out}, pixels * channels_, stream);
+  }
+
+ private:
+  static OperationSpec spec(Op op, std::uint64_t max_pixels, std::uint64_t channels) {
+    if (channels > 0 && max_pixels > ~std::uint64_t{0} / channels)
+      throw ConfigError("max_pixels * channels overflows 64 bits");
+    return detail::layout_spec<T>(op, max_pixels * channels, "channels", channels);
+  }
+  std::uint64_t channels_;
+};
+
+template <class T>
+PreparedSegmented<T, Best<T>> prepare_segmented_argmax(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                       Scratch s = Scratch::owned) {
+  return {e, Op::argmax, max_n, max_segments, s};
+}
+template <class T>
+PreparedSegmented<T, Best<T>> prepare_segmented_argmin(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                       Scratch s = Scratch::owned) {
+  return {e, Op::argmin, max_n, max_segments, s};
+}
+template <class T>
+PreparedSegmented<T, Best<T>> prepare_segmented_max(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                    Scratch s = Scratch::owned) {
+  return {e, Op::max, max_n, max_segments, s};
+}
+template <class T>
+PreparedSegmented<T, Best<T>> prepare_segmented_min(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                    Scratch s = Scratch::owned) {
+  return {e, Op::min, max_n, max_segments, s};
+}
+template <class T>
+PreparedSegmented<T, Sum<T>> prepare_segmented_sum(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                   Scratch s = Scratch::owned) {
+  return {e, Op::sum, max_n, max_segments, s};
+}
+template <class T>
+PreparedPerChannel<T, Best<T>> prepare_per_channel_argmax(const Engine& e, std::uint64_t max_pixels,
+                                                          std::uint64_t channels, Scratch s = Scratch::owned) {
+  return {e, Op::argmax, max_pixels, channels, s};
+}
+template <class T>
+PreparedPerChannel<T, Best<T>> prepare_per_channel_argmin(const Engine& e, std::uint64_t max_pixels,
+                                                          std::uint64_t channels, Scratch s = Scratch::owned) {
+  return {e, Op::argmin, max_pixels, channels, s};
+}
+template <class T>
+PreparedPerChannel<T, Best<T>> prepare_per_channel_max(const Engine& e, std::uint64_t max_pixels,
+                                                       std::uint64_t channels, Scratch s = Scratch::owned) {
+  return {e, Op::max, max_pixels, channels, s};
+}
+template <class T>
+PreparedPerChannel<T, Best<T>> prepare_per_channel_min(const Engine& e, std::uint64_t max_pixels,
+                                                       std::uint64_t channels, Scratch s = Scratch::owned) {
+  return {e, Op::min, max_pixels, channels, s};
+}
+template <class T>
+PreparedPerChannel<T, Sum<T>> prepare_per_channel_sum(const Engine& e, std::uint64_t max_pixels,
+                                                      std::uint64_t channels, Scratch s = Scratch::owned) {
+  return {e, Op::sum, max_pixels, channels, s};
 }
 
 }  // namespace gpuk::reduce

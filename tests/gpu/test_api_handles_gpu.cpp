@@ -1,0 +1,373 @@
+// The library API's prepared handles as an application uses them, on the GPU: a handle's call
+// allocates nothing, loads no module and waits for nothing (counted at the driver); prepared
+// segmented and per-channel reductions over every segment count up to their max; calls captured
+// in a CUDA graph and replayed on new data; one Engine per GPU where two are lent. Every answer
+// is checked against the host. Without a GPU this program prints why and exits 77 (skipped).
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "gpuk/gpuk.hpp"
+#include "gpuk/reduce.hpp"
+#include "gpuk/search.hpp"
+#include "gpuk/sort.hpp"
+#include "helpers.hpp"
+#include "run/device.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) FAIL(what << ": " << cudaGetErrorString(e));
+}
+
+// Device memory of the application's own (cudaMalloc), freed when it goes.
+template <class T> struct Array {
+  T* ptr = nullptr;
+  std::size_t n = 0;
+  explicit Array(std::size_t count) : n(count) {
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<std::size_t>(1, n) * sizeof(T)), "cudaMalloc");
+  }
+  explicit Array(const std::vector<T>& host) : Array(host.size()) { upload(host); }
+  ~Array() { cudaFree(ptr); }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  void upload(const std::vector<T>& host) {
+    check_cuda(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  }
+  std::vector<T> download(std::size_t count) const {
+    std::vector<T> host(count);
+    check_cuda(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
+    return host;
+  }
+  void poison() { check_cuda(cudaMemset(ptr, 0xA5, std::max<std::size_t>(1, n) * sizeof(T)), "poison"); }
+};
+
+struct AppStream {
+  cudaStream_t s = nullptr;
+  AppStream() { check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~AppStream() { cudaStreamDestroy(s); }
+  void sync() const { check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize"); }
+};
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-1000.0f, 1000.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// What gpuk asks of the driver while the counters are on: allocations, module loads and
+// function lookups (what preparing does), and host waits. A handle's asynchronous call does none.
+std::atomic<int> g_allocations{0}, g_loads{0}, g_waits{0};
+DriverApi g_real;
+CUresult CUDAAPI count_alloc(CUdeviceptr* p, size_t bytes) { ++g_allocations; return g_real.cuMemAlloc(p, bytes); }
+CUresult CUDAAPI count_host_alloc(void** p, size_t bytes, unsigned flags) {
+  ++g_allocations;
+  return g_real.cuMemHostAlloc(p, bytes, flags);
+}
+CUresult CUDAAPI count_load(CUmodule* m, const void* image) { ++g_loads; return g_real.cuModuleLoadData(m, image); }
+CUresult CUDAAPI count_function(CUfunction* f, CUmodule m, const char* name) {
+  ++g_loads;
+  return g_real.cuModuleGetFunction(f, m, name);
+}
+CUresult CUDAAPI count_stream_wait(CUstream s) { ++g_waits; return g_real.cuStreamSynchronize(s); }
+CUresult CUDAAPI count_ctx_wait() { ++g_waits; return g_real.cuCtxSynchronize(); }
+CUresult CUDAAPI count_event_wait(CUevent e) { ++g_waits; return g_real.cuEventSynchronize(e); }
+
+struct DriverCounts {
+  DriverCounts() {
+    DriverApi& api = driver_for_tests();
+    g_real = api;
+    api.cuMemAlloc = count_alloc;
+    api.cuMemHostAlloc = count_host_alloc;
+    api.cuModuleLoadData = count_load;
+    api.cuModuleGetFunction = count_function;
+    api.cuStreamSynchronize = count_stream_wait;
+    api.cuCtxSynchronize = count_ctx_wait;
+    api.cuEventSynchronize = count_event_wait;
+    g_allocations = g_loads = g_waits = 0;
+  }
+  ~DriverCounts() { driver_for_tests() = g_real; }
+  DriverCounts(const DriverCounts&) = delete;
+  DriverCounts& operator=(const DriverCounts&) = delete;
+};
+
+// The first index of the maximum of x[b, e); -1 when empty.
+std::int64_t host_argmax(const std::vector<float>& x, std::int64_t b, std::int64_t e) {
+  if (e <= b) return -1;
+  return std::max_element(x.begin() + b, x.begin() + e) - (x.begin() + b);
+}
+
+// Offsets of `segments` segments over n elements: random cuts, some segments empty.
+std::vector<std::int64_t> random_offsets(std::int64_t n, std::size_t segments, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int64_t> cuts(segments - 1);
+  for (auto& c : cuts) c = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 1));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::int64_t> offsets = {0};
+  offsets.insert(offsets.end(), cuts.begin(), cuts.end());
+  offsets.push_back(n);
+  return offsets;
+}
+
+}  // namespace
+
+TEST_CASE("a prepared handle's call allocates nothing, loads nothing and waits for nothing (counted at the driver)") {
+  const AppStream stream;
+  const std::size_t max_n = 1 << 20;
+  const auto x = random_floats(max_n, test::fresh_seed());
+  const Array<float> d_x(x);
+  Array<float> d_sorted(max_n);
+  std::vector<std::uint32_t> values(max_n);
+  std::iota(values.begin(), values.end(), 0u);
+  const Array<std::uint32_t> d_values(values);
+  Array<std::uint32_t> d_values_out(max_n);
+  Array<reduce::Best<float>> d_best(1024);
+  Array<double> d_sum(1024);
+  Array<std::int64_t> d_index(1);
+  const auto offsets = random_offsets(static_cast<std::int64_t>(max_n), 1000, 7);
+  const Array<std::int64_t> d_offsets(offsets);
+
+  // Made (and every size bucket prepared) before the counting starts.
+  auto sorter = sort::prepare_pairs<float, std::uint32_t>(engine(), max_n);
+  auto amax = reduce::prepare_argmax<float>(engine(), max_n);
+  auto sum = reduce::prepare_sum<float>(engine(), max_n);
+  auto find = search::prepare_find<float>(engine(), max_n);
+  auto seg = reduce::prepare_segmented_argmax<float>(engine(), max_n, 1000);
+  auto seg_sum = reduce::prepare_segmented_sum<float>(engine(), max_n, 1000);
+  auto channels = reduce::prepare_per_channel_argmax<float>(engine(), max_n / 17, 17);
+  MESSAGE("scratch_bytes: sort pairs " << sorter.scratch_bytes() << ", argmax " << amax.scratch_bytes()
+          << ", segmented argmax " << seg.scratch_bytes() << ", per-channel argmax " << channels.scratch_bytes());
+  int calls = 0;
+  {
+    const DriverCounts counts;
+    for (const std::size_t n : {max_n, std::size_t{1000}, std::size_t{77777}, std::size_t{1}, max_n}) {
+      sorter(d_x.ptr, d_sorted.ptr, d_values.ptr, d_values_out.ptr, n, stream.s);
+      amax(d_x.ptr, d_best.ptr, n, stream.s);
+      sum(d_x.ptr, d_sum.ptr, n, stream.s);
+      find(d_x.ptr, d_index.ptr, n, x[n / 2], stream.s);
+      calls += 4;
+    }
+    for (const std::size_t segments : {std::size_t{1000}, std::size_t{10}, std::size_t{999}, std::size_t{1}}) {
+      seg(d_x.ptr, d_offsets.ptr, d_best.ptr, max_n, segments, stream.s);
+      seg_sum(d_x.ptr, d_offsets.ptr, d_sum.ptr, max_n, segments, stream.s);
+      calls += 2;
+    }
+    for (const std::size_t pixels : {max_n / 17, std::size_t{1}, std::size_t{3000}}) {
+      channels(d_x.ptr, d_best.ptr, pixels, stream.s);
+      ++calls;
+    }
+    CHECK(g_allocations == 0);
+    CHECK(g_loads == 0);
+    CHECK(g_waits == 0);
+  }
+  MESSAGE(calls << " asynchronous calls of 7 prepared handles: 0 allocations, 0 module loads or function "
+                   "lookups, 0 host waits");
+  stream.sync();
+  // The last calls' answers.
+  std::vector<float> want = x;
+  std::stable_sort(want.begin(), want.end());
+  CHECK(d_sorted.download(max_n) == want);
+  const auto b = d_best.download(17);
+  for (std::size_t c = 0; c < 17; ++c) {
+    std::int64_t best = 0;
+    for (std::int64_t p = 1; p < 3000; ++p)
+      if (x[p * 17 + c] > x[best * 17 + c]) best = p;
+    CAPTURE(c);
+    CHECK(b[c].index == best);
+  }
+  // A prepare, for contrast, is counted: the counters see what they claim to see.
+  {
+    const DriverCounts counts;
+    auto fresh = reduce::prepare_argmin<float>(engine(), 1000);
+    CHECK(g_allocations > 0);
+    CHECK(g_loads > 0);
+  }
+}
+
+TEST_CASE("a prepared segmented argmax and sum: every segment count up to the max, n = 0, begin/end, caller's scratch") {
+  const AppStream stream;
+  const std::int64_t max_n = 3000017;
+  const std::size_t max_segments = 1000;
+  const auto x = random_floats(static_cast<std::size_t>(max_n), test::fresh_seed());
+  const Array<float> d_x(x);
+  Array<reduce::Best<float>> d_best(max_segments);
+  Array<double> d_sum(max_segments);
+  auto h = reduce::prepare_segmented_argmax<float>(engine(), static_cast<std::uint64_t>(max_n), max_segments);
+  auto hs = reduce::prepare_segmented_sum<float>(engine(), static_cast<std::uint64_t>(max_n), max_segments,
+                                                 Scratch::caller);
+  CHECK(hs.held_bytes() == 0);
+  Array<unsigned char> pool(hs.scratch_bytes());
+  hs.use_scratch(pool.ptr, hs.scratch_bytes(), stream.s);
+  // Counts up and down (the done-counters move with the count), long and short segments.
+  int round = 0;
+  for (const std::size_t segments : {std::size_t{1000}, std::size_t{3}, std::size_t{1000}, std::size_t{517},
+                                     std::size_t{1}, std::size_t{999}, std::size_t{1000}}) {
+    for (const std::int64_t n : {max_n, std::int64_t{100003}}) {
+      CAPTURE(segments);
+      CAPTURE(n);
+      const auto offsets = random_offsets(n, segments, 100 + round++);
+      const Array<std::int64_t> d_offsets(offsets);
+      d_best.poison();
+      d_sum.poison();
+      h(d_x.ptr, d_offsets.ptr, d_best.ptr, static_cast<std::uint64_t>(n), segments, stream.s);
+      hs(d_x.ptr, d_offsets.ptr, d_sum.ptr, static_cast<std::uint64_t>(n), segments, stream.s);
+      stream.sync();
+      const auto got = d_best.download(segments);
+      const auto sums = d_sum.download(segments);
+      int wrong = 0;
+      for (std::size_t s = 0; s < segments; ++s) {
+        const std::int64_t want = host_argmax(x, offsets[s], offsets[s + 1]);
+        double want_sum = 0, abs_sum = 0;
+        for (std::int64_t i = offsets[s]; i < offsets[s + 1]; ++i) want_sum += x[i], abs_sum += std::fabs(x[i]);
+        const bool ok = got[s].index == want && (want < 0 || got[s].value == x[offsets[s] + want]) &&
+                        std::fabs(sums[s] - want_sum) <= 1e-9 * (abs_sum + 1);
+        if (!ok && wrong++ < 3)
+          FAIL_CHECK("segment " << s << " [" << offsets[s] << ", " << offsets[s + 1] << "): index " << got[s].index
+                                << " want " << want << ", sum " << sums[s] << " want " << want_sum);
+      }
+      CHECK(wrong == 0);
+    }
+  }
+  // n = 0: its segments are all empty and still answered (index -1, sum 0).
+  const std::vector<std::int64_t> empty = {0, 0, 0, 0};
+  const Array<std::int64_t> d_empty(empty);
+  d_best.poison();
+  h(d_x.ptr, d_empty.ptr, d_best.ptr, 0, 3, stream.s);
+  stream.sync();
+  for (const auto& b : d_best.download(3)) CHECK(b.index == -1);
+  // Separate begin and end arrays (overlapping segments).
+  const std::vector<std::int64_t> begin = {0, 10, 500000}, end = {max_n, 20, 400000};
+  const Array<std::int64_t> d_begin(begin), d_end(end);
+  h(d_x.ptr, d_begin.ptr, d_end.ptr, d_best.ptr, static_cast<std::uint64_t>(max_n), 3, stream.s);
+  stream.sync();
+  const auto got = d_best.download(3);
+  for (std::size_t s = 0; s < 3; ++s) CHECK(got[s].index == host_argmax(x, begin[s], end[s]));
+  // More segments than prepared for, or more elements: refused before anything is enqueued.
+  CHECK_THROWS_WITH_AS(h(d_x.ptr, d_begin.ptr, d_end.ptr, d_best.ptr, 10, 1001, stream.s),
+                       "this segmented reduction was prepared for up to 1000 segments; 1001 need a handle prepared "
+                       "for them",
+                       ConfigError);
+  CHECK_THROWS_AS(h(d_x.ptr, d_begin.ptr, d_end.ptr, d_best.ptr, static_cast<std::uint64_t>(max_n) + 1, 3, stream.s),
+                  ConfigError);
+}
+
+TEST_CASE("a prepared per-channel argmax of a 480x640x17 image, and of fewer pixels") {
+  const AppStream stream;
+  const std::size_t channels = 17, max_pixels = 480 * 640;
+  const auto x = random_floats(max_pixels * channels, test::fresh_seed());
+  const Array<float> d_x(x);
+  Array<reduce::Best<float>> d_best(channels);
+  auto h = reduce::prepare_per_channel_argmax<float>(engine(), max_pixels, channels);
+  CHECK(h.channels() == channels);
+  CHECK(h.max_pixels() == max_pixels);
+  for (const std::size_t pixels : {max_pixels, std::size_t{1}, std::size_t{255}, std::size_t{100000}, max_pixels}) {
+    CAPTURE(pixels);
+    d_best.poison();
+    h(d_x.ptr, d_best.ptr, pixels, stream.s);
+    stream.sync();
+    const auto got = d_best.download(channels);
+    for (std::size_t c = 0; c < channels; ++c) {
+      std::size_t best = 0;
+      for (std::size_t p = 1; p < pixels; ++p)
+        if (x[p * channels + c] > x[best * channels + c]) best = p;
+      CAPTURE(c);
+      CHECK(got[c].index == static_cast<std::int64_t>(best));
+      CHECK(got[c].value == x[best * channels + c]);
+    }
+  }
+  CHECK_THROWS_AS(h(d_x.ptr, d_best.ptr, max_pixels + 1, stream.s), ConfigError);
+}
+
+TEST_CASE("graph capture: prepared handles' calls and a warmed typed call, captured once and replayed on new data") {
+  const AppStream stream;
+  const std::size_t n = 300007, segments = 100;
+  auto x = random_floats(n, test::fresh_seed());
+  Array<float> d_x(x);
+  Array<float> d_sorted(n);
+  Array<reduce::Best<float>> d_best(1), d_typed(1), d_seg(segments);
+  const auto offsets = random_offsets(static_cast<std::int64_t>(n), segments, 3);
+  const Array<std::int64_t> d_offsets(offsets);
+  auto amax = reduce::prepare_argmax<float>(engine(), n);
+  auto sorter = sort::prepare_keys<float>(engine(), n);
+  auto seg = reduce::prepare_segmented_argmax<float>(engine(), n, segments);
+  reduce::argmin(engine(), d_x.ptr, d_typed.ptr, n, stream.s);  // prepares the typed call's Operation
+  stream.sync();
+
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  amax(d_x.ptr, d_best.ptr, n, stream.s);
+  sorter(d_x.ptr, d_sorted.ptr, n, stream.s);
+  seg(d_x.ptr, d_offsets.ptr, d_seg.ptr, n, segments, stream.s);
+  reduce::argmin(engine(), d_x.ptr, d_typed.ptr, n, stream.s);
+  check_cuda(cudaStreamEndCapture(stream.s, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int replay = 0; replay < 3; ++replay) {
+    CAPTURE(replay);
+    x = random_floats(n, test::fresh_seed() + replay);
+    d_x.upload(x);
+    d_best.poison();
+    d_sorted.poison();
+    d_seg.poison();
+    d_typed.poison();
+    check_cuda(cudaGraphLaunch(exec, stream.s), "cudaGraphLaunch");
+    stream.sync();
+    CHECK(d_best.download(1)[0].index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
+    CHECK(d_typed.download(1)[0].index == std::min_element(x.begin(), x.end()) - x.begin());
+    std::vector<float> want = x;
+    std::sort(want.begin(), want.end());
+    CHECK(d_sorted.download(n) == want);
+    const auto got = d_seg.download(segments);
+    int wrong = 0;
+    for (std::size_t s = 0; s < segments; ++s) wrong += got[s].index != host_argmax(x, offsets[s], offsets[s + 1]);
+    CHECK(wrong == 0);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_CASE("several GPUs: one Engine each, every answer right on every GPU (skipped with one GPU)") {
+  int gpus = 0;
+  check_cuda(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+  if (gpus < 2) {
+    MESSAGE("SKIPPED: this case needs two GPUs; this machine has " << gpus);
+    return;
+  }
+  const std::size_t n = 1000003;
+  for (int d = 0; d < std::min(gpus, 4); ++d) {
+    CAPTURE(d);
+    EngineOptions options;
+    options.device = d;
+    Engine e(options);
+    check_cuda(cudaSetDevice(d), "cudaSetDevice");  // the application's own memory, on that GPU
+    const AppStream stream;
+    const auto x = random_floats(n, test::fresh_seed() + d);
+    const Array<float> d_x(x);
+    Array<float> d_sorted(n);
+    auto sorter = sort::prepare_keys<float>(e, n);
+    sorter(d_x.ptr, d_sorted.ptr, n, stream.s);
+    const reduce::Best<float> best = reduce::argmax(e, d_x.ptr, n, stream.s);
+    stream.sync();
+    CHECK(best.index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
+    std::vector<float> want = x;
+    std::sort(want.begin(), want.end());
+    CHECK(d_sorted.download(n) == want);
+    MESSAGE("GPU " << d << " (" << e.device_name() << "): argmax and a prepared sort agree with the host");
+  }
+  check_cuda(cudaSetDevice(0), "cudaSetDevice");
+}
