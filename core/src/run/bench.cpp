@@ -81,7 +81,7 @@ void Bench::make(std::unique_ptr<Workload> prepared) {
     // Page-locked, the upload runs at the bus's speed (pageable memory goes through the driver's
     // staging buffers at a fraction of it); where locking fails the run goes on, pageable.
     pin_note_ = input.pin();
-    workload_ = plugin_.make_workload(spec, std::move(input));
+    workload_ = make_run_workload(spec, plugin_, std::move(input));
     workload_has_reference_ = false;
   }
   launcher_ = plugin_.make_launcher(problem_of(spec));
