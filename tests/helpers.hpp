@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "run/runtime.hpp"
 #include "util/install_dirs.hpp"
 
 namespace gpuk::test {
@@ -45,6 +46,15 @@ inline CommandResult run_command(const std::string& command) {
 // link to kernels_src/ (cmake/layout.cmake).
 inline std::filesystem::path kernels_dir() { return builtin_kernel_dir(); }
 inline std::filesystem::path plugin_dir() { return builtin_plugin_dir(); }
+
+// A Runtime's options for a test: the built-in plugins and kernel files, then `kernel_dirs`; the
+// compile cache ($GPUK_CACHE_DIR) unless `cache` is false.
+inline RuntimeOptions runtime_options(std::vector<std::filesystem::path> kernel_dirs = {}, bool cache = true) {
+  RuntimeOptions o;
+  o.kernel_dirs = std::move(kernel_dirs);
+  o.no_cache = !cache;
+  return o;
+}
 
 // Seeds for the GPU tests' data: fresh each run (printed, so that a failure can be replayed
 // with GPUK_TEST_SEED=that number), one after another within a run.

@@ -76,11 +76,9 @@ int main(int argc, char** argv) try {
   named.mode = VariantRequest::Mode::named;
   named.kernel = "onepass";
   const PlannedVariant planned = plan_variant(problem, named, plugin, engine.kernels(), info, {});
-  JitOptions jit_options;
-  jit_options.arch = info.arch();
-  jit_options.include_dirs = engine.kernels().include_dirs();
   const CompileCache cache(CompileCache::default_dir());
-  const ReadyVariant ready = ready_variant(planned, Jit(jit_options, &cache), info, launch_limits(problem, info));
+  const ReadyVariant ready =
+      ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info, launch_limits(problem, info));
   if (planned.plan.launches.size() != 1) throw Error("onepass was expected to plan one launch");
   const ResolvedLaunch& l = planned.plan.launches[0];
   DeviceBuffer counter(256), partials(std::max<std::int64_t>(1, planned.plan.scratch_slots) * 16);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sort benchmark of docs/PERFORMANCE.md: gpuk's sorts against CUB's DeviceRadixSort (and the
-# CPU) in the same run, every result verified element by element against std::stable_sort.
+# CPU) in the same run, every result verified element by element against the
+# stable CPU sort (a parallel LSD radix sort, bit for bit what std::stable_sort gives).
 # Usage: tools/bench_sort.sh BUILD_DIR [OUT_DIR]
 #   QUICK=1: skip the O(n^2) rank-sort sweep; SWEEP=1: also time other parameter sets (unverified);
 #   ONLY=REGEX: only the cases (and configs) whose name matches, e.g. ONLY='bucket|sort_small'

@@ -85,14 +85,13 @@ int cmd_run(const RuntimeOptions& g, const RunArgs& a) {
                                           "a config naming none; this config names its variant");
     spec.tuning_file = *tuning;
   }
-  const CompileCache& cache = runtime.cache();
   if (!a.devices.empty())  // the same config on each GPU, one after another, side by side
-    return run_on_devices(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, a.devices, a.json, a.csv,
+    return run_on_devices(spec, {runtime, a.time_limit}, a.devices, a.json, a.csv,
                           config.string())
                ? kOk
                : kWrongAnswer;
   Device device(a.device);
-  const RunReport report = run(spec, {plugins, kernels, &cache, a.time_limit, g.tuning_db}, device);
+  const RunReport report = run(spec, {runtime, a.time_limit}, device);
   for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
   print_report(std::cout, report);
   if (a.json) write_json(*a.json, report);

@@ -27,9 +27,10 @@ namespace {
 fs::path test_kernels() { return test::source_dir() / "tests" / "data" / "kernels"; }
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
 };
 
 Gpu& gpu() {
@@ -54,10 +55,11 @@ std::string run_config(int fault) {
 }  // namespace
 
 TEST_CASE("the faulty kernel file compiles for every FAULT, and FAULT 0 is a correct reduction") {
-  const KernelLibrary kernels{{test::kernels_dir(), test_kernels()}};
+  const Runtime runtime(test::runtime_options({test_kernels()}));
+  const KernelLibrary& kernels = runtime.kernels();
   RunSpec spec = parse_run_spec(run_config(0), "faulty.yaml", gpu().plugins, kernels);
   spec.baseline = false;
-  const RunReport r = run(spec, {gpu().plugins, kernels, &gpu().cache}, gpu().device);
+  const RunReport r = run(spec, {runtime}, gpu().device);
   CHECK(r.verified);
   CHECK(r.verification.passed);
 }

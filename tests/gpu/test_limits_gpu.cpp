@@ -23,10 +23,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
 };
 
 Gpu& gpu() {
@@ -77,7 +78,7 @@ void tune_sweep(const FamilyPlugin& plugin, DType dtype, std::uint64_t n) {
   Gpu& g = gpu();
   const TuneSpec t = parse_tune_spec(yaml_of(plugin, dtype, n), "limits_tune.yaml", g.plugins, g.kernels);
   const Space space = Space::from_spec(t, g.kernels);
-  (void)sweep_on_gpu(t, space, {g.plugins, g.kernels, &g.cache}, g.device, {});
+  (void)sweep_on_gpu(t, space, {g.runtime}, g.device, {});
 }
 
 // The widest dtype the family takes: the fewest elements for a given number of bytes.
@@ -125,7 +126,7 @@ TEST_CASE("for every family, an input just over the device's free memory is refu
     const RunSpec spec = spec_of(*plugin, dtype, n);
     const double needs = static_cast<double>(n * dtype_size(dtype));
     const std::string what = plugin->name() + " of " + std::to_string(n) + " " + std::string(dtype_name(dtype));
-    check_refused("run: " + what, [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); }, needs,
+    check_refused("run: " + what, [&] { run(spec, {g.runtime}, g.device); }, needs,
                   0.5 * static_cast<double>(free), 1.01 * total, "device memory");
     check_refused("tune: " + what, [&] { tune_sweep(*plugin, dtype, n); }, needs,
                   0.5 * static_cast<double>(free), 1.01 * total, "device memory");
@@ -149,7 +150,7 @@ TEST_CASE("for every family, the smallest input whose buffers do not fit is refu
     const RunSpec spec = spec_of(*plugin, dtype, low);
     const std::string what = plugin->name() + " of " + std::to_string(low) + " " + std::string(dtype_name(dtype)) +
                              " (" + std::to_string(run_device_bytes(spec, *plugin)) + " bytes of buffers)";
-    check_refused("run: " + what, [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); },
+    check_refused("run: " + what, [&] { run(spec, {g.runtime}, g.device); },
                   static_cast<double>(run_device_bytes(spec, *plugin)), 0.5 * static_cast<double>(free), 1.01 * total,
                   "device memory");
   }
@@ -170,7 +171,7 @@ TEST_CASE("a sort that fits the device but not the host's memory is refused with
   }
   REQUIRE(run_device_bytes(spec, sort) < free);
   check_refused("run: sort of " + std::to_string(n) + " uint32 keys",
-                [&] { run(spec, {g.plugins, g.kernels, &g.cache}, g.device); },
+                [&] { run(spec, {g.runtime}, g.device); },
                 static_cast<double>(sort.host_bytes(spec)), 0.9 * static_cast<double>(host.available),
                 1.1 * static_cast<double>(host.available), "host memory");
 }

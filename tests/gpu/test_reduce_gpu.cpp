@@ -16,10 +16,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
 };
 
 Gpu& gpu() {
@@ -133,7 +134,7 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
               ++runs;
               try {
                 const CompiledKernels& compiled = set.holding(*file, names_of(*file, spec).front());
-                const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled);
+                const RunReport r = run(spec, {gpu().runtime}, gpu().device, &compiled);
                 if (!r.verification.passed) ++failures;
                 CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
               } catch (const Error& e) {
@@ -155,19 +156,20 @@ TEST_CASE("a kernel that writes nothing fails verification: outputs are poisoned
             "#include \"gpuk/reduce.cuh\"\n"
             "template <class R> __global__ void lazy(const typename R::T* in, long long n,"
             " typename R::Acc* out, typename R::Acc* p, unsigned* c) {}\n");
-  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  const Runtime runtime(test::runtime_options({dir.path()}, false));
+  const KernelLibrary& kernels = runtime.kernels();
   for (const char* op : {"max", "sum", "argmax"}) {
     const std::string yaml = std::string("family: reduce\noperation: ") + op +
                              "\nkernel: lazy\nsize: 1000\nrepeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
-    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    const RunReport r = run(spec, {runtime}, gpu().device);
     CHECK_FALSE(r.verification.passed);
   }
 }
 
 TEST_CASE("the CUB baseline runs in the same run and agrees on ordinary data") {
   const RunSpec spec = load_run_spec(test::source_dir() / "configs/argmax.yaml", gpu().plugins, gpu().kernels);
-  const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+  const RunReport r = run(spec, {gpu().runtime}, gpu().device);
   CHECK(r.verification.passed);
   REQUIRE(r.baseline.has_value());
   CHECK(r.baseline->ms.count > 0);

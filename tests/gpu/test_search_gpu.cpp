@@ -18,10 +18,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
   test::TempDir dir;  // data files of the cases that need exact contents
 };
 
@@ -163,7 +164,7 @@ TEST_CASE("every search variant matches the CPU reference: absent, first, last, 
                                      " n=" + std::to_string(size) + " " + c.name + " (data " + c.data + ")";
             ++runs[f];
             try {
-              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device,
+              const RunReport r = run(spec, {gpu().runtime}, gpu().device,
                                       &compiled.holding(*files[f], first_name(files[f], spec)));
               bool ok = r.verification.passed;
               CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
@@ -222,7 +223,7 @@ TEST_CASE("fast.cu with every BLOCK, UNROLL and BLOCKS_PER_SM, and every POLL, f
                              std::to_string(combo.at("BLOCKS_PER_SM")) + ", POLL: " + std::to_string(combo.at("POLL")) +
                              "}\nwarmup: 1\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "fast.yaml", gpu().plugins, gpu().kernels);
-    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, nullptr}, gpu().device, &compiled.holding(*file, names[i]));
+    const RunReport r = run(spec, {gpu().runtime}, gpu().device, &compiled.holding(*file, names[i]));
     CHECK_MESSAGE(r.verification.passed, (r.variant + ": " + r.verification.detail));
     CHECK_MESSAGE(result_of(r, "index") == std::to_string(*c.find), r.variant);
   }
@@ -236,12 +237,13 @@ TEST_CASE("a search kernel that writes nothing fails verification: the output is
             "#include \"gpuk/search.cuh\"\n"
             "template <class S> __global__ void lazy(const typename S::T* in, long long n, typename S::T value,"
             " long long* out, gpuk::SearchState* state) {}\n");
-  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  const Runtime runtime(test::runtime_options({dir.path()}, false));
+  const KernelLibrary& kernels = runtime.kernels();
   for (const char* op : {"find", "any", "count"}) {
     const std::string yaml = std::string("family: search\noperation: ") + op +
                              "\nkernel: lazy\ndtype: int32\nsize: 1000\nrepeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
-    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    const RunReport r = run(spec, {runtime}, gpu().device);
     CHECK_FALSE(r.verification.passed);
     CHECK(r.verification.detail.find("poison") != std::string::npos);
   }
@@ -249,7 +251,7 @@ TEST_CASE("a search kernel that writes nothing fails verification: the output is
 
 TEST_CASE("configs/search.yaml runs, and thrust::find agrees in the same run") {
   const RunSpec spec = load_run_spec(test::source_dir() / "configs/search.yaml", gpu().plugins, gpu().kernels);
-  const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+  const RunReport r = run(spec, {gpu().runtime}, gpu().device);
   CHECK(r.verification.passed);
   CHECK(result_of(r, "found") == "yes");
   REQUIRE(r.baseline.has_value());
@@ -265,7 +267,7 @@ TEST_CASE("thrust::count and thrust::find (for any) agree with the reference") {
                              "\ndtype: float64\nsize: 100000\nvalue_at: middle\n"
                              "data: {generator: few_distinct, distinct: 5, seed: 4}\nrepeats: 3\n";
     const RunSpec spec = parse_run_spec(yaml, "thrust.yaml", gpu().plugins, gpu().kernels);
-    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+    const RunReport r = run(spec, {gpu().runtime}, gpu().device);
     CHECK(r.verification.passed);
     REQUIRE(r.baseline.has_value());
     CHECK(r.baseline->note.empty());

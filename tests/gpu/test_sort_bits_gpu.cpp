@@ -19,10 +19,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
   test::TempDir dir;
 };
 
@@ -92,7 +93,7 @@ RunReport run_case(const Case& c) {
                            "\ndata: " + data + "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: " +
                            (c.baseline ? "true" : "false") + "\n";
   const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-  return run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+  return run(spec, {gpu().runtime}, gpu().device);
 }
 
 }  // namespace

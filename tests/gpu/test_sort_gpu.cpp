@@ -22,10 +22,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
   test::TempDir dir;
 };
 
@@ -187,7 +188,7 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
             try {
               const RunSpec spec = spec_for(file->name, c, dtype, size, pattern.data);
               const CompiledKernels& compiled = set.holding(*file, names_of(file, spec).front());
-              const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, &compiled);
+              const RunReport r = run(spec, {gpu().runtime}, gpu().device, &compiled);
               ++runs;
               if (!r.verification.passed) ++failures;
               CHECK_MESSAGE(r.verification.passed, (what + ": " + r.verification.detail));
@@ -234,7 +235,7 @@ TEST_CASE("radix takes the digit passes when the one-block path is off, at every
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
           const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
           ++runs;
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
@@ -260,7 +261,7 @@ TEST_CASE("onesweep at every tile, register cap, value load, warp match and look
                                    "\nsize: " + std::to_string(size) + "\ndata: " + data +
                                    "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
           const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
           ++runs;
           CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                 std::to_string(size) + " " + c.op + ": " + r.verification.detail));
@@ -305,7 +306,7 @@ void onesweep_sweep(const std::vector<std::string>& params, const std::vector<DT
   options.include_dirs = gpu().kernels.include_dirs();
   set.compile(Jit(options, &gpu().cache));
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const RunReport r = run(specs[i], {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device,
+    const RunReport r = run(specs[i], {gpu().runtime}, gpu().device,
                             &set.holding(*file, names(specs[i]).front()));
     CHECK_MESSAGE(r.verification.passed, (labels[i] + ": " + r.verification.detail));
   }
@@ -355,7 +356,7 @@ TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and
                                      ", seed: " + std::to_string(fresh_seed()) +
                                      "}\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
             const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-            const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+            const RunReport r = run(spec, {gpu().runtime}, gpu().device);
             ++runs;
             CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
                                                   std::to_string(size) + " " + data + " " + c.op + ": " +
@@ -371,12 +372,13 @@ TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poi
             "launch:\n  - {entry: lazy, grid: 1, block: 32}\n*/\n"
             "#include \"gpuk/sort.cuh\"\n"
             "template <class S> __global__ void lazy(gpuk::SortArgs<S> a) {}\n");
-  const KernelLibrary kernels({test::kernels_dir(), dir.path()});
+  const Runtime runtime(test::runtime_options({dir.path()}, false));
+  const KernelLibrary& kernels = runtime.kernels();
   for (const char* op : {"sort", "sort_pairs", "argsort"}) {
     const std::string yaml = std::string("family: sort\noperation: ") + op +
                              "\nkernel: lazy\ndtype: uint32\nsize: 1000\nrepeats: 1\nbaseline: false\n";
     const RunSpec spec = parse_run_spec(yaml, "lazy.yaml", gpu().plugins, kernels);
-    const RunReport r = run(spec, {gpu().plugins, kernels, nullptr}, gpu().device);
+    const RunReport r = run(spec, {runtime}, gpu().device);
     CHECK_FALSE(r.verification.passed);
   }
 }
@@ -388,7 +390,7 @@ TEST_CASE("the sort configs run, verify, and CUB runs in the same run and agrees
     RunSpec spec = load_run_spec(test::source_dir() / config, gpu().plugins, gpu().kernels);
     spec.warmup = 2;
     spec.repeats = 5;
-    const RunReport r = run(spec, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device);
+    const RunReport r = run(spec, {gpu().runtime}, gpu().device);
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     REQUIRE(r.baseline.has_value());
     CHECK(r.baseline->ms.count > 0);

@@ -62,8 +62,7 @@ struct Outcome {
 };
 
 // Every thread runs its variants once; returns every outcome.
-std::vector<Outcome> run_in_threads(const PluginRegistry& plugins, const KernelLibrary& kernels,
-                                    const CompileCache& cache) {
+std::vector<Outcome> run_in_threads(const Runtime& runtime) {
   constexpr int kThreads = 8;
   std::mutex mutex;
   std::vector<Outcome> outcomes;
@@ -75,8 +74,8 @@ std::vector<Outcome> run_in_threads(const PluginRegistry& plugins, const KernelL
         o.config = kConfigs[c];
         try {
           Device device(0);
-          const RunSpec spec = parse_run_spec(kConfigs[c] + kData, "thread.yaml", plugins, kernels);
-          const RunReport r = run(spec, {plugins, kernels, &cache}, device);
+          const RunSpec spec = parse_run_spec(kConfigs[c] + kData, "thread.yaml", runtime.plugins(), runtime.kernels());
+          const RunReport r = run(spec, {runtime}, device);
           o.passed = r.verified && r.verification.passed && (!r.baseline || r.baseline->note.empty());
           o.from_cache = r.from_cache;
           o.detail = r.verification.detail + (r.baseline ? " " + r.baseline->note : "");
@@ -272,14 +271,15 @@ TEST_CASE("8 threads prepare and run variants through the library API at once, e
 
 TEST_CASE("8 threads compile and run different variants at once on one GPU; every answer verifies") {
   const test::TempDir dir;
-  const CompileCache cache(dir.path() / "cache");  // empty: the threads' compiles race
+  RuntimeOptions options = test::runtime_options();
+  options.cache_dir = dir.path() / "cache";  // empty: the threads' compiles race
+  const Runtime runtime(options);
+  const CompileCache& cache = runtime.cache();
   REQUIRE(cache.enabled());
-  const PluginRegistry plugins{{test::plugin_dir()}};
-  const KernelLibrary kernels{{test::kernels_dir()}};
   for (const bool warm : {false, true}) {
     CAPTURE(warm);
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<Outcome> outcomes = run_in_threads(plugins, kernels, cache);
+    const std::vector<Outcome> outcomes = run_in_threads(runtime);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     REQUIRE(outcomes.size() == 16);
     int cached = 0;

@@ -114,8 +114,9 @@ TEST_CASE("a .npy file with no size or dtype in the config runs, verified, from 
   for (auto& v : a.as<std::int32_t>()) v = static_cast<std::int32_t>(rng() % 2000001) - 1000000;
   a.as<std::int32_t>()[77777] = 2000000;  // the one maximum
   write_npy(dir.path() / "mine.npy", a);
-  const PluginRegistry plugins({test::plugin_dir()});
-  const KernelLibrary kernels({test::kernels_dir()});
+  const Runtime runtime(test::runtime_options({}, false));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   const auto config = dir.write("c.yaml", "family: reduce\noperation: argmax\ndata: {file: mine.npy}\nrepeats: 5\n");
   for (const bool by_option : {false, true}) {
     CAPTURE(by_option);
@@ -125,7 +126,7 @@ TEST_CASE("a .npy file with no size or dtype in the config runs, verified, from 
                                    : load_run_spec(config, plugins, kernels);
     CHECK(spec.size == 100003);
     CHECK(spec.dtype == DType::int32);
-    const RunReport r = run(spec, {plugins, kernels, nullptr}, device());
+    const RunReport r = run(spec, {runtime}, device());
     CHECK(r.verification.passed);
     CHECK(r.pin_note == "");
     CHECK(r.upload_bytes == 100003 * 4);

@@ -17,10 +17,11 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
-  KernelLibrary kernels{{test::kernels_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
 };
 
 Gpu& gpu() {
@@ -47,11 +48,11 @@ TEST_CASE("objective energy: every variant gets energy per call, power and SM cl
   const Space space = Space::from_spec(t, gpu().kernels);
   if (!meter) {
     MESSAGE("no NVML energy counter here (" << why << "): checking the message only");
-    CHECK_THROWS_WITH_AS(sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {}),
+    CHECK_THROWS_WITH_AS(sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, {}),
                          doctest::Contains("energy"), Error);
     return;
   }
-  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, {});
   CHECK(r.objective == "energy");
   REQUIRE(r.result.winner());
   for (const auto& e : r.result.evaluations) {
@@ -94,19 +95,19 @@ TEST_CASE("the journal: a sweep run again measures nothing and reuses every vari
   SweepOptions o;
   o.journal_dir = dir.path();
   o.run_id = "first";
-  const TuneReport a = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  const TuneReport a = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, o);
   const std::size_t measured = a.result.evaluations.size() - a.result.count(Status::pruned);
   CHECK(measured == 8);
   CHECK(a.result.reused == 0);
   REQUIRE_FALSE(a.journal.empty());
   o.run_id = "second";
-  const TuneReport b = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  const TuneReport b = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, o);
   CHECK(b.result.reused == measured);
   REQUIRE(b.result.winner());
   CHECK(b.result.winner()->rechecked);  // the leaders are timed again: the recheck ranks
   o.run_id = "third";
   o.fresh = true;
-  const TuneReport c = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, o);
+  const TuneReport c = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, o);
   CHECK(c.result.reused == 0);
 }
 
@@ -115,7 +116,7 @@ TEST_CASE("repeats: auto times each variant until its median is known, and the r
       spec("", "warmup: 2\nrepeats: auto\nauto_repeats: {bound: 0.01, seconds: 0.5}\nrecheck: {top: 2, repeats: auto}\n");
   REQUIRE(t.auto_repeats);
   const Space space = Space::from_spec(t, gpu().kernels);
-  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, {});
   REQUIRE(r.result.winner());
   for (const auto& e : r.result.evaluations) {
     if (e.outcome.status != Status::ok) continue;
@@ -130,7 +131,7 @@ TEST_CASE("repeats: auto times each variant until its median is known, and the r
 TEST_CASE("strategy bayes on the GPU stays within its budget and picks a verified variant") {
   const TuneSpec t = spec("strategy: bayes\nbudget: 4\n");
   const Space space = Space::from_spec(t, gpu().kernels);
-  const TuneReport r = sweep_on_gpu(t, space, {gpu().plugins, gpu().kernels, &gpu().cache}, gpu().device, {});
+  const TuneReport r = sweep_on_gpu(t, space, {gpu().runtime}, gpu().device, {});
   CHECK(r.strategy == "bayes");
   CHECK(r.result.evaluations.size() - r.result.count(Status::pruned) == 4);
   REQUIRE(r.result.winner());

@@ -12,9 +12,10 @@ using namespace gpuk;
 namespace {
 
 struct Gpu {
-  PluginRegistry plugins{{test::plugin_dir()}};
+  Runtime runtime{test::runtime_options()};
+  const PluginRegistry& plugins = runtime.plugins();
   Device device{0};
-  CompileCache cache{CompileCache::default_dir()};
+  const CompileCache& cache = runtime.cache();
 };
 
 Gpu& gpu() {
@@ -47,7 +48,8 @@ __global__ void broken(const typename R::T* __restrict__ in, gpuk::i64 n, typena
 TEST_CASE("a small argmax sweep: every variant verified and timed, the best rechecked, bulk-compiled") {
   const test::TempDir dir;
   dir.write("kernels/reduce/broken.cu", kBroken);
-  const KernelLibrary kernels{{test::kernels_dir(), dir.path() / "kernels"}};
+  const Runtime runtime(test::runtime_options({dir.path() / "kernels"}));
+  const KernelLibrary& kernels = runtime.kernels();
   const std::string yaml =
       "family: reduce\noperation: argmax\ndtype: float32\nsize: 1_000_003\n"
       "data: {generator: uniform, low: -1, high: 1, seed: 11}\n"
@@ -63,7 +65,7 @@ TEST_CASE("a small argmax sweep: every variant verified and timed, the best rech
   mo.repeats = t.run.repeats;
   mo.flush_l2 = bench.input_fits_l2();
   mo.threads = 4;
-  const auto measurer = make_gpu_measurer({gpu().plugins, kernels, &gpu().cache}, gpu().device, bench, mo, &stats);
+  const auto measurer = make_gpu_measurer({runtime}, gpu().device, bench, mo, &stats);
   TuneOptions o;
   o.recheck_top = t.recheck_top;
   o.recheck_repeats = t.recheck_repeats;
@@ -113,14 +115,14 @@ TEST_CASE("a small argmax sweep: every variant verified and timed, the best rech
 
   // A second sweep of the same space is served by the compile cache.
   CompileStats again;
-  const auto measurer2 = make_gpu_measurer({gpu().plugins, kernels, &gpu().cache}, gpu().device, bench, mo, &again);
+  const auto measurer2 = make_gpu_measurer({runtime}, gpu().device, bench, mo, &again);
   const TuneResult r2 = tune(space, *measurer2, o);
   CHECK(r2.count(Status::ok) == 6);
   CHECK(again.from_cache >= 2);
 }
 
 TEST_CASE("random and anneal sweeps on the GPU stay within their budgets and pick a verified variant") {
-  const KernelLibrary kernels{{test::kernels_dir()}};
+  const KernelLibrary& kernels = gpu().runtime.kernels();
   const std::string yaml =
       "family: reduce\noperation: max\ndtype: int32\nsize: 2^22\nkernels: [onepass]\n"
       "warmup: 1\nrepeats: 5\nrecheck: {top: 2, repeats: 4}\n";
@@ -132,7 +134,7 @@ TEST_CASE("random and anneal sweeps on the GPU stay within their budgets and pic
   mo.repeats = 5;
   mo.flush_l2 = true;
   for (TuneStrategy s : {TuneStrategy::random, TuneStrategy::anneal}) {
-    const auto measurer = make_gpu_measurer({gpu().plugins, kernels, &gpu().cache}, gpu().device, bench, mo, nullptr);
+    const auto measurer = make_gpu_measurer({gpu().runtime}, gpu().device, bench, mo, nullptr);
     TuneOptions o;
     o.strategy = s;
     o.evaluations = 6;

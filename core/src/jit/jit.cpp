@@ -302,6 +302,13 @@ void CompileCache::store(const CompiledKernels& c) const {
 
 // --- Jit -------------------------------------------------------------------------------------
 
+JitOptions jit_options(const std::string& arch, const KernelLibrary& kernels) {
+  JitOptions o;
+  o.arch = arch;
+  o.include_dirs = kernels.include_dirs();
+  return o;
+}
+
 Jit::Jit(JitOptions options, const CompileCache* cache) : options_(std::move(options)), cache_(cache) {}
 
 std::vector<std::string> Jit::nvrtc_options() const {

@@ -49,6 +49,10 @@ struct JitOptions {
   bool line_info = true;                    // -lineinfo, for compute-sanitizer and profilers
 };
 
+// The options every gpuk JIT compiles with: CUBIN for `arch`, the kernel files' include
+// directories (the Runtime's JIT, the tuner's, the tools').
+JitOptions jit_options(const std::string& arch, const KernelLibrary& kernels);
+
 class Jit {
  public:
   Jit(JitOptions options, const CompileCache* cache);

@@ -80,15 +80,16 @@ TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
 
 // config -> prepare (choose, plan, fit, compile, load, check, bind) -> data -> run -> report.
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
-  const FamilyPlugin& plugin = context.plugins.get(spec.family);
+  const Runtime& runtime = context.runtime;
+  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
   const DeviceInfo& info = device.info();
   const Problem problem = problem_of(spec);
-  const TuningSources tuning = tuning_sources(spec, context.kernels, context.tuning_db, info.arch());
+  const TuningSources tuning = tuning_sources(spec, runtime.kernels(), runtime.tuning_db(), info.arch());
 
   // A run too big for the device says so first, whatever else is wrong with it.
   PlannedVariant planned;
   try {
-    planned = plan_variant(problem, variant_request(spec), plugin, context.kernels, info, tuning);
+    planned = plan_variant(problem, variant_request(spec), plugin, runtime.kernels(), info, tuning);
   } catch (const ConfigError&) {
     refuse_if_run_does_not_fit(spec, plugin, 0, false, device);
     throw;
@@ -114,11 +115,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.peak_gbs = info.peak_bandwidth_gbs;
   report.launches = planned.plan.launches;
 
-  JitOptions jit_options;
-  jit_options.arch = info.arch();
-  jit_options.include_dirs = context.kernels.include_dirs();
-  const Jit jit(jit_options, context.cache);
-  const ReadyVariant ready = ready_variant(planned, jit, info, launch_limits(problem, info), precompiled);
+  const ReadyVariant ready = ready_variant(planned, runtime.jit(info.arch()), info, launch_limits(problem, info), precompiled);
   report.compile_ms = ready.compiled.ms;
   report.from_cache = ready.compiled.from_cache;
 

@@ -13,6 +13,7 @@
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
 #include "run/prepare.hpp"
+#include "run/runtime.hpp"
 
 namespace gpuk {
 
@@ -66,14 +67,12 @@ struct RunReport {
 // Bench::time_limit); `--time-limit` overrides it.
 inline constexpr double kDefaultTimeLimitSeconds = 10;
 
+// What a run starts from: the Runtime (plugins, kernel files, compile cache, the user's tuning
+// database the lookup reads, the JIT of each architecture; a config's `tuning: FILE` replaces the
+// database) and the watchdog's limit.
 struct RunContext {
-  const PluginRegistry& plugins;
-  const KernelLibrary& kernels;
-  const CompileCache* cache = nullptr;
+  const Runtime& runtime;
   double time_limit_s = 0;  // per run of a variant; 0: kDefaultTimeLimitSeconds
-  // The user's tuning database the lookup reads (run/choose.hpp); default TuningDb::default_path().
-  // A config's `tuning: FILE` replaces it.
-  std::optional<std::filesystem::path> tuning_db;
 };
 
 // How the config asks for its variant (run/choose.hpp).

@@ -36,11 +36,8 @@ const Jit& Runtime::jit(const std::string& arch) const {
   std::lock_guard lock(jit_mutex_);
   auto& jit = jits_[arch];
   if (!jit) {
-    JitOptions options;
-    options.arch = arch;
-    options.include_dirs = kernels_.include_dirs();
     const CompileCache& compile_cache = cache();
-    jit = std::make_unique<const Jit>(options, compile_cache.enabled() ? &compile_cache : nullptr);
+    jit = std::make_unique<const Jit>(jit_options(arch, kernels_), compile_cache.enabled() ? &compile_cache : nullptr);
   }
   return *jit;
 }

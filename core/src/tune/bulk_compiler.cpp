@@ -14,13 +14,6 @@ std::size_t Chunk::index_of(const std::string& name) const {
   return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
-JitOptions sweep_jit_options(const DeviceInfo& device, const KernelLibrary& kernels) {
-  JitOptions o;
-  o.arch = device.arch();
-  o.include_dirs = kernels.include_dirs();
-  return o;
-}
-
 std::string compile_error_of(const std::string& message) {
   const auto at = message.find("error");
   if (at == std::string::npos) return "NVRTC could not compile it";

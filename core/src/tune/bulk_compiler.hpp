@@ -80,10 +80,6 @@ class BulkCompiler {
   ThreadPool pool_;  // last: its threads go before what they use
 };
 
-// The JIT options of a sweep's compiles for `device`: the worker's own and a pooled sweep's
-// parent's alike, so that the parent's programs are the ones the workers find in the cache.
-JitOptions sweep_jit_options(const DeviceInfo& device, const KernelLibrary& kernels);
-
 // The first "error: ..." line of an NVRTC log.
 std::string compile_error_of(const std::string& message);
 

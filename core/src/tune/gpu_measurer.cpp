@@ -22,11 +22,11 @@ std::string cuda_error_of(const std::string& message) {
 
 GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
                          CompileStats* stats)
-    : device_(device), bench_(bench), options_(options), jit_(sweep_jit_options(device.info(), context.kernels), context.cache),
+    : device_(device), bench_(bench), options_(options), jit_(context.runtime.jit(device.info().arch())),
       compiler_([this](const KernelFile& file, const std::vector<std::string>& names) { return jit_.compile(file, names); },
                 options.threads, stats) {
   const Problem problem = problem_of(bench.spec());
-  leading_ = context.plugins.get(problem.family).template_args(problem);
+  leading_ = context.runtime.plugins().get(problem.family).template_args(problem);
   limits_ = launch_limits(problem, device.info());
   bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
   answer_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile(jit_); });

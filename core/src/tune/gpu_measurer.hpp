@@ -65,7 +65,7 @@ class GpuMeasurer final : public Measurer {
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
-  Jit jit_;
+  const Jit& jit_;  // the Runtime's, for this GPU's architecture
   // The device comparison's kernels, compiled from the start on a thread of their own, so that
   // the first verified answer does not wait for NVRTC (after jit_: it goes before what it uses).
   std::future<CompiledKernels> answer_program_;

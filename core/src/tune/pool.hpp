@@ -75,7 +75,7 @@ struct WaveOptions {
 };
 
 struct RunContext;
-class KernelLibrary;
+class Runtime;
 struct HostSide;
 // The session of a worker on GPU `ordinal` for the sweep of `t`: the fit check, the data uploaded
 // once, the GPU measurer (bulk compile), as sweep_on_gpu sets them up. With `host` (the parent's
@@ -84,9 +84,9 @@ struct HostSide;
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
                                                const SweepOptions& sweep, HostSide* host = nullptr);
 
-// The compile wave of a pooled sweep on real GPUs: the JIT of the group's architecture with the
-// workers' options, compiling into `cache`; none when the cache is off. threads 0: every core.
-WaveOptions gpu_compile_wave(const KernelLibrary& kernels, const CompileCache& cache, int threads);
+// The compile wave of a pooled sweep on real GPUs: the Runtime's JIT of the group's architecture
+// (the workers' own: the same cache key), compiling into its cache; none when the cache is off. threads 0: every core.
+WaveOptions gpu_compile_wave(const Runtime& runtime, int threads);
 
 class WorkerPool {
  public:

@@ -21,7 +21,7 @@ class GpuWorker : public WorkerSession {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
     };
     start_ = since(created_);
-    const FamilyPlugin& plugin = context.plugins.get(t.run.family);
+    const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
     flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
     auto at = std::chrono::steady_clock::now();
@@ -65,12 +65,12 @@ class GpuWorker : public WorkerSession {
 
 }  // namespace
 
-WaveOptions gpu_compile_wave(const KernelLibrary& kernels, const CompileCache& cache, int threads) {
+WaveOptions gpu_compile_wave(const Runtime& runtime, int threads) {
   WaveOptions wave;
-  if (!cache.enabled()) return wave;  // nothing to share: the workers compile
+  if (!runtime.cache().enabled()) return wave;  // nothing to share: the workers compile
   wave.threads = threads;
-  wave.compiler = [&kernels, &cache](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
-    auto jit = std::make_shared<const Jit>(sweep_jit_options(first.device, kernels), &cache);
+  wave.compiler = [&runtime](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
+    const Jit* jit = &runtime.jit(first.device.arch());
     return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
   };
   return wave;

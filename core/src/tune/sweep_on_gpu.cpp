@@ -39,7 +39,7 @@ TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
 
 TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
                         const SweepOptions& sweep) {
-  const FamilyPlugin& plugin = context.plugins.get(t.run.family);
+  const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
   const DeviceInfo& info = device.info();
   const bool flush = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, info));
   // Each variant's scratch is checked when it is bound (the sweep records a variant that does not

@@ -37,6 +37,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The Runtime of a `gpuk tune` process: the global options the CLI copied into the command.
+RuntimeOptions runtime_options_of(const TuneCommand& a) {
+  RuntimeOptions o;
+  o.kernel_dirs = a.kernel_dirs;
+  o.plugin_dirs = a.plugin_dirs;
+  o.cache_dir = a.cache_dir;
+  o.no_cache = !a.cache_dir;
+  o.tuning_db = a.tuning_db_option;
+  return o;
+}
+
 
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
 class ProgressBar {
@@ -155,14 +166,14 @@ void print_widened(const Space& space) {
 // context down (then kGoOnExit: the journal has every point measured so far).
 int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
   const fs::path db_path = a.tuning_db;
-  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
-  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  const Runtime runtime(runtime_options_of(a));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
   const TuneSpec t = tune_spec_of(a, plugins, kernels);
   const Space space = Space::from_spec(t, kernels);
   if (restarts == 0) print_widened(space);
 
-  const CompileCache cache(a.cache_dir);
   Device device(a.device);
   SweepOptions options;
   options.threads = a.threads;
@@ -173,7 +184,7 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
   const auto sweep_start = std::chrono::steady_clock::now();
-  TuneReport report = sweep_on_gpu(t, space, {plugins, kernels, &cache, 0, a.tuning_db_option}, device, options);
+  TuneReport report = sweep_on_gpu(t, space, {runtime}, device, options);
   report.times.start = std::chrono::duration<double>(sweep_start - wall_start).count();
   bar.finish();
   if (report.result.context_lost) {
@@ -195,19 +206,19 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
     std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
               << "disturb each other's timings (a test of the pool, not a way to tune)\n";
-  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
-  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  const Runtime runtime(runtime_options_of(a));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   if (a.warn_load) a.warn_load(plugins, kernels);
   const TuneSpec t = tune_spec_of(a, plugins, kernels);
   if (t.objective != TuneObjective::time || t.energy)
     throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
   const Space space = Space::from_spec(t, kernels);
   print_widened(space);
-  const CompileCache cache(a.cache_dir);
-  const RunContext context{plugins, kernels, &cache, 0, a.tuning_db_option};
+  const RunContext context{runtime};
   SweepOptions sweep;
   sweep.time_limit_s = a.time_limit;
-  const WaveOptions wave = gpu_compile_wave(kernels, cache, a.threads);
+  const WaveOptions wave = gpu_compile_wave(runtime, a.threads);
   // With the wave the workers only load from the cache (two threads each); without one they
   // compile side by side, the cores shared among them.
   const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
@@ -286,8 +297,9 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
 // goes on with that cell from the journal.
 int tune_matrix_process(const TuneCommand& a, int restarts,
                         std::chrono::steady_clock::time_point wall_start) {
-  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
-  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  const Runtime runtime(runtime_options_of(a));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
   if (a.json || a.csv)
     throw ConfigError("a tuning matrix writes one report per cell under --out DIR (reports/); --json and --csv are "
@@ -313,9 +325,8 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
   for (const auto& cell : matrix.cells) missing += results.read(cell) ? 0 : 1;
   if (missing > 0) {
     const fs::path db_path = a.tuning_db;
-    const CompileCache cache(a.cache_dir);
     Device device(a.device);
-    const RunContext context{plugins, kernels, &cache, 0, a.tuning_db_option};
+    const RunContext context{runtime};
     const CellSweep sweep = [&](const MatrixCell& cell) {
       const auto start = std::chrono::steady_clock::now();
       const Space space = Space::from_spec(cell.spec, kernels);
@@ -391,8 +402,9 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
 // `gpuk tune MATRIX --merge DIR...`: the shards' results directories into --out, then the tally
 // and --export as after a run. No GPU.
 int tune_merge(const TuneCommand& a) {
-  const PluginRegistry plugins(plugin_dirs(a.plugin_dirs));
-  const KernelLibrary kernels(kernel_dirs(a.kernel_dirs));
+  const Runtime runtime(runtime_options_of(a));
+  const PluginRegistry& plugins = runtime.plugins();
+  const KernelLibrary& kernels = runtime.kernels();
   if (a.warn_load) a.warn_load(plugins, kernels);
   TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
   for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);  // the fingerprints the shards ran with
