@@ -25,10 +25,6 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 
-// PreparedSizes moves and is never copied (its Operations own device memory); std::vector's
-// copy constructor hides that from the standard trait nanobind asks.
-template <> struct nanobind::detail::is_copy_constructible<gpuk::PreparedSizes> : std::false_type {};
-
 namespace gpuk::python {
 namespace {
 

@@ -61,10 +61,11 @@ int child_generates(const RunSpec& spec) {
 }  // namespace
 
 TEST_CASE("the host side is made without a GPU, and a process forked after it can still use OpenMP") {
-  for (const auto& [family, operation, dtype] :
-       std::vector<std::array<std::string, 3>>{{"sort", "argsort", "float32"}, {"reduce", "argmax", "float32"}}) {
+  for (const auto& run : std::vector<std::array<std::string, 3>>{{"sort", "argsort", "float32"},
+                                                                  {"reduce", "argmax", "float32"}}) {
+    const std::string family = run[0];  // a variable, not a binding: lambdas capture it (clang 14)
     CAPTURE(family);
-    const RunSpec spec = spec_of(family, operation, dtype, "1000000");  // above the generators' 2^18
+    const RunSpec spec = spec_of(family, run[1], run[2], "1000000");  // above the generators' 2^18
     // A fresh thread plays the sweep's parent: one that has not run OpenMP itself (this test
     // program's main thread may have, in other tests), as gpuk tune's main thread has not.
     bool made = false;

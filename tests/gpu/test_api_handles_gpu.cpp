@@ -1,9 +1,10 @@
 // The library API's prepared handles as an application uses them, on the GPU: a handle's call
 // allocates nothing, loads no module and waits for nothing (counted at the driver); prepared
 // segmented and per-channel reductions over every segment count up to their max; calls captured
-// in a CUDA graph and replayed on new data; one Engine per GPU where two are lent. Every answer
-// is checked against the host. Without a GPU this program prints why and exits 77 (skipped).
+// in a CUDA graph and replayed on new data; a stream of another context refused with a clear
+// error; one Engine per GPU where two are lent. Every answer is checked against the host. Without a GPU this program prints why and exits 77 (skipped).
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -339,6 +340,50 @@ TEST_CASE("graph capture: prepared handles' calls and a warmed typed call, captu
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, with what to do instead") {
+  // cuCtxCreate and cuCtxDestroy from the driver itself (gpuk's table has no use for them); the
+  // program links no libcuda, so that it starts, and skips, where there is none.
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(cuda != nullptr);
+  using Create = CUresult(CUDAAPI*)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice);
+  using Destroy = CUresult(CUDAAPI*)(CUcontext);
+  const auto create = reinterpret_cast<Create>(dlsym(cuda, "cuCtxCreate_v4"));
+  const auto destroy = reinterpret_cast<Destroy>(dlsym(cuda, "cuCtxDestroy_v2"));
+  const bool found = create && destroy;
+  REQUIRE(found);
+
+  const AppStream primary_stream;  // the runtime's: device 0's primary context
+  const std::size_t n = 100003;
+  const auto x = random_floats(n, test::fresh_seed());
+  const Array<float> d_x(x);
+  Array<reduce::Best<float>> d_best(1);
+  auto amax = reduce::prepare_argmax<float>(engine(), n);
+  CUdevice device = 0;
+  REQUIRE(driver().cuDeviceGet(&device, 0) == CUDA_SUCCESS);
+  CUctxCreateParams params{};
+  CUcontext own = nullptr;
+  REQUIRE(create(&own, &params, 0, device) == CUDA_SUCCESS);  // pushed: current on this thread
+  CUstream other = nullptr;
+  REQUIRE(driver().cuStreamCreate(&other, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CHECK_THROWS_WITH_AS(amax(d_x.ptr, d_best.ptr, n, other),
+                       doctest::Contains("the stream belongs to another CUDA context; gpuk runs in device 0's primary "
+                                         "context"),
+                       ConfigError);
+  // With that context current, a stream of the primary context still works: gpuk makes its own
+  // context current (and leaves it so).
+  d_best.poison();
+  amax(d_x.ptr, d_best.ptr, n, primary_stream.s);
+  primary_stream.sync();
+  CHECK(d_best.download(1)[0].index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
+  CUcontext current = nullptr;
+  REQUIRE(driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS);
+  CHECK(current != own);
+  REQUIRE(driver().cuCtxSetCurrent(own) == CUDA_SUCCESS);
+  driver().cuStreamDestroy(other);
+  REQUIRE(destroy(own) == CUDA_SUCCESS);
+  REQUIRE(driver().cuCtxSetCurrent(current) == CUDA_SUCCESS);
 }
 
 TEST_CASE("several GPUs: one Engine each, every answer right on every GPU (skipped with one GPU)") {

@@ -246,6 +246,10 @@ class PreparedSizes {
   // served is a multiple of `step` (Engine::prepare_sizes).
   PreparedSizes(std::string what, std::uint64_t max_n, std::vector<Operation> operations, std::uint64_t step = 1,
                 int first_bucket = 0);
+  PreparedSizes(PreparedSizes&&) noexcept = default;  // moves, as its Operations do; never copied
+  PreparedSizes& operator=(PreparedSizes&&) noexcept = default;
+  PreparedSizes(const PreparedSizes&) = delete;
+  PreparedSizes& operator=(const PreparedSizes&) = delete;
 
   std::uint64_t max_n() const { return max_n_; }
   std::uint64_t step() const { return step_; }

@@ -74,7 +74,21 @@ void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, co
   if (!s.scratch) throw ConfigError(s.what + ": no scratch yet: give it one with use_scratch()");
   CUcontext current = nullptr;
   GPUK_CU(driver().cuCtxGetCurrent(&current));
-  if (current != s.context) GPUK_CU(driver().cuCtxSetCurrent(s.context));
+  if (current != s.context) {
+    // The caller had another context current (another device's, or one of cuCtxCreate): a
+    // stream made in it cannot run this device's kernels, and the driver would only say
+    // "invalid handle" at the launch. The default streams belong to whichever context is current.
+    if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD) {
+      CUcontext of_stream = nullptr;
+      if (driver().cuStreamGetCtx(stream, &of_stream) == CUDA_SUCCESS && of_stream != s.context)
+        throw ConfigError(s.what + ": the stream belongs to another CUDA context; gpuk runs in device " +
+                          std::to_string(s.info.ordinal) +
+                          "'s primary context (the CUDA runtime's): make the stream there (cudaSetDevice(" +
+                          std::to_string(s.info.ordinal) + "), cudaStreamCreate), not in a context of cuCtxCreate "
+                          "or another device's");
+    }
+    GPUK_CU(driver().cuCtxSetCurrent(s.context));
+  }
   if (n != s.planned_n) s.replan(n);
   const LaunchTarget target{s.plan, s.functions.data(), stream, s.where};
   const DeviceCall call{arrays.data(), n, s.scratch, s.scratch_bytes, scalar ? scalar->data() : nullptr};
