@@ -75,7 +75,9 @@ inline std::size_t shape_sweep(const std::string& kernel, const std::vector<std:
     return out;
   };
   CompiledSet set;
-  for (const auto& spec : specs) set.add(file, names(spec), 4);
+  std::vector<std::vector<std::string>> variants;
+  for (const auto& spec : specs) variants.push_back(names(spec));
+  set.add(file, variants, 2);
   JitOptions options;
   options.arch = gpu().device.info().arch();
   options.include_dirs = gpu().kernels.include_dirs();
