@@ -48,7 +48,9 @@ class LayoutLauncher final : public Launcher {
       out.push_back({"begin_offsets", false, "int64 x " + std::to_string(count), count * 8, false});
       out.push_back({"end_offsets", false, "int64 x " + std::to_string(count), count * 8, false});
     }
-    out.push_back({"results", true, each, count * result_bytes(op_), false});
+    // A channel count is at most 1,024 answers: small enough for the host-returning calls
+    // (launch_and_read); a segmented call's answers, one per segment, stay on the device.
+    out.push_back({"results", true, each, count * result_bytes(op_), layout_.shape == Shape::channels});
     return out;
   }
 

@@ -182,13 +182,18 @@ class Prepared:
         self._native.launch([int(a) for a in arrays], int(n), stream_handle(stream), *self._scalar(value))
 
     def launch_and_read(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> Any:
-        """launch(), then the small answer (reduce, search) on the host, after waiting for the
-        stream; its array's pointer may be 0 (the handle's own buffer). n = 0: None."""
+        """launch(), then the small answer (reduce, search; a list of one per channel) on the host,
+        after waiting for the stream; its array's pointer may be 0 (the handle's own buffer).
+        n = 0: None."""
         raw = self._native.launch_and_read([int(a) for a in arrays], int(n), stream_handle(stream),
                                            *self._scalar(value))
         if not raw:
             return None
         layout = next(a["type"] for a in self.arrays if a["host_result"])
+        head, x, count = layout.rpartition(" x ")
+        if x and count.isdigit():  # one answer per channel: "{float32 value; int64 index at byte 8} x 17"
+            each = len(raw) // int(count)
+            return [decode(head, raw[i * each:(i + 1) * each]) for i in range(int(count))]
         return decode(layout, raw)
 
 

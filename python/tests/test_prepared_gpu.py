@@ -80,3 +80,5 @@ def test_a_prepared_per_channel_argmax_with_step_channels(gpu):
         h.launch([d_x.ptr, d_best.ptr], pixels * channels)
         got = download(e, d_best, np.uint8, channels * 16).view(RECORD)
         assert np.array_equal(got["index"], np.argmax(image[:pixels], axis=0))
+        answers = h.launch_and_read([d_x.ptr, 0], pixels * channels)  # one Best per channel, waited for
+        assert [a.index for a in answers] == list(np.argmax(image[:pixels], axis=0))

@@ -46,6 +46,9 @@ void example(const gpuk::Engine& engine, const float* d_x, const std::int64_t* d
   gpuk::reduce::segmented_sum(engine, d_x, d_begin, d_end, d_sums, n, segments, stream);
   // Channel c of interleaved (HWC) data: one launch, no transpose; the index is the pixel.
   gpuk::reduce::per_channel_argmax(engine, d_image, d_best, 480 * 640, 17, stream);
+  // Or one answer per channel on the host (waits; per_channel_argmin, _max, _min, _sum too):
+  std::vector<gpuk::reduce::Best<float>> top = gpuk::reduce::per_channel_argmax(engine, d_image, 480 * 640, 17, stream);
+  (void)top;
 }
 }  // namespace segments_and_channels
 
@@ -76,6 +79,8 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   // Channels: a fixed channel count, up to max_pixels pixels.
   auto per_channel = gpuk::reduce::prepare_per_channel_argmax<float>(engine, 480 * 640, 17);
   per_channel(d_image, d_best, pixels, stream);                     // pixels <= 480 * 640
+  std::vector<gpuk::reduce::Best<float>> maxima = per_channel(d_image, pixels, stream);  // waits
+  (void)maxima;
   (void)b;
   (void)keys;
 }

@@ -87,6 +87,19 @@ TEST_CASE("prepare_sizes with a step: n's that are not multiples are refused; a 
                        ConfigError);
 }
 
+TEST_CASE("per-channel answers on the host: no pixels, each channel's empty answer, nothing launched") {
+  const auto answers = reduce::per_channel_argmax(engine(), x, 0, 17, nullptr);
+  REQUIRE(answers.size() == 17);
+  for (const auto& a : answers) CHECK(a.index == -1);
+  const auto sums = reduce::per_channel_sum(engine(), reinterpret_cast<const std::int32_t*>(0x1000), 0, 3, nullptr);
+  CHECK(sums == std::vector<std::int64_t>{0, 0, 0});
+  auto none = reduce::prepare_per_channel_min<float>(engine(), 0, 5);
+  const auto mins = none(x, 0, nullptr);
+  REQUIRE(mins.size() == 5);
+  CHECK(mins[4].index == -1);
+  CHECK(engine().cached_operations() == 0);
+}
+
 TEST_CASE("segmented typed calls of no segments launch nothing, whatever n") {
   reduce::segmented_argmax(engine(), x, offsets, best, 1000, 0, nullptr);
   reduce::segmented_sum(engine(), x, offsets, offsets + 1, reinterpret_cast<double*>(0x3000), 0, 0, nullptr);

@@ -292,6 +292,22 @@ TEST_CASE("a prepared per-channel argmax of a 480x640x17 image, and of fewer pix
     }
   }
   CHECK_THROWS_AS(h(d_x.ptr, d_best.ptr, max_pixels + 1, stream.s), ConfigError);
+  // On the host: the handle's answers and the typed call's, waited for.
+  const std::size_t pixels = 4321;
+  const std::vector<reduce::Best<float>> from_handle = h(d_x.ptr, pixels, stream.s);
+  const std::vector<reduce::Best<float>> from_call = reduce::per_channel_argmax(engine(), d_x.ptr, pixels, channels,
+                                                                                stream.s);
+  REQUIRE(from_handle.size() == channels);
+  REQUIRE(from_call.size() == channels);
+  for (std::size_t c = 0; c < channels; ++c) {
+    std::size_t best = 0;
+    for (std::size_t p = 1; p < pixels; ++p)
+      if (x[p * channels + c] > x[best * channels + c]) best = p;
+    CAPTURE(c);
+    CHECK(from_handle[c].index == static_cast<std::int64_t>(best));
+    CHECK(from_call[c].index == static_cast<std::int64_t>(best));
+    CHECK(from_call[c].value == x[best * channels + c]);
+  }
 }
 
 TEST_CASE("graph capture: prepared handles' calls and a warmed typed call, captured once and replayed on new data") {

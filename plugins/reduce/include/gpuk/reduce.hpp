@@ -83,6 +83,20 @@ void per_channel(const Engine& e, Op op, const T* in, void* out, std::uint64_t p
   if (pixels == 0 || channels == 0) return;  // nothing to reduce: nothing is launched, d_out is not written
   e.launch(layout_spec<T>(op, pixels * channels, "channels", channels), {in, out}, s);
 }
+// The answers of `count` channels from launch_and_read's bytes; none launched: each channel's
+// empty answer.
+template <class R> std::vector<R> channel_answers(const std::vector<std::byte>& bytes, std::uint64_t count) {
+  std::vector<R> out(count, empty<R>());
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), count * sizeof(R));
+  return out;
+}
+template <class R, class T>
+std::vector<R> read_channels(const Engine& e, Op op, const T* in, std::uint64_t pixels, std::uint64_t channels,
+                             CUstream s) {
+  if (pixels == 0 || channels == 0) return channel_answers<R>({}, channels);
+  return channel_answers<R>(
+      e.launch_and_read(layout_spec<T>(op, pixels * channels, "channels", channels), {in, nullptr}, s), channels);
+}
 template <class R, class T> R read(const Engine& e, Op op, const T* in, std::uint64_t n, CUstream s) {
   if (n == 0) return empty<R>();
   return from_bytes<R>(e.launch_and_read(spec<T>(op, n), {in, nullptr}, s));  // null: the Operation's own buffer
@@ -235,6 +249,36 @@ void per_channel_sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::uint64_
   detail::per_channel(e, Op::sum, d_in, d_out, pixels, channels, stream);
 }
 
+// To the host: launches, waits for `stream`, returns one answer per channel (pixels = 0: each
+// channel's empty answer, index -1, nothing launched).
+//
+//   std::vector<gpuk::reduce::Best<float>> top = gpuk::reduce::per_channel_argmax(engine, d_image, 480 * 640, 17, stream);
+template <class T>
+std::vector<Best<T>> per_channel_argmax(const Engine& e, const T* d_in, std::uint64_t pixels, std::uint64_t channels,
+                                        CUstream stream) {
+  return detail::read_channels<Best<T>>(e, Op::argmax, d_in, pixels, channels, stream);
+}
+template <class T>
+std::vector<Best<T>> per_channel_argmin(const Engine& e, const T* d_in, std::uint64_t pixels, std::uint64_t channels,
+                                        CUstream stream) {
+  return detail::read_channels<Best<T>>(e, Op::argmin, d_in, pixels, channels, stream);
+}
+template <class T>
+std::vector<Best<T>> per_channel_max(const Engine& e, const T* d_in, std::uint64_t pixels, std::uint64_t channels,
+                                     CUstream stream) {
+  return detail::read_channels<Best<T>>(e, Op::max, d_in, pixels, channels, stream);
+}
+template <class T>
+std::vector<Best<T>> per_channel_min(const Engine& e, const T* d_in, std::uint64_t pixels, std::uint64_t channels,
+                                     CUstream stream) {
+  return detail::read_channels<Best<T>>(e, Op::min, d_in, pixels, channels, stream);
+}
+template <class T>
+std::vector<Sum<T>> per_channel_sum(const Engine& e, const T* d_in, std::uint64_t pixels, std::uint64_t channels,
+                                    CUstream stream) {
+  return detail::read_channels<Sum<T>>(e, Op::sum, d_in, pixels, channels, stream);
+}
+
 // A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
 // scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
 // Serves one stream at a time (any stream). R: Best<T>, or Sum<T> for sum. With Scratch::caller
@@ -323,13 +367,21 @@ template <class T, class R> class PreparedPerChannel : public PreparedHandle {
   std::uint64_t max_pixels() const { return channels_ ? sizes_.max_n() / channels_ : 0; }
 
   void operator()(const T* d_in, R* d_out, std::uint64_t pixels, CUstream stream) {
-    if (pixels > max_pixels())
-      throw ConfigError("this per-channel reduction was prepared for up to " + std::to_string(max_pixels()) +
-                        " pixels; " + std::to_string(pixels) + " need a handle prepared for them");
+    check(pixels);
     sizes_.launch({d_in, d_out}, pixels * channels_, stream);
+  }
+  // Waits; one answer per channel (pixels = 0: each channel's empty answer, index -1).
+  std::vector<R> operator()(const T* d_in, std::uint64_t pixels, CUstream stream) {
+    check(pixels);
+    return detail::channel_answers<R>(sizes_.launch_and_read({d_in, nullptr}, pixels * channels_, stream), channels_);
   }
 
  private:
+  void check(std::uint64_t pixels) const {
+    if (pixels > max_pixels())
+      throw ConfigError("this per-channel reduction was prepared for up to " + std::to_string(max_pixels()) +
+                        " pixels; " + std::to_string(pixels) + " need a handle prepared for them");
+  }
   static OperationSpec spec(Op op, std::uint64_t max_pixels, std::uint64_t channels) {
     if (channels > 0 && max_pixels > ~std::uint64_t{0} / channels)
       throw ConfigError("max_pixels * channels overflows 64 bits");
