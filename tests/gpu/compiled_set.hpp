@@ -21,15 +21,22 @@ namespace gpuk::test {
 
 class CompiledSet {
  public:
-  // `names` of `file`, in programs of at most `per_program` names; a name already added is skipped.
-  void add(const std::shared_ptr<const KernelFile>& file, const std::vector<std::string>& names,
+  // Variants of `file`, each the name expressions of its launches (kept in one program, so that
+  // a run finds every kernel it launches there), in programs of at most `per_program` variants. A
+  // variant added before is skipped.
+  void add(const std::shared_ptr<const KernelFile>& file, const std::vector<std::vector<std::string>>& variants,
            std::size_t per_program) {
-    std::vector<std::string> fresh;
-    for (const auto& n : names)
-      if (!index_.count(key(*file, n)) && std::find(fresh.begin(), fresh.end(), n) == fresh.end()) fresh.push_back(n);
+    std::vector<std::vector<std::string>> fresh;
+    for (const auto& v : variants) {
+      bool known = !v.empty();
+      for (const auto& n : v) known = known && index_.count(key(*file, n));
+      if (!known && std::find(fresh.begin(), fresh.end(), v) == fresh.end()) fresh.push_back(v);
+    }
     for (std::size_t i = 0; i < fresh.size(); i += per_program) {
-      Program p{file, {fresh.begin() + static_cast<std::ptrdiff_t>(i),
-                       fresh.begin() + static_cast<std::ptrdiff_t>(std::min(fresh.size(), i + per_program))}, {}};
+      Program p{file, {}, {}};
+      for (std::size_t k = i; k < std::min(fresh.size(), i + per_program); ++k)
+        for (const auto& n : fresh[k])
+          if (std::find(p.names.begin(), p.names.end(), n) == p.names.end()) p.names.push_back(n);
       for (const auto& n : p.names) index_[key(*file, n)] = programs_.size();
       programs_.push_back(std::move(p));
     }
@@ -59,7 +66,7 @@ class CompiledSet {
     if (error) std::rethrow_exception(error);
   }
 
-  // The program that holds `name` of `file`.
+  // The program that holds `name` of `file` (and the other launches of its variant).
   const CompiledKernels& holding(const KernelFile& file, const std::string& name) const {
     const auto it = index_.find(key(file, name));
     if (it == index_.end()) throw std::logic_error("the test compiled no program with " + name + " of " + file.name);

@@ -95,12 +95,13 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
   test::CompiledSet set;
   for (const auto& file : gpu().kernels.family("reduce")) {
     if (!contiguous(*file)) continue;
-    std::vector<std::string> names;
+    std::vector<std::vector<std::string>> variants;
     for (const auto& args : gpu().plugins.get("reduce").all_template_args(*file)) {
       const Variant v(file, args, {});
-      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+      variants.emplace_back();
+      for (const auto& l : file->launches) variants.back().push_back(v.name_expression(l));
     }
-    set.add(file, names, 8);
+    set.add(file, variants, 8);
   }
   {
     JitOptions options;

@@ -121,12 +121,13 @@ RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, 
 test::CompiledSet compile_all(const std::vector<std::shared_ptr<const KernelFile>>& files) {
   test::CompiledSet set;
   for (const auto& file : files) {
-    std::vector<std::string> names;
+    std::vector<std::vector<std::string>> variants;
     for (const auto& args : gpu().plugins.get("search").all_template_args(*file)) {
       const Variant v(file, args, {});
-      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+      variants.emplace_back();
+      for (const auto& l : file->launches) variants.back().push_back(v.name_expression(l));
     }
-    set.add(file, names, 8);
+    set.add(file, variants, 8);
   }
   JitOptions options;
   options.arch = gpu().device.info().arch();
@@ -209,7 +210,9 @@ TEST_CASE("fast.cu with every BLOCK, UNROLL and BLOCKS_PER_SM, and every POLL, f
   for (const auto& combo : combos)
     names.push_back(Variant(file, {"gpuk::Search<int, gpuk::SearchOp::Find>"}, combo).name_expression(file->launches[0]));
   test::CompiledSet compiled;  // programs of 8 variants, compiled at once
-  compiled.add(file, names, 8);
+  std::vector<std::vector<std::string>> variants;
+  for (const auto& n : names) variants.push_back({n});
+  compiled.add(file, variants, 8);
   JitOptions options;
   options.arch = gpu().device.info().arch();
   options.include_dirs = gpu().kernels.include_dirs();

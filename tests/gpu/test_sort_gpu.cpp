@@ -11,53 +11,21 @@
 #include <limits>
 #include <random>
 
-#include "compiled_set.hpp"
-#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "helpers.hpp"
-#include "run/runner.hpp"
+#include "sort_gpu.hpp"
 
 using namespace gpuk;
 
+using namespace gpuk::test::sort_gpu;
+
 namespace {
 
-struct Gpu {
-  Runtime runtime{test::runtime_options()};
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  Device device{0};
-  const CompileCache& cache = runtime.cache();
-  test::TempDir dir;
-};
-
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
-
-using test::fresh_seed;
-
-// What the test runs: an operation, a value dtype for pairs, an order.
-struct Case {
-  std::string op;
-  std::string values;  // sort_pairs: uint32 / uint64
-  bool descending;
-};
+// The sweep's cases: every operation, both value widths for pairs, both orders.
 const std::vector<Case> kCases = {
     {"sort", "uint32", false},       {"sort", "uint32", true},         {"sort_pairs", "uint32", false},
     {"sort_pairs", "uint32", true},  {"sort_pairs", "uint64", false},  {"sort_pairs", "uint64", true},
     {"argsort", "uint32", false},    {"argsort", "uint32", true},
 };
-
-std::string range_of(DType dtype) {
-  switch (dtype) {
-    case DType::uint32: return "low: 0, high: 4294967295";
-    case DType::int32: return "low: -2147483648, high: 2147483647";
-    case DType::uint64: return "low: 0, high: 18000000000000000000";
-    case DType::int64: return "low: -9000000000000000000, high: 9000000000000000000";
-    default: return "low: -1000000, high: 1000000";
-  }
-}
 
 // n floats mixing NaN of both signs, +-0.0, +-inf and ordinary numbers, as a .npy file.
 std::filesystem::path special_floats(DType dtype, std::uint64_t n) {
@@ -151,16 +119,15 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
   const std::uint64_t many_tiles = all ? (1u << 20) + 7 : (1u << 18) + 7;
   const std::vector<std::uint64_t> sizes = all ? std::vector<std::uint64_t>{1, 2, 31, 33, 4096, 4097, many_tiles}
                                                : std::vector<std::uint64_t>{1, 2, 33, 4097, many_tiles};
-  // Every variant the sweep runs, compiled first, on every core: a program per file and dtype.
+  // Every variant the sweep runs, compiled first, on every core: programs of two variants.
   auto start = std::chrono::steady_clock::now();
   test::CompiledSet set;
   for (const auto& file : gpu().kernels.family("sort")) {
     if (!selected(file->name)) continue;
     for (DType dtype : file->dtypes) {
-      std::vector<std::string> names;
-      for (const auto& c : kCases)
-        for (const auto& n : names_of(file, spec_for(file->name, c, dtype, 1, "{generator: uniform}"))) names.push_back(n);
-      set.add(file, names, 4);
+      std::vector<std::vector<std::string>> variants;
+      for (const auto& c : kCases) variants.push_back(names_of(file, spec_for(file->name, c, dtype, 1, "{generator: uniform}")));
+      set.add(file, variants, 2);
     }
   }
   {
@@ -211,158 +178,6 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
               << " refused by constraints, in " << seconds_since(start) << " s\n";
     CHECK(runs > 0);
   }
-}
-
-TEST_CASE("radix takes the digit passes when the one-block path is off, at every radix width, tile, register cap, value load and look-back width") {
-  const auto file = gpu().kernels.find("sort", "radix");
-  int runs = 0;
-  for (const std::string params : {"{SMALL: 0}", "{SMALL: 0, RADIX_BITS: 5}", "{RADIX_BITS: 7, BLOCK: 128, ITEMS: 8}",
-                                   "{RADIX_BITS: 6, BLOCK: 384, ITEMS: 10}", "{BLOCK: 512, ITEMS: 4, RADIX_BITS: 4}",
-                                   // tiles above 48 KiB of shared memory (opted in at launch);
-                                   // the compiler's own register choice
-                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2}", "{MIN_BLOCKS: 1}",
-                                   // values loaded with the keys; 32-bit look-back entries
-                                   "{SMALL: 0, VLOAD: 0}", "{SMALL: 0, LB32: 1, RADIX_BITS: 6}",
-                                   "{BLOCK: 256, ITEMS: 23, VLOAD: 0, LB32: 1}"})
-    for (DType dtype : {DType::uint32, DType::float64, DType::int64})
-      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
-        for (const Case& c : {Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
-          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
-                                   ", seed: " + std::to_string(fresh_seed()) + "}";
-          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: radix\nparams: " + params +
-                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
-                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
-                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
-                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
-          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
-          ++runs;
-          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
-                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
-        }
-  CHECK(runs == 10 * 3 * 4 * 2);
-  (void)file;
-}
-
-TEST_CASE("onesweep at every tile, register cap, value load, warp match and look-back width, on ties across many tiles") {
-  int runs = 0;
-  for (const std::string params : {"{BLOCK: 256, ITEMS: 8, MATCH: 1}", "{BLOCK: 512, ITEMS: 12, MATCH: 2, LB: 1}",
-                                   "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, LB32: 1}", "{VLOAD: 1, LB: 4}",
-                                   "{BLOCK: 256, ITEMS: 23, VLOAD: 1, LB32: 1, MATCH: 1}", "{MIN_BLOCKS: 1, ITEMS: 24}"})
-    for (DType dtype : {DType::uint32, DType::float32, DType::int64, DType::float64})
-      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
-        for (const Case& c : {Case{"sort", "uint32", true}, Case{"sort_pairs", "uint32", false},
-                              Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", false}}) {
-          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
-                                   ", seed: " + std::to_string(fresh_seed()) + "}";
-          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + params +
-                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
-                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
-                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
-                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
-          const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-          const RunReport r = run(spec, {gpu().runtime}, gpu().device);
-          ++runs;
-          CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
-                                                std::to_string(size) + " " + c.op + ": " + r.verification.detail));
-        }
-  CHECK(runs == 6 * 4 * 4 * 4);
-}
-
-namespace {
-
-// onesweep at each of `params` on every dtype, size and case given, few distinct keys (ties across
-// many tiles), every answer checked; the variants compiled first, on every core.
-void onesweep_sweep(const std::vector<std::string>& params, const std::vector<DType>& dtypes,
-                    const std::vector<Case>& cases) {
-  const auto file = gpu().kernels.find("sort", "onesweep");
-  std::vector<RunSpec> specs;
-  std::vector<std::string> labels;
-  for (const std::string& p : params)
-    for (DType dtype : dtypes)
-      for (std::uint64_t size : {1ull, 33ull, 5000ull, (1ull << 18) + 3})
-        for (const Case& c : cases) {
-          const std::string data = "{generator: few_distinct, distinct: 100, " + range_of(dtype) +
-                                   ", seed: " + std::to_string(fresh_seed()) + "}";
-          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + p +
-                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
-                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
-                                   "\nsize: " + std::to_string(size) + "\ndata: " + data +
-                                   "\nwarmup: 2\nrepeats: 3\ncpu_repeats: 1\nbaseline: false\n";
-          specs.push_back(parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels));
-          labels.push_back(p + " " + std::string(dtype_name(dtype)) + " " + (c.descending ? "descending " : "") +
-                           "n=" + std::to_string(size) + " " + c.op + " values " + c.values);
-        }
-  const auto names = [&](const RunSpec& spec) {
-    const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), spec.params);
-    std::vector<std::string> out;
-    for (const auto& l : file->launches) out.push_back(v.name_expression(l));
-    return out;
-  };
-  test::CompiledSet set;
-  for (const auto& spec : specs) set.add(file, names(spec), 4);
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  set.compile(Jit(options, &gpu().cache));
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const RunReport r = run(specs[i], {gpu().runtime}, gpu().device,
-                            &set.holding(*file, names(specs[i]).front()));
-    CHECK_MESSAGE(r.verification.passed, (labels[i] + ": " + r.verification.detail));
-  }
-  CHECK(specs.size() == params.size() * dtypes.size() * 4 * cases.size());
-}
-
-}  // namespace
-
-TEST_CASE("onesweep copies values to shared memory at their rank (VLOAD 2): pairs and argsort, one exchange round and two") {
-  // 4-byte keys with 4-byte values: each value goes from global to shared memory by cp.async as
-  // soon as its key's rank is known (argsort's first pass writes the index); 8-byte keys or
-  // values take VLOAD 1's second round. Ties across many tiles, a partial last tile, n = 1.
-  onesweep_sweep({"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, LB32: 1}", "{BLOCK: 256, ITEMS: 12, VLOAD: 2, MATCH: 1}"},
-                 {DType::uint32, DType::float32, DType::int32, DType::float64},
-                 {Case{"sort_pairs", "uint32", false}, Case{"sort_pairs", "uint32", true},
-                  Case{"sort_pairs", "uint64", false}, Case{"argsort", "uint32", true}});
-}
-
-TEST_CASE("onesweep copies keys to shared memory at their rank (KLOAD 1): keys, pairs and argsort, 8- and 4-byte keys") {
-  // The keys are loaded for their digits only and copied from global to shared memory by
-  // cp.async once ranked; the exchange then holds them as they are (integers unmapped, floats'
-  // NaNs and zeros untouched). With VLOAD 2 keys and values both go that way.
-  onesweep_sweep({"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, KLOAD: 1, LB32: 1}", "{BLOCK: 256, ITEMS: 12, KLOAD: 1, VLOAD: 2, MATCH: 2}"},
-                 {DType::uint64, DType::int64, DType::float64, DType::float32},
-                 {Case{"sort", "uint32", false}, Case{"sort", "uint32", true}, Case{"sort_pairs", "uint32", false},
-                  Case{"argsort", "uint32", true}});
-}
-
-TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
-  // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
-  // which bucket must not depend on that order: buckets crossing a block's share of the
-  // positions are where it would show, and repeated keys make them long.
-  int runs = 0;
-  for (const std::string params : {"{SPLIT: 1}", "{SPLIT: 2, SHARE: 0}", "{SPLIT: 2}", "{SPLIT: 4, SHARE: 0}",
-                                   "{SPLIT: 4}", "{SPLIT: 8, BUCKET_BITS: 10}", "{SPLIT: 16, BUCKET_BITS: 11}",
-                                   "{SPLIT: 16, ITEMS: 8, BUCKET_BITS: 13}", "{BLOCK: 256, ITEMS: 16, BUCKET_BITS: 8, SPLIT: 8}"})
-    for (DType dtype : {DType::uint32, DType::float64})
-      for (std::uint64_t size : {33ull, 1000ull, 4096ull})
-        for (const std::string data : {"{generator: few_distinct, distinct: 5, " + range_of(dtype),
-                                       std::string("{generator: uniform, low: 1000, high: 1100"),
-                                       "{generator: uniform, " + range_of(dtype)})
-          for (const Case& c : {Case{"sort_pairs", "uint32", true}, Case{"argsort", "uint32", false}}) {
-            const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: rank_bucket\nparams: " + params +
-                                     "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
-                                     (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
-                                     "\nsize: " + std::to_string(size) + "\ndata: " + data +
-                                     ", seed: " + std::to_string(fresh_seed()) +
-                                     "}\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
-            const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
-            const RunReport r = run(spec, {gpu().runtime}, gpu().device);
-            ++runs;
-            CHECK_MESSAGE(r.verification.passed, (params + " " + std::string(dtype_name(dtype)) + " n=" +
-                                                  std::to_string(size) + " " + data + " " + c.op + ": " +
-                                                  r.verification.detail));
-          }
-  CHECK(runs == 9 * 2 * 3 * 3 * 2);
 }
 
 TEST_CASE("a sort kernel that writes nothing fails verification: outputs are poisoned before every run") {
