@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 
-#include "config/config.hpp"
 #include "gpuk/error.hpp"
 #include "host_order.hpp"
 #include "run/host_memory.hpp"
@@ -157,20 +156,18 @@ class SortPlugin final : public Sorter {
     return make_sort_launcher(problem);
   }
 
-  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
-    const Op op = parse_op(spec.operation);
-    const KeyOrder order = key_order_of(spec.options, spec.dtype);
-    const DType value = value_dtype_of(problem_of(spec), op);
-    return make_sort_workload(std::move(input), op, order, value);
+  std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
+    const Op op = parse_op(problem.operation);
+    return make_sort_workload(input, op, key_order_of(problem.options, problem.dtype), value_dtype_of(problem, op));
   }
 
   // Keys: the input, the CPU reference, the download and CUB's copy; values likewise (argsort's
   // indices for CUB); and while the reference is made, the radix sort's spare keys and values.
-  std::uint64_t host_bytes(const RunSpec& spec) const override {
-    const Op op = parse_op(spec.operation);
-    const std::uint64_t key = dtype_size(spec.dtype);
-    const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem_of(spec), op));
-    return bytes_for(spec.size, 5 * key + 5 * value);
+  std::uint64_t host_bytes(const Problem& problem) const override {
+    const Op op = parse_op(problem.operation);
+    const std::uint64_t key = dtype_size(problem.dtype);
+    const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem, op));
+    return bytes_for(problem.n, 5 * key + 5 * value);
   }
 
   void sort_on_cpu(HostArray& keys, HostArray* values, const Options& options) const override {
