@@ -8,7 +8,6 @@
 #include <type_traits>
 
 
-#include "config/config.hpp"
 #include "cub_baseline.hpp"
 #include "gpuk/error.hpp"
 #include "layout.hpp"
@@ -83,7 +82,7 @@ class ReduceWorkload final : public Workload {
   using Sum = typename S::Sum;
 
  public:
-  ReduceWorkload(HostArray input, Op op) : input_(std::move(input)), op_(op) {}
+  ReduceWorkload(InputView input, Op op) : input_(std::move(input)), op_(op) {}
 
   std::uint64_t bytes_moved() const override { return input_.bytes(); }
 
@@ -255,7 +254,7 @@ class ReduceWorkload final : public Workload {
     reference_ready_ = true;
   }
 
-  HostArray input_;
+  InputView input_;
   Op op_;
   DeviceBuffer d_in_, d_out_;
   unsigned char result_[kResultBytes] = {};
@@ -325,23 +324,23 @@ class ReducePlugin final : public Reducer {
     return std::make_unique<ReduceLauncher>(problem);
   }
 
-  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
-    const Layout layout = layout_of(problem_of(spec));
-    if (layout.shape != Shape::contiguous) return make_layout_workload(spec, layout, std::move(input));
-    const Op op = parse_op(spec.operation);
-    const bool abs = spec.option_bool("abs");
+  std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
+    const Layout layout = layout_of(problem);
+    if (layout.shape != Shape::contiguous) return make_layout_workload(problem, layout, input);
+    const Op op = parse_op(problem.operation);
+    const bool abs = problem.option_bool("abs");
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
-      if (abs) return std::make_unique<ReduceWorkload<T, true>>(std::move(input), op);
-      return std::make_unique<ReduceWorkload<T, false>>(std::move(input), op);
+      if (abs) return std::make_unique<ReduceWorkload<T, true>>(input, op);
+      return std::make_unique<ReduceWorkload<T, false>>(input, op);
     });
   }
 
   // The input alone: the CPU reference and the baseline read it in place and keep one value.
-  std::uint64_t host_bytes(const RunSpec& spec) const override {
-    const Layout layout = layout_of(problem_of(spec));
-    if (layout.shape != Shape::contiguous) return layout_host_bytes(spec, layout);
-    return bytes_for(spec.size, dtype_size(spec.dtype));
+  std::uint64_t host_bytes(const Problem& problem) const override {
+    const Layout layout = layout_of(problem);
+    if (layout.shape != Shape::contiguous) return layout_host_bytes(problem, layout);
+    return bytes_for(problem.n, dtype_size(problem.dtype));
   }
 
   std::vector<Answer> reduce_segments_on_cpu(const HostArray& input, const std::vector<std::int64_t>& begin,

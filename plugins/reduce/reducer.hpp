@@ -7,14 +7,16 @@
 #include "gpuk/reduce.hpp"
 #include "plugin/plugin.hpp"
 
-namespace gpuk {
-struct RunSpec;
-}
-
 namespace gpuk::reduce {
 
 class Reducer : public FamilyPlugin {
  public:
+  // interface_of<Reducer>(plugin): the loaded plugin's Reducer, without RTTI across dlopen.
+  static constexpr const char* kInterface = "gpuk::reduce::Reducer";
+  const void* interface(std::string_view name) const override {
+    return name == kInterface ? static_cast<const Reducer*>(this) : nullptr;
+  }
+
   // The CPU reference: ties go to the lowest index; a NaN wins and the first NaN's index counts.
   virtual Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const = 0;
   // Per segment input[begin[s], end[s]) (empty when end <= begin): the index relative to begin[s];

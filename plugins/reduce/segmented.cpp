@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "config/config.hpp"
 #include "cub_baseline.hpp"
 #include "gpuk/error.hpp"
 #include "run/host_memory.hpp"
@@ -254,8 +253,8 @@ class LayoutWorkload final : public Workload {
   using V = typename S::V;
 
  public:
-  LayoutWorkload(HostArray input, Op op, Layout layout)
-      : input_(std::move(input)), op_(op), layout_(layout), each_(result_bytes(op)) {
+  LayoutWorkload(InputView input, Op op, Layout layout)
+      : input_(input), op_(op), layout_(layout), each_(result_bytes(op)) {
     if (layout_.shape == Shape::segments) {
       const auto offsets = segment_offsets(layout_, input_.size());
       begin_.assign(offsets.begin(), offsets.end() - 1);
@@ -418,7 +417,7 @@ class LayoutWorkload final : public Workload {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  HostArray input_;
+  InputView input_;
   Op op_;
   Layout layout_;
   std::uint64_t each_;
@@ -457,21 +456,21 @@ std::unique_ptr<Launcher> make_layout_launcher(const Problem& problem, const Lay
   return std::make_unique<LayoutLauncher>(problem, layout);
 }
 
-std::unique_ptr<Workload> make_layout_workload(const RunSpec& spec, const Layout& layout, HostArray input) {
-  const Op op = op_named(spec.operation);
-  const bool abs = spec.option_bool("abs");
+std::unique_ptr<Workload> make_layout_workload(const Problem& problem, const Layout& layout, InputView input) {
+  const Op op = op_named(problem.operation);
+  const bool abs = problem.option_bool("abs");
   return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
     using T = decltype(zero);
-    if (abs) return std::make_unique<LayoutWorkload<T, true>>(std::move(input), op, layout);
-    return std::make_unique<LayoutWorkload<T, false>>(std::move(input), op, layout);
+    if (abs) return std::make_unique<LayoutWorkload<T, true>>(input, op, layout);
+    return std::make_unique<LayoutWorkload<T, false>>(input, op, layout);
   });
 }
 
-std::uint64_t layout_host_bytes(const RunSpec& spec, const Layout& layout) {
+std::uint64_t layout_host_bytes(const Problem& problem, const Layout& layout) {
   // The input, the offsets, the downloaded results, the reference's per-segment answers and the
   // baseline's copy of CUB's.
   const auto count = static_cast<std::uint64_t>(layout.count);
-  std::uint64_t bytes = bytes_for(spec.size, dtype_size(spec.dtype));
+  std::uint64_t bytes = bytes_for(problem.n, dtype_size(problem.dtype));
   bytes = add_bytes(bytes, bytes_for(count, layout.shape == Shape::segments ? 16 + 16 + 48 + 32 : 16 + 48 + 32));
   return bytes;
 }

@@ -16,10 +16,10 @@ std::unique_ptr<Launcher> make_layout_launcher(const Problem& problem, const Lay
 
 // A run of a segmented or per-channel config: generated offsets, CPU reference per segment or
 // channel, cub::DeviceSegmentedReduce as the baseline.
-std::unique_ptr<Workload> make_layout_workload(const RunSpec& spec, const Layout& layout, HostArray input);
+std::unique_ptr<Workload> make_layout_workload(const Problem& problem, const Layout& layout, InputView input);
 
 // The host memory such a run holds at its peak.
-std::uint64_t layout_host_bytes(const RunSpec& spec, const Layout& layout);
+std::uint64_t layout_host_bytes(const Problem& problem, const Layout& layout);
 
 // The CPU references (Reducer's).
 std::vector<Answer> segments_on_cpu(const HostArray& input, const std::vector<std::int64_t>& begin,

@@ -11,7 +11,6 @@
 #include <type_traits>
 
 
-#include "config/config.hpp"
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
 #include "searcher.hpp"
@@ -31,9 +30,8 @@ std::string leading_arg(DType dtype, Mode mode) {
   return "gpuk::Search<" + std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device + ">";
 }
 
-[[noreturn]] void fail(const RunSpec& spec, const std::string& what) {
-  throw ConfigError(spec.path.string() + ": " + what);
-}
+// A config the data cannot serve; the runner adds the config's name.
+[[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
 template <class T> std::string format_value(T v) {
   std::ostringstream out;
@@ -231,7 +229,7 @@ template <class T> std::int64_t search_range(const T* data, std::int64_t n, T va
 template <class T>
 class SearchWorkload final : public Workload {
  public:
-  SearchWorkload(HostArray input, Mode mode, T value) : input_(std::move(input)), mode_(mode), value_(value) {}
+  SearchWorkload(InputView input, Mode mode, T value) : input_(input), mode_(mode), value_(value) {}
 
   std::uint64_t bytes_moved() const override { return input_.bytes(); }
 
@@ -336,7 +334,7 @@ class SearchWorkload final : public Workload {
     return std::to_string(r);
   }
 
-  HostArray input_;
+  InputView input_;
   Mode mode_;
   T value_;
   DeviceBuffer d_in_, d_out_;
@@ -387,15 +385,15 @@ class SearchPlugin final : public Searcher {
     return std::make_unique<SearchLauncher>(problem);
   }
 
-  std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const override {
-    const Mode mode = parse_mode(spec.operation);
-    const Value value = target(spec, input);
+  std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
+    const Mode mode = parse_mode(problem.operation);
+    const Value value = target(problem, input);
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, std::uint64_t>) {
         throw ConfigError("the search family does not support uint64");
       } else {
-        return std::make_unique<SearchWorkload<T>>(std::move(input), mode, value.as<T>());
+        return std::make_unique<SearchWorkload<T>>(input, mode, value.as<T>());
       }
     });
   }
@@ -410,25 +408,25 @@ class SearchPlugin final : public Searcher {
     });
   }
 
-  Value target(const RunSpec& spec, const HostArray& input) const override {
-    check_options(problem_of(spec));
-    if (input.dtype() != spec.dtype || input.size() != spec.size)
-      fail(spec, "the data does not match the config's dtype and size");
+  Value target(const Problem& problem, const InputView& input) const override {
+    check_options(problem);
+    if (input.dtype() != problem.dtype || input.size() != problem.n)
+      fail("the data does not match the config's dtype and size");
     return visit_dtype(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       const std::span<const T> data = input.as<T>();
-      const std::string& value = spec.option("value");
-      const std::string& value_index = spec.option("value_index");
-      const std::string& at = spec.option("value_at");
+      const std::string& value = problem.option("value");
+      const std::string& value_index = problem.option("value_index");
+      const std::string& at = problem.option("value_at");
       const std::uint64_t n = input.size();
       if (value != kNone) return Value::of(*parse_literal<T>(value));
       if (value_index != kNone) return Value::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
       if (at == "absent") {
         const auto v = absent_value<T>(data);
-        if (!v) fail(spec, "value_at: absent, but every " + std::string(dtype_name(spec.dtype)) + " value occurs");
+        if (!v) fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
         return Value::of(*v);
       }
-      const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(spec.data.seed, n);
+      const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(input.seed(), n);
       return Value::of(data[static_cast<std::size_t>(i)]);
     });
   }

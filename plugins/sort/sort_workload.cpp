@@ -30,8 +30,8 @@ class SortWorkload final : public Workload {
   static constexpr bool kHasValues = !std::is_same_v<V, NoValue>;
 
  public:
-  SortWorkload(HostArray keys, Op op, const KeyOrder& order)
-      : keys_(std::move(keys)), op_(op), order_(order), n_(static_cast<std::int64_t>(keys_.size())) {
+  SortWorkload(InputView keys, Op op, const KeyOrder& order)
+      : keys_(keys), op_(op), order_(order), n_(static_cast<std::int64_t>(keys_.size())) {
     if constexpr (kHasValues) {
       if (op_ == Op::sort_pairs) {
         values_ = HostArray(dtype_of<V>(), keys_.size());
@@ -246,7 +246,8 @@ class SortWorkload final : public Workload {
     return {false, out.str()};
   }
 
-  HostArray keys_, values_;
+  InputView keys_;
+  HostArray values_;
   Op op_;
   KeyOrder order_;
   std::int64_t n_;
@@ -259,12 +260,12 @@ class SortWorkload final : public Workload {
 
 }  // namespace
 
-std::unique_ptr<Workload> make_sort_workload(HostArray keys, Op op, const KeyOrder& order, DType value) {
+std::unique_ptr<Workload> make_sort_workload(InputView keys, Op op, const KeyOrder& order, DType value) {
   return visit_dtype(keys.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
     using K = decltype(zero);
-    if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(std::move(keys), op, order);
-    if (value == DType::uint32) return std::make_unique<SortWorkload<K, std::uint32_t>>(std::move(keys), op, order);
-    return std::make_unique<SortWorkload<K, std::uint64_t>>(std::move(keys), op, order);
+    if (op == Op::sort) return std::make_unique<SortWorkload<K, NoValue>>(keys, op, order);
+    if (value == DType::uint32) return std::make_unique<SortWorkload<K, std::uint32_t>>(keys, op, order);
+    return std::make_unique<SortWorkload<K, std::uint64_t>>(keys, op, order);
   });
 }
 

@@ -7,7 +7,8 @@
 
 namespace gpuk::sort {
 
-// For `op` on `keys` in `order`; `value` is the values' (or argsort's indices') dtype.
-std::unique_ptr<Workload> make_sort_workload(HostArray keys, Op op, const KeyOrder& order, DType value);
+// For `op` on `keys` (held by the caller while the workload lives) in `order`; `value` is the
+// values' (or argsort's indices') dtype.
+std::unique_ptr<Workload> make_sort_workload(InputView keys, Op op, const KeyOrder& order, DType value);
 
 }  // namespace gpuk::sort

@@ -6,14 +6,16 @@
 #include "gpuk/sort.hpp"
 #include "plugin/plugin.hpp"
 
-namespace gpuk {
-struct RunSpec;
-}
-
 namespace gpuk::sort {
 
 class Sorter : public FamilyPlugin {
  public:
+  // interface_of<Sorter>(plugin): the loaded plugin's Sorter, without RTTI across dlopen.
+  static constexpr const char* kInterface = "gpuk::sort::Sorter";
+  const void* interface(std::string_view name) const override {
+    return name == kInterface ? static_cast<const Sorter*>(this) : nullptr;
+  }
+
   // Stable sort of keys, in place; values (any dtype, as many as keys) follow their keys when
   // given. In the order, float order and bit window of `options` (an Order converts), exactly as
   // the kernels order keys. Throws gpuk::Error on a size mismatch, ConfigError on a bit window

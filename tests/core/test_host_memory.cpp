@@ -51,11 +51,11 @@ TEST_CASE("each family counts its host arrays: at least the input, the sort its 
   for (const FamilyPlugin* plugin : test::plugins().all()) {
     CAPTURE(plugin->name());
     const RunSpec spec = spec_of(plugin->name(), plugin->operations().front(), "int64", "1000000");
-    CHECK(plugin->host_bytes(spec) >= 8'000'000);
+    CHECK(plugin->host_bytes(problem_of(spec)) >= 8'000'000);
   }
   const FamilyPlugin& sort = test::plugins().get("sort");
-  CHECK(sort.host_bytes(spec_of("sort", "sort", "uint32", "1000000")) >= 4 * 4'000'000);
-  CHECK(sort.host_bytes(spec_of("sort", "argsort", "uint32", "1000000")) >= 4 * 8'000'000);
+  CHECK(sort.host_bytes(problem_of(spec_of("sort", "sort", "uint32", "1000000"))) >= 4 * 4'000'000);
+  CHECK(sort.host_bytes(problem_of(spec_of("sort", "argsort", "uint32", "1000000"))) >= 4 * 8'000'000);
 }
 
 TEST_CASE("a size whose host arrays exceed the machine's memory is refused with the bytes needed and available") {
@@ -64,7 +64,7 @@ TEST_CASE("a size whose host arrays exceed the machine's memory is refused with 
     CAPTURE(plugin->name());
     // 2^50 float32 (4 PiB): more than any machine; a check, nothing is allocated.
     const RunSpec spec = spec_of(plugin->name(), plugin->operations().front(), "float32", "2^50");
-    const std::uint64_t needed = plugin->host_bytes(spec);
+    const std::uint64_t needed = plugin->host_bytes(problem_of(spec));
     REQUIRE(needed > available);
     try {
       refuse_if_host_memory_short(spec, *plugin);

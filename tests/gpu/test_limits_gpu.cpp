@@ -164,14 +164,14 @@ TEST_CASE("a sort that fits the device but not the host's memory is refused with
   // uint32 keys, below radix's 2^32 limit, whose device buffers fit with room to spare.
   std::uint64_t n = std::min<std::uint64_t>(4294967295ull, free / 16);
   RunSpec spec = spec_of(sort, DType::uint32, n);
-  if (sort.host_bytes(spec) <= host.available) {
+  if (sort.host_bytes(problem_of(spec)) <= host.available) {
     MESSAGE("skipped: this host has " << host.available << " bytes available, more than a sort of " << n
-                                      << " uint32 keys needs (" << sort.host_bytes(spec) << ")");
+                                      << " uint32 keys needs (" << sort.host_bytes(problem_of(spec)) << ")");
     return;
   }
   REQUIRE(run_device_bytes(spec, sort) < free);
   check_refused("run: sort of " + std::to_string(n) + " uint32 keys",
                 [&] { run(spec, {g.runtime}, g.device); },
-                static_cast<double>(sort.host_bytes(spec)), 0.9 * static_cast<double>(host.available),
+                static_cast<double>(sort.host_bytes(problem_of(spec))), 0.9 * static_cast<double>(host.available),
                 1.1 * static_cast<double>(host.available), "host memory");
 }

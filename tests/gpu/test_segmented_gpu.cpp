@@ -31,7 +31,7 @@ Engine& engine() {
 }
 
 const reduce::Reducer& reducer() {
-  const auto* r = dynamic_cast<const reduce::Reducer*>(&engine().plugins().get("reduce"));
+  const auto* r = interface_of<reduce::Reducer>(engine().plugins().get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
 }

@@ -16,7 +16,7 @@ using test::plugins;
 using test::array;
 
 const reduce::Reducer& reducer() {
-  const auto* r = dynamic_cast<const reduce::Reducer*>(&plugins().get("reduce"));
+  const auto* r = interface_of<reduce::Reducer>(plugins().get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
 }

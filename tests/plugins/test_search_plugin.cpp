@@ -21,7 +21,7 @@ using test::kernels;
 using test::array;
 
 const search::Searcher& searcher() {
-  const auto* s = dynamic_cast<const search::Searcher*>(&plugins().get("search"));
+  const auto* s = interface_of<search::Searcher>(plugins().get("search"));
   REQUIRE(s != nullptr);
   return *s;
 }
@@ -35,7 +35,8 @@ RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "s.yaml", p
 // The value a config searches for, on the data it generates.
 search::Value target_of(const std::string& yaml) {
   const RunSpec spec = parse(yaml);
-  return searcher().target(spec, generate(spec.data, spec.dtype, spec.size));
+  const HostArray data = generate(spec.data, spec.dtype, spec.size);
+  return searcher().target(problem_of(spec), InputView::borrowed(data, spec.data.seed));
 }
 
 // The error a config gives, whether when it is read or when the plugin checks its options.
@@ -43,7 +44,7 @@ std::string error_of(const std::string& yaml) {
   try {
     const RunSpec spec = parse(yaml);
     searcher().template_args(problem_of(spec));
-    searcher().target(spec, generate(spec.data, spec.dtype, spec.size));
+    searcher().target(problem_of(spec), InputView::borrowed(generate(spec.data, spec.dtype, spec.size), spec.data.seed));
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -201,13 +202,13 @@ TEST_CASE("value_at: absent gives a value that no element equals") {
   std::int32_t values[] = {max, 5, min, 7};
   std::copy(values, values + 4, ends.as<std::int32_t>().begin());
   RunSpec four = parse("family: search\noperation: find\ndtype: int32\nsize: 4\nvalue_at: absent\n");
-  const search::Value gap = searcher().target(four, ends);
+  const search::Value gap = searcher().target(problem_of(four), InputView::borrowed(ends, four.data.seed));
   CHECK(cpu(ends, static_cast<std::int32_t>(gap.int_value), search::Mode::count) == 0);
   // floats: NaN is never a match, but absent still gives a number; all-NaN data too
   RunSpec floats = parse("family: search\noperation: find\ndtype: float32\nsize: 3\nvalue_at: absent\n");
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const HostArray& d : {array<float>({1.0f, nan, 2.0f}), array<float>({inf, -inf, 0.0f}), array<float>({nan, nan, nan})}) {
-    const search::Value v = searcher().target(floats, d);
+    const search::Value v = searcher().target(problem_of(floats), InputView::borrowed(d, floats.data.seed));
     CHECK_FALSE(std::isnan(v.float_value));
     CHECK(cpu(d, static_cast<float>(v.float_value), search::Mode::count) == 0);
   }
@@ -245,7 +246,7 @@ TEST_CASE("configs/search.yaml is the write-up's setup; configs/search_large.yam
   CHECK(small.option("value_at") == "random");
   CHECK_NOTHROW(searcher().template_args(problem_of(small)));
   const HostArray data = generate(small.data, small.dtype, small.size);
-  const search::Value v = searcher().target(small, data);
+  const search::Value v = searcher().target(problem_of(small), InputView::borrowed(data, small.data.seed));
   CHECK(searcher().search_on_cpu(data, v, search::Mode::count) == 1);  // unique values
   CHECK(searcher().search_on_cpu(data, v, search::Mode::find) > 0);
 

@@ -24,7 +24,7 @@ using test::kernels;
 using test::plugins;
 
 const reduce::Reducer& reducer() {
-  const auto* r = dynamic_cast<const reduce::Reducer*>(&plugins().get("reduce"));
+  const auto* r = interface_of<reduce::Reducer>(plugins().get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
 }

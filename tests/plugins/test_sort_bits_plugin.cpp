@@ -26,7 +26,7 @@ using test::kernels;
 using test::plugins;
 
 const sort::Sorter& sorter() {
-  const auto* s = dynamic_cast<const sort::Sorter*>(&plugins().get("sort"));
+  const auto* s = interface_of<sort::Sorter>(plugins().get("sort"));
   REQUIRE(s != nullptr);
   return *s;
 }

@@ -149,7 +149,7 @@ template <class K, class V> void check_dtype() {
 }
 
 const sort::Sorter& sorter() {
-  const auto* s = dynamic_cast<const sort::Sorter*>(&test::plugins().get("sort"));
+  const auto* s = interface_of<sort::Sorter>(test::plugins().get("sort"));
   REQUIRE(s != nullptr);
   return *s;
 }

@@ -8,16 +8,6 @@
 
 namespace gpuk {
 
-Problem problem_of(const RunSpec& spec) {
-  Problem p;
-  p.family = spec.family;
-  p.operation = spec.operation;
-  p.dtype = spec.dtype;
-  p.options = spec.options;
-  p.n = p.max_n = spec.size;
-  return p;
-}
-
 ConfigKind config_kind(const std::string& yaml_text) {
   YAML::Node root;
   try {

@@ -46,7 +46,15 @@ struct RunSpec {
 };
 
 // The problem a run config describes (max_n = n).
-Problem problem_of(const RunSpec& spec);
+inline Problem problem_of(const RunSpec& spec) {
+  Problem p;
+  p.family = spec.family;
+  p.operation = spec.operation;
+  p.dtype = spec.dtype;
+  p.options = spec.options;
+  p.n = p.max_n = spec.size;
+  return p;
+}
 
 // Reads and checks a config against the plugins and kernel files that are there. Every error
 // is a ConfigError "file:line:column: what". A data file is opened and its header read: a .npy

@@ -57,6 +57,29 @@ class HostArray {
   std::unique_ptr<std::byte, FreeAligned> storage_;
 };
 
+// A run's input as a family's Workload sees it (FamilyPlugin::make_workload): the elements,
+// read-only and shared (the workload keeps alive what it reads), and the seed of the config's
+// data (a family draws its own positions from it: search's `value_at: random`).
+class InputView {
+ public:
+  InputView(std::shared_ptr<const HostArray> array, std::uint64_t seed) : array_(std::move(array)), seed_(seed) {}
+  // A view that does not own `array`, for a call that keeps no view of it (Searcher::target).
+  static InputView borrowed(const HostArray& array, std::uint64_t seed) {
+    return InputView(std::shared_ptr<const HostArray>(std::shared_ptr<const HostArray>(), &array), seed);
+  }
+
+  DType dtype() const { return array_->dtype(); }
+  std::uint64_t size() const { return array_->size(); }
+  std::size_t bytes() const { return array_->bytes(); }
+  const void* data() const { return array_->data(); }
+  template <class T> std::span<const T> as() const { return array_->template as<T>(); }
+  std::uint64_t seed() const { return seed_; }
+
+ private:
+  std::shared_ptr<const HostArray> array_;
+  std::uint64_t seed_;
+};
+
 enum class Generator { uniform, normal, permutation, sorted, reversed, few_distinct };
 
 // Where NaNs go (floating-point dtypes only): at the listed indices, and/or at `count` random

@@ -38,11 +38,13 @@ void launch_plan(const LaunchTarget& target, void** args) {
       launch_kernel(target.functions[i], target.plan.launches[i], args, target.stream, target.where);
 }
 
-std::uint64_t FamilyPlugin::host_bytes(const RunSpec& spec) const {
-  return bytes_for(spec.size, 2 * dtype_size(spec.dtype));
+std::uint64_t FamilyPlugin::host_bytes(const Problem& problem) const {
+  return bytes_for(problem.n, 2 * dtype_size(problem.dtype));
 }
 
 void FamilyPlugin::check(const Problem&) const {}
+
+const void* FamilyPlugin::interface(std::string_view) const { return nullptr; }
 
 std::optional<KernelChoice> FamilyPlugin::choose_kernel(const Problem&) const { return std::nullopt; }
 

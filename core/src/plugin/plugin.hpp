@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/data.hpp"
@@ -18,11 +19,9 @@
 #include "plugin/problem.hpp"
 #include "run/device.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 4
+#define GPUK_PLUGIN_ABI_VERSION 5
 
 namespace gpuk {
-
-struct RunSpec;
 
 // A family-specific option (`abs: true` for reduce, `value:` for search, ...).
 struct OptionSpec {
@@ -157,13 +156,23 @@ class FamilyPlugin {
   virtual std::optional<KernelChoice> choose_kernel(const Problem& problem) const;
   // The device side of an operation (arrays, scratch, launches).
   virtual std::unique_ptr<Launcher> make_launcher(const Problem& problem) const = 0;
-  // The host side of a run: data on the device, CPU reference, baseline.
-  virtual std::unique_ptr<Workload> make_workload(const RunSpec& spec, HostArray input) const = 0;
-  // The host memory a run of `spec` holds at its peak (input, CPU reference, downloaded outputs,
-  // the baseline's copies): a run that needs more than the machine has available is refused
-  // before any data is generated (run/host_memory.hpp). The default is twice the input.
-  virtual std::uint64_t host_bytes(const RunSpec& spec) const;
+  // The host side of a run of `problem` on `input` (which the caller holds while the workload
+  // lives): data on the device, CPU reference, baseline. A ConfigError's words are about the
+  // problem; the caller adds the config's name.
+  virtual std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const = 0;
+  // The host memory a run of `problem` holds at its peak (input, CPU reference, downloaded
+  // outputs, the baseline's copies): a run that needs more than the machine has available is
+  // refused before any data is generated (run/host_memory.hpp). The default is twice the input.
+  virtual std::uint64_t host_bytes(const Problem& problem) const;
+  // The family's own interface named `name` (its CPU semantics for the tests: Reducer, Searcher,
+  // Sorter), or nullptr: asked for by name, so that no dynamic_cast crosses dlopen (interface_of).
+  virtual const void* interface(std::string_view name) const;
 };
+
+// The interface I of a loaded plugin (I::kInterface names it), or nullptr when it has none.
+template <class I> const I* interface_of(const FamilyPlugin& plugin) {
+  return static_cast<const I*>(plugin.interface(I::kInterface));
+}
 
 }  // namespace gpuk
 

@@ -16,6 +16,22 @@
 
 namespace gpuk {
 
+namespace {
+
+// Throws DeviceError when `bytes` (every buffer of the run: the input, the family's other
+// buffers, scratch, a flush buffer) exceed the device's free memory. The message names the
+// input's share and the whole, and who needs it ("the sort run").
+void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device) {
+  bytes = std::max(bytes, input_bytes);
+  const std::uint64_t free = device.free_memory();
+  if (bytes <= free) return;
+  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
+  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with " + who + "'s other buffers)";
+  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
+}
+
+}  // namespace
+
 // Everything a run allocates on the device, counted before any data exists, so that a run
 // that cannot fit stops in a second instead of after minutes of generating data. The library
 // baseline's buffers are checked when they are allocated (DeviceBuffer's error names the bytes
@@ -65,7 +81,7 @@ void Bench::make(std::unique_ptr<Workload> prepared) {
     // Page-locked, the upload runs at the bus's speed (pageable memory goes through the driver's
     // staging buffers at a fraction of it); where locking fails the run goes on, pageable.
     pin_note_ = input.pin();
-    workload_ = plugin_.make_workload(spec, std::move(input));
+    workload_ = make_run_workload(spec, plugin_, std::move(input));
     workload_has_reference_ = false;
   }
   launcher_ = plugin_.make_launcher(problem_of(spec));

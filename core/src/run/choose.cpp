@@ -8,7 +8,6 @@
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
-#include "run/prepare.hpp"
 #include "tune/tuning_db.hpp"
 #include "util/text.hpp"
 
@@ -72,22 +71,22 @@ std::shared_ptr<const KernelFile> kernel_for(const Problem& p, const std::string
   return file;
 }
 
-// Throws ConfigError when `kernel` with `params` cannot serve the problem on this device: gone,
-// not for this operation or dtype, a value the metadata no longer allows, or (with check_plans)
-// a constraint or a launch limit broken for n or max_n.
-std::shared_ptr<const KernelFile> usable(const Problem& p, const std::string& kernel,
-                                         const std::map<std::string, std::int64_t>& params, const FamilyPlugin& plugin,
-                                         const KernelLibrary& kernels, const DeviceInfo& device, bool check_plans) {
-  auto file = kernel_for(p, kernel, kernels);
-  const Variant variant(file, plugin.template_args(p), params);
+// The variant of `file` with `params`; throws ConfigError when it cannot serve the problem on
+// this device: a value the metadata no longer allows, or (with check_plans) a constraint or a
+// launch limit broken for n or max_n.
+std::shared_ptr<const Variant> usable(const Problem& p, std::shared_ptr<const KernelFile> file,
+                                      const std::map<std::string, std::int64_t>& params,
+                                      const std::vector<std::string>& leading, const DeviceInfo& device,
+                                      bool check_plans) {
+  auto variant = std::make_shared<const Variant>(std::move(file), leading, params);
   if (check_plans) {
     Problem at = p;
     for (const std::uint64_t n : {p.n, p.max_n}) {
       at.n = n;
-      plan_launches(variant, launch_limits(at, device));
+      plan_launches(*variant, launch_limits(at, device));
     }
   }
-  return file;
+  return variant;
 }
 
 // False when a tuned entry's variant breaks one of its kernel's constraints for the problem's n
@@ -96,10 +95,9 @@ std::shared_ptr<const KernelFile> usable(const Problem& p, const std::string& ke
 // just does not serve this n: the lookup passes it by without a warning. Anything else wrong
 // with it (a kernel gone, a value no longer allowed) is left for `usable` to report.
 bool serves_size(const Problem& p, const std::string& kernel, const std::map<std::string, std::int64_t>& params,
-                 const FamilyPlugin& plugin, const KernelLibrary& kernels, const DeviceInfo& device) {
+                 const std::vector<std::string>& leading, const KernelLibrary& kernels, const DeviceInfo& device) {
   try {
-    const auto file = kernel_for(p, kernel, kernels);
-    const Variant variant(file, plugin.template_args(p), params);
+    const Variant variant(kernel_for(p, kernel, kernels), leading, params);
     for (const std::uint64_t n : {p.n, p.max_n}) {
       Problem at = p;
       at.n = n;
@@ -131,14 +129,22 @@ std::string entry_text(const TuningEntry& e) {
 
 }  // namespace
 
+LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info) {
+  // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
+  return {static_cast<std::int64_t>(problem.n), info.sm_count, static_cast<int>(dtype_size(problem.dtype)),
+          info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
+}
+
 Choice choose_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
                       const KernelLibrary& kernels, const DeviceInfo& device, const TuningSources& tuning,
                       bool check_plans) {
   Choice c;
+  // The family's leading template arguments: one list for every variant this problem may run.
+  const std::vector<std::string> leading = plugin.template_args(problem);
   if (request.mode == VariantRequest::Mode::named) {
     c.source = Choice::Source::named;
     c.file = kernel_for(problem, request.kernel, kernels);
-    Variant(c.file, plugin.template_args(problem), request.params);  // words a bad value's error
+    c.variant = std::make_shared<const Variant>(c.file, leading, request.params);  // words a bad value's error
     c.params = request.params;
     c.why = "named: " + c.file->name + params_text(request.params) + " as given (other parameters at the metadata's defaults)";
     return c;
@@ -146,7 +152,7 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   const std::string fallback = plugin.default_kernel();
   if (request.mode == VariantRequest::Mode::defaults) {
     c.file = kernel_for(problem, fallback, kernels);
-    Variant(c.file, plugin.template_args(problem), {});
+    c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});
     c.why = "variant: default: " + fallback + ", the " + problem.family + " family's default kernel, with its metadata's defaults";
     return c;
   }
@@ -156,7 +162,9 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   const auto try_pick = [&](const std::string& who, const std::string& kernel,
                             const std::map<std::string, std::int64_t>& params) -> bool {
     try {
-      c.file = usable(problem, kernel, params, plugin, kernels, device, check_plans);
+      auto file = kernel_for(problem, kernel, kernels);
+      c.variant = usable(problem, file, params, leading, device, check_plans);
+      c.file = std::move(file);
       c.params = params;
       return true;
     } catch (const ConfigError& e) {
@@ -173,7 +181,7 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   if (tuning.user) {
     const std::string who = (tuning.user_file_given ? "tuning file " : "user tuning database ") + tuning.user->path.string();
     const auto pick = tuning.user->db->pick(key);
-    if (pick.entry && !serves_size(problem, pick.entry->kernel, pick.entry->params, plugin, kernels, device)) {
+    if (pick.entry && !serves_size(problem, pick.entry->kernel, pick.entry->params, leading, kernels, device)) {
       misses.push_back("the tuned entry nearest n does not serve n = " + size_text(problem.n));
     } else if (!pick.entry) {
       misses.push_back(tuning.user_file_given ? "no entry for this GPU in " + tuning.user->path.string()
@@ -196,7 +204,7 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     const auto pick = file.db->pick(key, /*same_gpu=*/false);
     if (!pick.entry) continue;
     shipped_entry = true;
-    if (!serves_size(problem, pick.entry->kernel, pick.entry->params, plugin, kernels, device)) {
+    if (!serves_size(problem, pick.entry->kernel, pick.entry->params, leading, kernels, device)) {
       misses.push_back("the shipped entry nearest n does not serve n = " + size_text(problem.n));
       continue;
     }
@@ -226,9 +234,19 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   c.source = Choice::Source::defaults;
   c.file = kernel_for(problem, fallback, kernels);
   c.params.clear();
-  Variant(c.file, plugin.template_args(problem), {});
+  c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});
   c.why = "kernel file defaults of " + fallback + ", the " + problem.family + " family's default kernel" + because;
   return c;
+}
+
+PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                            const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning) {
+  PlannedVariant p;
+  p.choice = choose_variant(problem, request, plugin, kernels, info, tuning);
+  p.variant = p.choice.variant;
+  p.plan = plan_launches(*p.variant, launch_limits(problem, info));
+  p.where = "variant " + p.variant->label() + " of " + p.choice.file->path.string();
+  return p;
 }
 
 }  // namespace gpuk

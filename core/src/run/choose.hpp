@@ -72,6 +72,7 @@ struct Choice {
   enum class Source { named, user_db, shipped, family, defaults };
   Source source = Source::defaults;
   std::shared_ptr<const KernelFile> file;
+  std::shared_ptr<const Variant> variant;      // built once, when the choice was checked
   std::map<std::string, std::int64_t> params;  // as chosen; parameters not named take defaults
   std::string why;                             // the report's `chosen` line
   std::vector<std::string> warnings;           // picks passed over, and why
@@ -84,6 +85,24 @@ struct Choice {
 Choice choose_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
                       const KernelLibrary& kernels, const DeviceInfo& device, const TuningSources& tuning,
                       bool check_plans = true);
+
+// The limits a variant's launches are checked against on this device, for problem.n elements.
+LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info);
+
+// A variant chosen and planned for one problem on one device: nothing compiled yet. The first
+// stage of the prepare chain (run/prepare.hpp: planned, compiled, ready).
+struct PlannedVariant {
+  Choice choice;  // kernel file, parameters, and why
+  std::shared_ptr<const Variant> variant;  // choice.variant
+  LaunchPlan plan;     // for problem.n
+  std::string where;   // "variant onepass BLOCK=256 ... of kernels_src/reduce/onepass.cu"
+};
+
+// choose_variant, then the chosen variant's launches for problem.n. Throws ConfigError when what
+// was asked for cannot run (an unknown kernel, a value the metadata does not allow, a broken
+// constraint, a launch over the device's limits).
+PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                            const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning);
 
 // "2^24" for a power of two, else the number.
 std::string size_text(std::uint64_t n);

@@ -20,6 +20,15 @@ HostArray run_input(const RunSpec& spec) {
   return input;
 }
 
+std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, HostArray input) {
+  const InputView view(std::make_shared<const HostArray>(std::move(input)), spec.data.seed);
+  try {
+    return plugin.make_workload(problem_of(spec), view);
+  } catch (const ConfigError& e) {
+    throw ConfigError(spec.path.string() + ": " + e.what());
+  }
+}
+
 HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin) {
   refuse_if_host_memory_short(spec, plugin);
   HostSide side;
@@ -30,7 +39,7 @@ HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
       };
       auto at = std::chrono::steady_clock::now();
-      side.workload = plugin.make_workload(spec, run_input(spec));
+      side.workload = make_run_workload(spec, plugin, run_input(spec));
       side.data_seconds = since(at);
       at = std::chrono::steady_clock::now();
       (void)side.workload->cpu_reference(1);

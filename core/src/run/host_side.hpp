@@ -16,6 +16,10 @@ struct RunSpec;
 // spec's dtype and size (ConfigError naming the file otherwise). Bench::make reads it so too.
 HostArray run_input(const RunSpec& spec);
 
+// The family's workload of a run on `input`: the plugin sees the run's Problem and a view of the
+// input, which the workload shares; a ConfigError it throws gains the config's name.
+std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, HostArray input);
+
 struct HostSide {
   std::unique_ptr<Workload> workload;  // made from the input, its CPU reference computed; not uploaded
   double data_seconds = 0;             // the input generated (or read) and the workload made

@@ -14,12 +14,6 @@
 
 namespace gpuk {
 
-LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info) {
-  // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
-  return {static_cast<std::int64_t>(problem.n), info.sm_count, static_cast<int>(dtype_size(problem.dtype)),
-          info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
-}
-
 // --- compile ---------------------------------------------------------------------------------
 
 std::vector<std::string> kernel_names(const LaunchPlan& plan) {
@@ -184,28 +178,7 @@ std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernel
   return functions;
 }
 
-// --- fit -------------------------------------------------------------------------------------
-
-void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device) {
-  bytes = std::max(bytes, input_bytes);
-  const std::uint64_t free = device.free_memory();
-  if (bytes <= free) return;
-  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
-  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with " + who + "'s other buffers)";
-  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
-}
-
 // --- the whole road --------------------------------------------------------------------------
-
-PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
-                            const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning) {
-  PlannedVariant p;
-  p.choice = choose_variant(problem, request, plugin, kernels, info, tuning);
-  p.variant = std::make_shared<const Variant>(p.choice.file, plugin.template_args(problem), p.choice.params);
-  p.plan = plan_launches(*p.variant, launch_limits(problem, info));
-  p.where = "variant " + p.variant->label() + " of " + p.choice.file->path.string();
-  return p;
-}
 
 ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
                            const LaunchLimits& limits, const CompiledKernels* precompiled,

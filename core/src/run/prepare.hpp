@@ -5,13 +5,15 @@
 //
 //   choose   the variant: the one asked for, else the lookup (run/choose.hpp)
 //   plan     its launches for n on this device (plan_launches, kernel/kernel_file.hpp)
-//   fit      every device buffer against the device's free memory (refuse_if_does_not_fit)
+//   fit      every device buffer against the device's free memory (a run's: run/runner.hpp's
+//            refuse_if_run_does_not_fit)
 //   compile  with NVRTC or the on-disk cache, or take CUBIN compiled already (compile_variant)
 //   load     the CUBIN, once per process and context (load_kernels)
 //   check    registers, threads per block and shared memory against the device (check_fit)
 //   bind     the plan's launches to their functions (bind)
 //
-// plan_variant() and ready_variant() chain them for the callers that take every step.
+// plan_variant() (run/choose.hpp: choose, then plan) and ready_variant() (compile, load, check,
+// bind) chain them for the callers that take every step.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -29,9 +31,6 @@
 namespace gpuk {
 
 class FamilyPlugin;
-
-// The limits a variant's launches are checked against on this device, for problem.n elements.
-LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info);
 
 // --- compile ---------------------------------------------------------------------------------
 
@@ -114,27 +113,9 @@ std::optional<Misfit> check_fit(const LaunchPlan& plan, const LoadedKernels& ker
 // The plan's functions, in the plan's order (LaunchTarget::functions).
 std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernels);
 
-// --- fit -------------------------------------------------------------------------------------
-
-// Throws DeviceError when `bytes` (every buffer of the run: the input, the family's other
-// buffers, scratch, a flush buffer) exceed the device's free memory. The message names the
-// input's share and the whole, and who needs it ("the sort run").
-void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device);
-
 // --- the whole road --------------------------------------------------------------------------
 
-// A variant chosen and planned for one problem on one device: nothing compiled yet.
-struct PlannedVariant {
-  Choice choice;  // kernel file, parameters, and why
-  std::shared_ptr<const Variant> variant;
-  LaunchPlan plan;     // for problem.n
-  std::string where;   // "variant onepass BLOCK=256 ... of kernels_src/reduce/onepass.cu"
-};
-
-// choose + plan. Throws ConfigError when what was asked for cannot run (an unknown kernel, a
-// value the metadata does not allow, a broken constraint, a launch over the device's limits).
-PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
-                            const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning);
+// The planned variant (plan_variant, run/choose.hpp) is the chain's first stage.
 
 // A planned variant compiled, loaded, checked and bound: ready to launch.
 struct ReadyVariant {
