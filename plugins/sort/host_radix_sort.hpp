@@ -6,6 +6,7 @@
 #include <array>
 #include <barrier>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -46,8 +47,10 @@ void radix_sort(std::span<const K> keys, const std::type_identity_t<V>* values, 
     return static_cast<std::size_t>((key_bits(k, o) >> (pass * kRadix)) & (kDigits - 1));
   };
   // Buffers: the output and one spare, written in turn so that the last pass writes the output.
-  std::vector<K> spare_keys(passes > 1 ? n : 0);
-  std::vector<V> spare_values(passes > 1 && with_values ? n : 0);
+  // Not zeroed: the threads' scatter writes every element, and its first touch of a page puts
+  // the page near the thread that writes it.
+  std::unique_ptr<K[]> spare_keys = std::make_unique_for_overwrite<K[]>(passes > 1 ? n : 0);
+  std::unique_ptr<V[]> spare_values = std::make_unique_for_overwrite<V[]>(passes > 1 && with_values ? n : 0);
   std::vector<std::vector<Count>> totals(shares, std::vector<Count>(static_cast<std::size_t>(passes)));
   std::vector<Count> counts(shares);
   std::vector<int> active;  // the passes whose digit is not the same for every key
@@ -81,8 +84,8 @@ void radix_sort(std::span<const K> keys, const std::type_identity_t<V>* values, 
     for (std::size_t a = 0; a < m; ++a) {
       const int pass = active[a];
       const bool to_out = (m - 1 - a) % 2 == 0;
-      K* to_keys = to_out ? keys_out : spare_keys.data();
-      V* to_values = to_out ? values_out : spare_values.data();
+      K* to_keys = to_out ? keys_out : spare_keys.get();
+      V* to_values = to_out ? values_out : spare_values.get();
       if (a == 0) {
         counts[s] = totals[s][static_cast<std::size_t>(pass)];
       } else {

@@ -115,8 +115,9 @@ class SortPlugin final : public Sorter {
   // per thread as n needs; its block holds every key, at most 64 KiB of them. From 2^19 on (n in
   // the shipped file's 2^20 bucket and above): onesweep, measured at 2^20 to 2^28 on the H200
   // (docs/kernels/sort.md, "onesweep"), for 32-bit keys (keys, pairs with 4-byte values, argsort)
-  // and 64-bit keys only; float32 argsort above 2^21 loads its indices late (VLOAD 1: 0.96x CUB at
-  // 2^26 against 0.78x). Between: the radix sort with the parameters measured best for 32-bit keys
+  // and 64-bit keys only; float32 argsort copies its indices to shared memory at their rank, 3
+  // blocks per SM (VLOAD 2: on the H100 0.892x CUB at 2^26 against VLOAD 1's 0.862x, 0.945x
+  // against 0.915x at 2^24, 1.185x against VLOAD 0's 1.131x at 2^20). Between: the radix sort with the parameters measured best for 32-bit keys
   // (configs/sort.yaml) and pairs (configs/sort_pairs.yaml). 32-bit look-back entries need
   // n < 2^30 (radix) or 2^29 (onesweep). Other cases keep radix's defaults: nothing was measured.
   std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
@@ -134,10 +135,10 @@ class SortPlugin final : public Sorter {
         return KernelChoice{"onesweep",
                             {{"BLOCK", 384}, {"ITEMS", key_bytes == 4 ? 20 : 12}, {"MIN_BLOCKS", 3}, {"LB32", lb32}},
                             "for keys from n = 2^19 (measured best, docs/kernels/sort.md)"};
-      if (op == Op::argsort && p.dtype == DType::float32 && p.max_n > (std::uint64_t{1} << 21))
+      if (op == Op::argsort && p.dtype == DType::float32)
         return KernelChoice{"onesweep",
-                            {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 3}, {"VLOAD", 1}, {"LB32", lb32}},
-                            "for float32 argsort above n = 2^21 (measured best, docs/kernels/sort.md)"};
+                            {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 3}, {"VLOAD", 2}, {"LB32", lb32}},
+                            "for float32 argsort from n = 2^19 (measured best on the H100, docs/kernels/sort.md)"};
       return KernelChoice{"onesweep",
                           {{"BLOCK", 384}, {"ITEMS", 20}, {"MIN_BLOCKS", 2}, {"VLOAD", 0}, {"LB32", lb32}},
                           "for 32-bit keys with values from n = 2^19 (measured best, docs/kernels/sort.md)"};

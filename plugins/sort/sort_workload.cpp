@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 
@@ -191,13 +192,14 @@ class SortWorkload final : public Workload {
   void compute_reference(int threads) {
     const auto keys = keys_.as<K>();
     const std::span<const K> input(keys.data(), keys.size());
-    ref_keys_.resize(keys.size());
+    // Not zeroed: the sort's threads write every element, the first touch of each page.
+    if (!ref_keys_) ref_keys_ = std::make_unique_for_overwrite<K[]>(keys.size());
     if constexpr (kHasValues) {
-      ref_values_.resize(keys.size());
+      if (!ref_values_) ref_values_ = std::make_unique_for_overwrite<V[]>(keys.size());
       const V* values = op_ == Op::sort_pairs ? values_.as<V>().data() : nullptr;  // argsort: the indices
-      radix_sort<K, V>(input, values, ref_keys_.data(), ref_values_.data(), order_, static_cast<unsigned>(threads));
+      radix_sort<K, V>(input, values, ref_keys_.get(), ref_values_.get(), order_, static_cast<unsigned>(threads));
     } else {
-      radix_sort<K>(input, nullptr, ref_keys_.data(), nullptr, order_, static_cast<unsigned>(threads));
+      radix_sort<K>(input, nullptr, ref_keys_.get(), nullptr, order_, static_cast<unsigned>(threads));
     }
     reference_ready_ = true;
   }
@@ -207,8 +209,8 @@ class SortWorkload final : public Workload {
   Verification compare(const K* keys, const void* values_raw, const std::string& who) const {
     const char* what = op_ == Op::argsort ? "indices" : "values";
     const auto n = static_cast<std::size_t>(n_);
-    bool same = equal_bytes(keys, ref_keys_.data(), n * sizeof(K));
-    if constexpr (kHasValues) same = same && equal_bytes(values_raw, ref_values_.data(), n * sizeof(V));
+    bool same = equal_bytes(keys, ref_keys_.get(), n * sizeof(K));
+    if constexpr (kHasValues) same = same && equal_bytes(values_raw, ref_values_.get(), n * sizeof(V));
     if (same)
       return {true, std::to_string(n_) + " keys" + (kHasValues ? std::string(" and ") + what : std::string()) +
                         " equal the stable CPU sort, element by element"};
@@ -251,8 +253,8 @@ class SortWorkload final : public Workload {
   std::int64_t n_;
   DeviceBuffer d_keys_in_, d_keys_out_, d_values_in_, d_values_out_;
   HostArray got_keys_, got_values_;
-  std::vector<K> ref_keys_;
-  std::vector<std::conditional_t<kHasValues, V, char>> ref_values_;
+  std::unique_ptr<K[]> ref_keys_;  // n_ of each, once computed
+  std::unique_ptr<std::conditional_t<kHasValues, V, char>[]> ref_values_;
   bool reference_ready_ = false;
 };
 

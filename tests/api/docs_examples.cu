@@ -116,6 +116,20 @@ void example(const gpuk::Engine& engine, const float* d_x, gpuk::reduce::Best<fl
 }
 }  // namespace operations
 
+namespace memory {
+struct Pool {  // an application's stream-ordered pool
+  CUdeviceptr allocate(std::uint64_t bytes, CUstream stream);
+  void free(CUdeviceptr pointer, std::uint64_t bytes);
+};
+void example(Pool& my_pool) {
+  gpuk::EngineOptions options;
+  options.scratch_allocator = gpuk::ScratchAllocator{
+      [&](std::uint64_t bytes, CUstream s) { return my_pool.allocate(bytes, s); },
+      [&](CUdeviceptr p, std::uint64_t bytes) { my_pool.free(p, bytes); }};
+  gpuk::Engine pooled(options);
+}
+}  // namespace memory
+
 namespace graph_capture {
 void example(const gpuk::Engine& engine, const float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n,
              cudaStream_t stream) {

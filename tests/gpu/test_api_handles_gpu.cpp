@@ -2,7 +2,9 @@
 // allocates nothing, loads no module and waits for nothing (counted at the driver); prepared
 // segmented and per-channel reductions over every segment count up to their max; calls captured
 // in a CUDA graph and replayed on new data; a stream of another context refused with a clear
-// error; one Engine per GPU where two are lent. Every answer is checked against the host. Without a GPU this program prints why and exits 77 (skipped).
+// error; the typed calls' scratch from the application's allocator; one Engine per GPU where two
+// are lent. Every answer is checked against the host. Without a GPU this program prints why and
+// exits 77 (skipped).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <doctest/doctest.h>
@@ -356,6 +358,64 @@ TEST_CASE("graph capture: prepared handles' calls and a warmed typed call, captu
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+TEST_CASE("the typed calls' scratch from the application's allocator: once per cached Operation, given back on release") {
+  struct Pool {
+    std::atomic<int> allocations{0}, frees{0};
+    std::atomic<std::int64_t> outstanding{0};
+  };
+  const auto pool = std::make_shared<Pool>();
+  EngineOptions options;
+  options.scratch_allocator = ScratchAllocator{
+      [pool](std::uint64_t bytes, CUstream) {
+        void* p = nullptr;
+        if (cudaMalloc(&p, bytes) != cudaSuccess) return CUdeviceptr{0};
+        ++pool->allocations;
+        pool->outstanding += static_cast<std::int64_t>(bytes);
+        return reinterpret_cast<CUdeviceptr>(p);
+      },
+      [pool](CUdeviceptr p, std::uint64_t bytes) {
+        cudaFree(reinterpret_cast<void*>(p));
+        ++pool->frees;
+        pool->outstanding -= static_cast<std::int64_t>(bytes);
+      }};
+  Engine e(options);
+  (void)e.device_name();  // the GPU opened before the counting
+  const AppStream stream;
+  const std::size_t n = 500009;
+  const auto x = random_floats(n, test::fresh_seed());
+  const Array<float> d_x(x);
+  Array<float> d_sorted(n);
+  Array<reduce::Best<float>> d_best(1);
+  {
+    const DriverCounts counts;
+    reduce::argmax(e, d_x.ptr, d_best.ptr, n, stream.s);
+    sort::keys(e, d_x.ptr, d_sorted.ptr, n, stream.s);
+    reduce::argmax(e, d_x.ptr, d_best.ptr, n, stream.s);  // cached: nothing asked for
+    CHECK(g_allocations == 0);  // gpuk's own cuMemAlloc: none
+  }
+  CHECK(pool->allocations == 2);
+  CHECK(e.cached_operations() == 2);
+  CHECK(e.cached_bytes() >= static_cast<std::uint64_t>(pool->outstanding.load()));
+  stream.sync();
+  CHECK(d_best.download(1)[0].index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
+  std::vector<float> want = x;
+  std::sort(want.begin(), want.end());
+  CHECK(d_sorted.download(n) == want);
+  MESSAGE("the allocator gave " << pool->outstanding.load() << " bytes of scratch to 2 cached Operations");
+  e.release_cached();
+  CHECK(pool->frees == 2);
+  CHECK(pool->outstanding == 0);
+
+  // An allocator that gives unaligned memory is refused, with what it gave.
+  EngineOptions bad;
+  bad.scratch_allocator = ScratchAllocator{[](std::uint64_t, CUstream) { return CUdeviceptr{0x1004}; },
+                                           [](CUdeviceptr, std::uint64_t) {}};
+  const Engine refused(bad);
+  CHECK_THROWS_WITH_AS(reduce::argmax(refused, d_x.ptr, d_best.ptr, n, stream.s),
+                       doctest::Contains("the scratch allocator gave memory that is not 256-byte aligned"),
+                       ConfigError);
 }
 
 TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, with what to do instead") {

@@ -281,8 +281,12 @@ TEST_CASE("the sort family's choice: rank_bucket, radix up to 2^19, onesweep fro
   c = choose("sort_pairs", DType::float32, 1 << 24);
   CHECK(c->kernel == "onesweep");
   CHECK(c->params.at("VLOAD") == 0);
-  CHECK(choose("argsort", DType::float32, 1 << 20)->params.at("VLOAD") == 0);
-  CHECK(choose("argsort", DType::float32, 1 << 24)->params.at("VLOAD") == 1);
+  CHECK(choose("argsort", DType::uint32, 1 << 24)->params.at("VLOAD") == 0);
+  for (int e : {19, 20, 24, 28}) {
+    c = choose("argsort", DType::float32, std::uint64_t{1} << e);
+    CHECK(c->params.at("VLOAD") == 2);
+    CHECK(c->params.at("MIN_BLOCKS") == 3);
+  }
   // 64-bit keys with values: nothing measured, radix's defaults.
   CHECK_FALSE(choose("sort_pairs", DType::int64, 1 << 24).has_value());
 }

@@ -141,6 +141,17 @@ struct TuningPolicy {
   static TuningPolicy none() { return {Source::none, {}}; }
 };
 
+// Device memory for the scratch of Engine::launch's cached Operations (the typed calls'), from
+// the application's pool instead of gpuk's cuMemAlloc (docs/api.md, "Memory"). allocate(bytes,
+// stream) returns at least `bytes` on the Engine's device, 256-byte aligned (a stream-ordered pool
+// may allocate on `stream`, the call's); free(pointer, bytes) gives it back when the cache frees
+// the Operation, after the device has finished with it (or when the Engine is destroyed, which
+// does not wait). Either may be called from any thread that makes a typed call.
+struct ScratchAllocator {
+  std::function<CUdeviceptr(std::uint64_t bytes, CUstream stream)> allocate;
+  std::function<void(CUdeviceptr pointer, std::uint64_t bytes)> free;
+};
+
 // Where an Engine finds things; every default is the CLI's (README, "The command line").
 struct EngineOptions {
   int device = 0;                                    // CUDA device ordinal
@@ -157,7 +168,9 @@ struct EngineOptions {
   // stream, at most cache_max_operations of them holding at most cache_max_bytes of device
   // memory; the least recently used go first (docs/api.md, "Memory"). The one just used stays.
   std::size_t cache_max_operations = 64;
-  std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;
+  std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;  // counting the allocator's scratch too
+  // The cache's scratch from the application's allocator; none: gpuk allocates it.
+  std::optional<ScratchAllocator> scratch_allocator;
 };
 
 // The directory of the libgpuk_core this program loaded (PREFIX/lib, or build/lib): where the

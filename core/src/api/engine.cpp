@@ -1,5 +1,6 @@
 // The library API's Engine: the CLI's directories and defaults, the GPU opened on first use,
 // prepare() along core's one road (run/prepare.hpp), and the Operations Engine::launch keeps.
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 
@@ -129,7 +130,7 @@ void Engine::State::free_cached(std::vector<std::shared_ptr<OperationCache::Entr
     }
   }
   for (const auto& e : entries) {
-    e->operation.reset();
+    e->free_operation();
     e->released = true;
   }
   if (failed) throw *failed;
@@ -277,8 +278,36 @@ decltype(auto) with_cached(Engine::State& engine, const Engine& self, const Oper
     const FamilyPlugin& plugin = engine.plugins.get(spec.family);
     const Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
     check_arrays(problem.family + " " + problem.operation, plugin.make_launcher(problem)->arrays(), arrays, read);
-    entry->operation.emplace(self.prepare(spec));
-    const std::uint64_t bytes = entry->operation->held_bytes();
+    const std::optional<ScratchAllocator>& pool = engine.options.scratch_allocator;
+    if (!pool) {
+      entry->operation.emplace(self.prepare(spec));
+    } else {
+      // The application's memory: prepared without scratch, given the allocator's, and given
+      // back to it when the entry is freed.
+      OperationSpec without = spec;
+      without.allocate_scratch = false;
+      entry->operation.emplace(self.prepare(without));
+      const std::uint64_t want = std::max<std::uint64_t>(1, entry->operation->scratch_bytes());
+      const CUdeviceptr scratch = pool->allocate ? pool->allocate(want, stream) : 0;
+      if (!scratch || scratch % 256 != 0) {
+        entry->operation.reset();
+        if (scratch && pool->free) pool->free(scratch, want);
+        throw ConfigError(problem.family + " " + problem.operation + ": the scratch allocator gave " +
+                          (scratch ? "memory that is not 256-byte aligned" : "no memory") + " for " +
+                          std::to_string(want) + " bytes");
+      }
+      entry->release_scratch = [free = pool->free, scratch, want] {
+        if (free) free(scratch, want);
+      };
+      try {
+        entry->operation->use_scratch(scratch, want, stream);
+      } catch (...) {
+        entry->free_operation();
+        throw;
+      }
+    }
+    const std::uint64_t bytes =
+        entry->operation->held_bytes() + (pool ? std::max<std::uint64_t>(1, entry->operation->scratch_bytes()) : 0);
     lock.unlock();
     engine.free_cached(engine.operations.settle(key, bytes));
   }

@@ -4,12 +4,14 @@
 // device has finished with it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuk/gpuk.hpp"
@@ -24,6 +26,20 @@ class OperationCache {
     // Taken out of the cache and freed (set under `mutex`): a caller that finds it so looks
     // its key up again.
     bool released = false;
+    // Gives the Operation's scratch back to the application's allocator, if it came from there.
+    std::function<void()> release_scratch;
+
+    // Drops the Operation, then gives its scratch back.
+    void free_operation() {
+      operation.reset();
+      if (release_scratch) std::exchange(release_scratch, nullptr)();
+    }
+    ~Entry() {
+      try {
+        free_operation();
+      } catch (...) {  // the application's free() threw: nothing to do about it here
+      }
+    }
   };
   struct Limits {
     std::size_t operations = 64;

@@ -1,5 +1,6 @@
 // Which GPUs a pooled sweep uses: `--devices all|0,1,...`, and the count of GPUs taken in a
 // child process, so that the process that forks the workers never initialises CUDA (tune/pool.hpp).
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,10 +42,10 @@ std::vector<int> parse_device_list(const std::string& text, int count) {
   return out;
 }
 
-int count_devices_in_child(std::string* why) {
+DeviceCounting::DeviceCounting() {
   int fds[2];
   if (::pipe(fds) != 0) throw Error("cannot create a pipe to count the GPUs");
-  const pid_t pid = fork_process(
+  pid_ = fork_process(
       [&] {
         ::close(fds[0]);
         std::string reason;
@@ -55,15 +56,31 @@ int count_devices_in_child(std::string* why) {
       },
       "a process to count the GPUs");
   ::close(fds[1]);
+  fd_ = fds[0];
+}
+
+DeviceCounting::~DeviceCounting() {
+  if (fd_ >= 0) (void)wait();
+}
+
+bool DeviceCounting::answered() const {
+  if (fd_ < 0) return true;
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+int DeviceCounting::wait(std::string* why) {
+  if (fd_ < 0) throw Error("internal: the GPUs were counted already");
   std::string msg;
   char buf[512];
   for (;;) {
-    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    const ssize_t got = ::read(fd_, buf, sizeof buf);
     if (got > 0) msg.append(buf, static_cast<std::size_t>(got));
     else if (got == 0 || errno != EINTR) break;
   }
-  ::close(fds[0]);
-  (void)wait_process(pid);
+  ::close(fd_);
+  fd_ = -1;
+  (void)wait_process(pid_);
   const std::size_t space = msg.find(' ');
   if (msg.empty() || space == std::string::npos) {
     if (why) *why = "the process that counts the GPUs died";
@@ -72,5 +89,7 @@ int count_devices_in_child(std::string* why) {
   if (why) *why = msg.substr(space + 1);
   return std::stoi(msg.substr(0, space));
 }
+
+int count_devices_in_child(std::string* why) { return DeviceCounting().wait(why); }
 
 }  // namespace gpuk

@@ -16,6 +16,8 @@
 // GPUs of one model are pooled for one ranking (group_by_model): a mixed host ranks per model.
 // The pipes carry one JSON object per line; nothing but processes and the CUDA driver.
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +38,22 @@ std::vector<int> parse_device_list(const std::string& text, int count);
 // The GPUs gpuk can use, counted in a short-lived child process, so that the caller (which
 // forks workers afterwards) never initialises CUDA itself. 0 with `why` when there is none.
 int count_devices_in_child(std::string* why = nullptr);
+
+// The same, started now and answered later: the child counts (CUDA's start, most of a second on a
+// host of several GPUs) while the caller goes on. Fork it before this process starts threads.
+class DeviceCounting {
+ public:
+  DeviceCounting();
+  ~DeviceCounting();  // waits for the child when wait() was not called
+  DeviceCounting(const DeviceCounting&) = delete;
+  DeviceCounting& operator=(const DeviceCounting&) = delete;
+  bool answered() const;  // whether wait() would return at once
+  int wait(std::string* why = nullptr);  // the count, as count_devices_in_child's; once
+
+ private:
+  int fd_ = -1;
+  pid_t pid_ = -1;
+};
 
 // What runs in a worker process: the GPU it measures on and its measurer.
 class WorkerSession {

@@ -199,13 +199,21 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
 // this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
 // each model gets its own report and database entry.
 int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
-  std::string why;
-  const int count = count_devices_in_child(&why);
-  if (count == 0) throw NoDeviceError(why);
-  const std::vector<int> ordinals = parse_device_list(a.devices, count);
-  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-    std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
-              << "disturb each other's timings (a test of the pool, not a way to tune)\n";
+  // The GPUs are counted in a child process (CUDA's start: most of a second on a host of several
+  // GPUs) while this one loads the config and makes the input and the reference.
+  DeviceCounting counting;
+  int count = -1;
+  std::vector<int> ordinals;
+  const auto take_count = [&] {
+    std::string why;
+    count = counting.wait(&why);
+    if (count == 0) throw NoDeviceError(why);
+    ordinals = parse_device_list(a.devices, count);
+    if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
+      std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
+                << "disturb each other's timings (a test of the pool, not a way to tune)\n";
+  };
+  if (counting.answered()) take_count();  // no GPU (the answer comes at once): nothing is loaded
   const Runtime runtime(runtime_options_of(a));
   const PluginRegistry& plugins = runtime.plugins();
   const KernelLibrary& kernels = runtime.kernels();
@@ -219,13 +227,15 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   SweepOptions sweep;
   sweep.time_limit_s = a.time_limit;
   const WaveOptions wave = gpu_compile_wave(runtime, a.threads);
+  // The input and the CPU reference once for every worker, before the fork: each worker inherits
+  // them and only uploads (a worker restarted after a fault too).
+  if (count < 0 && counting.answered()) take_count();
+  HostSide host = make_host_side(t.run, plugins.get(t.run.family));
+  if (count < 0) take_count();
   // With the wave the workers only load from the cache (two threads each); without one they
   // compile side by side, the cores shared among them.
   const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
   sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
-  // The input and the CPU reference once for every worker, before the fork: each worker inherits
-  // them and only uploads (a worker restarted after a fault too).
-  HostSide host = make_host_side(t.run, plugins.get(t.run.family));
   WorkerPool pool(
       space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave);
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
