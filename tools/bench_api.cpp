@@ -78,7 +78,7 @@ int main(int argc, char** argv) try {
   const PlannedVariant planned = plan_variant(problem, named, plugin, engine.kernels(), info, {});
   const CompileCache cache(CompileCache::default_dir());
   const ReadyVariant ready =
-      ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info, launch_limits(problem, info));
+      ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info);
   if (planned.plan.launches.size() != 1) throw Error("onepass was expected to plan one launch");
   const ResolvedLaunch& l = planned.plan.launches[0];
   DeviceBuffer counter(256), partials(std::max<std::int64_t>(1, planned.plan.scratch_slots) * 16);

@@ -204,8 +204,8 @@ Operation Engine::prepare(const OperationSpec& spec) const {
   // bound; every launch entry is loaded, since any may run for some n of the bucket.
   PlannedVariant planned = plan_variant(problem, request, plugin, engine.kernels, s->info, tuning);
   for (const auto& w : planned.choice.warnings) engine.warn(w);
-  ReadyVariant ready = ready_variant(planned, engine.runtime.jit(s->info.arch()), s->info,
-                                     launch_limits(problem, s->info), nullptr, kernel_names(*planned.variant));
+  ReadyVariant ready =
+      ready_variant(planned, engine.runtime.jit(s->info.arch()), s->info, nullptr, kernel_names(*planned.variant));
   s->choice = std::move(planned.choice);
   s->variant = std::move(planned.variant);
   s->label = s->variant->label();

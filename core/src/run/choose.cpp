@@ -244,7 +244,8 @@ PlannedVariant plan_variant(const Problem& problem, const VariantRequest& reques
   PlannedVariant p;
   p.choice = choose_variant(problem, request, plugin, kernels, info, tuning);
   p.variant = p.choice.variant;
-  p.plan = plan_launches(*p.variant, launch_limits(problem, info));
+  p.limits = launch_limits(problem, info);
+  p.plan = plan_launches(*p.variant, p.limits);
   p.where = "variant " + p.variant->label() + " of " + p.choice.file->path.string();
   return p;
 }

@@ -94,7 +94,8 @@ LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info);
 struct PlannedVariant {
   Choice choice;  // kernel file, parameters, and why
   std::shared_ptr<const Variant> variant;  // choice.variant
-  LaunchPlan plan;     // for problem.n
+  LaunchPlan plan;      // for problem.n
+  LaunchLimits limits;  // this device's, for problem.n: what the plan, and the compiled kernels, must fit
   std::string where;   // "variant onepass BLOCK=256 ... of kernels_src/reduce/onepass.cu"
 };
 

@@ -181,14 +181,13 @@ std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernel
 // --- the whole road --------------------------------------------------------------------------
 
 ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
-                           const LaunchLimits& limits, const CompiledKernels* precompiled,
-                           const std::vector<std::string>& names) {
+                           const CompiledKernels* precompiled, const std::vector<std::string>& names) {
   ReadyVariant r;
   const std::vector<std::string> wanted = names.empty() ? kernel_names(planned.plan) : names;
   r.compiled = compile_variant(planned.variant->file(), wanted, jit, precompiled);
   const std::string what = planned.variant->file().path.string() + " " + planned.variant->label();
   r.kernels = load_kernels(*r.compiled.kernels, wanted, what);
-  if (const auto misfit = check_fit(planned.plan, r.kernels, limits, info, planned.where)) throw ConfigError(misfit->detail);
+  if (const auto misfit = check_fit(planned.plan, r.kernels, planned.limits, info, planned.where)) throw ConfigError(misfit->detail);
   r.functions = bind(planned.plan, r.kernels);
   return r;
 }

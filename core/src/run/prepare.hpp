@@ -128,7 +128,6 @@ struct ReadyVariant {
 // compiled and loaded. Throws ConfigError when a launch does not fit its compiled function
 // (check_fit's sentence), CompileError, DeviceError.
 ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
-                           const LaunchLimits& limits, const CompiledKernels* precompiled = nullptr,
-                           const std::vector<std::string>& names = {});
+                           const CompiledKernels* precompiled = nullptr, const std::vector<std::string>& names = {});
 
 }  // namespace gpuk

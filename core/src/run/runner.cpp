@@ -115,7 +115,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.peak_gbs = info.peak_bandwidth_gbs;
   report.launches = planned.plan.launches;
 
-  const ReadyVariant ready = ready_variant(planned, runtime.jit(info.arch()), info, launch_limits(problem, info), precompiled);
+  const ReadyVariant ready = ready_variant(planned, runtime.jit(info.arch()), info, precompiled);
   report.compile_ms = ready.compiled.ms;
   report.from_cache = ready.compiled.from_cache;
 
