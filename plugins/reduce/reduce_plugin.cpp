@@ -391,10 +391,4 @@ class ReducePlugin final : public Reducer {
 }  // namespace
 }  // namespace gpuk::reduce
 
-extern "C" const GpukPluginInfo* gpuk_plugin_info() {
-  static const GpukPluginInfo info = {
-      GPUK_PLUGIN_ABI_VERSION, "reduce", GPUK_VERSION,
-      []() -> gpuk::FamilyPlugin* { return new gpuk::reduce::ReducePlugin(); },
-      [](gpuk::FamilyPlugin* p) { delete p; }};
-  return &info;
-}
+GPUK_PLUGIN("reduce", gpuk::reduce::ReducePlugin)

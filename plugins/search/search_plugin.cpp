@@ -435,10 +435,4 @@ class SearchPlugin final : public Searcher {
 }  // namespace
 }  // namespace gpuk::search
 
-extern "C" const GpukPluginInfo* gpuk_plugin_info() {
-  static const GpukPluginInfo info = {
-      GPUK_PLUGIN_ABI_VERSION, "search", GPUK_VERSION,
-      []() -> gpuk::FamilyPlugin* { return new gpuk::search::SearchPlugin(); },
-      [](gpuk::FamilyPlugin* p) { delete p; }};
-  return &info;
-}
+GPUK_PLUGIN("search", gpuk::search::SearchPlugin)

@@ -191,10 +191,4 @@ class SortPlugin final : public Sorter {
 }  // namespace
 }  // namespace gpuk::sort
 
-extern "C" const GpukPluginInfo* gpuk_plugin_info() {
-  static const GpukPluginInfo info = {
-      GPUK_PLUGIN_ABI_VERSION, "sort", GPUK_VERSION,
-      []() -> gpuk::FamilyPlugin* { return new gpuk::sort::SortPlugin(); },
-      [](gpuk::FamilyPlugin* p) { delete p; }};
-  return &info;
-}
+GPUK_PLUGIN("sort", gpuk::sort::SortPlugin)

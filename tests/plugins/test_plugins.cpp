@@ -100,3 +100,39 @@ TEST_CASE("the plugin spells the reduce policy for every operation, dtype and ab
   CHECK(std::find(sets.begin(), sets.end(),
                   std::vector<std::string>{"gpuk::Reduce<float, gpuk::ReduceOp::ArgMax, true>"}) != sets.end());
 }
+
+namespace {
+
+// A family that does nothing, and one whose construction throws: what a plugin's create() meets.
+struct Quiet : FamilyPlugin {
+  std::string name() const override { return "quiet"; }
+  std::string description() const override { return ""; }
+  std::vector<std::string> operations() const override { return {}; }
+  std::vector<DType> dtypes() const override { return {}; }
+  std::vector<OptionSpec> options() const override { return {}; }
+  std::string default_kernel() const override { return ""; }
+  std::vector<std::string> template_args(const Problem&) const override { return {}; }
+  std::vector<std::vector<std::string>> all_template_args(const KernelFile&) const override { return {}; }
+  std::unique_ptr<Launcher> make_launcher(const Problem&) const override { return nullptr; }
+  std::unique_ptr<Workload> make_workload(const Problem&, InputView) const override { return nullptr; }
+};
+struct Refuses : Quiet {
+  Refuses() { throw ConfigError("the family's tables do not load"); }
+};
+
+}  // namespace
+
+TEST_CASE("a plugin's create() stops an exception at the C edge and returns why as a value") {
+  char why[64] = "untouched";
+  FamilyPlugin* made = create_plugin<Quiet>(why, sizeof why);
+  REQUIRE(made != nullptr);
+  CHECK(made->name() == "quiet");
+  CHECK(std::string(why) == "untouched");
+  destroy_plugin(made);
+  CHECK(create_plugin<Refuses>(why, sizeof why) == nullptr);
+  CHECK(std::string(why) == "the family's tables do not load");
+  char small[8];
+  CHECK(create_plugin<Refuses>(small, sizeof small) == nullptr);
+  CHECK(std::string(small) == "the fam");  // cut to the buffer, NUL-terminated
+  CHECK(create_plugin<Refuses>(nullptr, 0) == nullptr);
+}

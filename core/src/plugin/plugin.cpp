@@ -100,10 +100,10 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
       loaded->handle = handle;
       loaded->info = info;
       loaded->path = path;
-      try {
-        loaded->plugin = info->create();
-      } catch (const std::exception& e) {
-        errors_.push_back(path.string() + ": plugin failed to start: " + e.what());
+      char why[512] = "";
+      loaded->plugin = info->create(why, sizeof why);
+      if (!loaded->plugin) {
+        errors_.push_back(path.string() + ": plugin failed to start: " + (why[0] ? why : "its create() made nothing"));
         continue;
       }
       plugins_.push_back(std::move(loaded));

@@ -2,8 +2,10 @@
 // one C function, gpuk_plugin_info(); core loads it at run time and checks its ABI version.
 // Core never names a family: it asks the plugin for everything family-specific.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -19,7 +21,7 @@
 #include "plugin/problem.hpp"
 #include "run/device.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 5
+#define GPUK_PLUGIN_ABI_VERSION 6
 
 namespace gpuk {
 
@@ -174,6 +176,26 @@ template <class I> const I* interface_of(const FamilyPlugin& plugin) {
   return static_cast<const I*>(plugin.interface(I::kInterface));
 }
 
+// The C entry points of a plugin (GPUK_PLUGIN defines them): an exception stops here, at the
+// edge, and crosses as an error value. create makes the family's plugin, or returns nullptr and
+// writes why into `error` (NUL-terminated, cut to `error_size` bytes).
+template <class Plugin> FamilyPlugin* create_plugin(char* error, std::size_t error_size) noexcept {
+  const auto say = [&](const char* why) {
+    if (error_size == 0) return;
+    std::strncpy(error, why, error_size - 1);
+    error[error_size - 1] = '\0';
+  };
+  try {
+    return new Plugin();
+  } catch (const std::exception& e) {
+    say(e.what());
+  } catch (...) {
+    say("an exception that is not a std::exception");
+  }
+  return nullptr;
+}
+inline void destroy_plugin(FamilyPlugin* plugin) noexcept { delete plugin; }
+
 }  // namespace gpuk
 
 extern "C" {
@@ -181,12 +203,20 @@ struct GpukPluginInfo {
   int abi_version;  // GPUK_PLUGIN_ABI_VERSION of the core the plugin was built against
   const char* family;
   const char* version;  // the gpuk version it was built from
-  gpuk::FamilyPlugin* (*create)();
+  gpuk::FamilyPlugin* (*create)(char* error, std::size_t error_size);  // never throws (create_plugin)
   void (*destroy)(gpuk::FamilyPlugin*);
 };
-// Every plugin defines this (see docs/plugins.md).
+// Every plugin defines this (see docs/plugins.md), with GPUK_PLUGIN.
 const GpukPluginInfo* gpuk_plugin_info();
 }
+
+// Defines gpuk_plugin_info() for the family FAMILY ("sort") whose FamilyPlugin is TYPE.
+#define GPUK_PLUGIN(FAMILY, TYPE)                                                                         \
+  extern "C" const GpukPluginInfo* gpuk_plugin_info() {                                                   \
+    static const GpukPluginInfo info = {GPUK_PLUGIN_ABI_VERSION, FAMILY, GPUK_VERSION,                    \
+                                        &gpuk::create_plugin<TYPE>, &gpuk::destroy_plugin};              \
+    return &info;                                                                                         \
+  }
 
 namespace gpuk {
 
