@@ -9,7 +9,8 @@
 //   - cub::DeviceReduce::ArgMax with its temporary storage allocated once.
 // Each is timed over batches of launches enqueued without waiting (the median batch, divided by
 // its size), then the stream is drained; the batch stays below the driver's launch queue, so
-// the host time is the launch path, not the GPU. Not a test: run it on a GPU, by hand.
+// the host time is the launch path, not the GPU. gpuk's calls and the bare launch take turns
+// batch by batch, so that none is favoured by when it ran. Not a test: run it on a GPU, by hand.
 //
 //   build/bench_api [n] [batch] [batches]
 #include <algorithm>
@@ -30,17 +31,27 @@ namespace {
 
 using namespace gpuk;
 
-double host_us_per_call(const Stream& stream, int batch, int batches, const std::function<void()>& call) {
-  std::vector<double> per_call;
-  for (int b = 0; b < batches + 1; ++b) {  // the first batch warms up
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < batch; ++i) call();
-    const auto stop = std::chrono::steady_clock::now();
-    stream.synchronize();
-    if (b > 0) per_call.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / batch);
+// Host microseconds per call of each candidate: batches of `batch` calls enqueued without waiting,
+// the stream drained after each batch; the candidates take turns batch by batch (round robin), so
+// that drift of the clock, the queue or the caches over the run falls on all of them alike. The
+// median batch of each, divided by its size; the first round warms up.
+std::vector<double> host_us_per_call(const Stream& stream, int batch, int batches,
+                                     const std::vector<std::function<void()>>& calls) {
+  std::vector<std::vector<double>> per_call(calls.size());
+  for (int b = 0; b < batches + 1; ++b)
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < batch; ++i) calls[c]();
+      const auto stop = std::chrono::steady_clock::now();
+      stream.synchronize();
+      if (b > 0) per_call[c].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / batch);
+    }
+  std::vector<double> medians;
+  for (auto& v : per_call) {
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
   }
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  return medians;
 }
 
 }  // namespace
@@ -89,21 +100,19 @@ int main(int argc, char** argv) try {
   void* args[] = {&in, &count, &out, &p, &c};
   const CUfunction function = ready.functions[0];
 
-  const double api = host_us_per_call(stream, batch, batches, [&] { op.launch(arrays, n, stream.get()); });
   PreparedSizes sizes = engine.prepare_sizes(spec);  // onepass in every bucket up to n
-  const double handle = host_us_per_call(stream, batch, batches, [&] { sizes.launch(arrays, n, stream.get()); });
   auto amax = reduce::prepare_argmax<float>(engine, n);
-  const double typed_handle = host_us_per_call(stream, batch, batches, [&] {
-    amax(reinterpret_cast<const float*>(d_in.get()), reinterpret_cast<reduce::Best<float>*>(d_out.get()), n,
-         stream.get());
-  });
-  const double typed = host_us_per_call(stream, batch, batches, [&] {
-    reduce::argmax(engine, reinterpret_cast<const float*>(d_in.get()), n, reinterpret_cast<reduce::Best<float>*>(d_out.get()),
-                   stream.get());
-  });
-  const double bare = host_us_per_call(stream, batch, batches, [&] {
-    GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(), args, nullptr));
-  });
+  const auto* px = reinterpret_cast<const float*>(d_in.get());
+  auto* pb = reinterpret_cast<reduce::Best<float>*>(d_out.get());
+  const std::vector<double> us = host_us_per_call(
+      stream, batch, batches,
+      {[&] { GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream.get(), args,
+                                             nullptr)); },
+       [&] { op.launch(arrays, n, stream.get()); },
+       [&] { sizes.launch(arrays, n, stream.get()); },
+       [&] { amax(px, pb, n, stream.get()); },
+       [&] { reduce::argmax(engine, px, n, pb, stream.get()); }});
+  const double bare = us[0], api = us[1], handle = us[2], typed_handle = us[3], typed = us[4];
   const double cub = cub_argmax_host_us(reinterpret_cast<const float*>(d_in.get()), static_cast<long long>(n),
                                         stream.get(), batch, batches);
 

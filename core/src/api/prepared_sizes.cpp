@@ -49,14 +49,21 @@ void PreparedSizes::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstre
   }
 }
 
-Operation& PreparedSizes::at(std::uint64_t n) {
-  const std::string who = what_.empty() ? std::string("this handle") : what_;
-  if (n > max_n_)
-    throw ConfigError(who + " was prepared for n up to " + std::to_string(max_n_) + "; n = " + std::to_string(n) +
+namespace {
+// An n above max_n or not a multiple of step: the words, out of the hot path.
+[[noreturn]] void refuse(const std::string& what, std::uint64_t max_n, std::uint64_t step, std::uint64_t n) {
+  const std::string who = what.empty() ? std::string("this handle") : what;
+  if (n > max_n)
+    throw ConfigError(who + " was prepared for n up to " + std::to_string(max_n) + "; n = " + std::to_string(n) +
                       " needs a handle prepared for it");
-  if (n % step_ != 0)
-    throw ConfigError(who + " serves multiples of " + std::to_string(step_) + " elements; n = " + std::to_string(n) +
-                      " is not one");
+  throw ConfigError(who + " serves multiples of " + std::to_string(step) + " elements; n = " + std::to_string(n) +
+                    " is not one");
+}
+}  // namespace
+
+Operation& PreparedSizes::at(std::uint64_t n) {
+  // The hot path of every handle's call: two comparisons, the words only when they are needed.
+  if (n > max_n_ || (step_ != 1 && n % step_ != 0)) refuse(what_, max_n_, step_, n);
   // n's bucket [2^k, 2^(k+1)): k = bit_width(n) - 1; a multiple of step is never below the first.
   return operations_[static_cast<std::size_t>(std::bit_width(n) - 1 - first_bucket_)];
 }
