@@ -16,6 +16,7 @@
 
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 
 namespace gpuk::test {
 
@@ -40,6 +41,18 @@ class CompiledSet {
       for (const auto& n : p.names) index_[key(*file, n)] = programs_.size();
       programs_.push_back(std::move(p));
     }
+  }
+
+  // Every variant the family can instantiate from `file` (its default parameters), as add().
+  void add_every_variant(const FamilyPlugin& plugin, const std::shared_ptr<const KernelFile>& file,
+                         std::size_t per_program) {
+    std::vector<std::vector<std::string>> variants;
+    for (const auto& args : plugin.all_template_args(*file)) {
+      const Variant v(file, args, {});
+      variants.emplace_back();
+      for (const auto& l : file->launches) variants.back().push_back(v.name_expression(l));
+    }
+    add(file, variants, per_program);
   }
 
   // Every program at once, as many at a time as there are hardware threads. The first error is

@@ -78,10 +78,7 @@ inline std::size_t shape_sweep(const std::string& kernel, const std::vector<std:
   std::vector<std::vector<std::string>> variants;
   for (const auto& spec : specs) variants.push_back(names(spec));
   set.add(file, variants, 2);
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  set.compile(Jit(options, &gpu().cache));
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const RunReport r = run(specs[i], {gpu().runtime}, gpu().device, &set.holding(*file, names(specs[i]).front()));
     CHECK_MESSAGE(r.verification.passed, (labels[i] + ": " + r.verification.detail));

@@ -95,20 +95,9 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
   test::CompiledSet set;
   for (const auto& file : gpu().kernels.family("reduce")) {
     if (!contiguous(*file)) continue;
-    std::vector<std::vector<std::string>> variants;
-    for (const auto& args : gpu().plugins.get("reduce").all_template_args(*file)) {
-      const Variant v(file, args, {});
-      variants.emplace_back();
-      for (const auto& l : file->launches) variants.back().push_back(v.name_expression(l));
-    }
-    set.add(file, variants, 8);
+    set.add_every_variant(gpu().plugins.get("reduce"), file, 8);
   }
-  {
-    JitOptions options;
-    options.arch = gpu().device.info().arch();
-    options.include_dirs = gpu().kernels.include_dirs();
-    set.compile(Jit(options, &gpu().cache));
-  }
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
   std::cout << "compiled " << set.programs() << " programs in " << seconds_since(start) << " s\n";
   for (const auto& file : gpu().kernels.family("reduce")) {
     if (!contiguous(*file)) continue;

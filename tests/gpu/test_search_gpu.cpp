@@ -121,18 +121,9 @@ RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, 
 test::CompiledSet compile_all(const std::vector<std::shared_ptr<const KernelFile>>& files) {
   test::CompiledSet set;
   for (const auto& file : files) {
-    std::vector<std::vector<std::string>> variants;
-    for (const auto& args : gpu().plugins.get("search").all_template_args(*file)) {
-      const Variant v(file, args, {});
-      variants.emplace_back();
-      for (const auto& l : file->launches) variants.back().push_back(v.name_expression(l));
-    }
-    set.add(file, variants, 8);
+    set.add_every_variant(gpu().plugins.get("search"), file, 8);
   }
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  set.compile(Jit(options, &gpu().cache));
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
   return set;
 }
 
@@ -213,10 +204,7 @@ TEST_CASE("fast.cu with every BLOCK, UNROLL and BLOCKS_PER_SM, and every POLL, f
   std::vector<std::vector<std::string>> variants;
   for (const auto& n : names) variants.push_back({n});
   compiled.add(file, variants, 8);
-  JitOptions options;
-  options.arch = gpu().device.info().arch();
-  options.include_dirs = gpu().kernels.include_dirs();
-  compiled.compile(Jit(options, &gpu().cache));
+  compiled.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
   for (std::size_t i = 0; i < combos.size(); ++i) {
     const auto& combo = combos[i];
     const std::string yaml = "family: search\noperation: find\nkernel: fast\ndtype: int32\nsize: " +

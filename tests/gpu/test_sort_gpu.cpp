@@ -130,12 +130,7 @@ TEST_CASE("every sort variant matches std::stable_sort: every dtype, order, oper
       set.add(file, variants, 2);
     }
   }
-  {
-    JitOptions options;
-    options.arch = gpu().device.info().arch();
-    options.include_dirs = gpu().kernels.include_dirs();
-    set.compile(Jit(options, &gpu().cache));
-  }
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
   std::cout << "compiled " << set.programs() << " programs in " << seconds_since(start) << " s\n";
   for (const auto& file : gpu().kernels.family("sort")) {
     if (!selected(file->name)) continue;
