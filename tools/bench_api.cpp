@@ -8,6 +8,8 @@
 //   - PreparedSizes::launch (every prepared handle's road: its bucket, then Operation::launch),
 //   - gpuk::reduce::prepare_argmax's handle (the typed call on PreparedSizes),
 //   - the typed call gpuk::reduce::argmax (Engine::launch: one cached Operation per stream),
+//   - the handle with n - 1 and n - 2 in turn (a new n each call, in one size bucket: its launches
+//     planned again),
 //   - cub::DeviceReduce::ArgMax with its temporary storage allocated once.
 // Each is timed over batches of launches enqueued without waiting (the median batch, divided by
 // its size), then the stream is drained; the batch stays below the driver's launch queue, so
@@ -132,8 +134,9 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
 
   const char* names[] = {"bare cuLaunchKernel (same function, args)", "gpuk::Operation::launch",
                          "PreparedSizes::launch (every handle's road)", "prepare_argmax's handle amax(x, b, n, s)",
-                         "gpuk::reduce::argmax (Engine::launch)"};
-  std::vector<std::vector<double>> us(5);  // [row][trial]
+                         "gpuk::reduce::argmax (Engine::launch)", "handle, n-1 and n-2 in turn (plans again)"};
+  std::vector<std::vector<double>> us(6);  // [row][trial]
+  std::uint64_t flip = 0;
   for (int t = 0; t < trials; ++t) {
     const std::vector<double> one = host_us_per_call(
         stream, batch, batches,
@@ -142,7 +145,8 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
          [&] { op.launch(arrays, n, stream.get()); },
          [&] { sizes.launch(arrays, n, stream.get()); },
          [&] { amax(px, pb, n, stream.get()); },
-         [&] { reduce::argmax(engine, px, pb, n, stream.get()); }});
+         [&] { reduce::argmax(engine, px, pb, n, stream.get()); },
+         [&] { amax(px, pb, n - 1 - (++flip & 1), stream.get()); }});
     for (std::size_t r = 0; r < one.size(); ++r) us[r].push_back(one[r]);
   }
   const double cub = cub_argmax_host_us(px, static_cast<long long>(n), stream.get(), batch, batches);
@@ -150,7 +154,7 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
   std::printf("\nargmax of %llu float32 on %s, every gpuk row and the bare launch on variant %s\n"
               "host time per call: median of %d batches of %d, candidates in turn; %d trials (median, then each):\n",
               static_cast<unsigned long long>(n), info.name.c_str(), op.variant().c_str(), batches, batch, trials);
-  std::vector<double> over(5);
+  std::vector<double> over(us.size());
   for (std::size_t r = 0; r < us.size(); ++r) {
     std::vector<double> delta;
     for (int t = 0; t < trials; ++t) delta.push_back(us[r][t] - us[0][t]);

@@ -8,6 +8,7 @@
 //   - Operation::launch, PreparedSizes::launch (what every prepared handle is), the typed
 //     handle gpuk::reduce::prepare_argmax's call, and the typed call gpuk::reduce::argmax
 //     (Engine::launch: a cache lookup per call),
+//   - the handle called with n - 1 and n - 2 in turn: a new n each call, its launches planned again,
 // as nanoseconds per call (the median of rounds taken in turn), driver calls per call besides the
 // launch, heap allocations per call (malloc, counted), and user-space instructions per call
 // (perf_event_open, where the kernel lets it).
@@ -198,6 +199,10 @@ int main(int argc, char** argv) try {
     candidates.emplace_back("PreparedSizes::launch (every handle's)", [&] { sizes.launch(arrays, n, stream.get()); });
     candidates.emplace_back("prepare_argmax's handle: amax(d_x, d_b, n, s)", [&] { amax(px, pb, n, stream.get()); });
     candidates.emplace_back("gpuk::reduce::argmax (Engine::launch)", [&] { reduce::argmax(engine, px, pb, n, stream.get()); });
+    // A new n on every call (n - 1 and n - 2 in turn, one size bucket): the launches planned again.
+    std::uint64_t flip = 0;
+    candidates.emplace_back("handle, n-1 and n-2 in turn (plans again)",
+                            [&] { amax(px, pb, n - 1 - (++flip & 1), stream.get()); });
 
     // Counts: one pass of `calls` calls each.
     const InstructionCounter instructions;

@@ -1,6 +1,7 @@
 // The library API's Operation: a prepared variant launched on the caller's device pointers and
 // stream. The hot path checks its arguments, makes the context current if it is not, and
 // enqueues the kernels; it plans again only when n changes.
+#include <algorithm>
 #include <cstring>
 
 #include "api/api_state.hpp"
@@ -122,7 +123,10 @@ std::vector<std::byte> Operation::launch_and_read(DeviceArrays arrays, std::uint
   if (result == s.slots.size())
     throw ConfigError(s.what + " has no small answer to read back: its results are the device arrays it writes");
   check_arrays(s.what, s.slots, arrays, true);
-  std::vector<CUdeviceptr> call(arrays.begin(), arrays.end());
+  CUdeviceptr call[DeviceAddressList::kMax] = {};  // every operation takes at most kMax arrays
+  if (arrays.size() > DeviceAddressList::kMax)
+    throw ConfigError(s.what + " takes more arrays than a call can pass (" + std::to_string(arrays.size()) + ")");
+  std::copy(arrays.begin(), arrays.end(), call);
   if (!call[result]) {
     if (!s.own_result.get()) {
       s.engine->device();
@@ -130,7 +134,7 @@ std::vector<std::byte> Operation::launch_and_read(DeviceArrays arrays, std::uint
     }
     call[result] = s.own_result.get();
   }
-  launch(call, n, stream, scalar);
+  launch(DeviceArrays(call, arrays.size()), n, stream, scalar);
   std::vector<std::byte> bytes(s.slots[result].bytes);
   GPUK_CU(driver().cuMemcpyDtoHAsync(bytes.data(), call[result], bytes.size(), stream), s.where);
   GPUK_CU(driver().cuStreamSynchronize(stream), "after running " + s.where);
