@@ -31,31 +31,13 @@ void WorkerPool::Impl::start(std::size_t w) {
 
 void WorkerPool::Impl::spawn(std::size_t w) {
   detail::WorkerProcess& p = procs[w];
-  if (cuda_initialised())
-    throw Error("internal: the process that forks the GPU workers has initialised CUDA itself, so they could not "
-                "use the GPU");
-  int down[2], up[2];
-  if (::pipe(down) != 0 || ::pipe(up) != 0) throw Error("cannot create the pipes of a worker process");
   p.spawned = std::chrono::steady_clock::now();
-  const pid_t pid = fork_process(
-      [&]() -> int {
-        // Only its own pipe ends: the parent sees a worker's end when that worker ends.
-        for (const auto& other : procs) {
-          if (other.to >= 0) ::close(other.to);
-          if (other.from) ::close(other.from->fd());
-        }
-        ::close(down[1]);
-        ::close(up[0]);
-        worker_main(down[0], up[1], space, factory, p.info.ordinal);
-      },
-      "a worker process");
-  ::close(down[0]);
-  ::close(up[1]);
-  ::fcntl(down[1], F_SETFD, FD_CLOEXEC);
-  ::fcntl(up[0], F_SETFD, FD_CLOEXEC);
-  p.pid = pid;
-  p.to = down[1];
-  p.from = std::make_unique<LineReader>(up[0]);
+  // Forked by the spawner (tune/spawner.hpp), not here: this process runs compile threads and
+  // CUDA (its compile wave's NVRTC) by now. The worker holds no pipe of another worker.
+  const detail::Spawner::Worker started = spawner->start(p.info.ordinal);
+  p.pid = started.pid;
+  p.to = started.to;
+  p.from = std::make_unique<LineReader>(started.from);
   p.busy.reset();
   p.adopted.clear();
 }
@@ -249,6 +231,9 @@ WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFact
   // A worker that dies leaves a pipe without a reader: a write to it must fail, not kill gpuk.
   std::signal(SIGPIPE, SIG_IGN);
   if (ordinals.empty()) throw ConfigError("a pool of workers needs at least one GPU");
+  impl_->spawner = std::make_unique<detail::Spawner>([impl = impl_.get()](int ordinal, int in, int out) -> int {
+    worker_main(in, out, impl->space, impl->factory, ordinal);
+  });
   impl_->procs.resize(ordinals.size());
   impl_->infos.resize(ordinals.size());
   for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->procs[w].info.ordinal = ordinals[w];

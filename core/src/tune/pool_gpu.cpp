@@ -6,7 +6,6 @@
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/compile_child.hpp"
 #include "tune/pool.hpp"
 #include "tune/sweep.hpp"
 
@@ -72,11 +71,9 @@ WaveOptions gpu_compile_wave(const Runtime& runtime, int threads) {
   wave.threads = threads;
   wave.compiler = [&runtime](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
     const Jit* jit = &runtime.jit(first.device.arch());
-    // Each program in a child process: NVRTC would initialise CUDA here, and the workers this
-    // process forks (again after a fault) could not use the GPU (tune/compile_child.hpp).
-    return [jit](const KernelFile& file, const std::vector<std::string>& names) {
-      return compile_in_child(*jit, file, names);
-    };
+    // In this process, on its compile threads: its workers are forked by the pool's spawner,
+    // which never touches CUDA, so NVRTC's cuInit here does not reach them (tune/spawner.hpp).
+    return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
   };
   return wave;
 }
