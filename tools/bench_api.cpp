@@ -8,8 +8,8 @@
 //   - PreparedSizes::launch (every prepared handle's road: its bucket, then Operation::launch),
 //   - gpuk::reduce::prepare_argmax's handle (the typed call on PreparedSizes),
 //   - the typed call gpuk::reduce::argmax (Engine::launch: one cached Operation per stream),
-//   - the handle with n - 1 and n - 2 in turn (a new n each call, in one size bucket: its launches
-//     planned again),
+//   - the handle with n - 1 and n - 2 in turn (each size's plan kept and swapped back in), and
+//     with a new n on every call (1,000 sizes in turn, one size bucket: its launches planned again),
 //   - cub::DeviceReduce::ArgMax with its temporary storage allocated once.
 // Each is timed over batches of launches enqueued without waiting (the median batch, divided by
 // its size), then the stream is drained; the batch stays below the driver's launch queue, so
@@ -86,6 +86,9 @@ double median_of(std::vector<double> v) {
 // (median of the trials).
 bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stream, std::uint64_t n, int batch,
                 int batches, int trials) {
+  if (n < 4) throw Error("n must be at least 4 (the rows with other sizes take n - 1 and below)");
+  // The new sizes: up to 1,000 below n, all at least (n - 1) / 2.
+  const std::uint64_t spread = std::min<std::uint64_t>(1000, (n - 1) / 2);
   std::vector<float> x(n);
   for (std::uint64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 2654435761u) % 1000003) - 500000.0f;
   DeviceBuffer d_in(n * sizeof(float)), d_out(16);
@@ -96,6 +99,7 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
 
   // The application's handle first: its variant for n is the one every other row runs.
   auto amax = reduce::prepare_argmax<float>(engine, n);
+  auto amax_new = reduce::prepare_argmax<float>(engine, n);  // the new-n row's: its plans its own
   const std::string label = amax.sizes().operations().back().variant();
   VariantRequest request = named_from_label(label);
   if (request.kernel != "onepass") {
@@ -134,9 +138,10 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
 
   const char* names[] = {"bare cuLaunchKernel (same function, args)", "gpuk::Operation::launch",
                          "PreparedSizes::launch (every handle's road)", "prepare_argmax's handle amax(x, b, n, s)",
-                         "gpuk::reduce::argmax (Engine::launch)", "handle, n-1 and n-2 in turn (plans again)"};
-  std::vector<std::vector<double>> us(6);  // [row][trial]
-  std::uint64_t flip = 0;
+                         "gpuk::reduce::argmax (Engine::launch)", "handle, n-1 and n-2 in turn (kept plans)",
+                         "handle, a new n every call (plans again)"};
+  std::vector<std::vector<double>> us(7);  // [row][trial]
+  std::uint64_t flip = 0, step = 0;
   for (int t = 0; t < trials; ++t) {
     const std::vector<double> one = host_us_per_call(
         stream, batch, batches,
@@ -146,7 +151,8 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
          [&] { sizes.launch(arrays, n, stream.get()); },
          [&] { amax(px, pb, n, stream.get()); },
          [&] { reduce::argmax(engine, px, pb, n, stream.get()); },
-         [&] { amax(px, pb, n - 1 - (++flip & 1), stream.get()); }});
+         [&] { amax(px, pb, n - 1 - (++flip & 1), stream.get()); },
+         [&] { amax_new(px, pb, n - 1 - (++step % spread), stream.get()); }});
     for (std::size_t r = 0; r < one.size(); ++r) us[r].push_back(one[r]);
   }
   const double cub = cub_argmax_host_us(px, static_cast<long long>(n), stream.get(), batch, batches);

@@ -8,7 +8,8 @@
 //   - Operation::launch, PreparedSizes::launch (what every prepared handle is), the typed
 //     handle gpuk::reduce::prepare_argmax's call, and the typed call gpuk::reduce::argmax
 //     (Engine::launch: a cache lookup per call),
-//   - the handle called with n - 1 and n - 2 in turn: a new n each call, its launches planned again,
+//   - the handle called with n - 1 and n - 2 in turn (each size's plan kept and swapped back in),
+//     and with a new n on every call (its launches planned again: expressions evaluated),
 // as nanoseconds per call (the median of rounds taken in turn), driver calls per call besides the
 // launch, heap allocations per call (malloc, counted), and user-space instructions per call
 // (perf_event_open, where the kernel lets it).
@@ -165,6 +166,9 @@ int main(int argc, char** argv) try {
   const std::uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 250000;
   const int calls = argc > 2 ? std::atoi(argv[2]) : 100000;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 9;
+  if (n < 4) throw Error("n must be at least 4 (the rows with other sizes take n - 1 and below)");
+  // The new sizes: up to 1,000 below n, all at least (n - 1) / 2.
+  const std::uint64_t spread = std::min<std::uint64_t>(1000, (n - 1) / 2);
   Engine engine;
   const DeviceInfo& info = engine.device();
   const Stream stream;
@@ -175,6 +179,7 @@ int main(int argc, char** argv) try {
 
   // Every path on the variant the lookup picks for n (what an application's prepare_argmax gets).
   auto amax = reduce::prepare_argmax<float>(engine, n);
+  auto amax_new = reduce::prepare_argmax<float>(engine, n);  // the new-n row's: its plans its own
   OperationSpec spec;
   spec.family = "reduce";
   spec.operation = "argmax";
@@ -199,10 +204,13 @@ int main(int argc, char** argv) try {
     candidates.emplace_back("PreparedSizes::launch (every handle's)", [&] { sizes.launch(arrays, n, stream.get()); });
     candidates.emplace_back("prepare_argmax's handle: amax(d_x, d_b, n, s)", [&] { amax(px, pb, n, stream.get()); });
     candidates.emplace_back("gpuk::reduce::argmax (Engine::launch)", [&] { reduce::argmax(engine, px, pb, n, stream.get()); });
-    // A new n on every call (n - 1 and n - 2 in turn, one size bucket): the launches planned again.
-    std::uint64_t flip = 0;
-    candidates.emplace_back("handle, n-1 and n-2 in turn (plans again)",
+    // Two sizes in turn (n - 1 and n - 2, one size bucket): each plan kept and swapped back in.
+    std::uint64_t flip = 0, step = 0;
+    candidates.emplace_back("handle, n-1 and n-2 in turn (kept plans)",
                             [&] { amax(px, pb, n - 1 - (++flip & 1), stream.get()); });
+    // A new n on every call (1,000 sizes in turn, one size bucket): the launches planned again.
+    candidates.emplace_back("handle, a new n every call (plans again)",
+                            [&] { amax_new(px, pb, n - 1 - (++step % spread), stream.get()); });
 
     // Counts: one pass of `calls` calls each.
     const InstructionCounter instructions;

@@ -2,7 +2,8 @@
 // tests/api/fake_driver.cpp (the kernels compiled by NVRTC for real, the modules and memory only
 // handles), each call is counted at the driver table and at malloc. One call of any handle asks
 // the driver for one kernel launch per planned launch and one context query, nothing else (no
-// allocation, module load, copy, memset or wait), and allocates no host memory while n repeats. Issue 28's "zero
+// allocation, module load, copy, memset or wait), and allocates no host memory while n repeats or
+// alternates between sizes it has met (a few plans are kept). Issue 28's "zero
 // allocations and zero compiles after prepare", checked on every machine; the GPU side of it is
 // tests/gpu/test_api_handles_gpu.cpp.
 #include <doctest/doctest.h>
@@ -177,6 +178,15 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
     // driver call but the launches.
     const Counted other_n = count([&] { c.call(c.n / 3); });
     CHECK(other_n.other == 0);
+    // Sizes met before are planned once: calls alternating between them allocate nothing.
+    const std::uint64_t sizes[] = {c.n, c.n - 1, c.n / 3, c.n / 3 - 1};
+    for (const std::uint64_t n : sizes) c.call(n);
+    const Counted alternating = count([&] {
+      for (int i = 0; i < 100; ++i) c.call(sizes[i % 4]);
+    });
+    CHECK(alternating.launches >= 100);
+    CHECK(alternating.other == 0);
+    if (kMallocsCounted) CHECK(alternating.mallocs == 0);
     MESSAGE(what << ": " << one.launches << " launch(es) and 1 context query per call, no other driver call, "
                  << (kMallocsCounted ? std::to_string(one.mallocs) + " mallocs" : std::string("mallocs not counted"))
                  << "; a call with a new n: " << other_n.other << " other driver calls, "

@@ -441,6 +441,9 @@ TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, w
   const Array<float> d_x(x);
   Array<reduce::Best<float>> d_best(1);
   auto amax = reduce::prepare_argmax<float>(engine(), n);
+  // Poisoned now, with the primary context current: the runtime's calls would run in whatever
+  // context is current, and the one made below cannot reach this memory.
+  d_best.poison();
   CUdevice device = 0;
   REQUIRE(driver().cuDeviceGet(&device, 0) == CUDA_SUCCESS);
   CUctxCreateParams params{};
@@ -454,7 +457,6 @@ TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, w
                        ConfigError);
   // With that context current, a stream of the primary context still works: gpuk makes its own
   // context current (and leaves it so).
-  d_best.poison();
   amax(d_x.ptr, d_best.ptr, n, primary_stream.s);
   primary_stream.sync();
   CHECK(d_best.download(1)[0].index == host_argmax(x, 0, static_cast<std::int64_t>(n)));

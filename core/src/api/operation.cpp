@@ -30,18 +30,35 @@ const std::vector<std::string>& Operation::warnings() const { return state_->cho
 std::uint64_t Operation::scratch_bytes() const { return state_->scratch_needed; }
 std::uint64_t Operation::held_bytes() const { return state_->own_scratch.bytes() + state_->own_result.bytes(); }
 
-void Operation::State::replan(std::uint64_t n) {
+void Operation::State::plan_for(std::uint64_t n) {
+  for (EarlierPlan& e : earlier)
+    if (e.n == n) {  // planned before: swapped in, the current one taking its place
+      std::swap(e.n, planned_n);
+      std::swap(e.plan, plan);
+      std::swap(e.functions, functions);
+      return;
+    }
+  EarlierPlan next = new_plan(n);
+  EarlierPlan& oldest = earlier[next_earlier];
+  next_earlier = (next_earlier + 1) % kEarlierPlans;
+  oldest = {planned_n, std::move(plan), std::move(functions)};
+  planned_n = n;
+  plan = std::move(next.plan);
+  functions = std::move(next.functions);
+}
+
+Operation::State::EarlierPlan Operation::State::new_plan(std::uint64_t n) const {
   Problem at = problem;
   at.n = n;
   const LaunchLimits limits = launch_limits(at, info);
-  LaunchPlan next = plan_launches(*variant, limits);
-  if (const auto misfit = check_fit(next, kernels, limits, info, where)) throw ConfigError(misfit->detail);
-  if (scratch && launcher->scratch_bytes(next) > scratch_bytes)
-    throw ConfigError(where + ": n = " + std::to_string(n) + " needs " + std::to_string(launcher->scratch_bytes(next)) +
-                      " bytes of scratch; the Operation has " + std::to_string(scratch_bytes));
-  functions = bind(next, kernels);
-  plan = std::move(next);
-  planned_n = n;
+  EarlierPlan next{n, plan_launches(*variant, limits), {}};
+  if (const auto misfit = check_fit(next.plan, kernels, limits, info, where)) throw ConfigError(misfit->detail);
+  if (scratch && launcher->scratch_bytes(next.plan) > scratch_bytes)
+    throw ConfigError(where + ": n = " + std::to_string(n) + " needs " +
+                      std::to_string(launcher->scratch_bytes(next.plan)) + " bytes of scratch; the Operation has " +
+                      std::to_string(scratch_bytes));
+  next.functions = bind(next.plan, kernels);
+  return next;
 }
 
 void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) {
@@ -55,6 +72,8 @@ void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream s
   s.own_scratch = DeviceBuffer();
   s.scratch = scratch;
   s.scratch_bytes = bytes;
+  // Plans kept from before were checked against the old scratch: made again when next needed.
+  for (State::EarlierPlan& e : s.earlier) e.n = 0;
 }
 
 namespace {
@@ -108,7 +127,7 @@ void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, co
   CUcontext current = nullptr;
   GPUK_CU(api.cuCtxGetCurrent(&current));
   if (current != s.context) make_current(api, s, stream);
-  if (n != s.planned_n) s.replan(n);
+  if (n != s.planned_n) s.plan_for(n);
   const LaunchTarget target{s.plan, s.functions.data(), stream, s.where};
   const DeviceCall call{arrays.data(), n, s.scratch, s.scratch_bytes, scalar ? scalar->data() : nullptr};
   s.launcher->launch(target, call);
