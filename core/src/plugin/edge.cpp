@@ -136,26 +136,71 @@ std::unique_ptr<T> made(std::unique_ptr<T> object, const std::string& family, co
   return object;
 }
 
+// Every virtual of FamilyPlugin is forwarded here, the defaulted ones too: one left out would
+// answer with FamilyPlugin's default instead of the family's.
+class GuardedPlugin final : public FamilyPlugin {
+ public:
+  GuardedPlugin(const FamilyPlugin& inner, std::string family) : inner_(inner), family_(std::move(family)) {}
+  std::string name() const override {
+    return guarded(family_, "name", [&] { return inner_.name(); });
+  }
+  std::string description() const override {
+    return guarded(family_, "description", [&] { return inner_.description(); });
+  }
+  std::vector<std::string> operations() const override {
+    return guarded(family_, "operations", [&] { return inner_.operations(); });
+  }
+  std::vector<DType> dtypes() const override {
+    return guarded(family_, "dtypes", [&] { return inner_.dtypes(); });
+  }
+  std::vector<OptionSpec> options() const override {
+    return guarded(family_, "options", [&] { return inner_.options(); });
+  }
+  std::string default_kernel() const override {
+    return guarded(family_, "default_kernel", [&] { return inner_.default_kernel(); });
+  }
+  void check(const Problem& problem) const override {
+    guarded(family_, "check", [&] { inner_.check(problem); });
+  }
+  std::vector<std::string> template_args(const Problem& problem) const override {
+    return guarded(family_, "template_args", [&] { return inner_.template_args(problem); });
+  }
+  std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
+    return guarded(family_, "all_template_args", [&] { return inner_.all_template_args(file); });
+  }
+  std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
+    return guarded(family_, "choose_kernel", [&] { return inner_.choose_kernel(problem); });
+  }
+  std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    auto inner = guarded(family_, "make_launcher", [&] { return inner_.make_launcher(problem); });
+    return std::make_unique<GuardedLauncher>(family_, made(std::move(inner), family_, "make_launcher"));
+  }
+  std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
+    auto inner = guarded(family_, "make_workload", [&] { return inner_.make_workload(problem, std::move(input)); });
+    return std::make_unique<GuardedWorkload>(family_, made(std::move(inner), family_, "make_workload"));
+  }
+  std::uint64_t host_bytes(const Problem& problem) const override {
+    return guarded(family_, "host_bytes", [&] { return inner_.host_bytes(problem); });
+  }
+  const void* interface(std::string_view name) const override {
+    return guarded(family_, "interface", [&] { return inner_.interface(name); });
+  }
+
+ private:
+  const FamilyPlugin& inner_;
+  std::string family_;
+};
+
 }  // namespace
 
-std::unique_ptr<Launcher> family_launcher(const FamilyPlugin& plugin, const Problem& problem) {
-  auto inner = guarded(problem.family, "make_launcher", [&] { return plugin.make_launcher(problem); });
-  return std::make_unique<GuardedLauncher>(problem.family, made(std::move(inner), problem.family, "make_launcher"));
-}
-
-std::unique_ptr<Workload> family_workload(const FamilyPlugin& plugin, const Problem& problem, InputView input) {
-  auto inner = guarded(problem.family, "make_workload", [&] { return plugin.make_workload(problem, std::move(input)); });
-  return std::make_unique<GuardedWorkload>(problem.family, made(std::move(inner), problem.family, "make_workload"));
-}
-
-std::uint64_t family_host_bytes(const FamilyPlugin& plugin, const Problem& problem) {
-  return guarded(problem.family, "host_bytes", [&] { return plugin.host_bytes(problem); });
+std::unique_ptr<FamilyPlugin> guard_plugin(const FamilyPlugin& plugin, const std::string& family) {
+  return std::make_unique<GuardedPlugin>(plugin, family);
 }
 
 FamilyParts family_parts(const FamilyPlugin& plugin, const Problem& problem) {
   FamilyParts parts;
-  parts.launcher = family_launcher(plugin, problem);
-  parts.host_bytes = family_host_bytes(plugin, problem);
+  parts.launcher = plugin.make_launcher(problem);
+  parts.host_bytes = plugin.host_bytes(problem);
   return parts;
 }
 

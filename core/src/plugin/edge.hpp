@@ -1,6 +1,5 @@
-// The edge between core and a family's objects: every call core makes into a plugin's Launcher or
-// Workload, and the FamilyPlugin calls that make them (make_launcher, make_workload, host_bytes),
-// passes here. Whatever the plugin throws stops at the edge as a value (PluginFault: the kind of
+// The edge between core and a family: every call core makes into a loaded plugin, its
+// FamilyPlugin and the Launchers and Workloads it makes, passes here. Whatever the plugin throws stops at the edge as a value (PluginFault: the kind of
 // error and its words) and core raises it again as one of its own errors: a gpuk error keeps its
 // kind and words; anything else (std::out_of_range, std::bad_alloc, an int) becomes an Error
 // naming the family and the call, never an exception core does not know and cannot report.
@@ -32,10 +31,11 @@ PluginFault fault_of(const std::exception_ptr& thrown, const std::string& family
 // Throws the gpuk error of `fault`'s kind with its words.
 [[noreturn]] void raise(const PluginFault& fault);
 
-// The family's Launcher and Workload behind the edge: each call of theirs is guarded.
-std::unique_ptr<Launcher> family_launcher(const FamilyPlugin& plugin, const Problem& problem);
-std::unique_ptr<Workload> family_workload(const FamilyPlugin& plugin, const Problem& problem, InputView input);
-std::uint64_t family_host_bytes(const FamilyPlugin& plugin, const Problem& problem);
+// `plugin` behind the edge: each of its calls, and each call of the Launchers and Workloads it
+// makes, guarded. The registry (PluginRegistry) hands out only these, so that every call core
+// makes into a loaded family passes here; `family` names it in the words of a foreign exception.
+// `plugin` must outlive what this returns.
+std::unique_ptr<FamilyPlugin> guard_plugin(const FamilyPlugin& plugin, const std::string& family);
 
 // What a run asks the family for once, before anything else: its one Launcher (behind the edge)
 // and the host memory it will hold at its peak.

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
-#include "plugin/edge.hpp"
 #include "run/host_memory.hpp"
 #include "run/host_side.hpp"
 #include "run/timing.hpp"
@@ -31,13 +30,13 @@ Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, Pr
 
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
     : spec_(spec), plugin_(plugin), device_(device) {
-  make(family_launcher(plugin, problem_of(spec)), nullptr);
+  make(plugin.make_launcher(problem_of(spec)), nullptr);
 }
 
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, std::unique_ptr<Workload> prepared)
     : spec_(spec), plugin_(plugin), device_(device) {
   if (!prepared) throw Error("internal: a Bench of a prepared workload without one");
-  make(family_launcher(plugin, problem_of(spec)), std::move(prepared));
+  make(plugin.make_launcher(problem_of(spec)), std::move(prepared));
 }
 
 void Bench::make(std::unique_ptr<Launcher> launcher, std::unique_ptr<Workload> prepared) {

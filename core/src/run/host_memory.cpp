@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "plugin/edge.hpp"
+#include "plugin/plugin.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -113,7 +113,7 @@ HostMemory available_host_memory() {
 }
 
 void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin) {
-  refuse_if_host_memory_short(spec, family_host_bytes(plugin, problem_of(spec)));
+  refuse_if_host_memory_short(spec, plugin.host_bytes(problem_of(spec)));
 }
 
 void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed) {

@@ -7,7 +7,7 @@
 
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "plugin/edge.hpp"
+#include "plugin/plugin.hpp"
 #include "run/host_memory.hpp"
 
 namespace gpuk {
@@ -26,7 +26,7 @@ std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlu
   if (pin_note) *pin_note = input.pin();
   const InputView view(std::make_shared<const HostArray>(std::move(input)), spec.data.seed);
   try {
-    return family_workload(plugin, problem_of(spec), view);
+    return plugin.make_workload(problem_of(spec), view);
   } catch (const ConfigError& e) {
     throw ConfigError(spec.path.string() + ": " + e.what());
   }

@@ -17,7 +17,7 @@ struct RunSpec;
 // spec's dtype and size (ConfigError naming the file otherwise). Bench::make reads it so too.
 HostArray run_input(const RunSpec& spec);
 
-// The family's workload of a run (behind the edge, plugin/edge.hpp) on its input (run_input): the
+// The family's workload of a run on its input (run_input): the
 // plugin sees the run's Problem and a view of the input, which the workload shares; a ConfigError
 // it throws gains the config's name. With `pin_note`, the input is page-locked first, so that its
 // upload runs at the bus's speed (pageable memory goes through the driver's staging buffers at a

@@ -210,7 +210,7 @@ std::uint64_t run_device_bytes(const RunSpec&, const Launcher& launcher) {
 }
 
 std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin) {
-  return run_device_bytes(spec, *family_launcher(plugin, problem_of(spec)));
+  return run_device_bytes(spec, *plugin.make_launcher(problem_of(spec)));
 }
 
 void refuse_if_run_does_not_fit(const RunSpec& spec, const Launcher& launcher, std::uint64_t host_bytes,

@@ -157,7 +157,7 @@ VariantRequest variant_request(const RunSpec& spec);
 // A run's variant made ready (prepare_run): the family's Launcher, the run's only one, handed on
 // to the run's Bench; the planned variant; its kernels compiled, loaded, checked and bound.
 struct PreparedRun {
-  std::unique_ptr<Launcher> launcher;  // behind the edge (plugin/edge.hpp)
+  std::unique_ptr<Launcher> launcher;  // the family's, behind the edge (plugin/edge.hpp)
   PlannedVariant planned;
   ReadyVariant ready;
   PreparedRun();

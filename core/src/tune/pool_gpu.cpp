@@ -22,7 +22,7 @@ class GpuWorker : public WorkerSession {
     };
     start_ = since(created_);
     const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
-    flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
+    flushed_ = flushes_l2(t, device_.info());
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
     auto at = std::chrono::steady_clock::now();
     if (host && host->workload) {

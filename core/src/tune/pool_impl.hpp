@@ -32,6 +32,8 @@ struct WorkerProcess {
   std::deque<std::uint64_t> queue;    // points dealt to it, not yet sent
   std::chrono::steady_clock::time_point spawned;  // its current process's fork
   std::set<const nlohmann::json*> adopted;         // the wave's programs its current process has
+  bool planned = false;  // info's device, limits and leading args came from the parent, not a greeting yet
+  bool greeted = false;  // its current process has said hello
 };
 
 }  // namespace detail
@@ -58,6 +60,9 @@ struct WorkerPool::Impl {
   // Waits for worker w's process to report its GPU (throws the worker's own message when it
   // cannot start), then gives it the points already dealt to it.
   void greet(std::size_t w);
+  // Greets every worker not greeted yet: at the first request to any (workers started with
+  // their GPUs known set up their GPUs while the parent's compile wave runs).
+  void greet_all();
   // Closes the pipes and waits for the process; its exit status.
   int reap(std::size_t w);
   // The worker's CUDA context is gone (or the worker is): a fresh process takes its place.
