@@ -48,7 +48,15 @@ std::atomic<std::uint64_t> g_news{0};
 // Every malloc of the process, counted (operator new's too): the calls measured must make none.
 // Forwarded to glibc's own; operator new is not replaced, as NVRTC frees with its own delete.
 // Under AddressSanitizer, which owns malloc, nothing is counted.
-#if !defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer owns malloc: GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUK_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUK_UNDER_ASAN 1
+#endif
+#endif
+#if !defined(GPUK_UNDER_ASAN)
 extern "C" void* __libc_malloc(std::size_t bytes);
 extern "C" void* malloc(std::size_t bytes) {
   g_news.fetch_add(1, std::memory_order_relaxed);

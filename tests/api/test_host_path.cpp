@@ -28,7 +28,15 @@ std::atomic<std::uint64_t> g_mallocs{0};
 
 }  // namespace
 
-#if !defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer owns malloc: GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUK_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUK_UNDER_ASAN 1
+#endif
+#endif
+#if !defined(GPUK_UNDER_ASAN)
 // Every malloc of the process (operator new's too), counted while the calls run; glibc's own
 // allocator does the work. Under AddressSanitizer, which owns malloc, allocations are not counted.
 extern "C" void* __libc_malloc(std::size_t bytes);
