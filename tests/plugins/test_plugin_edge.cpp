@@ -117,3 +117,17 @@ TEST_CASE("a loaded plugin's exceptions stop at the edge: core reports them as i
   CHECK_THROWS_WITH_AS(make_host_side(spec, plugin), "throwing.yaml: n must be even", ConfigError);
   CHECK(plugin.description() == "throws from its Launcher and Workload (a test)");
 }
+
+TEST_CASE("the edge forwards the functions FamilyPlugin gives defaults for, not the defaults") {
+  const ThrowingPlugin family;
+  const auto plugin = guard_plugin(family, "throwing");
+  const Problem problem = problem_of(spec_of_throwing());
+  CHECK(plugin->host_bytes(problem) == 12345);
+  REQUIRE(plugin->choose_kernel(problem).has_value());
+  CHECK(plugin->choose_kernel(problem)->kernel == "picked");
+  CHECK(plugin->interface("throwing") == &family);
+  CHECK_NOTHROW(plugin->check(problem));
+  Problem thirteen = problem;
+  thirteen.n = 13;
+  CHECK_THROWS_AS(plugin->check(thirteen), Error);
+}

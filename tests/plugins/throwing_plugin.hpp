@@ -5,6 +5,7 @@
 #pragma once
 #include <new>
 #include <stdexcept>
+#include <string_view>
 
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
@@ -47,6 +48,10 @@ struct ThrowingPlugin : FamilyPlugin {
   void check(const Problem& problem) const override {
     if (problem.n == 13) throw 13;
   }
+  // The functions FamilyPlugin gives defaults for, answered otherwise: the edge must forward them.
+  std::optional<KernelChoice> choose_kernel(const Problem&) const override { return KernelChoice{"picked", {}, "n"}; }
+  std::uint64_t host_bytes(const Problem&) const override { return 12345; }
+  const void* interface(std::string_view name) const override { return name == "throwing" ? this : nullptr; }
   std::vector<std::string> template_args(const Problem&) const override { return {}; }
   std::vector<std::vector<std::string>> all_template_args(const KernelFile&) const override { return {}; }
   std::unique_ptr<Launcher> make_launcher(const Problem&) const override { return std::make_unique<ThrowingLauncher>(); }
