@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
   try {
     const gpuk::Engine engine;
     gpuk::reduce::per_channel_argmax(engine, d_image, d_best, pixels, channels, stream);
+    normalize_with<<<grid, block, 0, stream>>>(rows, cols, channels, GpukIndex{d_best}, d_gpuk_out);
+    // Waited for before the Engine goes: its cached Operation's scratch is freed with it.
+    ported::check(cudaStreamSynchronize(stream), "gpuk path");
   } catch (const gpuk::NoDeviceError& e) {
     std::printf("holoinfer_max_per_channel: skipped: %s\n", e.what());
     return ported::kSkipped;
@@ -113,8 +116,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "holoinfer_max_per_channel: gpuk: %s\n", e.what());
     return 1;
   }
-  normalize_with<<<grid, block, 0, stream>>>(rows, cols, channels, GpukIndex{d_best}, d_gpuk_out);
-  ported::check(cudaStreamSynchronize(stream), "gpuk path");
 
   const auto best = ported::download(d_best, channels);
   const auto maxima = ported::download(d_max, channels);

@@ -11,6 +11,7 @@ params:
   LB32: {default: 0, values: [0, 1]}
   LB: {default: 8, values: [1, 4, 8]}
   KLOAD: {default: 0, values: [0, 1]}
+  BATCH: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * MIN_BLOCKS <= 2048
   - n < 4294967296
@@ -52,12 +53,22 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   begin_bit / end_bit window) would leave parity-0 entries behind for tiles a smaller run does
 //   not reach: there the histogram launch zeroes this run's tiles' entries first.
 // - MATCH picks how a warp's lanes with one digit find each other (gpuk::match_peers).
+// - BATCH 1 issues a tile's loads together. With BATCH 0 ptxas interleaves each float key's map
+//   (and KLOAD 1's digits) with the loads, a map right after its own key's load, so only about 5
+//   of the 20 key loads of a 384 x 20 tile are in flight before the first map waits; argsort's
+//   VLOAD 0 value loads (a branch per item on values_in == nullptr) come after all the maps. With
+//   BATCH 1 the values (VLOAD 0) are loaded, or argsort's first-pass indices made, before any
+//   digit is mapped, the nullptr test taken once per tile, and every map takes an opaque zero
+//   that depends on every key (their OR, and a.pass >> 31, which ptxas cannot know is 0), so
+//   that no map can start before the last key load is issued; items past n get digit 255 by an
+//   OR instead of a branch. The SASS then has all 20 key loads (and 20 value loads) before the
+//   first map, as integer keys have.
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
 // resident blocks per SM (a register cap of 65536 / (BLOCK * MIN_BLOCKS)); VLOAD, values loaded
 // with the keys (0), after the keys are written (1, CUB's order: fewer registers through the
 // ranking) or copied to shared memory at their rank (2; 8-byte keys or values: as 1); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
-// LB, look-back entries read per round.
+// LB, look-back entries read per round; BATCH (below).
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
@@ -142,7 +153,7 @@ struct Onesweep8 {
 
 }  // namespace
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD>
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   if constexpr (O::kPasses % 2 == 0) {
@@ -157,7 +168,7 @@ __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a)
   }
 }
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD>
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   using K = typename O::K;
@@ -212,14 +223,57 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
 
   // Keys, warp-striped, as held. Positions past n take digit 255 in every pass (all-ones bits)
   // and rank behind the real keys; they are never written, and only the last tile has them.
+  // BATCH 1 with integer keys that are flipped to be held (signed, descending): loaded as they
+  // are (positions past n as ~kFlip) and flipped after the last load (below).
+  constexpr bool kFlipAfter = BATCH == 1 && !O::kFloat && O::kFlip != B(0);
   B held[ITEMS];
   gpuk::u32 packed[kPacked ? (ITEMS + 3) / 4 : 1];  // floats' digits (and KLOAD 1's), 4 to a register
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int e = gpuk::striped_index<ITEMS>(k);
-    held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
+    if constexpr (kFlipAfter) held[k] = e < valid ? static_cast<B>(a.keys_in[tile_begin + e]) : B(~O::kFlip);
+    else held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
   }
-  if constexpr (kPacked) {
+  // BATCH 1: the tile's values (VLOAD 0) before any key is mapped; argsort's first pass makes its
+  // indices instead, the nullptr test taken once, not per item (VLOAD 1 loads them so too).
+  V value[S::kHasValues ? ITEMS : 1];
+  const auto load_values = [&] {
+    if constexpr (S::kHasValues) {
+      if (S::kIndex && a.values_in == nullptr) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) value[k] = static_cast<V>(tile_begin + gpuk::striped_index<ITEMS>(k));
+      } else {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+          const int e = gpuk::striped_index<ITEMS>(k);
+          if (e < valid) value[k] = a.values_in[tile_begin + e];
+        }
+      }
+    }
+  };
+  if constexpr (BATCH == 1 && S::kHasValues && VLOAD == 0) load_values();
+  if constexpr (BATCH == 1 && (kPacked || kFlipAfter)) {
+    // A zero that depends on every key (a.pass >= 0, which ptxas cannot know): every map takes
+    // it, so none can be scheduled before the last key load is issued.
+    B every = held[0];
+#pragma unroll
+    for (int k = 1; k < ITEMS; ++k) every |= held[k];
+    const B zero = every & static_cast<B>(a.pass >> 31);
+    if constexpr (kFlipAfter) {
+      const B flip = O::kFlip ^ zero;
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) held[k] ^= flip;
+    }
+    if constexpr (kPacked) {
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const gpuk::u32 beyond = gpuk::striped_index<ITEMS>(k) < valid ? 0u : 0xffu;
+        const gpuk::u32 d = O::digit(kFlipAfter ? held[k] : held[k] | zero, pass) | beyond;
+        if (k % 4 == 0) packed[k / 4] = d;
+        else packed[k / 4] |= d << (8 * (k % 4));
+      }
+    }
+  } else if constexpr (kPacked) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::u32 d = gpuk::striped_index<ITEMS>(k) < valid ? O::digit(held[k], pass) : 0xffu;
@@ -231,8 +285,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     if constexpr (kPacked) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
     else return O::digit(held[k], pass);
   };
-  V value[S::kHasValues ? ITEMS : 1];
-  if constexpr (S::kHasValues && VLOAD == 0) {
+  if constexpr (BATCH == 0 && S::kHasValues && VLOAD == 0) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const int e = gpuk::striped_index<ITEMS>(k);
@@ -372,7 +425,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
   }
   if constexpr (kKeepRanks) {
-    if constexpr (VLOAD != 0) {
+    if constexpr (VLOAD != 0 && BATCH == 1) {
+      load_values();
+    } else if constexpr (VLOAD != 0) {
 #pragma unroll
       for (int k = 0; k < ITEMS; ++k) {
         const int e = gpuk::striped_index<ITEMS>(k);

@@ -151,11 +151,13 @@ class SortLauncher final : public Launcher {
       bool output;
     };
     const std::uint64_t kb = n * dtype_size(keys_), vb = n * dtype_size(values_);
-    std::vector<Range> r = {{"keys_in", b.keys_in, kb, false}, {"keys_out", b.keys_out, kb, true}};
-    if (b.values_in) r.push_back({"values_in", b.values_in, vb, false});
-    if (b.values_out) r.push_back({op_ == Op::argsort ? "indices_out" : "values_out", b.values_out, vb, true});
-    for (std::size_t i = 0; i < r.size(); ++i)
-      for (std::size_t j = i + 1; j < r.size(); ++j) {
+    // On the stack: a prepared handle's call allocates nothing (tests/api/test_host_path.cpp).
+    Range r[4] = {{"keys_in", b.keys_in, kb, false}, {"keys_out", b.keys_out, kb, true}, {}, {}};
+    std::size_t count = 2;
+    if (b.values_in) r[count++] = {"values_in", b.values_in, vb, false};
+    if (b.values_out) r[count++] = {op_ == Op::argsort ? "indices_out" : "values_out", b.values_out, vb, true};
+    for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t j = i + 1; j < count; ++j) {
         if (!r[i].output && !r[j].output) continue;  // inputs may share memory: they are only read
         const bool overlap = r[i].at < r[j].at + r[j].bytes && r[j].at < r[i].at + r[i].bytes;
         if (!overlap) continue;

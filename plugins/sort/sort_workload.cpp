@@ -58,6 +58,19 @@ class SortWorkload final : public Workload {
       }
       d_values_out_ = DeviceBuffer(keys_.size() * sizeof(V));
     }
+    // The host's copies of the outputs, allocated and page-locked here, once (core's
+    // HostArray::pin): for 2^28 keys that is most of a second, which a pooled sweep's worker
+    // spends while the parent's compile wave runs rather than at its first variant's check.
+    if (got_keys_.size() != keys_.size()) {
+      got_keys_ = HostArray(keys_.dtype(), keys_.size());
+      (void)got_keys_.pin();
+    }
+    if constexpr (kHasValues) {
+      if (got_values_.size() != keys_.size()) {
+        got_values_ = HostArray(dtype_of<V>(), keys_.size());
+        (void)got_values_.pin();
+      }
+    }
   }
 
   // In the launcher's order: keys in, keys out, values in (sort_pairs), values out (sort_pairs,
@@ -77,19 +90,9 @@ class SortWorkload final : public Workload {
   }
 
   void download(const Stream& stream) override {
-    // Allocated and page-locked once: the download runs at the bus's speed (core's HostArray::pin).
-    if (got_keys_.size() != keys_.size()) {
-      got_keys_ = HostArray(keys_.dtype(), keys_.size());
-      (void)got_keys_.pin();
-    }
+    // Into the page-locked copies upload() made: at the bus's speed.
     d_keys_out_.download(got_keys_.data(), got_keys_.bytes(), stream);
-    if constexpr (kHasValues) {
-      if (got_values_.size() != keys_.size()) {
-        got_values_ = HostArray(dtype_of<V>(), keys_.size());
-        (void)got_values_.pin();
-      }
-      d_values_out_.download(got_values_.data(), got_values_.bytes(), stream);
-    }
+    if constexpr (kHasValues) d_values_out_.download(got_values_.data(), got_values_.bytes(), stream);
     stream.synchronize();
   }
 

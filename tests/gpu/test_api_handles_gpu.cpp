@@ -3,7 +3,8 @@
 // segmented and per-channel reductions over every segment count up to their max; calls captured
 // in a CUDA graph and replayed on new data; a stream of another context refused with a clear
 // error; the typed calls' scratch from the application's allocator; one Engine per GPU where two
-// are lent. Every answer is checked against the host. Without a GPU this program prints why and
+// or more are lent (all alive at once, called in turn from one thread and at once from a thread
+// each). Every answer is checked against the host. Without a GPU this program prints why and
 // exits 77 (skipped).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -13,8 +14,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <string>
+#include <thread>
 
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
@@ -436,6 +441,9 @@ TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, w
   const Array<float> d_x(x);
   Array<reduce::Best<float>> d_best(1);
   auto amax = reduce::prepare_argmax<float>(engine(), n);
+  // Poisoned now, with the primary context current: the runtime's calls would run in whatever
+  // context is current, and the one made below cannot reach this memory.
+  d_best.poison();
   CUdevice device = 0;
   REQUIRE(driver().cuDeviceGet(&device, 0) == CUDA_SUCCESS);
   CUctxCreateParams params{};
@@ -449,7 +457,6 @@ TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, w
                        ConfigError);
   // With that context current, a stream of the primary context still works: gpuk makes its own
   // context current (and leaves it so).
-  d_best.poison();
   amax(d_x.ptr, d_best.ptr, n, primary_stream.s);
   primary_stream.sync();
   CHECK(d_best.download(1)[0].index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
@@ -462,33 +469,135 @@ TEST_CASE("a stream of a context of cuCtxCreate is refused, before any launch, w
   REQUIRE(driver().cuCtxSetCurrent(current) == CUDA_SUCCESS);
 }
 
-TEST_CASE("several GPUs: one Engine each, every answer right on every GPU (skipped with one GPU)") {
+namespace {
+
+// One GPU's share of the several-GPUs case: its Engine, the application's stream and arrays on
+// that GPU, and a prepared sort.
+struct OnGpu {
+  int device;
+  Engine engine;
+  std::vector<float> x;
+  std::unique_ptr<AppStream> stream;
+  std::unique_ptr<Array<float>> d_x, d_sorted;
+  std::unique_ptr<Array<reduce::Best<float>>> d_best;
+  std::optional<sort::PreparedKeys<float>> sorter;
+
+  OnGpu(int d, std::size_t n) : device(d), engine(options_for(d)), x(random_floats(n, test::fresh_seed() + d)) {
+    check_cuda(cudaSetDevice(d), "cudaSetDevice");  // the application's memory and stream, on GPU d
+    stream = std::make_unique<AppStream>();
+    d_x = std::make_unique<Array<float>>(x);
+    d_sorted = std::make_unique<Array<float>>(n);
+    d_best = std::make_unique<Array<reduce::Best<float>>>(1);
+    sorter.emplace(sort::prepare_keys<float>(engine, n));
+  }
+  static EngineOptions options_for(int d) {
+    EngineOptions o;
+    o.device = d;
+    return o;
+  }
+  void poison() {
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    d_sorted->poison();
+    d_best->poison();
+  }
+  // Waits for this GPU's stream; the sort's and the argmax's answers against the host (as words:
+  // empty when right, so that threads can report without doctest).
+  std::string wrong() {
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    stream->sync();
+    std::vector<float> want = x;
+    std::sort(want.begin(), want.end());
+    std::string words;
+    if (d_sorted->download(x.size()) != want) words += "GPU " + std::to_string(device) + ": the sort differs; ";
+    const std::int64_t best = host_argmax(x, 0, static_cast<std::int64_t>(x.size()));
+    if (d_best->download(1)[0].index != best) words += "GPU " + std::to_string(device) + ": argmax differs; ";
+    return words;
+  }
+  ~OnGpu() {
+    cudaSetDevice(device);
+    if (stream) stream->sync();
+    sorter.reset();
+    d_best.reset();
+    d_sorted.reset();
+    d_x.reset();
+    stream.reset();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("several GPUs: an Engine each, all alive at once, called in turn from one thread and from a thread each") {
   int gpus = 0;
   check_cuda(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
   if (gpus < 2) {
     MESSAGE("SKIPPED: this case needs two GPUs; this machine has " << gpus);
     return;
   }
+  const int count = std::min(gpus, 4);
   const std::size_t n = 1000003;
-  for (int d = 0; d < std::min(gpus, 4); ++d) {
-    CAPTURE(d);
-    EngineOptions options;
-    options.device = d;
-    Engine e(options);
-    check_cuda(cudaSetDevice(d), "cudaSetDevice");  // the application's own memory, on that GPU
-    const AppStream stream;
-    const auto x = random_floats(n, test::fresh_seed() + d);
-    const Array<float> d_x(x);
-    Array<float> d_sorted(n);
-    auto sorter = sort::prepare_keys<float>(e, n);
-    sorter(d_x.ptr, d_sorted.ptr, n, stream.s);
-    const reduce::Best<float> best = reduce::argmax(e, d_x.ptr, n, stream.s);
-    stream.sync();
-    CHECK(best.index == host_argmax(x, 0, static_cast<std::int64_t>(n)));
-    std::vector<float> want = x;
-    std::sort(want.begin(), want.end());
-    CHECK(d_sorted.download(n) == want);
-    MESSAGE("GPU " << d << " (" << e.device_name() << "): argmax and a prepared sort agree with the host");
+  std::vector<std::unique_ptr<OnGpu>> on;
+  for (int d = 0; d < count; ++d) on.push_back(std::make_unique<OnGpu>(d, n));
+  for (int d = 0; d < count; ++d) CHECK(on[d]->engine.device().ordinal == d);
+
+  // One thread, GPU after GPU, with no cudaSetDevice between them: each call makes its own GPU's
+  // primary context current (and leaves it so: the runtime's current device follows it).
+  for (auto& g : on) g->poison();
+  for (auto& g : on) {
+    (*g->sorter)(g->d_x->ptr, g->d_sorted->ptr, n, g->stream->s);
+    reduce::argmax(g->engine, g->d_x->ptr, g->d_best->ptr, n, g->stream->s);
+    int current = -1;
+    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+    CHECK(current == g->device);
   }
+  for (auto& g : on) {
+    const std::string words = g->wrong();
+    CHECK_MESSAGE(words.empty(), words);
+  }
+
+  // A thread per GPU, at once, each starting with no context current; the host-returning argmax
+  // too. New data first, so that nothing passes on the last answers.
+  for (auto& g : on) {
+    g->x = random_floats(n, test::fresh_seed() + 100 + g->device);
+    check_cuda(cudaSetDevice(g->device), "cudaSetDevice");
+    g->d_x->upload(g->x);
+    g->poison();
+  }
+  std::vector<std::string> failures(on.size());
+  std::vector<std::int64_t> host_answers(on.size(), -2);
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < on.size(); ++i)
+      threads.emplace_back([&, i] {
+        OnGpu& g = *on[i];
+        try {
+          for (int round = 0; round < 3; ++round) {
+            (*g.sorter)(g.d_x->ptr, g.d_sorted->ptr, n, g.stream->s);
+            reduce::argmax(g.engine, g.d_x->ptr, g.d_best->ptr, n, g.stream->s);
+          }
+          host_answers[i] = reduce::argmax(g.engine, g.d_x->ptr, n, g.stream->s).index;
+          failures[i] = g.wrong();
+        } catch (const std::exception& e) {
+          failures[i] = "GPU " + std::to_string(g.device) + ": " + e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+  }
+  for (std::size_t i = 0; i < on.size(); ++i) {
+    CAPTURE(i);
+    CHECK_MESSAGE(failures[i].empty(), failures[i]);
+    CHECK(host_answers[i] == host_argmax(on[i]->x, 0, static_cast<std::int64_t>(n)));
+  }
+  std::string names;
+  for (auto& g : on) names += " " + std::to_string(g->device) + " (" + g->engine.device_name() + ")";
+  MESSAGE(count << " GPUs, an Engine each:" << names
+                << ": a prepared sort and argmax (asynchronous and host-returning) right on every GPU, in turn "
+                   "from one thread and at once from a thread each");
+
+  // A GPU that does not exist: one sentence, when the Engine first needs the GPU.
+  EngineOptions missing;
+  missing.device = gpus;
+  const Engine absent(missing);
+  CHECK_THROWS_WITH_AS(absent.device_name(), doctest::Contains("does not exist"), NoDeviceError);
+  on.clear();
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
 }

@@ -135,6 +135,39 @@ TEST_CASE("bit windows and CUB's float order: every kernel kind against the refe
   }
 }
 
+TEST_CASE("onesweep with a tile's loads issued together (BATCH 1): the special floats in both orders, signed and descending keys, windows") {
+  // BATCH 1 maps float keys (and flips signed or descending integer keys) after the tile's last
+  // load, through a zero made of every key, and marks positions past n by an OR: the answers
+  // must not change, NaN payloads and +-0.0 included, in a partial last tile too.
+  const std::string pairs = "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1, BATCH: 1}";
+  const std::string keys = "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, LB32: 1, BATCH: 1}";
+  const std::vector<Case> cases = {
+      {"onesweep", pairs, "argsort", "float32", "ascending", "", (1u << 20) + 3, true, true},
+      {"onesweep", pairs, "argsort", "float32", "descending", "float_order: cub\n", (1u << 20) + 5, true, true},
+      {"onesweep", "{VLOAD: 1, BATCH: 1}", "argsort", "float32", "descending", "", 300007, true, false},
+      {"onesweep", pairs, "sort_pairs", "float32", "descending", "begin_bit: 3\nend_bit: 28\n", 300001, true, true},
+      {"onesweep", keys, "sort", "float32", "ascending", "float_order: cub\n", (1u << 19) + 7, true, true},
+      {"onesweep", keys, "sort", "float32", "descending", "", (1u << 19) + 9, true, false},
+      {"onesweep", "{ITEMS: 12, MIN_BLOCKS: 3, BATCH: 1}", "sort", "float64", "descending", "", 200003, true, false},
+      {"onesweep", keys, "sort", "int32", "descending", "begin_bit: 5\nend_bit: 29\n", 300011, false, true},
+      {"onesweep", pairs, "argsort", "int64", "ascending", "", 200013, false, false},
+      {"onesweep", "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, KLOAD: 1, LB32: 1, BATCH: 1}", "sort_pairs",
+       "int32", "descending", "", 300017, false, true},
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
+                             std::to_string(c.size) + " " + c.extra;
+    CAPTURE(what);
+    const RunReport r = run_case(c);
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    if (c.baseline) {
+      REQUIRE(r.baseline.has_value());
+      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    }
+    std::cout << what << ": " << r.verification.detail << "\n";
+  }
+}
+
 TEST_CASE("a narrow window takes fewer digit passes: 2^24 uint32 keys, all 32 bits against bits [0, 16)") {
   double ms[2] = {0, 0};
   int i = 0;

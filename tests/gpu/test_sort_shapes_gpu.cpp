@@ -51,6 +51,19 @@ TEST_CASE("onesweep copies keys to shared memory at their rank (KLOAD 1): keys, 
                   Case{"argsort", "uint32", true}});
 }
 
+TEST_CASE("onesweep with a tile's loads issued together (BATCH 1): keys, pairs and argsort, every key kind, VLOAD 0, 1 and 2, KLOAD 1") {
+  // Every key and value load of a tile before the first key is mapped (floats) or flipped
+  // (signed, descending), argsort's first-pass indices made once per tile: the same answers, on
+  // ties across many tiles, a partial last tile and n = 1.
+  CHECK(shape_sweep("onesweep",
+                    {"{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1, BATCH: 1}",
+                     "{BLOCK: 256, ITEMS: 12, VLOAD: 1, MATCH: 1, BATCH: 1}",
+                     "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, KLOAD: 1, LB32: 1, BATCH: 1}"},
+                    {DType::uint32, DType::int32, DType::float32, DType::float64},
+                    {Case{"sort", "uint32", true}, Case{"sort_pairs", "uint32", false},
+                     Case{"sort_pairs", "uint64", true}, Case{"argsort", "uint32", true}}) == 3 * 4 * 4 * 4);
+}
+
 TEST_CASE("rank_bucket's blocks share the ranking: every split, bucket width and grouping, on repeated, narrow and 8-byte keys") {
   // The blocks order a bucket's keys differently (each by its own atomics), so which block ranks
   // which bucket must not depend on that order: buckets crossing a block's share of the

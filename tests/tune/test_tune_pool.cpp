@@ -375,3 +375,69 @@ TEST_CASE("with a compile wave, anneal (one point at a time) and a sweep run aga
   for (const auto& entry : count->names) CHECK_MESSAGE(entry.second == 1, entry.first);
   CHECK(notes_of(pool).at("GPU 0 prepared") == "0");
 }
+
+namespace {
+
+// What a FakeSession on GPU `ordinal` will report, known to the parent before it starts.
+std::vector<WorkerInfo> planned_fakes(const std::vector<int>& ordinals, int sm_count = 132) {
+  std::vector<WorkerInfo> out;
+  for (int ordinal : ordinals) {
+    WorkerInfo w;
+    w.ordinal = ordinal;
+    w.device.ordinal = ordinal;
+    w.device.name = "Fake GPU";
+    w.device.cc_major = 9;
+    w.device.sm_count = 132;
+    w.limits = {1 << 20, sm_count, 4, 1024, 48 * 1024};
+    w.leading_args = {"gpuk::Reduce<float, gpuk::ReduceOp::Max, false>"};
+    out.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("with the GPUs planned for, the pool does not wait for the workers' start; their start is their own clock's") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  test::FakeMeasurer one;
+  const TuneResult alone = tune(space, one, options());
+  const auto slow = [](int ordinal) -> std::unique_ptr<WorkerSession> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a context, the data, the reference
+    return std::make_unique<FakeSession>(ordinal, "Fake GPU", nullptr);
+  };
+  const auto count = std::make_shared<CompileCount>();
+  const auto start = std::chrono::steady_clock::now();
+  WorkerPool pool(space, {0, 1}, slow, counting_wave(count), planned_fakes({0, 1}));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(took < 0.3);  // greeted at the first request, not here
+  CHECK(pool.group_by_model() == std::vector<std::vector<std::size_t>>{{0, 1}});
+  const auto m = pool.measurer({0, 1});
+  CHECK(m->limits().sm_count == 132);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the parent busy elsewhere
+  const TuneResult pooled = tune(space, *m, options());
+  REQUIRE(pooled.winner());
+  CHECK(pooled.winner()->label == alone.winner()->label);
+  CHECK(pooled.count(Status::ok) == alone.count(Status::ok));
+  for (std::size_t w = 0; w < 2; ++w) {
+    // Fork to hello by the worker's clock: not the later moment the parent greeted it.
+    CHECK(pool.workers()[w].start_seconds >= 0.4);
+    CHECK(pool.workers()[w].start_seconds < 1.0);
+  }
+}
+
+TEST_CASE("with the GPUs planned for, a worker that cannot start or sees other limits stops the sweep, saying so") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  {
+    WorkerPool pool(space, {0, 99}, factory(), {}, planned_fakes({0, 99}));
+    const auto m = pool.measurer({0, 1});
+    CHECK_THROWS_WITH_AS(tune(space, *m, options()), "the worker on GPU 99 could not start: GPU 99 does not exist",
+                         Error);
+  }
+  {
+    WorkerPool pool(space, {0, 1}, factory(), {}, planned_fakes({0, 1}, 66));
+    const auto m = pool.measurer({0, 1});
+    CHECK_THROWS_WITH_AS(tune(space, *m, options()),
+                         "internal: the worker on GPU 0 (Fake GPU) sees other launch limits than the parent planned for",
+                         Error);
+  }
+}

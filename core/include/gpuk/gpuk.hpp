@@ -13,7 +13,7 @@
 //
 // Threads: an Engine may be shared; several threads may prepare and launch at once (compiled
 // modules are shared process-wide). One Operation keeps state between its launches (scratch,
-// the last plan), so it serves one stream, from one thread, at a time: prepare one per stream.
+// its last plans), so it serves one stream, from one thread, at a time: prepare one per stream.
 // Engine::launch does that for you (one Operation per spec, size bucket and stream, in a bounded
 // cache: EngineOptions::cache_max_*, Engine::release_cached). Prepared handles
 // (gpuk::sort::prepare_pairs, ...: PreparedSizes) prepare every size up to a max_n at once.

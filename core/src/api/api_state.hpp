@@ -78,8 +78,23 @@ struct Operation::State {
   std::uint64_t planned_n = 0;
   LaunchPlan plan;
   std::vector<CUfunction> functions;
+  // The plans of the few n launched before it, so that calls alternating between a few sizes (a
+  // batch and its tail, two frame sizes) plan each once: swapped in and out, never copied.
+  struct EarlierPlan {
+    std::uint64_t n = 0;  // 0: empty
+    LaunchPlan plan;
+    std::vector<CUfunction> functions;
+  };
+  static constexpr std::size_t kEarlierPlans = 4;
+  EarlierPlan earlier[kEarlierPlans];
+  std::size_t next_earlier = 0;  // the slot the next new plan's predecessor goes to
 
-  void replan(std::uint64_t n);
+  // Makes n's plan the current one: an earlier plan of n if one is kept, else a new one (then the
+  // current plan is kept among the earlier ones, in place of the oldest).
+  void plan_for(std::uint64_t n);
+  // A new plan for n, checked against the kernels, the device and the scratch; throws (changing
+  // nothing) when n cannot run.
+  EarlierPlan new_plan(std::uint64_t n) const;
 };
 
 // Checks a call's arrays against the slots (count, null pointers; `result_may_be_null`: the

@@ -1,6 +1,7 @@
 // The library API's Engine: the CLI's directories and defaults, the GPU opened on first use,
 // prepare() along core's one road (run/prepare.hpp), and the Operations Engine::launch keeps.
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <iostream>
 
@@ -244,20 +245,32 @@ Operation Engine::prepare(const OperationSpec& spec) const {
 namespace {
 
 // One key per spec, size bucket and stream: Engine::launch's Operations. Built on every typed
-// call, so plain appends rather than a stream.
-std::string cache_key(const OperationSpec& spec, CUstream stream) {
-  std::string key;
-  key.reserve(96);
+// call, into this thread's buffer (no allocation once it has grown), by plain appends.
+const std::string& cache_key(const OperationSpec& spec, CUstream stream) {
+  thread_local std::string key;
+  key.clear();
   key.append(spec.family).append(1, '|').append(spec.operation).append(1, '|');
   key.append(dtype_name(spec.dtype)).append(1, '|');
   for (const auto& [k, v] : spec.options) key.append(k).append(1, '=').append(v).append(1, ',');
   key.append(1, '|').append(spec.kernel.value_or("")).append(1, '|');
-  for (const auto& [k, v] : spec.params) key.append(k).append(1, '=').append(std::to_string(v)).append(1, ',');
-  key.append(1, '|').append(std::to_string(size_bucket(spec.n))).append(1, '|');
-  key.append(std::to_string(reinterpret_cast<std::uintptr_t>(stream))).append(spec.allocate_scratch ? "|1" : "|0");
+  char number[24];
+  const auto append_number = [&](std::uint64_t v) {
+    const auto end = std::to_chars(number, number + sizeof number, v).ptr;
+    key.append(number, end);
+  };
+  for (const auto& [k, v] : spec.params) {
+    key.append(k).append(1, '=');
+    if (v < 0) key.append(1, '-');
+    append_number(v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v));
+    key.append(1, ',');
+  }
+  key.append(1, '|');
+  append_number(static_cast<std::uint64_t>(size_bucket(spec.n)));
+  key.append(1, '|');
+  append_number(reinterpret_cast<std::uintptr_t>(stream));
+  key.append(spec.allocate_scratch ? "|1" : "|0");
   return key;
 }
-
 }  // namespace
 
 namespace {
@@ -268,12 +281,14 @@ template <class Call>
 decltype(auto) with_cached(Engine::State& engine, const Engine& self, const OperationSpec& spec, DeviceArrays arrays,
                            CUstream stream, bool read, Call&& call) {
   if (spec.n == 0) throw ConfigError("size must be at least 1, not 0");
-  const std::string key = cache_key(spec, stream);
   for (;;) {
-    const auto entry = engine.operations.get(key);
+    const auto entry = engine.operations.get(cache_key(spec, stream));
     std::unique_lock lock(entry->mutex);
     if (entry->released) continue;  // freed by another thread after we found it: look again
     if (entry->operation) return call(*entry->operation);
+    // Preparing: the key of our own, as what follows may make calls of its own on this thread
+    // (an application's scratch allocator) and so reuse the thread's buffer.
+    const std::string key = cache_key(spec, stream);
     // Checked before anything is prepared, so that a wrong call needs no GPU to be told so.
     const FamilyPlugin& plugin = engine.plugins.get(spec.family);
     const Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);

@@ -1,6 +1,7 @@
 // The library API's Operation: a prepared variant launched on the caller's device pointers and
 // stream. The hot path checks its arguments, makes the context current if it is not, and
 // enqueues the kernels; it plans again only when n changes.
+#include <algorithm>
 #include <cstring>
 
 #include "api/api_state.hpp"
@@ -29,18 +30,35 @@ const std::vector<std::string>& Operation::warnings() const { return state_->cho
 std::uint64_t Operation::scratch_bytes() const { return state_->scratch_needed; }
 std::uint64_t Operation::held_bytes() const { return state_->own_scratch.bytes() + state_->own_result.bytes(); }
 
-void Operation::State::replan(std::uint64_t n) {
+void Operation::State::plan_for(std::uint64_t n) {
+  for (EarlierPlan& e : earlier)
+    if (e.n == n) {  // planned before: swapped in, the current one taking its place
+      std::swap(e.n, planned_n);
+      std::swap(e.plan, plan);
+      std::swap(e.functions, functions);
+      return;
+    }
+  EarlierPlan next = new_plan(n);
+  EarlierPlan& oldest = earlier[next_earlier];
+  next_earlier = (next_earlier + 1) % kEarlierPlans;
+  oldest = {planned_n, std::move(plan), std::move(functions)};
+  planned_n = n;
+  plan = std::move(next.plan);
+  functions = std::move(next.functions);
+}
+
+Operation::State::EarlierPlan Operation::State::new_plan(std::uint64_t n) const {
   Problem at = problem;
   at.n = n;
   const LaunchLimits limits = launch_limits(at, info);
-  LaunchPlan next = plan_launches(*variant, limits);
-  if (const auto misfit = check_fit(next, kernels, limits, info, where)) throw ConfigError(misfit->detail);
-  if (scratch && launcher->scratch_bytes(next) > scratch_bytes)
-    throw ConfigError(where + ": n = " + std::to_string(n) + " needs " + std::to_string(launcher->scratch_bytes(next)) +
-                      " bytes of scratch; the Operation has " + std::to_string(scratch_bytes));
-  functions = bind(next, kernels);
-  plan = std::move(next);
-  planned_n = n;
+  EarlierPlan next{n, plan_launches(*variant, limits), {}};
+  if (const auto misfit = check_fit(next.plan, kernels, limits, info, where)) throw ConfigError(misfit->detail);
+  if (scratch && launcher->scratch_bytes(next.plan) > scratch_bytes)
+    throw ConfigError(where + ": n = " + std::to_string(n) + " needs " +
+                      std::to_string(launcher->scratch_bytes(next.plan)) + " bytes of scratch; the Operation has " +
+                      std::to_string(scratch_bytes));
+  next.functions = bind(next.plan, kernels);
+  return next;
 }
 
 void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) {
@@ -54,10 +72,14 @@ void Operation::use_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream s
   s.own_scratch = DeviceBuffer();
   s.scratch = scratch;
   s.scratch_bytes = bytes;
+  // Plans kept from before were checked against the old scratch: made again when next needed.
+  for (State::EarlierPlan& e : s.earlier) e.n = 0;
 }
 
-void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
-  State& s = *state_;
+namespace {
+
+// Why a call is refused: the words, built only when a call is wrong (out of the hot path).
+[[noreturn]] void refuse(const Operation::State& s, DeviceArrays arrays, std::uint64_t n, const Scalar* scalar) {
   check_arrays(s.what, s.slots, arrays, false);
   if (n < s.min_n || n > s.max_n) {
     if (n == 0) throw ConfigError("size must be at least 1, not 0");
@@ -72,24 +94,40 @@ void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, co
                       std::string(dtype_name(s.scalar->dtype)) + " " + s.scalar->name + ", not a " +
                       std::string(dtype_name(scalar->dtype)) + " one");
   if (!s.scratch) throw ConfigError(s.what + ": no scratch yet: give it one with use_scratch()");
-  CUcontext current = nullptr;
-  GPUK_CU(driver().cuCtxGetCurrent(&current));
-  if (current != s.context) {
-    // The caller had another context current (another device's, or one of cuCtxCreate): a
-    // stream made in it cannot run this device's kernels, and the driver would only say
-    // "invalid handle" at the launch. The default streams belong to whichever context is current.
-    if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD) {
-      CUcontext of_stream = nullptr;
-      if (driver().cuStreamGetCtx(stream, &of_stream) == CUDA_SUCCESS && of_stream != s.context)
-        throw ConfigError(s.what + ": the stream belongs to another CUDA context; gpuk runs in device " +
-                          std::to_string(s.info.ordinal) +
-                          "'s primary context (the CUDA runtime's): make the stream there (cudaSetDevice(" +
-                          std::to_string(s.info.ordinal) + "), cudaStreamCreate), not in a context of cuCtxCreate "
-                          "or another device's");
-    }
-    GPUK_CU(driver().cuCtxSetCurrent(s.context));
+  throw Error(s.what + ": a call was refused for no reason it can name");  // unreachable: the checks agree
+}
+
+// The caller had another context current (another device's, or one of cuCtxCreate): a stream
+// made in it cannot run this device's kernels, and the driver would only say "invalid handle" at
+// the launch. The default streams belong to whichever context is current.
+void make_current(const DriverApi& api, const Operation::State& s, CUstream stream) {
+  if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD) {
+    CUcontext of_stream = nullptr;
+    if (api.cuStreamGetCtx(stream, &of_stream) == CUDA_SUCCESS && of_stream != s.context)
+      throw ConfigError(s.what + ": the stream belongs to another CUDA context; gpuk runs in device " +
+                        std::to_string(s.info.ordinal) +
+                        "'s primary context (the CUDA runtime's): make the stream there (cudaSetDevice(" +
+                        std::to_string(s.info.ordinal) + "), cudaStreamCreate), not in a context of cuCtxCreate "
+                        "or another device's");
   }
-  if (n != s.planned_n) s.replan(n);
+  GPUK_CU(api.cuCtxSetCurrent(s.context));
+}
+
+}  // namespace
+
+void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, const Scalar* scalar) {
+  State& s = *state_;
+  // The hot path of every call (a prepared handle's too): one test per condition, and the
+  // words of a refusal only when one fails (refuse()).
+  bool ok = arrays.size() == s.slots.size() && n >= s.min_n && n <= s.max_n && s.scratch != 0 &&
+            (!s.scalar || (scalar && scalar->dtype == s.scalar->dtype));
+  for (std::size_t i = 0; ok && i < arrays.size(); ++i) ok = arrays[i] != 0;
+  if (!ok) refuse(s, arrays, n, scalar);
+  const DriverApi& api = driver();
+  CUcontext current = nullptr;
+  GPUK_CU(api.cuCtxGetCurrent(&current));
+  if (current != s.context) make_current(api, s, stream);
+  if (n != s.planned_n) s.plan_for(n);
   const LaunchTarget target{s.plan, s.functions.data(), stream, s.where};
   const DeviceCall call{arrays.data(), n, s.scratch, s.scratch_bytes, scalar ? scalar->data() : nullptr};
   s.launcher->launch(target, call);
@@ -104,7 +142,10 @@ std::vector<std::byte> Operation::launch_and_read(DeviceArrays arrays, std::uint
   if (result == s.slots.size())
     throw ConfigError(s.what + " has no small answer to read back: its results are the device arrays it writes");
   check_arrays(s.what, s.slots, arrays, true);
-  std::vector<CUdeviceptr> call(arrays.begin(), arrays.end());
+  CUdeviceptr call[DeviceAddressList::kMax] = {};  // every operation takes at most kMax arrays
+  if (arrays.size() > DeviceAddressList::kMax)
+    throw ConfigError(s.what + " takes more arrays than a call can pass (" + std::to_string(arrays.size()) + ")");
+  std::copy(arrays.begin(), arrays.end(), call);
   if (!call[result]) {
     if (!s.own_result.get()) {
       s.engine->device();
@@ -112,7 +153,7 @@ std::vector<std::byte> Operation::launch_and_read(DeviceArrays arrays, std::uint
     }
     call[result] = s.own_result.get();
   }
-  launch(call, n, stream, scalar);
+  launch(DeviceArrays(call, arrays.size()), n, stream, scalar);
   std::vector<std::byte> bytes(s.slots[result].bytes);
   GPUK_CU(driver().cuMemcpyDtoHAsync(bytes.data(), call[result], bytes.size(), stream), s.where);
   GPUK_CU(driver().cuStreamSynchronize(stream), "after running " + s.where);

@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
+#include "plugin/edge.hpp"
 #include "run/host_memory.hpp"
 #include "util/install_dirs.hpp"
 #include "util/safe_dirs.hpp"
@@ -51,10 +52,12 @@ std::optional<KernelChoice> FamilyPlugin::choose_kernel(const Problem&) const { 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;
   const GpukPluginInfo* info = nullptr;
-  FamilyPlugin* plugin = nullptr;
+  FamilyPlugin* made = nullptr;          // the plugin's own object: core calls it only through `plugin`
+  std::unique_ptr<FamilyPlugin> plugin;  // `made` behind the edge (plugin/edge.hpp)
   fs::path path;
   ~Loaded() {
-    if (plugin) info->destroy(plugin);
+    plugin.reset();
+    if (made) info->destroy(made);
     // The library stays mapped: objects it created (exceptions, strings) may outlive the registry.
   }
 };
@@ -101,11 +104,12 @@ PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dir
       loaded->info = info;
       loaded->path = path;
       char why[512] = "";
-      loaded->plugin = info->create(why, sizeof why);
-      if (!loaded->plugin) {
+      loaded->made = info->create(why, sizeof why);
+      if (!loaded->made) {
         errors_.push_back(path.string() + ": plugin failed to start: " + (why[0] ? why : "its create() made nothing"));
         continue;
       }
+      loaded->plugin = guard_plugin(*loaded->made, info->family);
       plugins_.push_back(std::move(loaded));
     }
   }
@@ -115,7 +119,7 @@ PluginRegistry::~PluginRegistry() = default;
 
 const FamilyPlugin* PluginRegistry::find(const std::string& family) const {
   for (const auto& p : plugins_)
-    if (p->plugin->name() == family) return p->plugin;
+    if (p->plugin->name() == family) return p->plugin.get();
   return nullptr;
 }
 
@@ -132,7 +136,7 @@ const FamilyPlugin& PluginRegistry::get(const std::string& family) const {
 
 std::vector<const FamilyPlugin*> PluginRegistry::all() const {
   std::vector<const FamilyPlugin*> out;
-  for (const auto& p : plugins_) out.push_back(p->plugin);
+  for (const auto& p : plugins_) out.push_back(p->plugin.get());
   return out;
 }
 

@@ -16,60 +16,31 @@
 
 namespace gpuk {
 
-namespace {
-
-// Throws DeviceError when `bytes` (every buffer of the run: the input, the family's other
-// buffers, scratch, a flush buffer) exceed the device's free memory. The message names the
-// input's share and the whole, and who needs it ("the sort run").
-void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device) {
-  bytes = std::max(bytes, input_bytes);
-  const std::uint64_t free = device.free_memory();
-  if (bytes <= free) return;
-  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
-  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with " + who + "'s other buffers)";
-  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
-}
-
-}  // namespace
-
-// Everything a run allocates on the device, counted before any data exists, so that a run
-// that cannot fit stops in a second instead of after minutes of generating data. The library
-// baseline's buffers are checked when they are allocated (DeviceBuffer's error names the bytes
-// asked for and free).
-std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin) {
-  std::uint64_t bytes = 0;
-  for (const ArraySlot& a : plugin.make_launcher(problem_of(spec))->arrays()) bytes = add_bytes(bytes, a.bytes);
-  return bytes;
-}
-
-void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
-                                bool flush_l2, Device& device) {
-  std::uint64_t bytes = add_bytes(run_device_bytes(spec, plugin), scratch_bytes);
-  if (flush_l2) bytes = add_bytes(bytes, static_cast<std::uint64_t>(2 * device.info().l2_bytes));
-  refuse_if_does_not_fit(bytes_for(spec.size, dtype_size(spec.dtype)), bytes, "the " + spec.family + " run", device);
-  // The host arrays too: a size too large for the machine is refused here, not by the OOM killer.
-  refuse_if_host_memory_short(spec, plugin);
-}
-
 bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info) {
   return static_cast<std::int64_t>(spec.size * dtype_size(spec.dtype)) < 2 * info.l2_bytes;
 }
 
 // --- Bench -----------------------------------------------------------------------------------
 
+Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, PreparedRun prepared)
+    : spec_(spec), plugin_(plugin), prepared_(std::make_unique<PreparedRun>(std::move(prepared))), device_(device) {
+  make(std::move(prepared_->launcher), nullptr);
+  bind(prepared_->planned.plan);
+}
+
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device)
     : spec_(spec), plugin_(plugin), device_(device) {
-  make(nullptr);
+  make(plugin.make_launcher(problem_of(spec)), nullptr);
 }
 
 Bench::Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, std::unique_ptr<Workload> prepared)
     : spec_(spec), plugin_(plugin), device_(device) {
   if (!prepared) throw Error("internal: a Bench of a prepared workload without one");
-  make(std::move(prepared));
+  make(plugin.make_launcher(problem_of(spec)), std::move(prepared));
 }
 
-void Bench::make(std::unique_ptr<Workload> prepared) {
-  const RunSpec& spec = spec_;
+void Bench::make(std::unique_ptr<Launcher> launcher, std::unique_ptr<Workload> prepared) {
+  launcher_ = std::move(launcher);
   if (prepared) {
     workload_ = std::move(prepared);
     pin_note_ = "the input was made before the process's CUDA context (run/host_side.hpp)";
@@ -77,14 +48,9 @@ void Bench::make(std::unique_ptr<Workload> prepared) {
     reference_done_ = true;
     workload_has_reference_ = true;
   } else {
-    HostArray input = run_input(spec);
-    // Page-locked, the upload runs at the bus's speed (pageable memory goes through the driver's
-    // staging buffers at a fraction of it); where locking fails the run goes on, pageable.
-    pin_note_ = input.pin();
-    workload_ = make_run_workload(spec, plugin_, std::move(input));
+    workload_ = make_run_workload(spec_, plugin_, &pin_note_);
     workload_has_reference_ = false;
   }
-  launcher_ = plugin_.make_launcher(problem_of(spec));
   bytes_moved_ = workload_->bytes_moved();
   stream_ = std::make_unique<Stream>();
   start_ = std::make_unique<Event>();
@@ -94,6 +60,11 @@ void Bench::make(std::unique_ptr<Workload> prepared) {
   stop_->record(*stream_);
   upload_ms_ = stop_->elapsed_since(*start_);
   arrays_ = workload_->device_arrays();
+}
+
+const PreparedRun& Bench::prepared() const {
+  if (!prepared_) throw Error("internal: a Bench made without a prepared variant has none");
+  return *prepared_;
 }
 
 void Bench::bind(const LaunchPlan& plan) {
@@ -150,6 +121,12 @@ Verification Bench::check(const LaunchTarget& target) {
   synchronize(target.where);
   workload_->download(*stream_);
   return workload_->verify();
+}
+
+std::vector<double> Bench::time(int warmup, int repeats, bool flush_l2) {
+  const PreparedRun& p = prepared();
+  return time(LaunchTarget{p.planned.plan, p.ready.functions.data(), stream_->get(), p.planned.where}, warmup,
+              repeats, flush_l2);
 }
 
 std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2) {

@@ -245,37 +245,43 @@ CUfunction Module::function(const std::string& lowered_name) const {
 
 // --- Device ----------------------------------------------------------------------------------
 
-Device::Device(int ordinal) {
+DeviceInfo device_info(int ordinal) {
   const DriverApi& api = driver();
   int count = 0;
   GPUK_CU(api.cuDeviceGetCount(&count));
   if (ordinal < 0 || ordinal >= count)
     throw NoDeviceError("GPU " + std::to_string(ordinal) + " does not exist (this machine has " +
                         std::to_string(count) + ")");
+  CUdevice device = 0;
+  GPUK_CU(api.cuDeviceGet(&device, ordinal));
+  DeviceInfo info;
+  char name[256] = {};
+  GPUK_CU(api.cuDeviceGetName(name, sizeof name, device));
+  info.ordinal = ordinal;
+  info.name = name;
+  char bus[64] = {};
+  if (api.cuDeviceGetPCIBusId(bus, sizeof bus, device) == CUDA_SUCCESS) info.pci_bus_id = bus;
+  info.cc_major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.cc_minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.sm_count = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.max_threads_per_block = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.max_shared_per_block_optin = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.l2_bytes = attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  std::size_t total = 0;
+  GPUK_CU(api.cuDeviceTotalMem(&total, device));
+  info.total_memory = static_cast<std::int64_t>(total);
+  const double clock_khz = attribute(device, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  const double bus_bits = attribute(device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  info.peak_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  GPUK_CU(api.cuDriverGetVersion(&info.driver_version));
+  return info;
+}
+
+Device::Device(int ordinal) : info_(device_info(ordinal)) {
+  const DriverApi& api = driver();
   GPUK_CU(api.cuDeviceGet(&device_, ordinal));
   GPUK_CU(api.cuDevicePrimaryCtxRetain(&context_, device_));
   GPUK_CU(api.cuCtxSetCurrent(context_));
-
-  char name[256] = {};
-  GPUK_CU(api.cuDeviceGetName(name, sizeof name, device_));
-  info_.ordinal = ordinal;
-  info_.name = name;
-  char bus[64] = {};
-  if (api.cuDeviceGetPCIBusId(bus, sizeof bus, device_) == CUDA_SUCCESS) info_.pci_bus_id = bus;
-  info_.cc_major = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-  info_.cc_minor = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  info_.sm_count = attribute(device_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  info_.max_threads_per_block = attribute(device_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-  info_.max_shared_per_block_optin =
-      attribute(device_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-  info_.l2_bytes = attribute(device_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  std::size_t total = 0;
-  GPUK_CU(api.cuDeviceTotalMem(&total, device_));
-  info_.total_memory = static_cast<std::int64_t>(total);
-  const double clock_khz = attribute(device_, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-  const double bus_bits = attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-  info_.peak_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-  GPUK_CU(api.cuDriverGetVersion(&info_.driver_version));
 }
 
 Device::~Device() {

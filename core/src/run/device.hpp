@@ -82,6 +82,10 @@ struct DeviceInfo {
   std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }
 };
 
+// What GPU `ordinal` is, asked of the driver without making a context (so no GPU memory and
+// little time). Throws NoDeviceError for an ordinal that does not exist.
+DeviceInfo device_info(int ordinal);
+
 // A GPU of architecture `arch` ("sm_90") known by nothing else: no name, no limits (sm_count 0).
 // What `gpuk check` chooses a variant for without a GPU. Throws ConfigError for a malformed arch.
 DeviceInfo device_of_arch(const std::string& arch);

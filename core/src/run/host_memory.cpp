@@ -113,7 +113,10 @@ HostMemory available_host_memory() {
 }
 
 void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin) {
-  const std::uint64_t needed = plugin.host_bytes(problem_of(spec));
+  refuse_if_host_memory_short(spec, plugin.host_bytes(problem_of(spec)));
+}
+
+void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed) {
   const HostMemory host = available_host_memory();
   if (needed <= host.available) return;
   throw Error("the " + spec.family + " run of " + std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)) +

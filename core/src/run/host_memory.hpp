@@ -28,5 +28,7 @@ HostMemory available_host_memory();
 // Throws Error with the bytes needed and the bytes available when the family's host arrays for
 // `spec` (FamilyPlugin::host_bytes) do not fit in available_host_memory().
 void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin);
+// The same with the family's host bytes asked already (FamilyParts::host_bytes, plugin/edge.hpp).
+void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed);
 
 }  // namespace gpuk

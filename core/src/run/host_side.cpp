@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
+#include "plugin/plugin.hpp"
 #include "run/host_memory.hpp"
 
 namespace gpuk {
@@ -20,7 +21,9 @@ HostArray run_input(const RunSpec& spec) {
   return input;
 }
 
-std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, HostArray input) {
+std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, std::string* pin_note) {
+  HostArray input = run_input(spec);
+  if (pin_note) *pin_note = input.pin();
   const InputView view(std::make_shared<const HostArray>(std::move(input)), spec.data.seed);
   try {
     return plugin.make_workload(problem_of(spec), view);
@@ -39,7 +42,7 @@ HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
       };
       auto at = std::chrono::steady_clock::now();
-      side.workload = make_run_workload(spec, plugin, run_input(spec));
+      side.workload = make_run_workload(spec, plugin);
       side.data_seconds = since(at);
       at = std::chrono::steady_clock::now();
       (void)side.workload->cpu_reference(1);

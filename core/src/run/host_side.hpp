@@ -4,6 +4,7 @@
 // instead of generating the input and computing the reference again (tune/pool.hpp).
 #pragma once
 #include <memory>
+#include <string>
 
 #include "data/data.hpp"
 #include "plugin/plugin.hpp"
@@ -16,9 +17,14 @@ struct RunSpec;
 // spec's dtype and size (ConfigError naming the file otherwise). Bench::make reads it so too.
 HostArray run_input(const RunSpec& spec);
 
-// The family's workload of a run on `input`: the plugin sees the run's Problem and a view of the
-// input, which the workload shares; a ConfigError it throws gains the config's name.
-std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, HostArray input);
+// The family's workload of a run on its input (run_input): the
+// plugin sees the run's Problem and a view of the input, which the workload shares; a ConfigError
+// it throws gains the config's name. With `pin_note`, the input is page-locked first, so that its
+// upload runs at the bus's speed (pageable memory goes through the driver's staging buffers at a
+// fraction of it); where locking fails the run goes on, pageable, and `pin_note` says why
+// (HostArray::pin; empty when it was locked).
+std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin,
+                                            std::string* pin_note = nullptr);
 
 struct HostSide {
   std::unique_ptr<Workload> workload;  // made from the input, its CPU reference computed; not uploaded

@@ -9,8 +9,12 @@
 #include <mutex>
 #include <string_view>
 
+#include "config/config.hpp"
 #include "gpuk/error.hpp"
+#include "plugin/edge.hpp"
 #include "plugin/plugin.hpp"
+#include "run/host_memory.hpp"
+#include "run/runtime.hpp"
 
 namespace gpuk {
 
@@ -178,6 +182,52 @@ std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernel
   return functions;
 }
 
+// --- fit -------------------------------------------------------------------------------------
+
+namespace {
+
+// Throws DeviceError when `bytes` (every buffer of the run: the input, the family's other
+// buffers, scratch, a flush buffer) exceed the device's free memory. The message names the
+// input's share and the whole, and who needs it ("the sort run").
+void refuse_if_does_not_fit(std::uint64_t input_bytes, std::uint64_t bytes, const std::string& who, Device& device) {
+  bytes = std::max(bytes, input_bytes);
+  const std::uint64_t free = device.free_memory();
+  if (bytes <= free) return;
+  std::string what = "the input needs " + std::to_string(input_bytes) + " bytes of device memory";
+  if (bytes > input_bytes) what += " (" + std::to_string(bytes) + " with " + who + "'s other buffers)";
+  throw DeviceError(what + "; " + device.info().name + " has " + std::to_string(free) + " bytes free");
+}
+
+}  // namespace
+
+// Everything a run allocates on the device, counted before any data exists. The library
+// baseline's buffers are checked when they are allocated (DeviceBuffer's error names the bytes
+// asked for and free).
+std::uint64_t run_device_bytes(const RunSpec&, const Launcher& launcher) {
+  std::uint64_t bytes = 0;
+  for (const ArraySlot& a : launcher.arrays()) bytes = add_bytes(bytes, a.bytes);
+  return bytes;
+}
+
+std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin) {
+  return run_device_bytes(spec, *plugin.make_launcher(problem_of(spec)));
+}
+
+void refuse_if_run_does_not_fit(const RunSpec& spec, const Launcher& launcher, std::uint64_t host_bytes,
+                                std::uint64_t scratch_bytes, bool flush_l2, Device& device) {
+  std::uint64_t bytes = add_bytes(run_device_bytes(spec, launcher), scratch_bytes);
+  if (flush_l2) bytes = add_bytes(bytes, static_cast<std::uint64_t>(2 * device.info().l2_bytes));
+  refuse_if_does_not_fit(bytes_for(spec.size, dtype_size(spec.dtype)), bytes, "the " + spec.family + " run", device);
+  // The host arrays too: a size too large for the machine is refused here, not by the OOM killer.
+  refuse_if_host_memory_short(spec, host_bytes);
+}
+
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
+                                bool flush_l2, Device& device) {
+  const FamilyParts family = family_parts(plugin, problem_of(spec));
+  refuse_if_run_does_not_fit(spec, *family.launcher, family.host_bytes, scratch_bytes, flush_l2, device);
+}
+
 // --- the whole road --------------------------------------------------------------------------
 
 ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
@@ -189,6 +239,40 @@ ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const 
   r.kernels = load_kernels(*r.compiled.kernels, wanted, what);
   if (const auto misfit = check_fit(planned.plan, r.kernels, planned.limits, info, planned.where)) throw ConfigError(misfit->detail);
   r.functions = bind(planned.plan, r.kernels);
+  return r;
+}
+
+VariantRequest variant_request(const RunSpec& spec) {
+  VariantRequest r;
+  r.mode = spec.pick == RunSpec::Pick::named      ? VariantRequest::Mode::named
+           : spec.pick == RunSpec::Pick::defaults ? VariantRequest::Mode::defaults
+                                                  : VariantRequest::Mode::lookup;
+  r.kernel = spec.kernel;
+  r.params = spec.params;
+  return r;
+}
+
+PreparedRun::PreparedRun() = default;
+PreparedRun::PreparedRun(PreparedRun&&) noexcept = default;
+PreparedRun& PreparedRun::operator=(PreparedRun&&) noexcept = default;
+PreparedRun::~PreparedRun() = default;
+
+PreparedRun prepare_run(const RunSpec& spec, const FamilyPlugin& plugin, const TuningSources& tuning,
+                        const Runtime& runtime, Device& device, const CompiledKernels* precompiled) {
+  const Problem problem = problem_of(spec);
+  const DeviceInfo& info = device.info();
+  FamilyParts family = family_parts(plugin, problem);
+  PreparedRun r;
+  try {
+    r.planned = plan_variant(problem, variant_request(spec), plugin, runtime.kernels(), info, tuning);
+  } catch (const ConfigError&) {
+    refuse_if_run_does_not_fit(spec, *family.launcher, family.host_bytes, 0, false, device);
+    throw;
+  }
+  refuse_if_run_does_not_fit(spec, *family.launcher, family.host_bytes, family.launcher->scratch_bytes(r.planned.plan),
+                             false, device);
+  r.ready = ready_variant(r.planned, runtime.jit(info.arch()), info, precompiled);
+  r.launcher = std::move(family.launcher);
   return r;
 }
 

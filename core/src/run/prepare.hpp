@@ -5,15 +5,16 @@
 //
 //   choose   the variant: the one asked for, else the lookup (run/choose.hpp)
 //   plan     its launches for n on this device (plan_launches, kernel/kernel_file.hpp)
-//   fit      every device buffer against the device's free memory (a run's: run/runner.hpp's
-//            refuse_if_run_does_not_fit)
+//   fit      every device buffer against the device's free memory, and the host arrays against
+//            the host's (a run's: refuse_if_run_does_not_fit)
 //   compile  with NVRTC or the on-disk cache, or take CUBIN compiled already (compile_variant)
 //   load     the CUBIN, once per process and context (load_kernels)
 //   check    registers, threads per block and shared memory against the device (check_fit)
 //   bind     the plan's launches to their functions (bind)
 //
 // plan_variant() (run/choose.hpp: choose, then plan) and ready_variant() (compile, load, check,
-// bind) chain them for the callers that take every step.
+// bind) chain them for the callers that take every step; prepare_run() is a run's whole chain,
+// the fit included, with the family asked once for its Launcher and host memory.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -31,6 +32,9 @@
 namespace gpuk {
 
 class FamilyPlugin;
+class Launcher;
+class Runtime;
+struct RunSpec;
 
 // --- compile ---------------------------------------------------------------------------------
 
@@ -113,6 +117,23 @@ std::optional<Misfit> check_fit(const LaunchPlan& plan, const LoadedKernels& ker
 // The plan's functions, in the plan's order (LaunchTarget::functions).
 std::vector<CUfunction> bind(const LaunchPlan& plan, const LoadedKernels& kernels);
 
+// --- fit -------------------------------------------------------------------------------------
+
+// The device arrays a run of `spec` allocates (its Launcher's arrays, without scratch), saturating.
+std::uint64_t run_device_bytes(const RunSpec& spec, const Launcher& launcher);
+std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin);
+
+// Throws DeviceError with the bytes needed and free when a run of `spec` does not fit in the
+// device's free memory: the family's arrays (its `launcher`'s), `scratch_bytes`, and with
+// flush_l2 the buffer that flushes the L2; then Error when its host arrays (`host_bytes`, the
+// family's) do not fit in the host's (run/host_memory.hpp). Called before any data is generated,
+// so that a run that cannot fit stops in a second instead of after minutes of generating data.
+void refuse_if_run_does_not_fit(const RunSpec& spec, const Launcher& launcher, std::uint64_t host_bytes,
+                                std::uint64_t scratch_bytes, bool flush_l2, Device& device);
+// The same, the family asked for its Launcher and host bytes here.
+void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
+                                bool flush_l2, Device& device);
+
 // --- the whole road --------------------------------------------------------------------------
 
 // The planned variant (plan_variant, run/choose.hpp) is the chain's first stage.
@@ -129,5 +150,27 @@ struct ReadyVariant {
 // (check_fit's sentence), CompileError, DeviceError.
 ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const DeviceInfo& info,
                            const CompiledKernels* precompiled = nullptr, const std::vector<std::string>& names = {});
+
+// How a run config asks for its variant (run/choose.hpp).
+VariantRequest variant_request(const RunSpec& spec);
+
+// A run's variant made ready (prepare_run): the family's Launcher, the run's only one, handed on
+// to the run's Bench; the planned variant; its kernels compiled, loaded, checked and bound.
+struct PreparedRun {
+  std::unique_ptr<Launcher> launcher;  // the family's, behind the edge (plugin/edge.hpp)
+  PlannedVariant planned;
+  ReadyVariant ready;
+  PreparedRun();
+  PreparedRun(PreparedRun&&) noexcept;
+  PreparedRun& operator=(PreparedRun&&) noexcept;
+  ~PreparedRun();
+};
+
+// A run's whole chain on `device`: the family asked once (its Launcher and host bytes), the
+// variant planned (plan_variant, reading `tuning`), the run checked to fit the device and the host
+// (a run too big for the device says so first, whatever else is wrong with it), then
+// ready_variant with the Runtime's JIT for the device's architecture.
+PreparedRun prepare_run(const RunSpec& spec, const FamilyPlugin& plugin, const TuningSources& tuning,
+                        const Runtime& runtime, Device& device, const CompiledKernels* precompiled = nullptr);
 
 }  // namespace gpuk

@@ -58,16 +58,6 @@ void throw_if_faulted(const std::string& where, const Error& /*error*/) {
   throw FaultError(where + " faulted: " + describe(r) + "; the CUDA context is unusable, so nothing after it ran");
 }
 
-VariantRequest variant_request(const RunSpec& spec) {
-  VariantRequest r;
-  r.mode = spec.pick == RunSpec::Pick::named      ? VariantRequest::Mode::named
-           : spec.pick == RunSpec::Pick::defaults ? VariantRequest::Mode::defaults
-                                                  : VariantRequest::Mode::lookup;
-  r.kernel = spec.kernel;
-  r.params = spec.params;
-  return r;
-}
-
 TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
                              const std::optional<std::filesystem::path>& tuning_db, const std::string& arch) {
   TuningSources t;
@@ -78,24 +68,13 @@ TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
   return t;
 }
 
-// config -> prepare (choose, plan, fit, compile, load, check, bind) -> data -> run -> report.
-RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
-  const Runtime& runtime = context.runtime;
-  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
-  const DeviceInfo& info = device.info();
-  const Problem problem = problem_of(spec);
-  const TuningSources tuning = tuning_sources(spec, runtime.kernels(), runtime.tuning_db(), info.arch());
+namespace {
 
-  // A run too big for the device says so first, whatever else is wrong with it.
-  PlannedVariant planned;
-  try {
-    planned = plan_variant(problem, variant_request(spec), plugin, runtime.kernels(), info, tuning);
-  } catch (const ConfigError&) {
-    refuse_if_run_does_not_fit(spec, plugin, 0, false, device);
-    throw;
-  }
-  refuse_if_run_does_not_fit(spec, plugin, plugin.make_launcher(problem)->scratch_bytes(planned.plan), false, device);
-
+// What ran and where: the config, the variant the bench was prepared with and why, the device,
+// the compile, and the data's upload.
+RunReport report_head(const RunSpec& spec, const TuningSources& tuning, const DeviceInfo& info, const Bench& bench) {
+  const PreparedRun& prepared = bench.prepared();
+  const PlannedVariant& planned = prepared.planned;
   RunReport report;
   report.config = spec.path.string();
   report.family = spec.family;
@@ -114,15 +93,8 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   report.driver_version = info.driver_version;
   report.peak_gbs = info.peak_bandwidth_gbs;
   report.launches = planned.plan.launches;
-
-  const ReadyVariant ready = ready_variant(planned, runtime.jit(info.arch()), info, precompiled);
-  report.compile_ms = ready.compiled.ms;
-  report.from_cache = ready.compiled.from_cache;
-
-  // Data, uploaded once. One thread of the process measures at a time (see run() in runner.hpp).
-  static std::mutex measuring;
-  const std::lock_guard measuring_lock(measuring);
-  Bench bench(spec, plugin, device);
+  report.compile_ms = prepared.ready.compiled.ms;
+  report.from_cache = prepared.ready.compiled.from_cache;
   report.bytes_moved = bench.bytes_moved();
   report.upload_ms = bench.upload_ms();
   report.upload_bytes = bench.upload_bytes();
@@ -131,13 +103,29 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   if (!report.pin_note.empty())
     report.warnings.push_back("the input is not page-locked, so its upload runs from pageable memory: " +
                               report.pin_note);
+  return report;
+}
 
+}  // namespace
+
+// config -> prepare (the family's Launcher, choose, plan, fit, compile, load, check, bind) ->
+// the Bench of the prepared variant (data, upload, scratch) -> time -> verify -> report.
+RunReport run(const RunSpec& spec, const RunContext& context, Device& device, const CompiledKernels* precompiled) {
+  const Runtime& runtime = context.runtime;
+  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
+  const DeviceInfo& info = device.info();
+  const TuningSources tuning = tuning_sources(spec, runtime.kernels(), runtime.tuning_db(), info.arch());
+  PreparedRun prepared = prepare_run(spec, plugin, tuning, runtime, device, precompiled);
+
+  // Data, uploaded once. One thread of the process measures at a time (see run() in runner.hpp).
+  static std::mutex measuring;
+  const std::lock_guard measuring_lock(measuring);
+  Bench bench(spec, plugin, device, std::move(prepared));
   bench.set_time_limit(context.time_limit_s);
-  bench.bind(planned.plan);
-  const std::string& where = planned.where;
-  const LaunchTarget target{planned.plan, ready.functions.data(), bench.stream().get(), where};
+  RunReport report = report_head(spec, tuning, info, bench);
+  const std::string& where = bench.prepared().planned.where;
   try {
-    report.kernel = Stats::of(bench.time(target, spec.warmup, spec.repeats, false));
+    report.kernel = Stats::of(bench.time(spec.warmup, spec.repeats, false));
     report.download_ms = bench.download();
   } catch (const TimeLimitError&) {
     throw;

@@ -75,23 +75,11 @@ struct RunContext {
   double time_limit_s = 0;  // per run of a variant; 0: kDefaultTimeLimitSeconds
 };
 
-// How the config asks for its variant (run/choose.hpp).
-VariantRequest variant_request(const RunSpec& spec);
-
 // What the lookup reads for a run of `spec` on `arch`: the config's `tuning:` file, else the
 // user's database at `tuning_db` (default TuningDb::default_path()), and the tuning files shipped
 // for `arch`. Empty for a config that names its variant.
 TuningSources tuning_sources(const RunSpec& spec, const KernelLibrary& kernels,
                              const std::optional<std::filesystem::path>& tuning_db, const std::string& arch);
-
-// The device arrays a run of `spec` allocates (its Launcher's arrays, without scratch), saturating.
-std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin);
-
-// Throws DeviceError with the bytes needed and free when a run of `spec` does not fit in the
-// device's free memory: the family's arrays (its Launcher's), `scratch_bytes`, and with flush_l2
-// the buffer that flushes the L2. Called once, before any data is generated.
-void refuse_if_run_does_not_fit(const RunSpec& spec, const FamilyPlugin& plugin, std::uint64_t scratch_bytes,
-                                bool flush_l2, Device& device);
 
 // True when the input is smaller than twice the L2 cache: repeated runs would read it from L2.
 bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info);
@@ -102,6 +90,10 @@ bool input_fits_l2(const RunSpec& spec, const DeviceInfo& info);
 // variant; `gpuk tune` measures a whole sweep on one Bench.
 class Bench {
  public:
+  // A run's Bench, made from its prepared variant (prepare_run, which checked that the run fits):
+  // its Launcher, the run's only one, taken over; the data generated (or read) and page-locked,
+  // the family's workload made, the data uploaded (timed), and the variant bound (its scratch).
+  Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device, PreparedRun prepared);
   // Generates or reads the data, makes the family's workload and launcher and uploads the data
   // (timed). The caller has checked that the run fits (refuse_if_run_does_not_fit).
   Bench(const RunSpec& spec, const FamilyPlugin& plugin, Device& device);
@@ -114,6 +106,8 @@ class Bench {
   Bench& operator=(const Bench&) = delete;
 
   const RunSpec& spec() const { return spec_; }
+  // The prepared variant this Bench was made from (its first constructor); Error otherwise.
+  const PreparedRun& prepared() const;
   Workload& workload() { return *workload_; }
   const Launcher& launcher() const { return *launcher_; }
   const Stream& stream() const { return *stream_; }
@@ -141,6 +135,8 @@ class Bench {
   // run (outside the events) the outputs are poisoned and, with flush_l2, a buffer of twice the
   // L2 size is written so that the run starts with a cold cache.
   std::vector<double> time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2);
+  // The same for the prepared variant this Bench was made from.
+  std::vector<double> time(int warmup, int repeats, bool flush_l2);
   // Downloads the result; returns the milliseconds it took.
   double download();
 
@@ -151,10 +147,11 @@ class Bench {
 
 
  private:
-  void make(std::unique_ptr<Workload> prepared);
+  void make(std::unique_ptr<Launcher> launcher, std::unique_ptr<Workload> prepared);
   void synchronize(const std::string& where) const;
   RunSpec spec_;
   const FamilyPlugin& plugin_;
+  std::unique_ptr<PreparedRun> prepared_;
   Device& device_;
   double time_limit_base_ = kDefaultTimeLimitSeconds;
   bool workload_has_reference_ = false;

@@ -9,6 +9,7 @@
 #include "gpuk/error.hpp"
 #include "tune/isolate.hpp"
 #include "tune/pool.hpp"
+#include "tune/pool_wire.hpp"
 
 namespace gpuk {
 
@@ -50,7 +51,13 @@ DeviceCounting::DeviceCounting() {
         ::close(fds[0]);
         std::string reason;
         const int n = device_count(&reason);
-        const std::string msg = std::to_string(n) + " " + reason;
+        nlohmann::json devices = nlohmann::json::array();
+        try {
+          for (int i = 0; i < n; ++i) devices.push_back(detail::device_json(device_info(i)));
+        } catch (const std::exception&) {
+          devices = nlohmann::json::array();  // counted, not described: the workers will say
+        }
+        const std::string msg = nlohmann::json{{"count", n}, {"why", reason}, {"devices", devices}}.dump();
         (void)!::write(fds[1], msg.data(), msg.size());
         return 0;
       },
@@ -69,10 +76,10 @@ bool DeviceCounting::answered() const {
   return ::poll(&p, 1, 0) > 0;
 }
 
-int DeviceCounting::wait(std::string* why) {
+int DeviceCounting::wait(std::string* why, std::vector<DeviceInfo>* devices) {
   if (fd_ < 0) throw Error("internal: the GPUs were counted already");
   std::string msg;
-  char buf[512];
+  char buf[4096];
   for (;;) {
     const ssize_t got = ::read(fd_, buf, sizeof buf);
     if (got > 0) msg.append(buf, static_cast<std::size_t>(got));
@@ -81,13 +88,17 @@ int DeviceCounting::wait(std::string* why) {
   ::close(fd_);
   fd_ = -1;
   (void)wait_process(pid_);
-  const std::size_t space = msg.find(' ');
-  if (msg.empty() || space == std::string::npos) {
+  const nlohmann::json j = nlohmann::json::parse(msg, nullptr, false);
+  if (!j.is_object() || !j.contains("count")) {
     if (why) *why = "the process that counts the GPUs died";
     return 0;
   }
-  if (why) *why = msg.substr(space + 1);
-  return std::stoi(msg.substr(0, space));
+  if (why) *why = j.value("why", std::string());
+  if (devices) {
+    devices->clear();
+    for (const auto& d : j.at("devices")) devices->push_back(detail::device_of(d));
+  }
+  return j.at("count").get<int>();
 }
 
 int count_devices_in_child(std::string* why) { return DeviceCounting().wait(why); }

@@ -31,33 +31,16 @@ void WorkerPool::Impl::start(std::size_t w) {
 
 void WorkerPool::Impl::spawn(std::size_t w) {
   detail::WorkerProcess& p = procs[w];
-  if (cuda_initialised())
-    throw Error("internal: the process that forks the GPU workers has initialised CUDA itself, so they could not "
-                "use the GPU");
-  int down[2], up[2];
-  if (::pipe(down) != 0 || ::pipe(up) != 0) throw Error("cannot create the pipes of a worker process");
   p.spawned = std::chrono::steady_clock::now();
-  const pid_t pid = fork_process(
-      [&]() -> int {
-        // Only its own pipe ends: the parent sees a worker's end when that worker ends.
-        for (const auto& other : procs) {
-          if (other.to >= 0) ::close(other.to);
-          if (other.from) ::close(other.from->fd());
-        }
-        ::close(down[1]);
-        ::close(up[0]);
-        worker_main(down[0], up[1], space, factory, p.info.ordinal);
-      },
-      "a worker process");
-  ::close(down[0]);
-  ::close(up[1]);
-  ::fcntl(down[1], F_SETFD, FD_CLOEXEC);
-  ::fcntl(up[0], F_SETFD, FD_CLOEXEC);
-  p.pid = pid;
-  p.to = down[1];
-  p.from = std::make_unique<LineReader>(up[0]);
+  // Forked by the spawner (tune/spawner.hpp), not here: this process runs compile threads and
+  // CUDA (its compile wave's NVRTC) by now. The worker holds no pipe of another worker.
+  const detail::Spawner::Worker started = spawner->start(p.info.ordinal);
+  p.pid = started.pid;
+  p.to = started.to;
+  p.from = std::make_unique<LineReader>(started.from);
   p.busy.reset();
   p.adopted.clear();
+  p.greeted = false;
 }
 
 void WorkerPool::Impl::greet(std::size_t w) {
@@ -70,17 +53,41 @@ void WorkerPool::Impl::greet(std::size_t w) {
     reap(w);
     throw Error("the worker on GPU " + std::to_string(p.info.ordinal) + " could not start: " + why);
   }
-  p.info.device = device_of(j.at("device"));
+  const DeviceInfo device = device_of(j.at("device"));
   const auto& l = j.at("limits");
-  p.info.limits.n = l[0].get<std::int64_t>();
-  p.info.limits.sm_count = l[1].get<int>();
-  p.info.limits.elem_bytes = l[2].get<int>();
-  p.info.limits.max_threads_per_block = l[3].get<int>();
-  p.info.limits.max_shared_bytes = l[4].get<int>();
-  p.info.leading_args = j.at("leading_args").get<std::vector<std::string>>();
+  LaunchLimits limits;
+  limits.n = l[0].get<std::int64_t>();
+  limits.sm_count = l[1].get<int>();
+  limits.elem_bytes = l[2].get<int>();
+  limits.max_threads_per_block = l[3].get<int>();
+  limits.max_shared_bytes = l[4].get<int>();
+  const auto leading = j.at("leading_args").get<std::vector<std::string>>();
+  if (p.planned) {
+    // The parent planned (and its wave compiled) for what it was told of this GPU: it must be
+    // what the worker sees.
+    const LaunchLimits& k = p.info.limits;
+    if (device.name != p.info.device.name || device.arch() != p.info.device.arch() || limits.n != k.n ||
+        limits.sm_count != k.sm_count || limits.elem_bytes != k.elem_bytes ||
+        limits.max_threads_per_block != k.max_threads_per_block || limits.max_shared_bytes != k.max_shared_bytes ||
+        leading != p.info.leading_args || j.at("flushed").get<bool>() != p.info.flushed) {
+      reap(w);
+      throw Error("internal: the worker on GPU " + std::to_string(p.info.ordinal) + " (" + device.name +
+                  ") sees other launch limits than the parent planned for");
+    }
+    p.planned = false;
+  }
+  p.info.device = device;
+  p.info.limits = limits;
+  p.info.leading_args = leading;
   p.info.bytes_moved = j.at("bytes_moved");
   p.info.flushed = j.at("flushed");
-  p.info.start_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - p.spawned).count();
+  // Fork to ready: the worker's own clock reading (steady_clock is the machine's monotonic clock)
+  // when it said hello, which may be well before this greeting.
+  auto ready = std::chrono::steady_clock::now();
+  if (j.contains("ready_ns"))
+    ready = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(j.at("ready_ns").get<std::int64_t>()));
+  p.info.start_seconds += std::max(0.0, std::chrono::duration<double>(ready - p.spawned).count());
+  p.greeted = true;
   infos[w] = p.info;
   // Its queue: the compile wave's programs, and the rest to compile itself.
   std::vector<std::uint64_t> own;
@@ -89,6 +96,11 @@ void WorkerPool::Impl::greet(std::size_t w) {
     else own.push_back(point);
   }
   if (!own.empty()) send(p.to, {{"op", "prepare"}, {"points", own}});
+}
+
+void WorkerPool::Impl::greet_all() {
+  for (std::size_t w = 0; w < procs.size(); ++w)
+    if (!procs[w].greeted && procs[w].from) greet(w);
 }
 
 void WorkerPool::Impl::adopt(std::size_t w, std::uint64_t point) {
@@ -244,17 +256,33 @@ WorkerPool::Impl::~Impl() {
   }
 }
 
-WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave)
+WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave,
+                       std::vector<WorkerInfo> planned)
     : impl_(std::make_unique<Impl>(space, std::move(factory), std::move(wave))) {
   // A worker that dies leaves a pipe without a reader: a write to it must fail, not kill gpuk.
   std::signal(SIGPIPE, SIG_IGN);
   if (ordinals.empty()) throw ConfigError("a pool of workers needs at least one GPU");
+  if (!planned.empty() && planned.size() != ordinals.size())
+    throw Error("internal: a pool of " + std::to_string(ordinals.size()) + " workers planned for " +
+                std::to_string(planned.size()));
+  impl_->spawner = std::make_unique<detail::Spawner>([impl = impl_.get()](int ordinal, int in, int out) -> int {
+    worker_main(in, out, impl->space, impl->factory, ordinal);
+  });
   impl_->procs.resize(ordinals.size());
   impl_->infos.resize(ordinals.size());
-  for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->procs[w].info.ordinal = ordinals[w];
-  // Every worker forked first, then each waited for: their starts (context, data, reference) overlap.
+  for (std::size_t w = 0; w < ordinals.size(); ++w) {
+    detail::WorkerProcess& p = impl_->procs[w];
+    if (!planned.empty()) {
+      p.info = planned[w];
+      p.planned = true;
+    }
+    p.info.ordinal = ordinals[w];
+    impl_->infos[w] = p.info;
+  }
+  // Every worker forked first, then each waited for: their starts (context, data, reference)
+  // overlap. With the GPUs planned for, the greetings wait for the first request.
   for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->spawn(w);
-  for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->greet(w);
+  if (planned.empty()) impl_->greet_all();
 }
 
 WorkerPool::~WorkerPool() = default;
@@ -306,6 +334,7 @@ json ask_stats(detail::WorkerProcess& p) {
 }  // namespace
 
 CompileStats WorkerPool::compile_stats() {
+  impl_->greet_all();
   CompileStats sum = impl_->wave_stats;
   for (auto& p : impl_->procs) {
     const json answer = ask_stats(p);
@@ -320,6 +349,7 @@ CompileStats WorkerPool::compile_stats() {
 }
 
 std::vector<std::string> WorkerPool::notes() {
+  impl_->greet_all();
   std::vector<std::string> out;
   for (auto& p : impl_->procs) {
     const json answer = ask_stats(p);
@@ -331,6 +361,7 @@ std::vector<std::string> WorkerPool::notes() {
 }
 
 std::vector<SweepTimes> WorkerPool::worker_times() {
+  impl_->greet_all();
   std::vector<SweepTimes> out;
   for (auto& p : impl_->procs) {
     SweepTimes t;

@@ -48,7 +48,9 @@ class DeviceCounting {
   DeviceCounting(const DeviceCounting&) = delete;
   DeviceCounting& operator=(const DeviceCounting&) = delete;
   bool answered() const;  // whether wait() would return at once
-  int wait(std::string* why = nullptr);  // the count, as count_devices_in_child's; once
+  // The count, as count_devices_in_child's; once. With `devices`: what each GPU is (asked without
+  // a context), or none when the driver could not say.
+  int wait(std::string* why = nullptr, std::vector<DeviceInfo>* devices = nullptr);
 
  private:
   int fd_ = -1;
@@ -110,7 +112,12 @@ class WorkerPool {
  public:
   // Forks one worker per ordinal (the same ordinal twice gives two workers on one GPU) and waits
   // for each to report its GPU. A worker that cannot start throws the worker's own message.
-  WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave = {});
+  // With `planned` (one per ordinal: the GPU, its launch limits, leading args and flush, as the
+  // workers will report them), it does not wait: the workers set up their GPUs while the caller
+  // goes on (a measurer's compile wave starts), and are greeted at the first request to any; a
+  // worker that cannot start throws there, and one that reports other limits is an internal Error.
+  WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave = {},
+             std::vector<WorkerInfo> planned = {});
   ~WorkerPool();  // asks the workers to end; kills those that do not within a few seconds
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -6,7 +6,6 @@
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/compile_child.hpp"
 #include "tune/pool.hpp"
 #include "tune/sweep.hpp"
 
@@ -23,7 +22,7 @@ class GpuWorker : public WorkerSession {
     };
     start_ = since(created_);
     const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
-    flushed_ = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device_.info()));
+    flushed_ = flushes_l2(t, device_.info());
     refuse_if_run_does_not_fit(t.run, plugin, 0, flushed_, device_);
     auto at = std::chrono::steady_clock::now();
     if (host && host->workload) {
@@ -72,11 +71,9 @@ WaveOptions gpu_compile_wave(const Runtime& runtime, int threads) {
   wave.threads = threads;
   wave.compiler = [&runtime](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
     const Jit* jit = &runtime.jit(first.device.arch());
-    // Each program in a child process: NVRTC would initialise CUDA here, and the workers this
-    // process forks (again after a fault) could not use the GPU (tune/compile_child.hpp).
-    return [jit](const KernelFile& file, const std::vector<std::string>& names) {
-      return compile_in_child(*jit, file, names);
-    };
+    // In this process, on its compile threads: its workers are forked by the pool's spawner,
+    // which never touches CUDA, so NVRTC's cuInit here does not reach them (tune/spawner.hpp).
+    return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
   };
   return wave;
 }

@@ -17,6 +17,7 @@
 
 #include "tune/pool.hpp"
 #include "tune/pool_wire.hpp"
+#include "tune/spawner.hpp"
 
 namespace gpuk {
 
@@ -31,6 +32,8 @@ struct WorkerProcess {
   std::deque<std::uint64_t> queue;    // points dealt to it, not yet sent
   std::chrono::steady_clock::time_point spawned;  // its current process's fork
   std::set<const nlohmann::json*> adopted;         // the wave's programs its current process has
+  bool planned = false;  // info's device, limits and leading args came from the parent, not a greeting yet
+  bool greeted = false;  // its current process has said hello
 };
 
 }  // namespace detail
@@ -44,18 +47,22 @@ struct WorkerPool::Impl {
   CompileStats wave_stats;  // the parent's compiles
   // The compile wave's programs: per point, the "adopt" request that gives a worker its program.
   std::map<std::uint64_t, std::shared_ptr<const nlohmann::json>> programs;
+  std::unique_ptr<detail::Spawner> spawner;  // forks the workers (made before any compile thread)
 
   Impl(const Space& s, WorkerFactory f, WaveOptions w) : space(s), factory(std::move(f)), wave(std::move(w)) {}
   ~Impl();  // asks the workers to end; kills those that do not within a few seconds
 
   // A fresh process for worker w, ready to measure.
   void start(std::size_t w);
-  // Forks worker w's process; greet() waits for it to be ready. Several workers spawned before
+  // Starts worker w's process (through the spawner); greet() waits for it to be ready. Several workers spawned before
   // any is greeted set up their GPUs (context, data, reference) side by side.
   void spawn(std::size_t w);
   // Waits for worker w's process to report its GPU (throws the worker's own message when it
   // cannot start), then gives it the points already dealt to it.
   void greet(std::size_t w);
+  // Greets every worker not greeted yet: at the first request to any (workers started with
+  // their GPUs known set up their GPUs while the parent's compile wave runs).
+  void greet_all();
   // Closes the pipes and waits for the process; its exit status.
   int reap(std::size_t w);
   // The worker's CUDA context is gone (or the worker is): a fresh process takes its place.

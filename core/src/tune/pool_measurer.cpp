@@ -32,6 +32,7 @@ class PoolMeasurer : public Measurer {
 
   void prepare(const Space& space, const std::vector<Candidate>& points) override {
     if (wave_) return prepare_in_wave(space, points);
+    pool_.greet_all();
     // Dealt round-robin; each worker compiles its share in the background. Points measured
     // already (the recheck's leaders) are timed again on the group's first worker: it compiles
     // those it has not, in bulk, now, rather than one at a time when each is timed.
@@ -57,6 +58,7 @@ class PoolMeasurer : public Measurer {
 
   Outcome measure(const Space& space, const Candidate& c) override {
     const Stopwatch measuring(in_measure_);
+    pool_.greet_all();
     const std::uint64_t index = space.index_of(c);
     if (!ready_.count(index) && !in_flight(index) && !queued(index) && !compiling_.count(index)) {
       // Not announced (a strategy that measures one point at a time): first in line.
@@ -100,6 +102,7 @@ class PoolMeasurer : public Measurer {
   std::vector<double> time(const Space& space, const Candidate& c, int repeats) override {
     // The leaders' recheck: every point on one GPU, after what is measuring has come back and
     // with what was announced but not started dropped.
+    pool_.greet_all();
     for (std::size_t w : group_) pool_.procs[w].queue.clear();
     compiling_.clear();  // compiled all the same, not dealt out
     while (any_busy()) {

@@ -1,5 +1,6 @@
 // The worker process of a pooled sweep (tune/pool.hpp): builds its session on its GPU, says
 // hello, and serves the parent's requests.
+#include <chrono>
 #include <cstdlib>
 
 #include "tune/outcome_json.hpp"
@@ -21,7 +22,10 @@ using nlohmann::json;
                   {"limits", {l.n, l.sm_count, l.elem_bytes, l.max_threads_per_block, l.max_shared_bytes}},
                   {"leading_args", m.leading_args()},
                   {"bytes_moved", session->bytes_moved()},
-                  {"flushed", session->flushed()}});
+                  {"flushed", session->flushed()},
+                  {"ready_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count()}});
     LineReader in(in_fd);
     double idle = 0;  // waiting for the parent's next request
     for (;;) {

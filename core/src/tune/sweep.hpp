@@ -176,6 +176,10 @@ TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep);
 // time limit), flushing the L2 before each timed run when `flush`.
 GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& sweep, bool flush);
 
+// Whether the sweep of `t` flushes the L2 before each timed run on `device` (flush_l2 on, or auto
+// and the input fits in the L2).
+bool flushes_l2(const TuneSpec& t, const DeviceInfo& device);
+
 // One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
 // (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the
 // data once, measures with the GPU measurer (bulk compile) and ranks. When a variant took the

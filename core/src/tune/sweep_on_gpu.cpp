@@ -37,11 +37,15 @@ TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
   return options;
 }
 
+bool flushes_l2(const TuneSpec& t, const DeviceInfo& device) {
+  return t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device));
+}
+
 TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
                         const SweepOptions& sweep) {
   const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
   const DeviceInfo& info = device.info();
-  const bool flush = t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, info));
+  const bool flush = flushes_l2(t, info);
   // Each variant's scratch is checked when it is bound (the sweep records a variant that does not
   // fit); what every variant shares is checked here, before any data exists.
   refuse_if_run_does_not_fit(t.run, plugin, 0, flush, device);

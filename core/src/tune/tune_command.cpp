@@ -21,6 +21,7 @@
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
+#include "run/choose.hpp"
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
@@ -204,9 +205,10 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   DeviceCounting counting;
   int count = -1;
   std::vector<int> ordinals;
+  std::vector<DeviceInfo> devices;  // what each GPU is, as the counting child asked the driver
   const auto take_count = [&] {
     std::string why;
-    count = counting.wait(&why);
+    count = counting.wait(&why, &devices);
     if (count == 0) throw NoDeviceError(why);
     ordinals = parse_device_list(a.devices, count);
     if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
@@ -236,8 +238,26 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   // compile side by side, the cores shared among them.
   const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
   sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
+  // What each worker will report (its GPU, the launch limits and leading args of the problem on
+  // it, the flush), known here: the pool does not wait for the workers' start (context, upload)
+  // before the compile wave begins.
+  std::vector<WorkerInfo> planned;
+  if (static_cast<int>(devices.size()) == count) {
+    const Problem problem = problem_of(t.run);
+    const std::vector<std::string> leading = plugins.get(t.run.family).template_args(problem);
+    for (int ordinal : ordinals) {
+      WorkerInfo info;
+      info.ordinal = ordinal;
+      info.device = devices[static_cast<std::size_t>(ordinal)];
+      info.limits = launch_limits(problem, info.device);
+      info.leading_args = leading;
+      info.flushed = flushes_l2(t, info.device);
+      planned.push_back(std::move(info));
+    }
+  }
   WorkerPool pool(
-      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave);
+      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave,
+      std::move(planned));
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const auto groups = pool.group_by_model();

@@ -1,0 +1,134 @@
+// A CUDA driver that has no GPU behind it, built as libcuda.so.1 for the host-path test
+// (tests/api/test_host_path.cpp) and tools/bench_api_host: one device that says it is an sm_90,
+// memory that is only addresses, modules and functions that are only handles, and launches that
+// are only counted. Engine::prepare runs on it as on a GPU (NVRTC compiles the kernels for
+// real), so that a prepared handle's call can be counted and timed on any machine: everything
+// gpuk does on the host, nothing that the driver or the GPU does.
+//
+// Every entry point gpuk loads (core/src/run/driver_functions.inc) exists, under its versioned
+// name; those this file does not write out answer CUDA_ERROR_NOT_SUPPORTED.
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#define FAKE_STR2(x) #x
+#define FAKE_STR(x) FAKE_STR2(x)
+
+namespace {
+
+std::atomic<std::uint64_t> g_next_address{std::uint64_t{1} << 40};
+std::atomic<std::uint64_t> g_launches{0};
+int g_context_storage, g_module_storage, g_function_storage, g_stream_storage;
+thread_local CUcontext t_current = nullptr;
+
+CUcontext fake_context() { return reinterpret_cast<CUcontext>(&g_context_storage); }
+
+int attribute_of(CUdevice_attribute a) {
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 232448;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 52428800;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 2619000;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+// How many kernel launches this driver has been asked for (the tests read it through dlsym).
+std::uint64_t gpuk_fake_driver_launches() { return g_launches.load(); }
+
+CUresult CUDAAPI cuInit(unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuGetErrorName(CUresult, const char** s) { *s = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuGetErrorString(CUresult, const char** s) { *s = "not supported by the fake driver"; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGet(CUdevice* d, int ordinal) {
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice) {
+  std::strncpy(name, "fake sm_90 (no GPU: tests/api/fake_driver.cpp)", static_cast<std::size_t>(len) - 1);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) { *v = attribute_of(a); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice) { *bytes = std::size_t{80} << 30; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { *c = fake_context(); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) { t_current = c; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* c) { *c = t_current; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
+  *free = *total = std::size_t{80} << 30;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+  *p = g_next_address.fetch_add((bytes + 4095) / 4096 * 4096 + 4096);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr, CUdeviceptr, size_t, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr, const void*, size_t, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&g_stream_storage); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext* c) { *c = fake_context(); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleLoadData(CUmodule* m, const void*) { *m = reinterpret_cast<CUmodule>(&g_module_storage); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char*) {
+  *f = reinterpret_cast<CUfunction>(&g_function_storage);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction) {
+  switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 32; break;
+    default: *v = 0;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                CUstream, void**, void**) {
+  g_launches.fetch_add(1, std::memory_order_relaxed);
+  return CUDA_SUCCESS;
+}
+
+// NVRTC looks for the driver's private tables when a libcuda is loaded: there are none here.
+CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*) {
+  *table = nullptr;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // extern "C"
+
+// The rest of gpuk's table: present (so that the driver loads), never asked for by a prepare or
+// a call. Each under its versioned symbol (cuda.h's macros), with a name of its own in C++.
+#define FAKE_UNWRITTEN(symbol, tag)                                                   \
+  extern "C" CUresult fake_unwritten_##tag(...) __asm__(FAKE_STR(symbol));          \
+  extern "C" CUresult fake_unwritten_##tag(...) { return CUDA_ERROR_NOT_SUPPORTED; }
+FAKE_UNWRITTEN(cuMemcpyDtoHAsync, 2)
+FAKE_UNWRITTEN(cuStreamWaitValue32, 3)
+FAKE_UNWRITTEN(cuMemHostAlloc, 4)
+FAKE_UNWRITTEN(cuMemFreeHost, 5)
+FAKE_UNWRITTEN(cuMemHostGetDevicePointer, 6)
+FAKE_UNWRITTEN(cuMemHostRegister, 7)
+FAKE_UNWRITTEN(cuMemHostUnregister, 8)
+FAKE_UNWRITTEN(cuEventCreate, 9)
+FAKE_UNWRITTEN(cuEventDestroy, 10)
+FAKE_UNWRITTEN(cuEventRecord, 11)
+FAKE_UNWRITTEN(cuEventSynchronize, 12)
+FAKE_UNWRITTEN(cuEventQuery, 13)
+FAKE_UNWRITTEN(cuEventElapsedTime, 14)
+FAKE_UNWRITTEN(cuDeviceGetPCIBusId, 15)

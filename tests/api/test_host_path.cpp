@@ -1,0 +1,225 @@
+// A prepared handle's call on the host, without a GPU: prepared through the fake driver of
+// tests/api/fake_driver.cpp (the kernels compiled by NVRTC for real, the modules and memory only
+// handles), each call is counted at the driver table and at malloc. One call of any handle asks
+// the driver for one kernel launch per planned launch and one context query, nothing else (no
+// allocation, module load, copy, memset or wait), and allocates no host memory while n repeats or
+// alternates between sizes it has met (a few plans are kept). Issue 28's "zero
+// allocations and zero compiles after prepare", checked on every machine; the GPU side of it is
+// tests/gpu/test_api_handles_gpu.cpp.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpuk/gpuk.hpp"
+#include "gpuk/reduce.hpp"
+#include "gpuk/search.hpp"
+#include "gpuk/sort.hpp"
+#include "run/device.hpp"
+
+namespace {
+
+std::atomic<bool> g_counting_mallocs{false};
+std::atomic<std::uint64_t> g_mallocs{0};
+
+}  // namespace
+
+// AddressSanitizer owns malloc: GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUK_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUK_UNDER_ASAN 1
+#endif
+#endif
+#if !defined(GPUK_UNDER_ASAN)
+// Every malloc of the process (operator new's too), counted while the calls run; glibc's own
+// allocator does the work. Under AddressSanitizer, which owns malloc, allocations are not counted.
+extern "C" void* __libc_malloc(std::size_t bytes);
+extern "C" void* malloc(std::size_t bytes) {
+  if (g_counting_mallocs.load(std::memory_order_relaxed)) g_mallocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(bytes);
+}
+constexpr bool kMallocsCounted = true;
+#else
+constexpr bool kMallocsCounted = false;
+#endif
+
+using namespace gpuk;
+
+namespace {
+
+std::atomic<int> g_launches{0}, g_context_queries{0}, g_other{0};
+DriverApi g_real;
+
+CUresult CUDAAPI count_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared, CUstream s, void** args, void** extra) {
+  ++g_launches;
+  return g_real.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, args, extra);
+}
+CUresult CUDAAPI count_get_current(CUcontext* c) { ++g_context_queries; return g_real.cuCtxGetCurrent(c); }
+CUresult CUDAAPI count_set_current(CUcontext c) { ++g_other; return g_real.cuCtxSetCurrent(c); }
+CUresult CUDAAPI count_alloc(CUdeviceptr* p, size_t b) { ++g_other; return g_real.cuMemAlloc(p, b); }
+CUresult CUDAAPI count_free(CUdeviceptr p) { ++g_other; return g_real.cuMemFree(p); }
+CUresult CUDAAPI count_load(CUmodule* m, const void* image) { ++g_other; return g_real.cuModuleLoadData(m, image); }
+CUresult CUDAAPI count_function(CUfunction* f, CUmodule m, const char* name) {
+  ++g_other;
+  return g_real.cuModuleGetFunction(f, m, name);
+}
+CUresult CUDAAPI count_stream_sync(CUstream s) { ++g_other; return g_real.cuStreamSynchronize(s); }
+CUresult CUDAAPI count_ctx_sync() { ++g_other; return g_real.cuCtxSynchronize(); }
+CUresult CUDAAPI count_memset(CUdeviceptr p, unsigned char v, size_t b, CUstream s) {
+  ++g_other;
+  return g_real.cuMemsetD8Async(p, v, b, s);
+}
+CUresult CUDAAPI count_copy(CUdeviceptr d, CUdeviceptr from, size_t b, CUstream s) {
+  ++g_other;
+  return g_real.cuMemcpyDtoDAsync(d, from, b, s);
+}
+CUresult CUDAAPI count_stream_ctx(CUstream s, CUcontext* c) { ++g_other; return g_real.cuStreamGetCtx(s, c); }
+
+struct Counted {
+  int launches = 0, context_queries = 0, other = 0;
+  std::uint64_t mallocs = 0;
+};
+
+// Runs `calls` with every driver entry point a call could reach counted, and mallocs counted.
+Counted count(const std::function<void()>& calls) {
+  DriverApi& api = driver_for_tests();
+  g_real = api;
+  api.cuLaunchKernel = count_launch;
+  api.cuCtxGetCurrent = count_get_current;
+  api.cuCtxSetCurrent = count_set_current;
+  api.cuMemAlloc = count_alloc;
+  api.cuMemFree = count_free;
+  api.cuModuleLoadData = count_load;
+  api.cuModuleGetFunction = count_function;
+  api.cuStreamSynchronize = count_stream_sync;
+  api.cuCtxSynchronize = count_ctx_sync;
+  api.cuMemsetD8Async = count_memset;
+  api.cuMemcpyDtoDAsync = count_copy;
+  api.cuStreamGetCtx = count_stream_ctx;
+  g_launches = g_context_queries = g_other = 0;
+  g_mallocs = 0;
+  g_counting_mallocs = true;
+  calls();
+  g_counting_mallocs = false;
+  Counted c{g_launches.load(), g_context_queries.load(), g_other.load(), g_mallocs.load()};
+  api = g_real;
+  return c;
+}
+
+bool fake_driver_here() {
+  std::string why;
+  return device_count(&why) > 0 && Engine().device_name().find("fake") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a prepared handle's call asks the driver for its launches and one context query, and allocates nothing") {
+  if (!fake_driver_here()) {
+    MESSAGE("SKIPPED: this program runs on tests/api/fake_driver.cpp (LD_LIBRARY_PATH=build/tests/fake_driver)");
+    return;
+  }
+  EngineOptions options;
+  options.tuning = TuningPolicy::none();  // the family's choice by size: few kernels to compile
+  const Engine engine(options);
+  const std::uint64_t max_n = 5000;
+  const Stream stream;
+  DeviceBuffer x(max_n * 8), out(max_n * 8), values(max_n * 8), values_out(max_n * 8), offsets(1024 * 8),
+      best(1024 * 16);
+  const auto* d_x = reinterpret_cast<const float*>(x.get());
+  auto* d_best = reinterpret_cast<reduce::Best<float>*>(best.get());
+  auto* d_sum = reinterpret_cast<double*>(best.get());
+  auto* d_index = reinterpret_cast<std::int64_t*>(out.get());
+  const auto* d_offsets = reinterpret_cast<const std::int64_t*>(offsets.get());
+
+  auto amax = reduce::prepare_argmax<float>(engine, max_n);
+  auto sum = reduce::prepare_sum<float>(engine, max_n);
+  auto find = search::prepare_find<float>(engine, max_n);
+  auto seg = reduce::prepare_segmented_argmax<float>(engine, max_n, 100);
+  auto channels = reduce::prepare_per_channel_argmax<float>(engine, max_n / 17, 17);
+  auto sorter = sort::prepare_pairs<float, std::uint32_t>(engine, max_n);
+  const auto* d_v = reinterpret_cast<const std::uint32_t*>(values.get());
+  auto* d_vo = reinterpret_cast<std::uint32_t*>(values_out.get());
+  auto* d_sorted = reinterpret_cast<float*>(out.get());
+
+  struct Case {
+    const char* what;
+    std::function<void(std::uint64_t n)> call;
+    std::uint64_t n;
+  };
+  const std::vector<Case> cases = {
+      {"prepare_argmax", [&](std::uint64_t n) { amax(d_x, d_best, n, stream.get()); }, max_n},
+      {"prepare_sum", [&](std::uint64_t n) { sum(d_x, d_sum, n, stream.get()); }, 777},
+      {"prepare_find", [&](std::uint64_t n) { find(d_x, d_index, n, 1.5f, stream.get()); }, 4096},
+      {"prepare_segmented_argmax (100 segments)",
+       [&](std::uint64_t n) { seg(d_x, d_offsets, d_best, n, 100, stream.get()); }, max_n},
+      {"prepare_per_channel_argmax (17 channels)",
+       [&](std::uint64_t n) { channels(d_x, d_best, n / 17, stream.get()); }, max_n},
+      {"prepare_pairs<float, uint32>",
+       [&](std::uint64_t n) { sorter(d_x, d_sorted, d_v, d_vo, n, stream.get()); }, 3000},
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    c.call(c.n);  // the first call at this n plans its launches (host-side arithmetic only)
+    const Counted one = count([&] { c.call(c.n); });
+    CHECK(one.launches >= 1);
+    CHECK(one.context_queries == 1);
+    CHECK(one.other == 0);
+    if (kMallocsCounted) CHECK(one.mallocs == 0);
+    // A thousand more calls ask for exactly a thousand times as much: nothing accumulates.
+    const Counted many = count([&] {
+      for (int i = 0; i < 1000; ++i) c.call(c.n);
+    });
+    CHECK(many.launches == 1000 * one.launches);
+    CHECK(many.context_queries == 1000);
+    CHECK(many.other == 0);
+    if (kMallocsCounted) CHECK(many.mallocs == 0);
+    // A new n (here in another size bucket) plans its launches again: host arithmetic and a few
+    // small host allocations for the new plan (core's planner builds it as values), still no
+    // driver call but the launches.
+    const Counted other_n = count([&] { c.call(c.n / 3); });
+    CHECK(other_n.other == 0);
+    // Sizes met before are planned once: calls alternating between them allocate nothing.
+    const std::uint64_t sizes[] = {c.n, c.n - 1, c.n / 3, c.n / 3 - 1};
+    for (const std::uint64_t n : sizes) c.call(n);
+    const Counted alternating = count([&] {
+      for (int i = 0; i < 100; ++i) c.call(sizes[i % 4]);
+    });
+    CHECK(alternating.launches >= 100);
+    CHECK(alternating.other == 0);
+    if (kMallocsCounted) CHECK(alternating.mallocs == 0);
+    MESSAGE(what << ": " << one.launches << " launch(es) and 1 context query per call, no other driver call, "
+                 << (kMallocsCounted ? std::to_string(one.mallocs) + " mallocs" : std::string("mallocs not counted"))
+                 << "; a call with a new n: " << other_n.other << " other driver calls, "
+                 << (kMallocsCounted ? std::to_string(other_n.mallocs) : std::string("uncounted"))
+                 << " mallocs (its new plan)");
+  }
+  if (!kMallocsCounted) MESSAGE("mallocs not counted: AddressSanitizer owns malloc in this build");
+}
+
+TEST_CASE("the counters see what they claim to: a prepare and a typed call's first call are counted") {
+  if (!fake_driver_here()) {
+    MESSAGE("SKIPPED: this program runs on tests/api/fake_driver.cpp (LD_LIBRARY_PATH=build/tests/fake_driver)");
+    return;
+  }
+  EngineOptions options;
+  options.tuning = TuningPolicy::none();
+  const Engine engine(options);
+  const Stream stream;
+  DeviceBuffer x(4096 * 4), best(16);
+  const Counted prepare = count([&] { auto h = reduce::prepare_argmin<float>(engine, 3000); });
+  CHECK(prepare.other > 0);  // allocations, module loads, a wait
+  if (kMallocsCounted) CHECK(prepare.mallocs > 0);
+  const auto* d_x = reinterpret_cast<const float*>(x.get());
+  auto* d_best = reinterpret_cast<reduce::Best<float>*>(best.get());
+  const Counted first = count([&] { reduce::argmax(engine, d_x, d_best, 3000, stream.get()); });
+  CHECK(first.other > 0);
+  CHECK(first.launches >= 1);
+}
