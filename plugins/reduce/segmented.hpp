@@ -3,12 +3,18 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "layout.hpp"
 #include "reducer.hpp"
 
 namespace gpuk::reduce {
+
+inline Op op_named(const std::string& name) { return table_parse(kOps, name, "reduce").op; }
+
+// One answer on the device: a sum's 64-bit accumulator, else {value; int64 index at byte 8}.
+inline std::uint64_t result_bytes(Op op) { return op == Op::sum ? 8 : 16; }
 
 // The launches of a segmented (arrays: input, begin offsets, end offsets, results) or per-channel
 // (arrays: input, results) problem.

@@ -71,7 +71,27 @@ class _Slot:
         self.dtype = self.type if self.type in DTYPES else None  # None: a result layout
 
 
-class Operation:
+class _Handle:
+    """What an Operation and a Prepared both keep: the engine, the native handle, what was asked
+    for, and the arrays and scalar a call takes."""
+
+    def __init__(self, engine: "Engine", native: Any, family: str, operation: str, dtype: str,
+                 options: Mapping[str, str]):
+        self._engine = engine
+        self._native = native
+        self.family = family
+        self.operation = operation
+        self.dtype = dtype
+        self.options = dict(options)
+        self.arrays: Optional[List[dict]] = native.arrays
+        self.scalar: Optional[dict] = native.scalar
+        self._read(native)
+
+    def _read(self, native: Any) -> None:
+        """What the kind of handle adds from its native one."""
+
+
+class Operation(_Handle):
     """A prepared variant (gpuk::Operation): chosen, compiled, loaded, checked, with its scratch.
 
     ``variant`` and ``chosen`` say what runs and why (the report's ``chosen`` line); ``arrays``
@@ -80,16 +100,7 @@ class Operation:
     one power-of-two bucket [min_n, max_n], and one stream from one thread at a time.
     """
 
-    def __init__(self, engine: "Engine", native: "_gpuk.Operation", family: str, operation: str, dtype: str,
-                 options: Mapping[str, str]):
-        self._engine = engine
-        self._native = native
-        self.family = family
-        self.operation = operation
-        self.dtype = dtype
-        self.options = dict(options)
-        self.arrays: List[dict] = native.arrays
-        self.scalar: Optional[dict] = native.scalar
+    def _read(self, native: "_gpuk.Operation") -> None:
         self.variant: str = native.variant
         self.chosen: str = native.chosen
         self.warnings: List[str] = list(native.warnings)
@@ -121,7 +132,7 @@ class Operation:
         return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
 
 
-class Prepared:
+class Prepared(_Handle):
     """A prepared handle (gpuk::PreparedSizes, what the C++ API's ``prepare_*`` handles are): one
     Operation per power-of-two size bucket of [1, max_n], every one chosen, compiled, loaded and
     given its scratch when it is made, so that no call compiles or allocates. Calls take device
@@ -133,19 +144,10 @@ class Prepared:
     (``segments=`` the most segments) takes each call's segment count as ``value=``.
     """
 
-    def __init__(self, engine: "Engine", native: "_gpuk.PreparedSizes", family: str, operation: str, dtype: str,
-                 options: Mapping[str, str]):
-        self._engine = engine
-        self._native = native
-        self.family = family
-        self.operation = operation
-        self.dtype = dtype
-        self.options = dict(options)
+    def _read(self, native: "_gpuk.PreparedSizes") -> None:
         self.max_n: int = native.max_n
         self.step: int = native.step
         self.variants: List[str] = list(native.variants)
-        self.arrays: Optional[List[dict]] = native.arrays
-        self.scalar: Optional[dict] = native.scalar
 
     @property
     def scratch_bytes(self) -> int:

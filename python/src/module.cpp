@@ -162,64 +162,6 @@ void bind_errors(nb::module_& m) {
   nb::register_exception_translator(translate);
 }
 
-void bind_operation(nb::module_& m) {
-  nb::class_<Operation>(m, "Operation", "A prepared variant (gpuk::Operation): compiled, loaded, checked.")
-      .def_prop_ro("arrays",
-                   [](const Operation& op) {
-                     nb::list out;
-                     for (const auto& a : op.arrays()) {
-                       nb::dict d;
-                       d["name"] = a.name;
-                       d["output"] = a.output;
-                       d["type"] = a.type;
-                       d["bytes"] = a.bytes;
-                       d["host_result"] = a.host_result;
-                       out.append(d);
-                     }
-                     return out;
-                   })
-      .def_prop_ro("scalar",
-                   [](const Operation& op) -> nb::object {
-                     if (!op.scalar()) return nb::none();
-                     nb::dict d;
-                     d["name"] = op.scalar()->name;
-                     d["dtype"] = std::string(dtype_name(op.scalar()->dtype));
-                     return d;
-                   })
-      .def_prop_ro("min_n", &Operation::min_n)
-      .def_prop_ro("max_n", &Operation::max_n)
-      .def_prop_ro("variant", &Operation::variant)
-      .def_prop_ro("chosen", &Operation::chosen)
-      .def_prop_ro("warnings", &Operation::warnings)
-      .def_prop_ro("scratch_bytes", &Operation::scratch_bytes)
-      .def(
-          "launch",
-          [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
-            nb::gil_scoped_release release;
-            op.launch(std::span<const CUdeviceptr>(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
-                      s ? &*s : nullptr);
-          },
-          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
-          "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).")
-      .def(
-          "launch_and_read",
-          [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
-            std::vector<std::byte> bytes;
-            {
-              nb::gil_scoped_release release;
-              bytes = op.launch_and_read(std::span<const CUdeviceptr>(arrays.data(), arrays.size()), n,
-                                         reinterpret_cast<CUstream>(stream), s ? &*s : nullptr);
-            }
-            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-          },
-          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
-          "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
-}
-
 nb::list slots_list(const std::vector<ArraySlot>& slots) {
   nb::list out;
   for (const auto& a : slots) {
@@ -234,12 +176,64 @@ nb::list slots_list(const std::vector<ArraySlot>& slots) {
   return out;
 }
 
+nb::object scalar_dict(const std::optional<ScalarSlot>& s) {
+  if (!s) return nb::none();
+  nb::dict d;
+  d["name"] = s->name;
+  d["dtype"] = std::string(dtype_name(s->dtype));
+  return d;
+}
+
+// launch and launch_and_read, the same on an Operation and on PreparedSizes (gpuk.hpp gives both
+// the same signatures); the GIL released while they run.
+template <class Handle>
+void def_launches(nb::class_<Handle>& c, const char* launch_doc) {
+  c.def(
+       "launch",
+       [](Handle& h, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+          const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+         const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+         nb::gil_scoped_release release;
+         h.launch(DeviceArrays(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
+                  s ? &*s : nullptr);
+       },
+       "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0, launch_doc)
+      .def(
+          "launch_and_read",
+          [](Handle& h, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+            std::vector<std::byte> bytes;
+            {
+              nb::gil_scoped_release release;
+              bytes = h.launch_and_read(DeviceArrays(arrays.data(), arrays.size()), n,
+                                        reinterpret_cast<CUstream>(stream), s ? &*s : nullptr);
+            }
+            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+          "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
+}
+
+void bind_operation(nb::module_& m) {
+  nb::class_<Operation> c(m, "Operation", "A prepared variant (gpuk::Operation): compiled, loaded, checked.");
+  c.def_prop_ro("arrays", [](const Operation& op) { return slots_list(op.arrays()); })
+      .def_prop_ro("scalar", [](const Operation& op) { return scalar_dict(op.scalar()); })
+      .def_prop_ro("min_n", &Operation::min_n)
+      .def_prop_ro("max_n", &Operation::max_n)
+      .def_prop_ro("variant", &Operation::variant)
+      .def_prop_ro("chosen", &Operation::chosen)
+      .def_prop_ro("warnings", &Operation::warnings)
+      .def_prop_ro("scratch_bytes", &Operation::scratch_bytes);
+  def_launches(c, "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).");
+}
+
 // gpuk::PreparedSizes: what every prepared handle of the C++ API is (gpuk::sort::prepare_pairs,
 // gpuk::reduce::prepare_segmented_argmax, ...), on device pointers.
 void bind_prepared_sizes(nb::module_& m) {
-  nb::class_<PreparedSizes>(m, "PreparedSizes",
-                            "Operations for every n up to max_n (gpuk::PreparedSizes), all prepared when made.")
-      .def_prop_ro("max_n", &PreparedSizes::max_n)
+  nb::class_<PreparedSizes> c(m, "PreparedSizes",
+                              "Operations for every n up to max_n (gpuk::PreparedSizes), all prepared when made.");
+  c.def_prop_ro("max_n", &PreparedSizes::max_n)
       .def_prop_ro("step", &PreparedSizes::step)
       .def_prop_ro("scratch_bytes", &PreparedSizes::scratch_bytes)
       .def_prop_ro("held_bytes", &PreparedSizes::held_bytes)
@@ -256,12 +250,8 @@ void bind_prepared_sizes(nb::module_& m) {
                    })
       .def_prop_ro("scalar",
                    [](const PreparedSizes& p) -> nb::object {
-                     if (p.operations().empty() || !p.operations().back().scalar()) return nb::none();
-                     const ScalarSlot& s = *p.operations().back().scalar();
-                     nb::dict d;
-                     d["name"] = s.name;
-                     d["dtype"] = std::string(dtype_name(s.dtype));
-                     return d;
+                     if (p.operations().empty()) return nb::none();
+                     return scalar_dict(p.operations().back().scalar());
                    })
       .def(
           "use_scratch",
@@ -270,33 +260,23 @@ void bind_prepared_sizes(nb::module_& m) {
             p.use_scratch(scratch, bytes, reinterpret_cast<CUstream>(stream));
           },
           "scratch"_a, "bytes"_a, "stream"_a = 0,
-          "The caller's device memory as every bucket's scratch (at least scratch_bytes, 256-byte aligned).")
-      .def(
-          "launch",
-          [](PreparedSizes& p, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
-            nb::gil_scoped_release release;
-            p.launch(DeviceArrays(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
-                     s ? &*s : nullptr);
-          },
-          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
-          "Enqueues n's bucket's Operation (n = 0: nothing); neither compiles nor allocates.")
-      .def(
-          "launch_and_read",
-          [](PreparedSizes& p, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
-            std::vector<std::byte> bytes;
-            {
-              nb::gil_scoped_release release;
-              bytes = p.launch_and_read(DeviceArrays(arrays.data(), arrays.size()), n,
-                                        reinterpret_cast<CUstream>(stream), s ? &*s : nullptr);
-            }
-            return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-          },
-          "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
-          "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
+          "The caller's device memory as every bucket's scratch (at least scratch_bytes, 256-byte aligned).");
+  def_launches(c, "Enqueues n's bucket's Operation (n = 0: nothing); neither compiles nor allocates.");
+}
+
+// Engine.prepare's and prepare_sizes's arguments as the OperationSpec they name.
+OperationSpec operation_spec(const std::string& family, const std::string& operation, const std::string& dtype,
+                             std::uint64_t n, const std::map<std::string, std::string>& options,
+                             const std::optional<std::string>& kernel, const std::map<std::string, std::int64_t>& params) {
+  OperationSpec spec;
+  spec.family = family;
+  spec.operation = operation;
+  spec.dtype = dtype_named(dtype);
+  spec.n = n;
+  spec.options = options;
+  spec.kernel = kernel;
+  spec.params = params;
+  return spec;
 }
 
 void bind_engine(nb::module_& m) {
@@ -343,14 +323,7 @@ void bind_engine(nb::module_& m) {
           [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
              std::uint64_t n, const std::map<std::string, std::string>& options, const std::optional<std::string>& kernel,
              const std::map<std::string, std::int64_t>& params) {
-            OperationSpec spec;
-            spec.family = family;
-            spec.operation = operation;
-            spec.dtype = dtype_named(dtype);
-            spec.n = n;
-            spec.options = options;
-            spec.kernel = kernel;
-            spec.params = params;
+            const OperationSpec spec = operation_spec(family, operation, dtype, n, options, kernel, params);
             nb::gil_scoped_release release;
             return e.engine->prepare(spec);
           },
@@ -362,14 +335,7 @@ void bind_engine(nb::module_& m) {
              std::uint64_t max_n, const std::map<std::string, std::string>& options,
              const std::optional<std::string>& kernel, const std::map<std::string, std::int64_t>& params,
              bool allocate_scratch, std::uint64_t step) {
-            OperationSpec spec;
-            spec.family = family;
-            spec.operation = operation;
-            spec.dtype = dtype_named(dtype);
-            spec.n = max_n;
-            spec.options = options;
-            spec.kernel = kernel;
-            spec.params = params;
+            OperationSpec spec = operation_spec(family, operation, dtype, max_n, options, kernel, params);
             spec.allocate_scratch = allocate_scratch;
             nb::gil_scoped_release release;
             // A unique_ptr: PreparedSizes moves (its Operations do) and is never copied.

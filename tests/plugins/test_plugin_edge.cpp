@@ -3,7 +3,6 @@
 // and call; the plugins the registry loads are behind it.
 #include <doctest/doctest.h>
 
-#include <new>
 #include <stdexcept>
 #include <typeinfo>
 
@@ -13,57 +12,13 @@
 #include "plugin/plugin.hpp"
 #include "run/host_side.hpp"
 #include "run/prepare.hpp"
+#include "throwing_plugin.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-// A launcher whose every call throws something else.
-struct ThrowingLauncher : Launcher {
-  std::vector<ArraySlot> arrays() const override { throw std::out_of_range("slot 7 of 2"); }
-  std::uint64_t scratch_bytes(const LaunchPlan&) const override { throw 42; }
-  void init_scratch(CUdeviceptr, std::uint64_t, CUstream) const override {
-    throw ConfigError("this plan needs a counter");
-  }
-  void launch(const LaunchTarget&, const DeviceCall&) const override { throw FaultError("the kernel trapped"); }
-};
-
-// A workload that is made, then fails in its CPU reference.
-struct ThrowingWorkload : Workload {
-  std::uint64_t bytes_moved() const override { throw NoDeviceError("no GPU here"); }
-  void upload(const Stream&) override {}
-  std::vector<CUdeviceptr> device_arrays() const override { return {}; }
-  void poison(const Stream&) override {}
-  void download(const Stream&) override {}
-  std::vector<CpuTiming> cpu_reference(int) override { throw std::logic_error("the reference's table is empty"); }
-  Verification verify() const override { return {}; }
-  std::optional<BaselineTiming> library_baseline(int, int, const Stream&) override { return std::nullopt; }
-  std::vector<std::pair<std::string, std::string>> result() const override { throw std::bad_alloc(); }
-  void write_result(const std::filesystem::path&) const override {}
-};
-
-struct Throwing : FamilyPlugin {
-  enum class Workloads { made, refused, bad_alloc, none };
-  Workloads workloads = Workloads::made;
-  std::string name() const override { return "throwing"; }
-  std::string description() const override { return ""; }
-  std::vector<std::string> operations() const override { return {"op"}; }
-  std::vector<DType> dtypes() const override { return {DType::float32}; }
-  std::vector<OptionSpec> options() const override { return {}; }
-  std::string default_kernel() const override { return ""; }
-  std::vector<std::string> template_args(const Problem&) const override { return {}; }
-  std::vector<std::vector<std::string>> all_template_args(const KernelFile&) const override { return {}; }
-  std::unique_ptr<Launcher> make_launcher(const Problem&) const override { return std::make_unique<ThrowingLauncher>(); }
-  std::unique_ptr<Workload> make_workload(const Problem&, InputView) const override {
-    switch (workloads) {
-      case Workloads::made: return std::make_unique<ThrowingWorkload>();
-      case Workloads::refused: throw ConfigError("n must be even");
-      case Workloads::bad_alloc: throw std::bad_alloc();
-      case Workloads::none: break;
-    }
-    return nullptr;
-  }
-};
+using test::ThrowingPlugin;
 
 RunSpec spec_of_throwing() {
   RunSpec spec;
@@ -78,7 +33,7 @@ RunSpec spec_of_throwing() {
 }  // namespace
 
 TEST_CASE("a Launcher's exceptions reach core as gpuk errors, foreign ones named by family and call") {
-  const Throwing family;
+  const ThrowingPlugin family;
   const auto plugin = guard_plugin(family, "throwing");
   const auto launcher = plugin->make_launcher(problem_of(spec_of_throwing()));
   CHECK_THROWS_WITH_AS(launcher->arrays(), "the throwing plugin's Launcher::arrays failed: slot 7 of 2", Error);
@@ -97,7 +52,7 @@ TEST_CASE("a Launcher's exceptions reach core as gpuk errors, foreign ones named
 }
 
 TEST_CASE("a Workload's exceptions reach core's host side as gpuk errors") {
-  Throwing family;
+  ThrowingPlugin family;
   const auto guarded = guard_plugin(family, "throwing");
   const FamilyPlugin& plugin = *guarded;
   const RunSpec spec = spec_of_throwing();
@@ -107,13 +62,10 @@ TEST_CASE("a Workload's exceptions reach core's host side as gpuk errors") {
   const auto workload = make_run_workload(spec, plugin);
   CHECK_THROWS_WITH_AS(workload->result(), "the throwing plugin's Workload::result failed: std::bad_alloc", Error);
   CHECK_THROWS_WITH_AS(workload->bytes_moved(), "no GPU here", NoDeviceError);
-  // A ConfigError from make_workload gains the config's name, as before the edge.
-  family.workloads = Throwing::Workloads::refused;
-  CHECK_THROWS_WITH_AS(make_run_workload(spec, plugin), "throwing.yaml: n must be even", ConfigError);
-  family.workloads = Throwing::Workloads::bad_alloc;
+  family.workloads = ThrowingPlugin::Workloads::bad_alloc;
   CHECK_THROWS_WITH_AS(make_run_workload(spec, plugin), "the throwing plugin's make_workload failed: std::bad_alloc",
                        Error);
-  family.workloads = Throwing::Workloads::none;
+  family.workloads = ThrowingPlugin::Workloads::none;
   CHECK_THROWS_WITH_AS(make_run_workload(spec, plugin), "the throwing plugin's make_workload made nothing", Error);
 }
 
@@ -150,13 +102,32 @@ TEST_CASE("a loaded plugin's exceptions stop at the edge: core reports them as i
                        "the throwing plugin's Workload::cpu_reference failed: the reference's table is empty", Error);
   const std::string where = "variant x";
   const LaunchPlan plan;
+  // A gpuk error keeps its kind across dlopen: the CLI reads a fault's exit status from it.
   CHECK_THROWS_WITH_AS(plugin.make_launcher(problem_of(spec))->launch(LaunchTarget{plan, nullptr, nullptr, where},
                                                                       DeviceCall{}),
-                       "the throwing plugin's Launcher::launch threw something that is not a std::exception", Error);
+                       "the kernel trapped", FaultError);
+  CHECK_THROWS_WITH_AS(plugin.make_launcher(problem_of(spec))->scratch_bytes(plan),
+                       "the throwing plugin's Launcher::scratch_bytes threw something that is not a std::exception",
+                       Error);
   spec.size = 13;
   CHECK_THROWS_WITH_AS(plugin.check(problem_of(spec)),
                        "the throwing plugin's check threw something that is not a std::exception", Error);
-  // The plugin's ConfigError keeps its kind, and the run's host side adds the config's name.
+  // The plugin's ConfigError keeps its kind, and the run's host side adds the config's name, as
+  // before the edge.
   CHECK_THROWS_WITH_AS(make_host_side(spec, plugin), "throwing.yaml: n must be even", ConfigError);
   CHECK(plugin.description() == "throws from its Launcher and Workload (a test)");
+}
+
+TEST_CASE("the edge forwards the functions FamilyPlugin gives defaults for, not the defaults") {
+  const ThrowingPlugin family;
+  const auto plugin = guard_plugin(family, "throwing");
+  const Problem problem = problem_of(spec_of_throwing());
+  CHECK(plugin->host_bytes(problem) == 12345);
+  REQUIRE(plugin->choose_kernel(problem).has_value());
+  CHECK(plugin->choose_kernel(problem)->kernel == "picked");
+  CHECK(plugin->interface("throwing") == &family);
+  CHECK_NOTHROW(plugin->check(problem));
+  Problem thirteen = problem;
+  thirteen.n = 13;
+  CHECK_THROWS_AS(plugin->check(thirteen), Error);
 }

@@ -104,6 +104,12 @@ struct HostSide;
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,
                                                const SweepOptions& sweep, HostSide* host = nullptr);
 
+// What each worker on `ordinals` will report for the sweep of `t` (its GPU from `devices`, as the
+// driver described it without a context; the problem's launch limits and leading args there; the
+// L2 flush), for WorkerPool's `planned`; none when `devices` does not describe every ordinal.
+class PluginRegistry;
+std::vector<WorkerInfo> plan_gpu_workers(const TuneSpec& t, const PluginRegistry& plugins,
+                                         const std::vector<DeviceInfo>& devices, const std::vector<int>& ordinals);
 // The compile wave of a pooled sweep on real GPUs: the Runtime's JIT of the group's architecture
 // (the workers' own: the same cache key), compiling into its cache; none when the cache is off. threads 0: every core.
 WaveOptions gpu_compile_wave(const Runtime& runtime, int threads);

@@ -2,7 +2,9 @@
 // sets up, kept for the worker's life; and the compile wave of the parent with the real JIT.
 #include <chrono>
 
+#include "config/config.hpp"
 #include "plugin/plugin.hpp"
+#include "run/choose.hpp"
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
@@ -76,6 +78,25 @@ WaveOptions gpu_compile_wave(const Runtime& runtime, int threads) {
     return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
   };
   return wave;
+}
+
+std::vector<WorkerInfo> plan_gpu_workers(const TuneSpec& t, const PluginRegistry& plugins,
+                                         const std::vector<DeviceInfo>& devices, const std::vector<int>& ordinals) {
+  std::vector<WorkerInfo> planned;
+  for (int ordinal : ordinals)
+    if (ordinal < 0 || static_cast<std::size_t>(ordinal) >= devices.size()) return {};
+  const Problem problem = problem_of(t.run);
+  const std::vector<std::string> leading = plugins.get(t.run.family).template_args(problem);
+  for (int ordinal : ordinals) {
+    WorkerInfo info;
+    info.ordinal = ordinal;
+    info.device = devices[static_cast<std::size_t>(ordinal)];
+    info.limits = launch_limits(problem, info.device);
+    info.leading_args = leading;
+    info.flushed = flushes_l2(t, info.device);
+    planned.push_back(std::move(info));
+  }
+  return planned;
 }
 
 std::unique_ptr<WorkerSession> make_gpu_worker(const TuneSpec& t, const RunContext& context, int ordinal,

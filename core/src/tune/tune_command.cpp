@@ -21,7 +21,6 @@
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
-#include "run/choose.hpp"
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
@@ -29,6 +28,7 @@
 #include "tune/journal.hpp"
 #include "tune/matrix.hpp"
 #include "tune/pool.hpp"
+#include "tune/progress_bar.hpp"
 #include "tune/sweep.hpp"
 #include "util/text.hpp"
 
@@ -48,40 +48,6 @@ RuntimeOptions runtime_options_of(const TuneCommand& a) {
   o.tuning_db = a.tuning_db_option;
   return o;
 }
-
-
-// A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
-class ProgressBar {
- public:
-  ProgressBar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
-  ~ProgressBar() { finish(); }
-  void operator()(const Progress& p) {
-    if (!enabled_) return;
-    const std::size_t planned = std::max<std::size_t>(p.planned, p.done);
-    const int width = 30;
-    const int filled = planned ? static_cast<int>(width * p.done / planned) : 0;
-    std::ostringstream line;
-    line << "\r  tune [" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done << "/"
-         << planned << "  " << std::fixed << std::setprecision(1) << p.elapsed << " s";
-    if (p.done > 0 && planned > p.done)
-      line << "  ETA " << p.elapsed / static_cast<double>(p.done) * static_cast<double>(planned - p.done) << " s";
-    if (!p.current.empty()) line << "  " << p.current.substr(0, 40);
-    std::string text = line.str();
-    if (text.size() < last_) text += std::string(last_ - text.size(), ' ');
-    last_ = text.size();
-    std::cerr << text << std::flush;
-    drawn_ = true;
-  }
-  void finish() {
-    if (drawn_) std::cerr << "\r" << std::string(last_, ' ') << "\r" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  std::size_t last_ = 0;
-};
 
 void export_db(const fs::path& db_path, const fs::path& out, const std::string& family, const std::string& operation,
                const std::string& gpu) {
@@ -125,7 +91,6 @@ int finish_sweep(const TuneCommand& a, const TuneSpec& t, const Space& space, Tu
   }
   return report.result.winner() ? 0 : 3;
 }
-
 
 // The command line's overrides of a tune config.
 void apply_tune_args(TuneSpec& t, const TuneCommand& a) {
@@ -238,26 +203,9 @@ int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall
   // compile side by side, the cores shared among them.
   const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
   sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
-  // What each worker will report (its GPU, the launch limits and leading args of the problem on
-  // it, the flush), known here: the pool does not wait for the workers' start (context, upload)
-  // before the compile wave begins.
-  std::vector<WorkerInfo> planned;
-  if (static_cast<int>(devices.size()) == count) {
-    const Problem problem = problem_of(t.run);
-    const std::vector<std::string> leading = plugins.get(t.run.family).template_args(problem);
-    for (int ordinal : ordinals) {
-      WorkerInfo info;
-      info.ordinal = ordinal;
-      info.device = devices[static_cast<std::size_t>(ordinal)];
-      info.limits = launch_limits(problem, info.device);
-      info.leading_args = leading;
-      info.flushed = flushes_l2(t, info.device);
-      planned.push_back(std::move(info));
-    }
-  }
   WorkerPool pool(
       space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave,
-      std::move(planned));
+      plan_gpu_workers(t, plugins, devices, ordinals));
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const auto groups = pool.group_by_model();
