@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The Python package's host overhead per call, beside tools/bench_api.cpp (the C++ figure).
 
-For argmax of n float32 (the onepass kernel, metadata defaults, as bench_api.cpp), the host time
-one call takes to enqueue, timed as bench_api.cpp times it: batches of launches enqueued without
+For argmax of n float32 (the onepass kernel, metadata defaults; bench_api.cpp's rows run the
+variant the lookup picks for n, onepass with tuned parameters at these sizes: the host side of a
+call is the same), the host time one call takes to enqueue, timed as bench_api.cpp times it
+(there, three trials of its rows taken in turn; its first Operation::launch line is the one read
+here): batches of launches enqueued without
 waiting, the median batch divided by its size, the stream drained between batches:
   - Operation.launch([ptr_in, ptr_out], n, stream): the prepared operation on device pointers,
   - op(x, out=best, stream=s): the prepared operation on arrays (__cuda_array_interface__ of a

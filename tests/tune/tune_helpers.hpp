@@ -24,7 +24,7 @@ launch:
     grid: ceil_div(n, BLOCK * UNROLL)
     block: BLOCK
 */
-template <class R, int BLOCK, int UNROLL> __global__ void k() {}
+template <class R, int BLOCK, int UNROLL> __global__ void __launch_bounds__(BLOCK) k(int* out) { *out = UNROLL; }
 )";
 
 inline const char* kTuneKernel2 = R"(/* gpuk
@@ -37,7 +37,7 @@ launch:
     grid: 1
     block: BLOCK
 */
-template <class R, int BLOCK> __global__ void other() {}
+template <class R, int BLOCK> __global__ void __launch_bounds__(BLOCK) other() {}
 )";
 
 inline std::shared_ptr<const KernelFile> tune_kernel(const char* source = kTuneKernel, const char* name = "k.cu") {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "jit/same_code.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
 #include "util/safe_dirs.hpp"
@@ -58,28 +59,6 @@ class Hasher {
   std::uint64_t a_ = 0xcbf29ce484222325ull;
   std::uint64_t b_ = 0x84222325cbf29ce4ull;
 };
-
-// The arguments of a name expression "entry<a<b, c>, 256, 4>" at its top level: {"a<b, c>", "256", "4"}.
-std::vector<std::string> template_arguments(const std::string& expression) {
-  std::vector<std::string> out;
-  const std::size_t open = expression.find('<');
-  if (open == std::string::npos) return out;
-  int depth = 0;
-  std::string current;
-  for (std::size_t i = open + 1; i < expression.size(); ++i) {
-    const char c = expression[i];
-    if (c == '<' || c == '(') ++depth;
-    if ((c == '>' || c == ')') && depth-- == 0) break;
-    if (c == ',' && depth == 0) {
-      out.push_back(current);
-      current.clear();
-      continue;
-    }
-    if (!(current.empty() && c == ' ')) current += c;
-  }
-  if (!current.empty()) out.push_back(current);
-  return out;
-}
 
 // NVRTC's answer to a name expression that the entry's template cannot take (its parameters do
 // not match the metadata) is two errors per expression in its "__nv_name_map", with no line of

@@ -49,6 +49,9 @@ struct KernelFile {
   std::vector<LaunchSpec> launches;
   Expr scratch;  // scratch slots the family allocates for the kernel
   std::string source;
+  // Where the JIT finds the headers it includes (besides its own folder): the library's include
+  // folders (KernelLibrary::include_dirs); empty for a file parsed on its own.
+  std::vector<std::filesystem::path> include_dirs;
 
   // Reads and validates a kernel file. Throws ConfigError "path:line:col: what" on a bad
   // metadata block (missing, not YAML, unknown keys, bad values, defaults not allowed).

@@ -13,6 +13,7 @@ namespace gpuk {
 namespace fs = std::filesystem;
 
 KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)) {
+  const std::vector<fs::path> includes = include_dirs();
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
@@ -42,7 +43,9 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {
       try {
-        auto file = std::make_shared<const KernelFile>(KernelFile::load(path));
+        KernelFile loaded = KernelFile::load(path);
+        loaded.include_dirs = includes;
+        auto file = std::make_shared<const KernelFile>(std::move(loaded));
         // A later directory's file shadows an earlier one of the same family and name.
         std::erase_if(files_, [&](const auto& f) { return f->family == file->family && f->name == file->name; });
         files_.push_back(std::move(file));

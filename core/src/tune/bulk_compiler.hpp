@@ -1,5 +1,6 @@
-// The bulk compiles of a sweep: the variants of one kernel file in as few NVRTC programs as there
-// are threads, on a thread pool, into the compile cache, while the GPU measures what is ready.
+// The bulk compiles of a sweep: the variants of one kernel file in small NVRTC programs, each kernel
+// compiled once however many variants share its code, on a thread pool, into the compile cache,
+// while the GPU measures what is ready.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "jit/jit.hpp"
+#include "jit/same_code.hpp"
 #include "tune/measurer.hpp"
 #include "tune/space.hpp"
 #include "tune/thread_pool.hpp"
@@ -38,13 +40,22 @@ struct PlannedPoint {
   Candidate point;
   std::vector<std::string> names;
 };
-// The programs for `points` (new ones, in the order given): grouped by kernel file, each file's
-// cut into programs of ceil(points / threads) variants, so that the threads share the work.
+// The programs for `points` (new ones, in the order given), by kernel file. Points whose kernels
+// are the same machine code (jit/same_code.hpp: they differ only in parameters the entries do not
+// use) form one group, compiled once. A program holds one group, so that the GPU gets its first
+// variant soonest and kernels of unequal cost spread evenly over the threads; only past 8 groups
+// per thread does it hold several: a group, then those that share the most kernels with it (the
+// histogram kernel of radix sort variants that differ in the pass kernel's parameters), else the
+// next in order.
 std::vector<std::shared_ptr<Chunk>> group_into_chunks(const Space& space, const std::vector<PlannedPoint>& points,
                                                       int threads, std::vector<std::vector<Candidate>>* members);
 
 class BulkCompiler {
  public:
+  // How much lower the compile threads' priority is than the rest of the process (nice): a
+  // sweep's measuring thread, and a pool's workers starting beside the parent's compile wave,
+  // take the cores first when there are fewer cores than threads.
+  static constexpr int kCompileNice = 5;
   // One NVRTC program (Jit::compile, or a test's fake): throws CompileError when it fails.
   using CompileProgram = std::function<CompiledKernels(const KernelFile&, const std::vector<std::string>&)>;
   // threads 0: every core. `stats`, when given, counts the programs and variants.
@@ -69,6 +80,9 @@ class BulkCompiler {
   // One program; `count`: into the statistics (a compile, not a chunk adopted from the cache).
   std::shared_ptr<const CompiledKernels> compile_one(const Chunk& chunk, const std::vector<std::string>& names,
                                                      bool count = true);
+  // The file's SameCode, read once per compiler.
+  const SameCode& same_code(const std::shared_ptr<const KernelFile>& file);
+  std::string renamed_note(const Chunk& chunk, const std::vector<std::string>& names, const SharedNames& shared);
 
   CompileProgram compile_;
   int threads_;
@@ -77,6 +91,7 @@ class BulkCompiler {
   std::optional<std::chrono::steady_clock::time_point> first_;  // under mutex_
   std::chrono::steady_clock::time_point last_;
   double sum_ = 0;
+  std::vector<std::pair<std::shared_ptr<const KernelFile>, std::unique_ptr<const SameCode>>> same_code_;  // under mutex_
   ThreadPool pool_;  // last: its threads go before what they use
 };
 

@@ -150,9 +150,10 @@ struct CompileStats {
   double seconds = 0;  // summed over the threads
 };
 
-// Measures on `bench` (one uploaded workload). Compiles the variants of each kernel file in as
-// few NVRTC programs as there are threads, on a thread pool, while the GPU measures what is
-// compiled; a program that fails is split to find the variant(s) at fault.
+// Measures on `bench` (one uploaded workload). Compiles the variants of each kernel file on a
+// thread pool (tune/bulk_compiler.hpp: small programs, each kernel once however many variants
+// share its code), while the GPU measures what is compiled; a program that fails is split to find
+// the variant(s) at fault.
 std::unique_ptr<Measurer> make_gpu_measurer(const RunContext& context, Device& device, Bench& bench,
                                             const GpuMeasurerOptions& options, CompileStats* stats);
 
