@@ -93,34 +93,22 @@ struct Reduce {
   // An unsigned key that orders values the way `better` does (a larger key is better), with every
   // NaN above all numbers. Lets atomicMax on a 64-bit word pick the best value.
   static __device__ __forceinline__ u64 order_key(V v) {
-    u64 ordered;
-    if constexpr (sizeof(V) == 4) {
-      u32 bits = *reinterpret_cast<const u32*>(&v);
-      if constexpr (V(-1) < V(0)) {  // signed or floating point: flip so that bits order like values
-        if constexpr (V(1) / V(2) != V(0)) {  // floating point
-          if (is_nan(v)) return ~0ull;
-          if (v == V(0)) bits = 0;  // -0.0 == +0.0 for `better`, so both get +0.0's key
-          bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-        } else {
-          bits ^= 0x80000000u;
-        }
+    using U = typename Select<sizeof(V) == 4, u32, u64>::type;  // V's bits
+    constexpr U kSign = U(1) << (8 * sizeof(U) - 1);
+    U bits = *reinterpret_cast<const U*>(&v);
+    if constexpr (V(-1) < V(0)) {  // signed or floating point: flip so that bits order like values
+      if constexpr (V(1) / V(2) != V(0)) {  // floating point
+        if (is_nan(v)) return ~0ull;
+        if (v == V(0)) bits = 0;  // -0.0 == +0.0 for `better`, so both get +0.0's key
+        bits = (bits & kSign) ? ~bits : (bits | kSign);
+      } else {
+        bits ^= kSign;
       }
-      ordered = bits;
-      return kLargest ? ordered : 0xffffffffull - ordered;
-    } else {
-      u64 bits = *reinterpret_cast<const u64*>(&v);
-      if constexpr (V(-1) < V(0)) {
-        if constexpr (V(1) / V(2) != V(0)) {
-          if (is_nan(v)) return ~0ull;
-          if (v == V(0)) bits = 0;  // -0.0 == +0.0 for `better`, so both get +0.0's key
-          bits = (bits & 0x8000000000000000ull) ? ~bits : (bits | 0x8000000000000000ull);
-        } else {
-          bits ^= 0x8000000000000000ull;
-        }
-      }
-      ordered = bits;
-      return kLargest ? ordered : ~ordered;  // a non-NaN never maps to ~0 either way
     }
+    const u64 ordered = bits;
+    // Smallest first: the key's complement within V's width (a non-NaN never maps to ~0 either way).
+    if constexpr (sizeof(V) == 4) return kLargest ? ordered : 0xffffffffull - ordered;
+    else return kLargest ? ordered : ~ordered;
   }
 };
 
