@@ -22,12 +22,12 @@ while [ $# -gt 0 ]; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sweep() {  # NAME ARGS...: wall seconds of one sweep
+sweep() {  # NAME ARGS...: wall seconds of one sweep (a failed one's output on stderr: $(...) keeps stdout)
   local name=$1; shift
   local start end
   start=$(date +%s.%N)
   "$build/gpuk" --cache-dir "$work/cache-$name" --tuning-db "$work/db-$name.json" tune "$config" --no-save \
-    --json "$work/$name.json" "$@" > "$work/$name.txt" 2>&1 || { cat "$work/$name.txt"; exit 1; }
+    --json "$work/$name.json" "$@" > "$work/$name.txt" 2>&1 || { cat "$work/$name.txt" >&2; exit 1; }
   end=$(date +%s.%N)
   python3 -c "print($end - $start)"
 }

@@ -80,7 +80,7 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 // that goes through it in one round (4-byte keys with 4-byte values); 8-byte keys or values take
 // two rounds through it (keys, then values).
 
-#include "gpuk/sort.cuh"
+#include "gpuk/sort_pass.cuh"
 
 namespace {
 
@@ -151,6 +151,225 @@ struct Onesweep8 {
   }
 };
 
+// A digit pass's choices and its stages: onesweep_pass (below) runs them in order.
+template <class S, int BLOCK, int ITEMS, int VLOAD, int MATCH, int LB32, int KLOAD, int BATCH>
+struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
+  using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
+  using K = typename O::K;
+  using V = typename O::V;
+  using B = typename O::B;
+  using Shared = gpuk::PassShared<BLOCK, O::kRadix>;
+  static constexpr int kTile = O::kTile;
+  static constexpr bool kOneRound = O::kOneRound, kDigitBytes = O::kDigitBytes;
+  // Values that reach the exchange before its barrier, to go out with the keys in one loop: loaded
+  // with the keys and written at their rank (VLOAD 0), or copied from global to shared memory at
+  // their rank by cp.async as soon as the rank is known (VLOAD 2: no registers, the copies'
+  // latency hidden behind the rest of the ranking and the look-back). Otherwise (VLOAD 1, or
+  // 8-byte keys or values, whose values take a second round) the ranks are kept.
+  static constexpr bool kPlaceValues = S::kHasValues && kOneRound && VLOAD != 1;
+  static constexpr bool kAsyncValues = kPlaceValues && VLOAD == 2;
+  static constexpr bool kKeepRanks = S::kHasValues && !kPlaceValues;
+  // KLOAD 1: the keys are loaded for their digits only (kept 4 to a register, as floats' always
+  // are) and copied from global to shared memory at their rank by cp.async, so the ranking holds
+  // no key registers (8-byte keys: 2 x ITEMS fewer); the exchange then has the keys as they are.
+  static constexpr bool kAsyncKeys = KLOAD == 1;
+  static constexpr bool kPacked = O::kFloat || kAsyncKeys;
+  // BATCH 1 with integer keys that are flipped to be held (signed, descending): loaded as they
+  // are (positions past n as ~kFlip) and flipped after the last load.
+  static constexpr bool kFlipAfter = BATCH == 1 && !O::kFloat && O::kFlip != B(0);
+  // Two rounds through the exchange: each key's destination kept for its value.
+  static constexpr bool kDestinations = S::kHasValues && !kOneRound;
+  static constexpr int kPackedWords = kPacked ? (ITEMS + 3) / 4 : 1;  // 4 digits a register
+  static constexpr int kValues = S::kHasValues ? ITEMS : 1;
+  static constexpr int kRankWords = kKeepRanks ? (ITEMS + 1) / 2 : 1;  // 16-bit ranks, 2 a register
+  static_assert(BLOCK % 32 == 0 && BLOCK >= O::kRadix, "a thread per digit");
+  static_assert(kTile <= 65536, "ranks are kept in 16 bits");
+
+  // The exchange buffer: keys as held (KLOAD 1: as they are); values at bytes [4, 8) of the 8 in
+  // one round, over the keys in two; keys-only 4-byte floats' digits at bytes [4, 5).
+  static __device__ __forceinline__ B* kbuf(unsigned char* smem) { return reinterpret_cast<B*>(smem); }
+  static __device__ __forceinline__ V* vbuf(unsigned char* smem) {
+    return reinterpret_cast<V*>(kOneRound ? smem + kTile * 4 : smem);
+  }
+  static __device__ __forceinline__ unsigned char* dbuf(unsigned char* smem) { return smem + kTile * 4; }
+
+  // The tile's values, warp-striped; argsort's first pass makes its indices instead, the nullptr
+  // test taken once, not per item.
+  static __device__ __forceinline__ void load_values(const gpuk::SortArgs<S>& a, gpuk::i64 tile_begin, int valid,
+                                                     V (&value)[kValues]) {
+    if constexpr (S::kHasValues) {
+      if (S::kIndex && a.values_in == nullptr) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) value[k] = static_cast<V>(tile_begin + gpuk::striped_index<ITEMS>(k));
+      } else {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+          const int e = gpuk::striped_index<ITEMS>(k);
+          if (e < valid) value[k] = a.values_in[tile_begin + e];
+        }
+      }
+    }
+  }
+
+  // Keys, warp-striped, as held, and (kPacked) their digits; VLOAD 0's values. Positions past n
+  // take digit 255 in every pass (all-ones bits) and rank behind the real keys; they are never
+  // written, and only the last tile has them.
+  static __device__ __forceinline__ void load(const gpuk::SortArgs<S>& a, gpuk::i64 tile_begin, int valid, int pass,
+                                              B (&held)[ITEMS], gpuk::u32 (&packed)[kPackedWords],
+                                              V (&value)[kValues]) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      if constexpr (kFlipAfter) held[k] = e < valid ? static_cast<B>(a.keys_in[tile_begin + e]) : B(~O::kFlip);
+      else held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
+    }
+    // BATCH 1: the tile's values (VLOAD 0) before any key is mapped (VLOAD 1 loads them so too).
+    if constexpr (BATCH == 1 && S::kHasValues && VLOAD == 0) load_values(a, tile_begin, valid, value);
+    if constexpr (BATCH == 1 && (kPacked || kFlipAfter)) {
+      // A zero that depends on every key (a.pass >= 0, which ptxas cannot know): every map takes
+      // it, so none can be scheduled before the last key load is issued.
+      B every = held[0];
+#pragma unroll
+      for (int k = 1; k < ITEMS; ++k) every |= held[k];
+      const B zero = every & static_cast<B>(a.pass >> 31);
+      if constexpr (kFlipAfter) {
+        const B flip = O::kFlip ^ zero;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) held[k] ^= flip;
+      }
+      if constexpr (kPacked) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+          const gpuk::u32 beyond = gpuk::striped_index<ITEMS>(k) < valid ? 0u : 0xffu;
+          const gpuk::u32 d = O::digit(kFlipAfter ? held[k] : held[k] | zero, pass) | beyond;
+          if (k % 4 == 0) packed[k / 4] = d;
+          else packed[k / 4] |= d << (8 * (k % 4));
+        }
+      }
+    } else if constexpr (kPacked) {
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const gpuk::u32 d = gpuk::striped_index<ITEMS>(k) < valid ? O::digit(held[k], pass) : 0xffu;
+        if (k % 4 == 0) packed[k / 4] = d;
+        else packed[k / 4] |= d << (8 * (k % 4));
+      }
+    }
+    if constexpr (BATCH == 0 && S::kHasValues && VLOAD == 0)
+      gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
+  }
+
+  // Item k's digit.
+  static __device__ __forceinline__ gpuk::u32 digit_of(const B (&held)[ITEMS], const gpuk::u32 (&packed)[kPackedWords],
+                                                       int k, int pass) {
+    if constexpr (kPacked) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
+    else return O::digit(held[k], pass);
+  }
+
+  // Rank and place: the lanes with item k's digit (peers) take consecutive positions after the
+  // warp's counter, which their highest lane advances for all of them; each key goes to its
+  // position at once (and its digit byte, and its value where kPlaceValues); kKeepRanks: the
+  // ranks kept as 16-bit halves for the values' round.
+  static __device__ __forceinline__ void rank_and_place(const gpuk::SortArgs<S>& a, Shared& ps, gpuk::i64 tile_begin,
+                                                        int valid, int pass, const B (&held)[ITEMS],
+                                                        const gpuk::u32 (&packed)[kPackedWords],
+                                                        const V (&value)[kValues], gpuk::u32 (&ranks)[kRankWords],
+                                                        B* const kbuf, V* const vbuf, unsigned char* const dbuf,
+                                                        int warp) {
+    const int lane = threadIdx.x & 31;
+    gpuk::u32 le;
+    asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
+    // VLOAD 2 (KLOAD 1): item k's value (key) is element k * 32 after this thread's first.
+    const int here = gpuk::striped_index<ITEMS>(0);
+    const int valid_here = valid - here;
+    const bool indices = S::kIndex && a.values_in == nullptr;  // argsort's first pass
+    const V* const values_here = kAsyncValues && !indices ? a.values_in + tile_begin + here : nullptr;
+    const gpuk::u32 first_index = static_cast<gpuk::u32>(tile_begin + here);
+    const K* const keys_here = a.keys_in + tile_begin + here;  // KLOAD 1
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::u32 d = digit_of(held, packed, k, pass);
+      const gpuk::u32 peers = gpuk::match_peers<8, MATCH>(d);
+      const int leader = 31 - __clz(peers);
+      const gpuk::u32 upto = __popc(peers & le);
+      gpuk::u32 offset = 0;
+      if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
+      offset = __shfl_sync(0xffffffffu, offset, leader);
+      const gpuk::u32 rank = offset + upto - 1;
+      if constexpr (kAsyncKeys) {
+        if (k * 32 < valid_here) gpuk::copy_async<sizeof(K)>(kbuf + rank, keys_here + k * 32);
+      } else {
+        kbuf[rank] = held[k];
+      }
+      if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(d);
+      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
+      if constexpr (kAsyncValues) {
+        if (k * 32 < valid_here) {
+          if (indices) vbuf[rank] = static_cast<V>(first_index + k * 32);
+          else gpuk::copy_async<4>(vbuf + rank, values_here + k * 32);
+        }
+      }
+      if constexpr (kKeepRanks) {
+        if (k % 2 == 0) ranks[k / 2] = rank;
+        else ranks[k / 2] |= rank << 16;
+      }
+    }
+  }
+
+  // Exchange element i as held (KLOAD 1 copied the keys as they are).
+  static __device__ __forceinline__ B held_at(unsigned char* smem, int i) {
+    if constexpr (kAsyncKeys) return O::hold(reinterpret_cast<const K*>(kbuf(smem))[i]);
+    else return kbuf(smem)[i];
+  }
+
+  // After the look-back and a barrier: out in tile order, consecutive threads writing consecutive
+  // addresses within each digit's run; the values with the keys, or (kKeepRanks) through the
+  // exchange after them.
+  static __device__ __forceinline__ void write_out(const gpuk::SortArgs<S>& a, const Shared& ps, gpuk::i64 tile_begin,
+                                                   int valid, int pass, V (&value)[kValues],
+                                                   const gpuk::u32 (&ranks)[kRankWords], unsigned char* smem) {
+    const int t = threadIdx.x;
+    gpuk::u32 destination[kDestinations ? ITEMS : 1];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * BLOCK + t;
+      if (i < valid) {
+        const B x = held_at(smem, i);
+        const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf(smem)[i]) : O::digit(x, pass);
+        const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
+        a.keys_out[to] = O::release(x);
+        if constexpr (kPlaceValues) a.values_out[to] = vbuf(smem)[i];
+        if constexpr (kDestinations) destination[j] = to;
+      }
+    }
+    if constexpr (kKeepRanks) {
+      if constexpr (VLOAD != 0 && BATCH == 1) {
+        load_values(a, tile_begin, valid, value);
+      } else if constexpr (VLOAD != 0) {
+        gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
+      }
+      if constexpr (!kOneRound) __syncthreads();  // the keys' reads are done: values over them
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const gpuk::u32 rank = (k % 2 == 0 ? ranks[k / 2] : ranks[k / 2] >> 16) & 0xffffu;
+        if (gpuk::striped_index<ITEMS>(k) < valid) vbuf(smem)[rank] = value[k];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        const int i = j * BLOCK + t;
+        if (i < valid) {
+          if constexpr (kDestinations) {
+            a.values_out[destination[j]] = vbuf(smem)[i];
+          } else {
+            const gpuk::u32 d = O::digit(held_at(smem, i), pass);
+            a.values_out[ps.offset[d] + static_cast<gpuk::u32>(i)] = vbuf(smem)[i];
+          }
+        }
+      }
+    }
+  }
+};
+
 }  // namespace
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
@@ -170,39 +389,17 @@ __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a)
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
-  using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
-  using K = typename O::K;
-  using V = typename O::V;
-  using B = typename O::B;
+  using P = Pass<S, BLOCK, ITEMS, VLOAD, MATCH, LB32, KLOAD, BATCH>;
+  using O = typename P::O;
+  using B = typename P::B;
+  using V = typename P::V;
   using E = typename O::E;
   constexpr int kTile = O::kTile, kRadix = O::kRadix, kWarps = BLOCK / 32, kShift = O::kShift;
-  constexpr bool kOneRound = O::kOneRound, kDigitBytes = O::kDigitBytes;
-  // Values that reach the exchange before its barrier, to go out with the keys in one loop: loaded
-  // with the keys and written at their rank (VLOAD 0), or copied from global to shared memory at
-  // their rank by cp.async as soon as the rank is known (VLOAD 2: no registers, the copies'
-  // latency hidden behind the rest of the ranking and the look-back). Otherwise (VLOAD 1, or
-  // 8-byte keys or values, whose values take a second round) the ranks are kept.
-  constexpr bool kPlaceValues = S::kHasValues && kOneRound && VLOAD != 1;
-  constexpr bool kAsyncValues = kPlaceValues && VLOAD == 2;
-  constexpr bool kKeepRanks = S::kHasValues && !kPlaceValues;
-  // KLOAD 1: the keys are loaded for their digits only (kept 4 to a register, as floats' always
-  // are) and copied from global to shared memory at their rank by cp.async, so the ranking holds
-  // no key registers (8-byte keys: 2 x ITEMS fewer); the exchange then has the keys as they are.
-  constexpr bool kAsyncKeys = KLOAD == 1;
-  constexpr bool kPacked = O::kFloat || kAsyncKeys;
-  static_assert(BLOCK % 32 == 0 && BLOCK >= kRadix, "a thread per digit");
-  static_assert(kTile <= 65536, "ranks are kept in 16 bits");
-  struct PassShared {
-    gpuk::u32 warp_offset[kWarps][kRadix];
-    gpuk::u32 offset[kRadix];  // output index of tile position i with digit d: offset[d] + i
-    gpuk::u32 scan_tmp[8];
-    gpuk::u32 tile;
-  };
   extern __shared__ __align__(16) unsigned char smem[];
-  PassShared& ps = *reinterpret_cast<PassShared*>(smem + kTile * 8);
+  auto& ps = *reinterpret_cast<typename P::Shared*>(smem + kTile * 8);
   B* const kbuf = reinterpret_cast<B*>(smem);
   // One round: values at bytes [4, 8) of the 8; two rounds: values over the keys.
-  V* const vbuf = reinterpret_cast<V*>(kOneRound ? smem + kTile * 4 : smem);
+  V* const vbuf = reinterpret_cast<V*>(P::kOneRound ? smem + kTile * 4 : smem);
   unsigned char* const dbuf = smem + kTile * 4;
 
   const int t = threadIdx.x, pass = a.pass;
@@ -212,90 +409,19 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   const E parity = E(pass & 1);
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
-  if (t == 0) ps.tile = atomicAdd(&a.scratch[pass], 1u);
-  gpuk::u32 base = 0;
-  if (t < kRadix) base = __ldcg(O::bases(a.scratch) + pass * kRadix + t);
-  for (int i = t; i < kWarps * kRadix; i += BLOCK) (&ps.warp_offset[0][0])[i] = 0;
-  __syncthreads();
-  const gpuk::u32 tile = ps.tile;
+  gpuk::u32 base;
+  const gpuk::u32 tile = gpuk::take_tile(a, O::bases(a.scratch), ps, base);
   const gpuk::i64 tile_begin = gpuk::i64(tile) * kTile;
   const int valid = static_cast<int>(n - tile_begin < kTile ? n - tile_begin : kTile);
 
-  // Keys, warp-striped, as held. Positions past n take digit 255 in every pass (all-ones bits)
-  // and rank behind the real keys; they are never written, and only the last tile has them.
-  // BATCH 1 with integer keys that are flipped to be held (signed, descending): loaded as they
-  // are (positions past n as ~kFlip) and flipped after the last load (below).
-  constexpr bool kFlipAfter = BATCH == 1 && !O::kFloat && O::kFlip != B(0);
   B held[ITEMS];
-  gpuk::u32 packed[kPacked ? (ITEMS + 3) / 4 : 1];  // floats' digits (and KLOAD 1's), 4 to a register
-#pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const int e = gpuk::striped_index<ITEMS>(k);
-    if constexpr (kFlipAfter) held[k] = e < valid ? static_cast<B>(a.keys_in[tile_begin + e]) : B(~O::kFlip);
-    else held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
-  }
-  // BATCH 1: the tile's values (VLOAD 0) before any key is mapped; argsort's first pass makes its
-  // indices instead, the nullptr test taken once, not per item (VLOAD 1 loads them so too).
-  V value[S::kHasValues ? ITEMS : 1];
-  const auto load_values = [&] {
-    if constexpr (S::kHasValues) {
-      if (S::kIndex && a.values_in == nullptr) {
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) value[k] = static_cast<V>(tile_begin + gpuk::striped_index<ITEMS>(k));
-      } else {
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-          const int e = gpuk::striped_index<ITEMS>(k);
-          if (e < valid) value[k] = a.values_in[tile_begin + e];
-        }
-      }
-    }
-  };
-  if constexpr (BATCH == 1 && S::kHasValues && VLOAD == 0) load_values();
-  if constexpr (BATCH == 1 && (kPacked || kFlipAfter)) {
-    // A zero that depends on every key (a.pass >= 0, which ptxas cannot know): every map takes
-    // it, so none can be scheduled before the last key load is issued.
-    B every = held[0];
-#pragma unroll
-    for (int k = 1; k < ITEMS; ++k) every |= held[k];
-    const B zero = every & static_cast<B>(a.pass >> 31);
-    if constexpr (kFlipAfter) {
-      const B flip = O::kFlip ^ zero;
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) held[k] ^= flip;
-    }
-    if constexpr (kPacked) {
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        const gpuk::u32 beyond = gpuk::striped_index<ITEMS>(k) < valid ? 0u : 0xffu;
-        const gpuk::u32 d = O::digit(kFlipAfter ? held[k] : held[k] | zero, pass) | beyond;
-        if (k % 4 == 0) packed[k / 4] = d;
-        else packed[k / 4] |= d << (8 * (k % 4));
-      }
-    }
-  } else if constexpr (kPacked) {
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const gpuk::u32 d = gpuk::striped_index<ITEMS>(k) < valid ? O::digit(held[k], pass) : 0xffu;
-      if (k % 4 == 0) packed[k / 4] = d;
-      else packed[k / 4] |= d << (8 * (k % 4));
-    }
-  }
-  const auto digit_of = [&](int k) -> gpuk::u32 {
-    if constexpr (kPacked) return (packed[k / 4] >> (8 * (k % 4))) & 0xffu;
-    else return O::digit(held[k], pass);
-  };
-  if constexpr (BATCH == 0 && S::kHasValues && VLOAD == 0) {
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
-    }
-  }
+  gpuk::u32 packed[P::kPackedWords];  // floats' digits (and KLOAD 1's), 4 to a register
+  V value[P::kValues];
+  P::load(a, tile_begin, valid, pass, held, packed, value);
   // Per-warp digit counts.
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
-    if constexpr (kPacked) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
+    if constexpr (P::kPacked) atomicAdd(&ps.warp_offset[warp][O::digit_apart(packed[k / 4], k % 4)], 1u);
     else atomicAdd(&ps.warp_offset[warp][O::digit_apart(S::window(held[k]), pass)], 1u);
   }
   __syncthreads();
@@ -329,49 +455,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
   }
   __syncthreads();
-  // Rank and place: the lanes with this item's digit (peers) take consecutive positions after the
-  // warp's counter, which their highest lane advances for all of them; each key goes to its
-  // position at once.
-  gpuk::u32 ranks[kKeepRanks ? (ITEMS + 1) / 2 : 1];
-  {
-    gpuk::u32 le;
-    asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
-    // VLOAD 2 (KLOAD 1): item k's value (key) is element k * 32 after this thread's first.
-    const int here = gpuk::striped_index<ITEMS>(0);
-    const int valid_here = valid - here;
-    const bool indices = S::kIndex && a.values_in == nullptr;  // argsort's first pass
-    const V* const values_here = kAsyncValues && !indices ? a.values_in + tile_begin + here : nullptr;
-    const gpuk::u32 first_index = static_cast<gpuk::u32>(tile_begin + here);
-    const K* const keys_here = a.keys_in + tile_begin + here;  // KLOAD 1
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const gpuk::u32 d = digit_of(k);
-      const gpuk::u32 peers = gpuk::match_peers<8, MATCH>(d);
-      const int leader = 31 - __clz(peers);
-      const gpuk::u32 upto = __popc(peers & le);
-      gpuk::u32 offset = 0;
-      if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
-      offset = __shfl_sync(0xffffffffu, offset, leader);
-      const gpuk::u32 rank = offset + upto - 1;
-      if constexpr (kAsyncKeys) {
-        if (k * 32 < valid_here) gpuk::copy_async<sizeof(K)>(kbuf + rank, keys_here + k * 32);
-      } else {
-        kbuf[rank] = held[k];
-      }
-      if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(d);
-      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
-      if constexpr (kAsyncValues) {
-        if (k * 32 < valid_here) {
-          if (indices) vbuf[rank] = static_cast<V>(first_index + k * 32);
-          else gpuk::copy_async<4>(vbuf + rank, values_here + k * 32);
-        }
-      }
-      if constexpr (kKeepRanks) {
-        if (k % 2 == 0) ranks[k / 2] = rank;
-        else ranks[k / 2] |= rank << 16;
-      }
-    }
-  }
+  gpuk::u32 ranks[P::kRankWords];
+  P::rank_and_place(a, ps, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf, warp);
 
   // Decoupled look-back, one thread per digit: add the counts of the tiles before this one,
   // walking back until a tile that already knows its inclusive prefix, LB entries per round.
@@ -401,57 +486,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
     ps.offset[t] = base + prefix - start;
   }
-  if constexpr (kAsyncValues || kAsyncKeys) gpuk::copy_async_wait_all();
+  if constexpr (P::kAsyncValues || P::kAsyncKeys) gpuk::copy_async_wait_all();
   __syncthreads();
-
-  // Exchange element i as held (KLOAD 1 copied the keys as they are).
-  const auto held_at = [&](int i) -> B {
-    if constexpr (kAsyncKeys) return O::hold(reinterpret_cast<const K*>(kbuf)[i]);
-    else return kbuf[i];
-  };
-  // Out in tile order: consecutive threads write consecutive addresses within each digit's run.
-  constexpr bool kDestinations = S::kHasValues && !kOneRound;
-  gpuk::u32 destination[kDestinations ? ITEMS : 1];
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = j * BLOCK + t;
-    if (i < valid) {
-      const B x = held_at(i);
-      const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : O::digit(x, pass);
-      const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
-      a.keys_out[to] = O::release(x);
-      if constexpr (kPlaceValues) a.values_out[to] = vbuf[i];
-      if constexpr (kDestinations) destination[j] = to;
-    }
-  }
-  if constexpr (kKeepRanks) {
-    if constexpr (VLOAD != 0 && BATCH == 1) {
-      load_values();
-    } else if constexpr (VLOAD != 0) {
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        const int e = gpuk::striped_index<ITEMS>(k);
-        if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
-      }
-    }
-    if constexpr (!kOneRound) __syncthreads();  // the keys' reads are done: values over them
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const gpuk::u32 rank = (k % 2 == 0 ? ranks[k / 2] : ranks[k / 2] >> 16) & 0xffffu;
-      if (gpuk::striped_index<ITEMS>(k) < valid) vbuf[rank] = value[k];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = j * BLOCK + t;
-      if (i < valid) {
-        if constexpr (kDestinations) {
-          a.values_out[destination[j]] = vbuf[i];
-        } else {
-          const gpuk::u32 d = O::digit(held_at(i), pass);
-          a.values_out[ps.offset[d] + static_cast<gpuk::u32>(i)] = vbuf[i];
-        }
-      }
-    }
-  }
+  P::write_out(a, ps, tile_begin, valid, pass, value, ranks, smem);
 }

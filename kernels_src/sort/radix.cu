@@ -79,7 +79,7 @@ scratch: 32 + 2 * ceil_div(elem_bytes * 8, RADIX_BITS) * pow2(RADIX_BITS) + 4 * 
 // each warp's first position per digit; then, item by item, the lanes with the same digit find
 // each other (gpuk::match_digit) and their highest lane takes their positions with one atomic.
 
-#include "gpuk/sort.cuh"
+#include "gpuk/sort_pass.cuh"
 
 namespace {
 
@@ -97,6 +97,95 @@ struct Onesweep {
   static __device__ __forceinline__ gpuk::u32* bases(gpuk::u32* scratch) { return scratch + 32 + kPasses * kRadix; }
   static __device__ __forceinline__ E* lookback(gpuk::u32* scratch, gpuk::i64 tiles, int buffer) {
     return reinterpret_cast<E*>(scratch + 32 + 2 * kPasses * kRadix) + buffer * tiles * kRadix;
+  }
+  // A pass's keys, warp-striped, and their digits; positions past n take the largest digit and
+  // rank behind the real keys (they are counted and ranked like keys, never written; only the
+  // last tile has them, and no tile reads its published counts).
+  static __device__ __forceinline__ void load_keys(const gpuk::SortArgs<S>& a, gpuk::i64 tile_begin, int valid,
+                                                   int pass, typename S::K (&key)[ITEMS],
+                                                   gpuk::u32 (&digit)[ITEMS]) {
+    using K = typename S::K;
+    if constexpr (K(1) / K(2) != K(0)) {
+      // Floats: all loads first, then the digits. A float's digit takes several instructions, and
+      // computed inside each load's bounds check it kept the loads from being issued together.
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        key[k] = e < valid ? a.keys_in[tile_begin + e] : K{};
+      }
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k)
+        digit[k] = gpuk::striped_index<ITEMS>(k) < valid ? S::template digit<RADIX_BITS>(key[k], pass) : kRadix - 1;
+    } else {
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        key[k] = K{};
+        digit[k] = kRadix - 1;
+        if (e < valid) {
+          key[k] = a.keys_in[tile_begin + e];
+          digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
+        }
+      }
+    }
+  }
+  // Keys and values of 4 bytes leave half of the exchange buffer's 8 bytes per element free:
+  // there each element's digit is kept as a byte at its tile position. The key scatter reads it
+  // instead of mapping the key again (a float's map is several instructions), and the value
+  // scatter finds its destinations from it instead of holding them in ITEMS registers from the
+  // key scatter on. Those registers made the default 384 x 20 tile spill about 110 bytes per
+  // thread for pairs under its 80-register cap (docs/PERFORMANCE.md, "Sort: float keys and the
+  // digit byte").
+  static constexpr bool kDigitBytes =
+      S::kHasValues && sizeof(typename S::K) <= 4 && sizeof(typename S::V) <= 4;
+  // After the look-back and a barrier: keys to their tile positions, then out in tile order,
+  // consecutive threads writing consecutive addresses within each digit's run. Values follow
+  // through the same buffer.
+  template <int VLOAD>
+  static __device__ __forceinline__ void write_out(const gpuk::SortArgs<S>& a,
+                                                   const gpuk::PassShared<BLOCK, kRadix>& ps, gpuk::i64 tile_begin,
+                                                   int valid, int pass,
+                                                   const typename S::K (&key)[ITEMS], typename S::V (&value)[ITEMS],
+                                                   const gpuk::u32 (&rank)[ITEMS], unsigned char* smem) {
+    using K = typename S::K;
+    using V = typename S::V;
+    const int t = threadIdx.x;
+    unsigned char* const dbuf = smem + kTile * 4;
+    K* kbuf = reinterpret_cast<K*>(smem);
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) kbuf[rank[k]] = key[k];
+    __syncthreads();
+    gpuk::u32 destination[kDigitBytes ? 1 : ITEMS];  // kept for the values only without digit bytes
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * BLOCK + t;
+      if (i < valid) {
+        const K k = kbuf[i];
+        const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : S::template digit<RADIX_BITS>(k, pass);
+        const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
+        if constexpr (!kDigitBytes) destination[j] = to;
+        a.keys_out[to] = k;
+      }
+    }
+    if constexpr (S::kHasValues) {
+      if constexpr (VLOAD == 1) gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
+      V* vbuf = reinterpret_cast<V*>(smem);
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        if (e < valid) vbuf[rank[k]] = value[k];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        const int i = j * BLOCK + t;
+        if (i < valid) {
+          if constexpr (kDigitBytes) a.values_out[ps.offset[dbuf[i]] + static_cast<gpuk::u32>(i)] = vbuf[i];
+          else a.values_out[destination[j]] = vbuf[i];
+        }
+      }
+    }
   }
 };
 
@@ -125,21 +214,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   using E = typename O::E;
   constexpr int kTile = O::kTile, kRadix = O::kRadix, kWarps = BLOCK / 32;
   constexpr int kShift = O::kShift;
-  struct PassShared {
-    gpuk::u32 warp_offset[kWarps][kRadix];
-    gpuk::u32 offset[kRadix];     // output index of tile position i with digit d: offset[d] + i
-    gpuk::u32 scan_tmp[8];
-    gpuk::u32 tile;
-  };
   extern __shared__ __align__(16) unsigned char smem[];
-  PassShared& ps = *reinterpret_cast<PassShared*>(smem + kTile * 8);
-  // Keys and values of 4 bytes leave half of the exchange buffer's 8 bytes per element free:
-  // there each element's digit is kept as a byte at its tile position. The key scatter reads it
-  // instead of mapping the key again (a float's map is several instructions), and the value
-  // scatter finds its destinations from it instead of holding them in ITEMS registers from the
-  // key scatter on. Those registers made the default 384 x 20 tile spill about 110 bytes per
-  // thread for pairs under its 80-register cap (docs/PERFORMANCE.md, "Sort: float keys and the digit byte").
-  constexpr bool kDigitBytes = S::kHasValues && sizeof(K) <= 4 && sizeof(V) <= 4;
+  auto& ps = *reinterpret_cast<gpuk::PassShared<BLOCK, kRadix>*>(smem + kTile * 8);
+  constexpr bool kDigitBytes = O::kDigitBytes;
   unsigned char* const dbuf = smem + kTile * 4;
 
   const int t = threadIdx.x, pass = a.pass;
@@ -147,51 +224,16 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
   const gpuk::i64 n = a.n, tiles = gpuk::ceil_div(n, kTile);
   E* lookback = O::lookback(a.scratch, tiles, pass & 1);
 
-  if (t == 0) ps.tile = atomicAdd(&a.scratch[pass], 1u);
-  gpuk::u32 base = 0;
-  if (t < kRadix) base = __ldcg(O::bases(a.scratch) + pass * kRadix + t);
-  for (int i = t; i < kWarps * kRadix; i += BLOCK) (&ps.warp_offset[0][0])[i] = 0;
-  __syncthreads();
-  const gpuk::u32 tile = ps.tile;
+  gpuk::u32 base;
+  const gpuk::u32 tile = gpuk::take_tile(a, O::bases(a.scratch), ps, base);
   const gpuk::i64 tile_begin = gpuk::i64(tile) * kTile;
   const int valid = static_cast<int>(n - tile_begin < kTile ? n - tile_begin : kTile);
 
-  // Keys, warp-striped; positions past n take the largest digit and rank behind the real keys
-  // (they are counted and ranked like keys, never written; only the last tile has them, and no
-  // tile reads its published counts).
   K key[ITEMS];
   gpuk::u32 digit[ITEMS], rank[ITEMS];
-  if constexpr (K(1) / K(2) != K(0)) {
-    // Floats: all loads first, then the digits. A float's digit takes several instructions, and
-    // computed inside each load's bounds check it kept the loads from being issued together.
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      key[k] = e < valid ? a.keys_in[tile_begin + e] : K{};
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k)
-      digit[k] = gpuk::striped_index<ITEMS>(k) < valid ? S::template digit<RADIX_BITS>(key[k], pass) : kRadix - 1;
-  } else {
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      key[k] = K{};
-      digit[k] = kRadix - 1;
-      if (e < valid) {
-        key[k] = a.keys_in[tile_begin + e];
-        digit[k] = S::template digit<RADIX_BITS>(key[k], pass);
-      }
-    }
-  }
+  O::load_keys(a, tile_begin, valid, pass, key, digit);
   V value[ITEMS];
-  if constexpr (S::kHasValues && VLOAD == 0) {
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
-    }
-  }
+  if constexpr (S::kHasValues && VLOAD == 0) gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
   // Per-warp digit counts.
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) atomicAdd(&ps.warp_offset[warp][digit[k]], 1u);
@@ -279,49 +321,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) radix_pass(gpuk::SortArgs<S
     ps.offset[t] = base + prefix - start;
   }
 
-  // Keys to their tile positions, then out in tile order: consecutive threads write consecutive
-  // addresses within each digit's run. Values follow through the same buffer.
-  K* kbuf = reinterpret_cast<K*>(smem);
-#pragma unroll
-  for (int k = 0; k < ITEMS; ++k) kbuf[rank[k]] = key[k];
-  __syncthreads();
-  gpuk::u32 destination[kDigitBytes ? 1 : ITEMS];  // kept for the values only without digit bytes
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = j * BLOCK + t;
-    if (i < valid) {
-      const K k = kbuf[i];
-      const gpuk::u32 d = kDigitBytes ? gpuk::u32(dbuf[i]) : S::template digit<RADIX_BITS>(k, pass);
-      const gpuk::u32 to = ps.offset[d] + static_cast<gpuk::u32>(i);
-      if constexpr (!kDigitBytes) destination[j] = to;
-      a.keys_out[to] = k;
-    }
-  }
-  if constexpr (S::kHasValues) {
-    if constexpr (VLOAD == 1) {
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        const int e = gpuk::striped_index<ITEMS>(k);
-        if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
-      }
-    }
-    V* vbuf = reinterpret_cast<V*>(smem);
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      if (e < valid) vbuf[rank[k]] = value[k];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = j * BLOCK + t;
-      if (i < valid) {
-        if constexpr (kDigitBytes) a.values_out[ps.offset[dbuf[i]] + static_cast<gpuk::u32>(i)] = vbuf[i];
-        else a.values_out[destination[j]] = vbuf[i];
-      }
-    }
-  }
+  O::template write_out<VLOAD>(a, ps, tile_begin, valid, pass, key, value, rank, smem);
 
   // Clear this tile's entries of the next pass's look-back buffer (the previous pass's).
   if (pass + 1 < a.passes && t < kRadix) O::lookback(a.scratch, tiles, (pass + 1) & 1)[gpuk::i64(tile) * kRadix + t] = 0;

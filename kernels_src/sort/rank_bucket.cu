@@ -85,6 +85,98 @@ template <> struct Packed<gpuk::u64> {
   }
 };
 
+// Step 3: exclusive scan of the BLOCK * PER bucket counts in `start`, in place: a thread's PER
+// contiguous counters, the warp's shuffle scan, then the totals of the warps before it
+// (warp_total: 32 words). Ends with a barrier.
+template <int BLOCK, int PER>
+__device__ __forceinline__ void scan_counts(gpuk::u32* start, gpuk::u32* warp_total) {
+  using gpuk::u32;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  u32 c[PER];
+  if constexpr (PER % 4 == 0) {
+#pragma unroll
+    for (int v = 0; v < PER / 4; ++v) {
+      const uint4 q = reinterpret_cast<const uint4*>(start + t * PER)[v];
+      c[4 * v] = q.x, c[4 * v + 1] = q.y, c[4 * v + 2] = q.z, c[4 * v + 3] = q.w;
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < PER; ++v) c[v] = start[t * PER + v];
+  }
+  u32 mine = 0;
+#pragma unroll
+  for (int v = 0; v < PER; ++v) mine += c[v];
+  u32 inclusive = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const u32 y = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += y;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  u32 run = __reduce_add_sync(0xffffffffu, lane < warp ? warp_total[lane] : 0u) + inclusive - mine;
+#pragma unroll
+  for (int v = 0; v < PER; ++v) {
+    const u32 count = c[v];
+    c[v] = run;
+    run += count;
+  }
+  if constexpr (PER % 4 == 0) {
+#pragma unroll
+    for (int v = 0; v < PER / 4; ++v)
+      reinterpret_cast<uint4*>(start + t * PER)[v] = make_uint4(c[4 * v], c[4 * v + 1], c[4 * v + 2], c[4 * v + 3]);
+  } else {
+#pragma unroll
+    for (int v = 0; v < PER; ++v) start[t * PER + v] = c[v];
+  }
+  __syncthreads();
+}
+
+// Step 5: rank positions [r0, r1) of the grouped keys: the element at grouped position q counts
+// the elements before it in its bucket's order and goes to its bucket's start plus that count.
+// A thread's RANKED positions (a round) walk their buckets in step. bucket(bits): a key's bucket.
+template <class S, int BLOCK, int RANKED, class Bucket>
+__device__ __forceinline__ void rank_grouped(const gpuk::SortArgs<S>& a,
+                                             const typename Packed<typename S::Bits>::T* packed,
+                                             const typename S::K* skey, const gpuk::u32* start, int r0, int r1,
+                                             Bucket bucket) {
+  using P = Packed<typename S::Bits>;
+  using PT = typename P::T;
+  using gpuk::u32;
+  const int t = threadIdx.x;
+  for (int base = r0; base < r1; base += BLOCK * RANKED) {
+    PT me[RANKED];
+    int begin[RANKED], len[RANKED], longest = 0;
+#pragma unroll
+    for (int k = 0; k < RANKED; ++k) {
+      const int q = base + k * BLOCK + t;
+      len[k] = 0;
+      if (q < r1) {
+        me[k] = packed[q];
+        const u32 d = bucket(P::bits(me[k]));
+        begin[k] = static_cast<int>(start[d]);
+        len[k] = static_cast<int>(start[d + 1]) - begin[k];
+        longest = max(longest, len[k]);
+      }
+    }
+    u32 before[RANKED] = {};
+    for (int s = 0; s < longest; ++s) {
+#pragma unroll
+      for (int k = 0; k < RANKED; ++k)
+        if (s < len[k]) before[k] += P::less(packed[begin[k] + s], me[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < RANKED; ++k) {
+      const int q = base + k * BLOCK + t;
+      if (q < r1) {
+        const u32 rank = static_cast<u32>(begin[k]) + before[k];
+        a.keys_out[rank] = skey[q];
+        if constexpr (S::kHasValues) a.values_out[rank] = S::value_at(a.values_in, P::index(me[k]));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <class S, int BLOCK, int ITEMS, int BUCKET_BITS, int SPLIT, int SHARE>
@@ -102,9 +194,8 @@ __global__ void __launch_bounds__(BLOCK, 1) rank_bucket(gpuk::SortArgs<S> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int n = static_cast<int>(a.n);
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  // Layout, each part aligned to its type: start[kBuckets + 4] (u32, 16-byte aligned for the
-  // vector scan), packed[n] (PT), lo_part[32] and hi_part[32] (Bits), keys[n] (K),
-  // warp_total[32] (u32).
+  // Layout, each part aligned to its type: start[kBuckets + 4] (u32, 16-byte aligned for the vector
+  // scan), packed[n] (PT), lo_part[32] and hi_part[32] (Bits), keys[n] (K), warp_total[32] (u32).
   u32* start = reinterpret_cast<u32*>(smem);
   PT* packed = reinterpret_cast<PT*>(smem + (kBuckets + 4) * 4);
   Bits* lo_part = reinterpret_cast<Bits*>(packed + n);
@@ -177,52 +268,13 @@ __global__ void __launch_bounds__(BLOCK, 1) rank_bucket(gpuk::SortArgs<S> a) {
   }
   __syncthreads();
 
-  // 3. Exclusive scan of the counts, in place: a thread's kPer contiguous counters, the warp's
-  //    shuffle scan, then the totals of the warps before it.
-  u32 c[kPer];
-  if constexpr (kPer % 4 == 0) {
-#pragma unroll
-    for (int v = 0; v < kPer / 4; ++v) {
-      const uint4 q = reinterpret_cast<const uint4*>(start + t * kPer)[v];
-      c[4 * v] = q.x, c[4 * v + 1] = q.y, c[4 * v + 2] = q.z, c[4 * v + 3] = q.w;
-    }
-  } else {
-#pragma unroll
-    for (int v = 0; v < kPer; ++v) c[v] = start[t * kPer + v];
-  }
-  u32 mine = 0;
-#pragma unroll
-  for (int v = 0; v < kPer; ++v) mine += c[v];
-  u32 inclusive = mine;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const u32 y = __shfl_up_sync(0xffffffffu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
-  if (lane == 31) warp_total[warp] = inclusive;
-  __syncthreads();
-  u32 run = __reduce_add_sync(0xffffffffu, lane < warp ? warp_total[lane] : 0u) + inclusive - mine;
-#pragma unroll
-  for (int v = 0; v < kPer; ++v) {
-    const u32 count = c[v];
-    c[v] = run;
-    run += count;
-  }
-  if constexpr (kPer % 4 == 0) {
-#pragma unroll
-    for (int v = 0; v < kPer / 4; ++v)
-      reinterpret_cast<uint4*>(start + t * kPer)[v] = make_uint4(c[4 * v], c[4 * v + 1], c[4 * v + 2], c[4 * v + 3]);
-  } else {
-#pragma unroll
-    for (int v = 0; v < kPer; ++v) start[t * kPer + v] = c[v];
-  }
-  __syncthreads();
+  // 3. Exclusive scan of the counts, in place (scan_counts).
+  scan_counts<BLOCK, kPer>(start, warp_total);
 
-  // 4. Group the keys (and their packed bits and indices) by bucket. Each block ranks the
-  //    buckets that start in its share [q0, q1) of the positions (buckets, not positions: two
-  //    blocks order a bucket's keys differently, by their own atomics), so with SHARE 1 it groups
-  //    only their keys. Those buckets cover positions [r0, r1): the keys that land at q0 and q1
-  //    tell where, from the bucket each is in (the same bucket in every block).
+  // 4. Group the keys (and their packed bits and indices) by bucket. Each block ranks the buckets
+  //    that start in its share [q0, q1) of the positions (not positions: blocks order a bucket's
+  //    keys differently, by their own atomics), so with SHARE 1 it groups only their keys, which
+  //    cover [r0, r1): the keys at q0 and q1 tell where, from their bucket (the same in all blocks).
   const int chunk = (n + SPLIT - 1) / SPLIT;
   const int q0 = min(n, static_cast<int>(blockIdx.x) * chunk), q1 = min(n, q0 + chunk);
   int* edge = reinterpret_cast<int*>(warp_total);  // r0, r1 (the scan's words are read by now)
@@ -243,40 +295,8 @@ __global__ void __launch_bounds__(BLOCK, 1) rank_bucket(gpuk::SortArgs<S> a) {
   }
   __syncthreads();
 
-  // 5. Rank positions [r0, r1): the element at grouped position q counts the elements before it
-  //    in its bucket's order and goes to its bucket's start plus that count. A thread's
-  //    positions walk their buckets in step.
+  // 5. Rank positions [r0, r1) (rank_grouped).
   const int r0 = SPLIT == 1 || q0 == n ? q0 : edge[0];
   const int r1 = SPLIT == 1 || q1 == n ? q1 : edge[1];
-  for (int base = r0; base < r1; base += BLOCK * kRanked) {
-    PT me[kRanked];
-    int begin[kRanked], len[kRanked], longest = 0;
-#pragma unroll
-    for (int k = 0; k < kRanked; ++k) {
-      const int q = base + k * BLOCK + t;
-      len[k] = 0;
-      if (q < r1) {
-        me[k] = packed[q];
-        const u32 d = bucket(P::bits(me[k]));
-        begin[k] = static_cast<int>(start[d]);
-        len[k] = static_cast<int>(start[d + 1]) - begin[k];
-        longest = max(longest, len[k]);
-      }
-    }
-    u32 before[kRanked] = {};
-    for (int s = 0; s < longest; ++s) {
-#pragma unroll
-      for (int k = 0; k < kRanked; ++k)
-        if (s < len[k]) before[k] += P::less(packed[begin[k] + s], me[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < kRanked; ++k) {
-      const int q = base + k * BLOCK + t;
-      if (q < r1) {
-        const u32 rank = static_cast<u32>(begin[k]) + before[k];
-        a.keys_out[rank] = skey[q];
-        if constexpr (S::kHasValues) a.values_out[rank] = S::value_at(a.values_in, P::index(me[k]));
-      }
-    }
-  }
+  rank_grouped<S, BLOCK, kRanked>(a, packed, skey, start, r0, r1, bucket);
 }

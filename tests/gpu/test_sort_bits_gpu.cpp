@@ -141,11 +141,13 @@ TEST_CASE("onesweep with a tile's loads issued together (BATCH 1): the special f
   // must not change, NaN payloads and +-0.0 included, in a partial last tile too.
   const std::string pairs = "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 2, VLOAD: 0, LB32: 1, BATCH: 1}";
   const std::string keys = "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, LB32: 1, BATCH: 1}";
+  // CUB is asked to agree only in its own order of floats (float_order: cub): in gpuk's total order
+  // its answer for NaN and -0.0 differs by design (docs/api.md), so there the reference alone judges.
   const std::vector<Case> cases = {
-      {"onesweep", pairs, "argsort", "float32", "ascending", "", (1u << 20) + 3, true, true},
+      {"onesweep", pairs, "argsort", "float32", "ascending", "", (1u << 20) + 3, true, false},
       {"onesweep", pairs, "argsort", "float32", "descending", "float_order: cub\n", (1u << 20) + 5, true, true},
       {"onesweep", "{VLOAD: 1, BATCH: 1}", "argsort", "float32", "descending", "", 300007, true, false},
-      {"onesweep", pairs, "sort_pairs", "float32", "descending", "begin_bit: 3\nend_bit: 28\n", 300001, true, true},
+      {"onesweep", pairs, "sort_pairs", "float32", "descending", "begin_bit: 3\nend_bit: 28\n", 300001, true, false},
       {"onesweep", keys, "sort", "float32", "ascending", "float_order: cub\n", (1u << 19) + 7, true, true},
       {"onesweep", keys, "sort", "float32", "descending", "", (1u << 19) + 9, true, false},
       {"onesweep", "{ITEMS: 12, MIN_BLOCKS: 3, BATCH: 1}", "sort", "float64", "descending", "", 200003, true, false},

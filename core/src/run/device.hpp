@@ -165,6 +165,9 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
   const DeviceInfo& info() const { return info_; }
+  // The number this GPU has where the caller counts them: a pooled sweep's worker that makes only
+  // its own GPU visible to CUDA opens it as 0 but reports the parent's number.
+  void renumber(int ordinal) { info_.ordinal = ordinal; }
   std::size_t free_memory() const;
   CUcontext context() const { return context_; }
   // Makes the device's context current on the calling thread, if it is not already.

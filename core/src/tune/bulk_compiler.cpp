@@ -110,7 +110,7 @@ std::vector<std::shared_ptr<Chunk>> group_into_chunks(const Space& space, const 
 BulkCompiler::BulkCompiler(CompileProgram compile, int threads, CompileStats* stats)
     : compile_(std::move(compile)),
       threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
-      stats_(stats), pool_(threads_) {}
+      stats_(stats), pool_(threads_, kCompileNice) {}
 
 void BulkCompiler::run(const std::shared_ptr<Chunk>& chunk, int variants, std::function<void(Chunk&)> job) {
   {

@@ -52,6 +52,10 @@ std::vector<std::shared_ptr<Chunk>> group_into_chunks(const Space& space, const 
 
 class BulkCompiler {
  public:
+  // How much lower the compile threads' priority is than the rest of the process (nice): a
+  // sweep's measuring thread, and a pool's workers starting beside the parent's compile wave,
+  // take the cores first when there are fewer cores than threads.
+  static constexpr int kCompileNice = 5;
   // One NVRTC program (Jit::compile, or a test's fake): throws CompileError when it fails.
   using CompileProgram = std::function<CompiledKernels(const KernelFile&, const std::vector<std::string>&)>;
   // threads 0: every core. `stats`, when given, counts the programs and variants.

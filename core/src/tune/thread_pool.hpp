@@ -1,5 +1,11 @@
 // A fixed set of threads for the bulk compiles of a sweep (tune/bulk_compiler.hpp).
 #pragma once
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -13,9 +19,17 @@ namespace gpuk {
 // jobs not yet started are dropped and running ones are waited for.
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads) {
+  // `nice`: each thread's nice value raised by that much (Linux: a thread's own priority), so that
+  // the process's other work (a sweep's measuring thread, a pool's workers starting) comes first.
+  explicit ThreadPool(int threads, int nice = 0) {
     for (int i = 0; i < threads; ++i)
-      workers_.emplace_back([this] {
+      workers_.emplace_back([this, nice] {
+        if (nice > 0) {
+          const auto self = static_cast<id_t>(::syscall(SYS_gettid));
+          errno = 0;
+          const int now = ::getpriority(PRIO_PROCESS, self);
+          if (errno == 0) (void)::setpriority(PRIO_PROCESS, self, std::min(19, now + nice));
+        }
         for (;;) {
           std::function<void()> job;
           {
