@@ -41,7 +41,7 @@
 
 namespace {
 
-std::atomic<std::uint64_t> g_news{0};
+std::atomic<std::uint64_t> g_mallocs{0};
 
 }  // namespace
 
@@ -59,7 +59,7 @@ std::atomic<std::uint64_t> g_news{0};
 #if !defined(GPUK_UNDER_ASAN)
 extern "C" void* __libc_malloc(std::size_t bytes);
 extern "C" void* malloc(std::size_t bytes) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
+  g_mallocs.fetch_add(1, std::memory_order_relaxed);
   return __libc_malloc(bytes);
 }
 #endif
@@ -224,14 +224,14 @@ int main(int argc, char** argv) try {
     const InstructionCounter instructions;
     for (Candidate& c : candidates) {
       for (int i = 0; i < 1000; ++i) c.call();  // warm
-      g_launches = g_context_queries = g_other_driver_calls = g_news = 0;
+      g_launches = g_context_queries = g_other_driver_calls = g_mallocs = 0;
       if (instructions.works()) instructions.start();
       for (int i = 0; i < calls; ++i) c.call();
       const std::uint64_t retired = instructions.works() ? instructions.stop() : 0;
       c.launches = static_cast<double>(g_launches) / calls;
       c.context_queries = static_cast<double>(g_context_queries) / calls;
       c.other_driver_calls = static_cast<double>(g_other_driver_calls) / calls;
-      c.allocations = static_cast<double>(g_news) / calls;
+      c.allocations = static_cast<double>(g_mallocs) / calls;
       if (instructions.works()) c.instructions = static_cast<double>(retired) / calls;
     }
     // Times: the candidates in turn, round after round, so that drift falls on all alike.
