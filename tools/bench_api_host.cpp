@@ -37,88 +37,12 @@
 
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
+#include "api/driver_counts.hpp"
 #include "run/device.hpp"
 
 namespace {
 
-std::atomic<std::uint64_t> g_mallocs{0};
-
-}  // namespace
-
-// Every malloc of the process, counted (operator new's too): the calls measured must make none.
-// Forwarded to glibc's own; operator new is not replaced, as NVRTC frees with its own delete.
-// Under AddressSanitizer, which owns malloc, nothing is counted.
-// AddressSanitizer owns malloc: GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define GPUK_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GPUK_UNDER_ASAN 1
-#endif
-#endif
-#if !defined(GPUK_UNDER_ASAN)
-extern "C" void* __libc_malloc(std::size_t bytes);
-extern "C" void* malloc(std::size_t bytes) {
-  g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(bytes);
-}
-#endif
-
-namespace {
-
 using namespace gpuk;
-
-// The driver calls a call makes, by kind: launches (stubbed), the context queries, and any other.
-std::atomic<std::uint64_t> g_launches{0}, g_context_queries{0}, g_other_driver_calls{0};
-DriverApi g_real;
-
-CUresult CUDAAPI stub_launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void**, void**) {
-  g_launches.fetch_add(1, std::memory_order_relaxed);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI count_get_current(CUcontext* c) {
-  g_context_queries.fetch_add(1, std::memory_order_relaxed);
-  return g_real.cuCtxGetCurrent(c);
-}
-CUresult CUDAAPI count_set_current(CUcontext c) { ++g_other_driver_calls; return g_real.cuCtxSetCurrent(c); }
-CUresult CUDAAPI count_stream_ctx(CUstream s, CUcontext* c) { ++g_other_driver_calls; return g_real.cuStreamGetCtx(s, c); }
-CUresult CUDAAPI count_alloc(CUdeviceptr* p, size_t b) { ++g_other_driver_calls; return g_real.cuMemAlloc(p, b); }
-CUresult CUDAAPI count_memset(CUdeviceptr p, unsigned char v, size_t b, CUstream s) {
-  ++g_other_driver_calls;
-  return g_real.cuMemsetD8Async(p, v, b, s);
-}
-CUresult CUDAAPI count_copy(CUdeviceptr d, CUdeviceptr s, size_t b, CUstream st) {
-  ++g_other_driver_calls;
-  return g_real.cuMemcpyDtoDAsync(d, s, b, st);
-}
-CUresult CUDAAPI count_sync(CUstream s) { ++g_other_driver_calls; return g_real.cuStreamSynchronize(s); }
-CUresult CUDAAPI count_set_attribute(CUfunction f, CUfunction_attribute a, int v) {
-  ++g_other_driver_calls;
-  return g_real.cuFuncSetAttribute(f, a, v);
-}
-CUresult CUDAAPI count_load(CUmodule* m, const void* image) { ++g_other_driver_calls; return g_real.cuModuleLoadData(m, image); }
-
-// gpuk's driver table with the launch stubbed and the rest counted, while it lives.
-struct StubbedLaunches {
-  StubbedLaunches() {
-    DriverApi& api = driver_for_tests();
-    g_real = api;
-    api.cuLaunchKernel = stub_launch;
-    api.cuCtxGetCurrent = count_get_current;
-    api.cuCtxSetCurrent = count_set_current;
-    api.cuStreamGetCtx = count_stream_ctx;
-    api.cuMemAlloc = count_alloc;
-    api.cuMemsetD8Async = count_memset;
-    api.cuMemcpyDtoDAsync = count_copy;
-    api.cuStreamSynchronize = count_sync;
-    api.cuFuncSetAttribute = count_set_attribute;
-    api.cuModuleLoadData = count_load;
-  }
-  ~StubbedLaunches() { driver_for_tests() = g_real; }
-  StubbedLaunches(const StubbedLaunches&) = delete;
-  StubbedLaunches& operator=(const StubbedLaunches&) = delete;
-};
 
 // User-space instructions retired by this thread, where perf_event_open is allowed.
 class InstructionCounter {
@@ -200,7 +124,7 @@ int main(int argc, char** argv) try {
 
   std::vector<Candidate> candidates;
   {
-    const StubbedLaunches stubbed;
+    const counts::CountedDriver stubbed(true);  // the launch stubbed, the rest counted
     CUdeviceptr in = d_in.get(), out = d_out.get();
     std::int64_t count = static_cast<std::int64_t>(n);
     void* args[] = {&in, &count, &out, &in, &out};
@@ -224,14 +148,14 @@ int main(int argc, char** argv) try {
     const InstructionCounter instructions;
     for (Candidate& c : candidates) {
       for (int i = 0; i < 1000; ++i) c.call();  // warm
-      g_launches = g_context_queries = g_other_driver_calls = g_mallocs = 0;
+      counts::CountedDriver::reset();
       if (instructions.works()) instructions.start();
       for (int i = 0; i < calls; ++i) c.call();
       const std::uint64_t retired = instructions.works() ? instructions.stop() : 0;
-      c.launches = static_cast<double>(g_launches) / calls;
-      c.context_queries = static_cast<double>(g_context_queries) / calls;
-      c.other_driver_calls = static_cast<double>(g_other_driver_calls) / calls;
-      c.allocations = static_cast<double>(g_mallocs) / calls;
+      c.launches = static_cast<double>(counts::launches.load()) / calls;
+      c.context_queries = static_cast<double>(counts::context_queries.load()) / calls;
+      c.other_driver_calls = static_cast<double>(counts::other.load()) / calls;
+      c.allocations = static_cast<double>(counts::mallocs.load()) / calls;
       if (instructions.works()) c.instructions = static_cast<double>(retired) / calls;
     }
     // Times: the candidates in turn, round after round, so that drift falls on all alike.

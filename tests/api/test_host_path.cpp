@@ -19,98 +19,24 @@
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
+#include "api/driver_counts.hpp"
 #include "run/device.hpp"
 
-namespace {
-
-std::atomic<bool> g_counting_mallocs{false};
-std::atomic<std::uint64_t> g_mallocs{0};
-
-}  // namespace
-
-// AddressSanitizer owns malloc: GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define GPUK_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GPUK_UNDER_ASAN 1
-#endif
-#endif
-#if !defined(GPUK_UNDER_ASAN)
-// Every malloc of the process (operator new's too), counted while the calls run; glibc's own
-// allocator does the work. Under AddressSanitizer, which owns malloc, allocations are not counted.
-extern "C" void* __libc_malloc(std::size_t bytes);
-extern "C" void* malloc(std::size_t bytes) {
-  if (g_counting_mallocs.load(std::memory_order_relaxed)) g_mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(bytes);
-}
-constexpr bool kMallocsCounted = true;
-#else
-constexpr bool kMallocsCounted = false;
-#endif
-
 using namespace gpuk;
+using counts::kMallocsCounted;
 
 namespace {
-
-std::atomic<int> g_launches{0}, g_context_queries{0}, g_other{0};
-DriverApi g_real;
-
-CUresult CUDAAPI count_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              unsigned bz, unsigned shared, CUstream s, void** args, void** extra) {
-  ++g_launches;
-  return g_real.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, args, extra);
-}
-CUresult CUDAAPI count_get_current(CUcontext* c) { ++g_context_queries; return g_real.cuCtxGetCurrent(c); }
-CUresult CUDAAPI count_set_current(CUcontext c) { ++g_other; return g_real.cuCtxSetCurrent(c); }
-CUresult CUDAAPI count_alloc(CUdeviceptr* p, size_t b) { ++g_other; return g_real.cuMemAlloc(p, b); }
-CUresult CUDAAPI count_free(CUdeviceptr p) { ++g_other; return g_real.cuMemFree(p); }
-CUresult CUDAAPI count_load(CUmodule* m, const void* image) { ++g_other; return g_real.cuModuleLoadData(m, image); }
-CUresult CUDAAPI count_function(CUfunction* f, CUmodule m, const char* name) {
-  ++g_other;
-  return g_real.cuModuleGetFunction(f, m, name);
-}
-CUresult CUDAAPI count_stream_sync(CUstream s) { ++g_other; return g_real.cuStreamSynchronize(s); }
-CUresult CUDAAPI count_ctx_sync() { ++g_other; return g_real.cuCtxSynchronize(); }
-CUresult CUDAAPI count_memset(CUdeviceptr p, unsigned char v, size_t b, CUstream s) {
-  ++g_other;
-  return g_real.cuMemsetD8Async(p, v, b, s);
-}
-CUresult CUDAAPI count_copy(CUdeviceptr d, CUdeviceptr from, size_t b, CUstream s) {
-  ++g_other;
-  return g_real.cuMemcpyDtoDAsync(d, from, b, s);
-}
-CUresult CUDAAPI count_stream_ctx(CUstream s, CUcontext* c) { ++g_other; return g_real.cuStreamGetCtx(s, c); }
 
 struct Counted {
-  int launches = 0, context_queries = 0, other = 0;
-  std::uint64_t mallocs = 0;
+  std::uint64_t launches = 0, context_queries = 0, other = 0, mallocs = 0;
 };
 
 // Runs `calls` with every driver entry point a call could reach counted, and mallocs counted.
 Counted count(const std::function<void()>& calls) {
-  DriverApi& api = driver_for_tests();
-  g_real = api;
-  api.cuLaunchKernel = count_launch;
-  api.cuCtxGetCurrent = count_get_current;
-  api.cuCtxSetCurrent = count_set_current;
-  api.cuMemAlloc = count_alloc;
-  api.cuMemFree = count_free;
-  api.cuModuleLoadData = count_load;
-  api.cuModuleGetFunction = count_function;
-  api.cuStreamSynchronize = count_stream_sync;
-  api.cuCtxSynchronize = count_ctx_sync;
-  api.cuMemsetD8Async = count_memset;
-  api.cuMemcpyDtoDAsync = count_copy;
-  api.cuStreamGetCtx = count_stream_ctx;
-  g_launches = g_context_queries = g_other = 0;
-  g_mallocs = 0;
-  g_counting_mallocs = true;
+  const counts::CountedDriver counted(false);
   calls();
-  g_counting_mallocs = false;
-  Counted c{g_launches.load(), g_context_queries.load(), g_other.load(), g_mallocs.load()};
-  api = g_real;
-  return c;
+  counts::counting_mallocs = false;
+  return {counts::launches.load(), counts::context_queries.load(), counts::other.load(), counts::mallocs.load()};
 }
 
 bool fake_driver_here() {
