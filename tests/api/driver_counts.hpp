@@ -14,8 +14,10 @@ namespace gpuk::counts {
 
 inline std::atomic<bool> counting_mallocs{false};
 inline std::atomic<std::uint64_t> mallocs{0};
-// Launches, context queries (cuCtxGetCurrent) and every other driver call, while installed.
-inline std::atomic<std::uint64_t> launches{0}, context_queries{0}, other{0};
+// Launches, context queries (cuCtxGetCurrent), opt-ins to more than 48 KiB of dynamic shared
+// memory (cuFuncSetAttribute: a host-only call core makes before each such launch) and every
+// other driver call, while installed.
+inline std::atomic<std::uint64_t> launches{0}, context_queries{0}, opt_ins{0}, other{0};
 inline DriverApi real;
 inline bool stub_launches = false;
 
@@ -80,7 +82,7 @@ inline CUresult CUDAAPI copy(CUdeviceptr d, CUdeviceptr from, size_t b, CUstream
   return real.cuMemcpyDtoDAsync(d, from, b, s);
 }
 inline CUresult CUDAAPI set_attribute(CUfunction f, CUfunction_attribute a, int v) {
-  ++other;
+  ++(a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? opt_ins : other);
   return real.cuFuncSetAttribute(f, a, v);
 }
 
@@ -116,7 +118,7 @@ class CountedDriver {
   }
   CountedDriver(const CountedDriver&) = delete;
   CountedDriver& operator=(const CountedDriver&) = delete;
-  static void reset() { launches = context_queries = other = mallocs = 0; }
+  static void reset() { launches = context_queries = opt_ins = other = mallocs = 0; }
 };
 
 }  // namespace gpuk::counts

@@ -28,7 +28,7 @@ using counts::kMallocsCounted;
 namespace {
 
 struct Counted {
-  std::uint64_t launches = 0, context_queries = 0, other = 0, mallocs = 0;
+  std::uint64_t launches = 0, context_queries = 0, opt_ins = 0, other = 0, mallocs = 0;
 };
 
 // Runs `calls` with every driver entry point a call could reach counted, and mallocs counted.
@@ -36,7 +36,8 @@ Counted count(const std::function<void()>& calls) {
   const counts::CountedDriver counted(false);
   calls();
   counts::counting_mallocs = false;
-  return {counts::launches.load(), counts::context_queries.load(), counts::other.load(), counts::mallocs.load()};
+  return {counts::launches.load(), counts::context_queries.load(), counts::opt_ins.load(), counts::other.load(),
+          counts::mallocs.load()};
 }
 
 bool fake_driver_here() {
@@ -98,6 +99,7 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
     CHECK(one.launches >= 1);
     CHECK(one.context_queries == 1);
     CHECK(one.other == 0);
+    CHECK(one.opt_ins <= one.launches);  // only a launch above 48 KiB of dynamic shared memory opts in
     if (kMallocsCounted) CHECK(one.mallocs == 0);
     // A thousand more calls ask for exactly a thousand times as much: nothing accumulates.
     const Counted many = count([&] {
@@ -106,6 +108,7 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
     CHECK(many.launches == 1000 * one.launches);
     CHECK(many.context_queries == 1000);
     CHECK(many.other == 0);
+    CHECK(many.opt_ins == 1000 * one.opt_ins);
     if (kMallocsCounted) CHECK(many.mallocs == 0);
     // A new n (here in another size bucket) plans its launches again: host arithmetic and a few
     // small host allocations for the new plan (core's planner builds it as values), still no
@@ -121,7 +124,8 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
     CHECK(alternating.launches >= 100);
     CHECK(alternating.other == 0);
     if (kMallocsCounted) CHECK(alternating.mallocs == 0);
-    MESSAGE(what << ": " << one.launches << " launch(es) and 1 context query per call, no other driver call, "
+    MESSAGE(what << ": " << one.launches << " launch(es), " << one.opt_ins
+                 << " shared-memory opt-in(s) and 1 context query per call, no other driver call, "
                  << (kMallocsCounted ? std::to_string(one.mallocs) + " mallocs" : std::string("mallocs not counted"))
                  << "; a call with a new n: " << other_n.other << " other driver calls, "
                  << (kMallocsCounted ? std::to_string(other_n.mallocs) : std::string("uncounted"))
