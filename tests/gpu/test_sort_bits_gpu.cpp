@@ -13,24 +13,14 @@
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
+#include "sort_gpu.hpp"
 
 using namespace gpuk;
 
 namespace {
 
-struct Gpu {
-  Runtime runtime{test::runtime_options()};
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  Device device{0};
-  const CompileCache& cache = runtime.cache();
-  test::TempDir dir;
-};
-
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
+using test::sort_gpu::gpu;
+using test::sort_gpu::range_of;
 
 // n floats mixing NaNs of both signs and several payloads, +-0.0, +-inf, ties and ordinary
 // numbers, as a .npy file: what tells the two float orders apart.
@@ -65,16 +55,6 @@ std::filesystem::path special_floats(DType dtype, std::uint64_t n) {
   return path;
 }
 
-std::string range_of(DType dtype) {
-  switch (dtype) {
-    case DType::uint32: return "low: 0, high: 4294967295";
-    case DType::int32: return "low: -2147483648, high: 2147483647";
-    case DType::uint64: return "low: 0, high: 18000000000000000000";
-    case DType::int64: return "low: -9000000000000000000, high: 9000000000000000000";
-    default: return "low: -1000000, high: 1000000";
-  }
-}
-
 struct Case {
   std::string kernel, params, op, dtype, order, extra;  // extra: begin_bit / end_bit / float_order lines
   std::uint64_t size;
@@ -94,6 +74,23 @@ RunReport run_case(const Case& c) {
                            (c.baseline ? "true" : "false") + "\n";
   const RunSpec spec = parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels);
   return run(spec, {gpu().runtime}, gpu().device);
+}
+
+// Each case run and verified against the reference; where CUB runs too, CUB's answer as well.
+void check_cases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
+                             std::to_string(c.size) + " " + c.extra;
+    CAPTURE(what);
+    const RunReport r = run_case(c);
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    if (c.baseline) {
+      REQUIRE(r.baseline.has_value());
+      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    }
+    std::cout << what << ": " << r.verification.detail << "; " << r.kernel.median << " ms"
+              << (r.baseline ? ", " + r.baseline->name + " agrees" : std::string()) << "\n";
+  }
 }
 
 }  // namespace
@@ -120,19 +117,7 @@ TEST_CASE("bit windows and CUB's float order: every kernel kind against the refe
       {"rank_bucket", "{ITEMS: 16}", "sort_pairs", "uint32", "ascending", "begin_bit: 28\nend_bit: 32\n", 10000, false,
        true},
   };
-  for (const Case& c : cases) {
-    const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
-                             std::to_string(c.size) + " " + c.extra;
-    CAPTURE(what);
-    const RunReport r = run_case(c);
-    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
-    if (c.baseline) {
-      REQUIRE(r.baseline.has_value());
-      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
-    }
-    std::cout << what << ": " << r.verification.detail << "; " << r.kernel.median << " ms"
-              << (r.baseline ? ", " + r.baseline->name + " agrees" : std::string()) << "\n";
-  }
+  check_cases(cases);
 }
 
 TEST_CASE("onesweep with a tile's loads issued together (BATCH 1): the special floats in both orders, signed and descending keys, windows") {
@@ -156,18 +141,7 @@ TEST_CASE("onesweep with a tile's loads issued together (BATCH 1): the special f
       {"onesweep", "{BLOCK: 384, ITEMS: 20, MIN_BLOCKS: 3, VLOAD: 2, KLOAD: 1, LB32: 1, BATCH: 1}", "sort_pairs",
        "int32", "descending", "", 300017, false, true},
   };
-  for (const Case& c : cases) {
-    const std::string what = c.kernel + " " + c.params + " " + c.op + " " + c.dtype + " " + c.order + " n=" +
-                             std::to_string(c.size) + " " + c.extra;
-    CAPTURE(what);
-    const RunReport r = run_case(c);
-    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
-    if (c.baseline) {
-      REQUIRE(r.baseline.has_value());
-      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
-    }
-    std::cout << what << ": " << r.verification.detail << "\n";
-  }
+  check_cases(cases);
 }
 
 TEST_CASE("a narrow window takes fewer digit passes: 2^24 uint32 keys, all 32 bits against bits [0, 16)") {
