@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python wheel end to end: `pip wheel .`, a fresh virtual environment with only the wheel
-# installed in it, then, from a directory outside the checkout: an argmax, the pytest suite, the
+# installed in it, then, from a directory outside the checkout: an argmax, `gpuk list` and
+# `python -m gpuk list`, the pytest suite, the
 # examples (examples/python/), and with --bench the host overhead per call beside the C++
 # figure (tools/bench/bench_api.py, build-wheel/*/bench_api). On a machine without a GPU the GPU tests
 # and the examples skip; the build, the install and the CPU tests still run.
@@ -67,6 +68,15 @@ else:
     print("argmax", best, "on", gpuk.device_info()["name"], "ok")
 EOF
 
+echo "== gpuk list and python -m gpuk list from $elsewhere (the console script and the module entry point)"
+for command in "$work/venv/bin/gpuk" "$venv_python -m gpuk"; do
+  if $command list >"$out/list.txt" 2>&1 && grep -q "^Families" "$out/list.txt"; then
+    echo "$command list: ok"
+  else
+    echo "$command list: FAILED" >&2; cat "$out/list.txt" >&2; status=1
+  fi
+done
+
 echo "== pytest"
 # pytest run inside the environment, as a user would.
 "$venv_python" -c "import sys, pytest; sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', '$repo/python/tests']))" \
@@ -79,7 +89,11 @@ if "$venv_python" -c "import gpuk; gpuk.device_info()" 2>/dev/null; then
   done
   if [ "$bench" = 1 ]; then
     echo "== tools/bench/bench_api.py"
-    cpp=$(ls "$repo"/build-wheel/*/bench_api 2>/dev/null | head -1 || true)
+    # The wheel's build builds what the package needs (pyproject.toml's build.targets); the C++
+    # figure's program is built in the same build directory.
+    wheel_build=$(ls -d "$repo"/build-wheel/*/ | head -1)
+    cmake --build "$wheel_build" --target bench_api >/dev/null || status=$?
+    cpp=$(ls "$wheel_build"bench_api 2>/dev/null | head -1 || true)
     "$venv_python" "$repo/tools/bench/bench_api.py" --cpp "${cpp:-none}" 2>&1 | tee "$out/bench_api.txt" || status=$?
   fi
 else
