@@ -1,7 +1,8 @@
 // The smallest application of an installed gpuk (docs/api.md, "Examples"): it says where gpuk
 // found its library, plugins and kernels (relative to the installed libgpuk_core, from any
 // working directory), then prepares one Operation (argmax of float32), says which variant gpuk
-// chose and why, runs it on a device array of its own, and checks the answer.
+// chose and why and what the device is (Engine::device()), runs it on a device array of its own,
+// and checks the answer.
 //
 //   installed_example [N]    (default N = 1000000)
 //
@@ -50,6 +51,11 @@ int run(std::uint64_t n) {
     return kSkipped;
   }
   std::printf("variant %s (%s)\n", argmax->variant().c_str(), argmax->chosen().c_str());
+  // The GPU, from the installed header alone: what an application sizes its work by.
+  const gpuk::DeviceDescription device = engine.device();
+  std::printf("device %s (%s, %d SMs, %.1f GiB; driver %d, NVRTC %s)\n", device.name.c_str(), device.arch.c_str(),
+              device.sm_count, static_cast<double>(device.total_memory) / (1u << 30), device.driver_version,
+              device.nvrtc_version.c_str());
 
   std::vector<float> x(n);
   std::mt19937 rng(7);

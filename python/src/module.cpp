@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/engine_internals.hpp"
 #include "cuda_memory.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
@@ -347,28 +348,28 @@ void bind_engine(nb::module_& m) {
       .def("families",
            [](const PyEngine& e) {
              nb::list out;
-             for (const FamilyPlugin* p : e.engine->plugins().all()) out.append(family_dict(*p, e.engine->plugins()));
+             for (const FamilyPlugin* p : EngineInternals::plugins(*e.engine).all()) out.append(family_dict(*p, EngineInternals::plugins(*e.engine)));
              return out;
            })
-      .def("plugin_errors", [](const PyEngine& e) { return e.engine->plugins().errors(); })
+      .def("plugin_errors", [](const PyEngine& e) { return EngineInternals::plugins(*e.engine).errors(); })
       .def("kernel_files",
            [](const PyEngine& e) {
              nb::list out;
-             for (const auto& f : e.engine->kernels().files()) out.append(kernel_dict(*f));
+             for (const auto& f : EngineInternals::kernels(*e.engine).files()) out.append(kernel_dict(*f));
              return out;
            })
-      .def("kernel_errors", [](const PyEngine& e) { return e.engine->kernels().errors(); })
+      .def("kernel_errors", [](const PyEngine& e) { return EngineInternals::kernels(*e.engine).errors(); })
       .def("kernel_dirs",
            [](const PyEngine& e) {
              std::vector<std::string> out;
-             for (const auto& d : e.engine->kernels().dirs()) out.push_back(d.string());
+             for (const auto& d : EngineInternals::kernels(*e.engine).dirs()) out.push_back(d.string());
              return out;
            })
       .def("device_info", [](const PyEngine& e) {
         const DeviceInfo* info = nullptr;
         {
           nb::gil_scoped_release release;
-          info = &e.engine->device();
+          info = &EngineInternals::device(*e.engine);
         }
         nb::dict d;
         d["ordinal"] = info->ordinal;

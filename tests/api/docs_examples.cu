@@ -144,6 +144,16 @@ void example(const gpuk::Engine& engine, const float* d_x, gpuk::reduce::Best<fl
 }
 }  // namespace graph_capture
 
+namespace the_device {
+void example(const gpuk::Engine& engine) {
+  const gpuk::DeviceDescription gpu = engine.device();
+  std::printf("%s (%s, %d SMs, %.0f GiB)\n", gpu.name.c_str(), gpu.arch.c_str(), gpu.sm_count,
+              gpu.total_memory / 1073741824.0);
+  const std::uint64_t n = gpu.total_memory / 4 / sizeof(float);  // a quarter of the memory
+  (void)n;
+}
+}  // namespace the_device
+
 namespace several_gpus {
 void example(int gpus, std::vector<gpuk::Engine>& engines, const float* d_x1, gpuk::reduce::Best<float>* d_best1,
              std::uint64_t n, cudaStream_t stream1) {

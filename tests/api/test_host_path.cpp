@@ -5,8 +5,10 @@
 // allocation, module load, copy, memset or wait), and allocates no host memory while n repeats or
 // alternates between sizes it has met (a few plans are kept). Issue 28's "zero
 // allocations and zero compiles after prepare", checked on every machine; the GPU side of it is
-// tests/gpu/test_api_handles_gpu.cpp.
+// tests/gpu/test_api_handles_gpu.cpp. And the Engine's public description of its device
+// (Engine::device()), as the fake driver describes itself.
 #include <doctest/doctest.h>
+#include <nvrtc.h>
 
 #include <atomic>
 #include <chrono>
@@ -152,4 +154,29 @@ TEST_CASE("the counters see what they claim to: a prepare and a typed call's fir
   const Counted first = count([&] { reduce::argmax(engine, d_x, d_best, 3000, stream.get()); });
   CHECK(first.other > 0);
   CHECK(first.launches >= 1);
+}
+
+TEST_CASE("Engine::device() describes the GPU as the driver does, with the NVRTC gpuk compiles with") {
+  if (!fake_driver_here()) {
+    MESSAGE("SKIPPED: this program runs on tests/api/fake_driver.cpp (LD_LIBRARY_PATH=build/tests/fake_driver)");
+    return;
+  }
+  const Engine engine;
+  const DeviceDescription device = engine.device();  // gpuk/gpuk.hpp's: a complete type
+  CHECK(device.ordinal == 0);
+  CHECK(device.name == engine.device_name());
+  CHECK(device.name.find("fake sm_90") == 0);
+  // What tests/api/fake_driver.cpp says it is.
+  CHECK(device.arch == "sm_90");
+  CHECK(device.cc_major == 9);
+  CHECK(device.cc_minor == 0);
+  CHECK(device.sm_count == 132);
+  CHECK(device.total_memory == std::uint64_t{80} << 30);
+  CHECK(device.l2_bytes == 52428800);
+  CHECK(device.peak_bandwidth_gbs == doctest::Approx(2.0 * 2619000e3 * (5120 / 8.0) / 1e9));
+  CHECK(device.pci_bus_id.empty());  // the fake driver does not say
+  CHECK(device.driver_version == 13000);
+  int major = 0, minor = 0;
+  REQUIRE(nvrtcVersion(&major, &minor) == NVRTC_SUCCESS);
+  CHECK(device.nvrtc_version == std::to_string(major) + "." + std::to_string(minor));
 }

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/sort.hpp"
@@ -216,9 +217,9 @@ TEST_CASE("TuningPolicy: the user's database, the shipped file only, a given fil
   // A tuning database that names block_atomic for reduce argmax float32 at n's bucket on this GPU.
   test::TempDir dir;
   const auto db_path = dir.path() / "tuning.json";
-  const Problem problem = make_problem(engine().plugins().get("reduce"), "argmax", DType::float32, {}, n);
+  const Problem problem = make_problem(EngineInternals::plugins(engine()).get("reduce"), "argmax", DType::float32, {}, n);
   TuningEntry e;
-  e.key = {engine().device_name(), engine().device().arch(), "reduce", "argmax", options_key(problem.options),
+  e.key = {engine().device_name(), engine().device().arch, "reduce", "argmax", options_key(problem.options),
            "float32", size_bucket(n)};
   e.kernel = "block_atomic";
   e.median_ms = 0.01;

@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "helpers.hpp"
@@ -31,7 +32,7 @@ Engine& engine() {
 }
 
 const reduce::Reducer& reducer() {
-  const auto* r = interface_of<reduce::Reducer>(engine().plugins().get("reduce"));
+  const auto* r = interface_of<reduce::Reducer>(EngineInternals::plugins(engine()).get("reduce"));
   REQUIRE(r != nullptr);
   return *r;
 }
@@ -125,7 +126,7 @@ struct Pick {
 
 // The file's defaults, then each parameter at its smallest and at its largest value.
 std::vector<Pick> extremes(const std::string& kernel, std::int64_t min_block = 0) {
-  const auto file = engine().kernels().find("reduce", kernel);
+  const auto file = EngineInternals::kernels(engine()).find("reduce", kernel);
   std::vector<Pick> out = {{kernel, {}}};
   for (const ParamSpec& p : file->params)
     for (std::int64_t v : {p.values.front(), p.values.back()}) {

@@ -85,7 +85,9 @@ status=0
 (cd "$scratch/elsewhere" && "$scratch/example/installed_example") >"$scratch/example_run.txt" 2>&1 || status=$?
 cat "$scratch/example_run.txt"
 case "$status" in
-  0) grep -q "^ok: argmax" "$scratch/example_run.txt" || fail "examples/installed printed no checked argmax" ;;
+  0) grep -q "^ok: argmax" "$scratch/example_run.txt" || fail "examples/installed printed no checked argmax"
+     grep -q "^device .* (sm_[0-9]*, [0-9]* SMs, " "$scratch/example_run.txt" ||
+       fail "examples/installed printed no device description" ;;
   77) grep -q "^installed_example: skipped: " "$scratch/example_run.txt" || fail "examples/installed skipped silently" ;;
   *) fail "examples/installed exited with $status" ;;
 esac

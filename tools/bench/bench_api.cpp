@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "plugin/plugin.hpp"
@@ -121,11 +122,11 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
   const CUdeviceptr arrays[] = {d_in.get(), d_out.get()};
 
   // The same variant along core's road, launched bare: its function, its plan, its arguments.
-  const FamilyPlugin& plugin = engine.plugins().get("reduce");
+  const FamilyPlugin& plugin = EngineInternals::plugins(engine).get("reduce");
   const Problem problem = make_problem(plugin, "argmax", DType::float32, {}, n);
-  const PlannedVariant planned = plan_variant(problem, request, plugin, engine.kernels(), info, {});
+  const PlannedVariant planned = plan_variant(problem, request, plugin, EngineInternals::kernels(engine), info, {});
   const CompileCache cache(CompileCache::default_dir());
-  const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info);
+  const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), EngineInternals::kernels(engine)), &cache), info);
   if (planned.plan.launches.size() != 1) throw Error("onepass was expected to plan one launch");
   const ResolvedLaunch& l = planned.plan.launches[0];
   DeviceBuffer counter(256), partials(std::max<std::int64_t>(1, planned.plan.scratch_slots) * 16);
@@ -195,7 +196,7 @@ int main(int argc, char** argv) try {
   const int batches = argc > 3 ? std::atoi(argv[3]) : 200;
   const int trials = argc > 4 ? std::atoi(argv[4]) : 3;
   Engine engine;
-  const DeviceInfo& info = engine.device();
+  const DeviceInfo& info = EngineInternals::device(engine);
   const Device device(info.ordinal);  // current on this thread
   const Stream stream;
   std::vector<std::uint64_t> sizes;

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "api/driver_counts.hpp"
@@ -102,7 +103,7 @@ int main(int argc, char** argv) try {
   // The new sizes: up to 1,000 below n, all at least (n - 1) / 2.
   const std::uint64_t spread = std::min<std::uint64_t>(1000, (n - 1) / 2);
   Engine engine;
-  const DeviceInfo& info = engine.device();
+  const DeviceInfo& info = EngineInternals::device(engine);
   const Stream stream;
   DeviceBuffer d_in(n * sizeof(float)), d_out(16);
   const CUdeviceptr arrays[] = {d_in.get(), d_out.get()};

@@ -41,10 +41,6 @@
 
 namespace gpuk {
 
-class KernelLibrary;
-class PluginRegistry;
-struct DeviceInfo;
-
 // One device address: a CUdeviceptr, or any pointer to device memory (a float*, a Best<float>*),
 // so that launch({d_in, d_best}, ...) needs no casts. A null pointer (nullptr, 0) stays 0.
 struct DeviceAddress {
@@ -327,6 +323,22 @@ class PreparedHandle {
   PreparedSizes sizes_;
 };
 
+// The GPU an Engine runs on (Engine::device()), as the driver describes it, and the NVRTC gpuk
+// compiles for it with: what a report's head says, and what an application sizes its work by.
+struct DeviceDescription {
+  int ordinal = 0;                 // the CUDA device ordinal (EngineOptions::device)
+  std::string name;                // "NVIDIA H100 80GB HBM3"
+  std::string arch;                // "sm_90": the architecture gpuk compiles for
+  int cc_major = 0, cc_minor = 0;  // its compute capability, 9.0
+  int sm_count = 0;                // streaming multiprocessors
+  std::uint64_t total_memory = 0;  // bytes of device memory
+  std::uint64_t l2_bytes = 0;      // bytes of L2 cache
+  double peak_bandwidth_gbs = 0;   // 2 x memory clock x bus width: the datasheet figure, GB/s
+  std::string pci_bus_id;          // "0000:1B:00.0" ("" when the driver does not say)
+  int driver_version = 0;          // the driver's CUDA version, 1000 x major + 10 x minor: 13000
+  std::string nvrtc_version;       // "13.0": the NVRTC gpuk compiles with
+};
+
 class Engine {
  public:
   // Loads the plugins and reads the kernel files; the GPU is opened on the first prepare().
@@ -380,16 +392,14 @@ class Engine {
   std::filesystem::path plugin_path(const std::string& family) const;
   std::vector<std::filesystem::path> kernel_files(const std::string& family) const;
   std::string device_name() const;  // "NVIDIA H100 80GB HBM3"; opens the GPU if it is not open yet
-
-  // Core's own types, for code built inside gpuk's tree (tools, tests): their headers are not
-  // installed.
-  const PluginRegistry& plugins() const;
-  const KernelLibrary& kernels() const;
-  const DeviceInfo& device() const;  // opens the GPU if it is not open yet
+  // The GPU this Engine runs on (above); opens it if it is not open yet. Throws NoDeviceError
+  // when there is none, or no GPU of EngineOptions::device.
+  DeviceDescription device() const;
 
   struct State;  // opaque: core/src/api
 
  private:
+  friend struct EngineInternals;  // core's own types, for code built inside gpuk's tree (api/engine_internals.hpp)
   std::shared_ptr<State> state_;
 };
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "api/api_state.hpp"
+#include "api/engine_internals.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/problem.hpp"
 #include "tuning/tuning_db.hpp"
@@ -167,9 +168,27 @@ std::vector<fs::path> Engine::kernel_files(const std::string& family) const {
 }
 std::string Engine::device_name() const { return state_->device().info().name; }
 
-const PluginRegistry& Engine::plugins() const { return state_->plugins; }
-const KernelLibrary& Engine::kernels() const { return state_->kernels; }
-const DeviceInfo& Engine::device() const { return state_->device().info(); }
+DeviceDescription Engine::device() const {
+  const DeviceInfo& info = state_->device().info();
+  DeviceDescription d;
+  d.ordinal = info.ordinal;
+  d.name = info.name;
+  d.arch = info.arch();
+  d.cc_major = info.cc_major;
+  d.cc_minor = info.cc_minor;
+  d.sm_count = info.sm_count;
+  d.total_memory = static_cast<std::uint64_t>(info.total_memory);
+  d.l2_bytes = static_cast<std::uint64_t>(info.l2_bytes);
+  d.peak_bandwidth_gbs = info.peak_bandwidth_gbs;
+  d.pci_bus_id = info.pci_bus_id;
+  d.driver_version = info.driver_version;
+  d.nvrtc_version = nvrtc_version();
+  return d;
+}
+
+const PluginRegistry& EngineInternals::plugins(const Engine& engine) { return engine.state_->plugins; }
+const KernelLibrary& EngineInternals::kernels(const Engine& engine) { return engine.state_->kernels; }
+const DeviceInfo& EngineInternals::device(const Engine& engine) { return engine.state_->device().info(); }
 
 Operation Engine::prepare(const OperationSpec& spec) const {
   State& engine = *state_;
