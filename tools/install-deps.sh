@@ -2,6 +2,8 @@
 # Installs gpuk's build dependencies from Debian/Ubuntu packages, when they are missing, and the
 # Python package's (nanobind, scikit-build-core, pytest, numpy) from PyPI into .venv/.
 # The CUDA toolkit (nvcc, NVRTC, CUB) is expected at /usr/local/cuda (or $CUDA_HOME).
+# Usage: tools/install-deps.sh   (from anywhere; no arguments; sudo for apt-get when it is missing something)
+source "$(dirname "$0")/dev/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang, its runtimes (libFuzzer, sanitizers) and libomp: the sanitizer and fuzzing stage.

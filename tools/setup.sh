@@ -5,6 +5,8 @@
 # `gpuk` console script), and run the argmax-with-index experiment. tools/test.sh later builds the
 # tests in the same build/. On a machine without a GPU the run cannot happen; that is said, and
 # setup still succeeds (exit 0) when everything it could do did.
+# Usage: tools/setup.sh   (from anywhere; no arguments)
+source "$(dirname "$0")/dev/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh

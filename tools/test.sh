@@ -4,6 +4,8 @@
 # a GPU the GPU tests are skipped, and the reasons are printed below CTest's summary. Then the
 # sanitizer stage (tools/dev/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each
 # fuzzer.
+# Usage: tools/test.sh   (from anywhere; no arguments; what .ci/run runs)
+source "$(dirname "$0")/dev/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset default

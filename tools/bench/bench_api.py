@@ -25,10 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import gpuk
-from gpuk import _gpuk
-
 
 def per_call_us(call, sync, batch, batches):
     samples = []
@@ -52,6 +48,10 @@ def cpp_launch_us(cpp, n, batch, batches):
 
 
 def bench(n, batch, batches, cpp):
+    import gpuk  # here, not at the top: --help needs neither the package nor NumPy
+    import numpy as np
+    from gpuk import _gpuk
+
     engine = gpuk.default_engine()
     info = engine.device_info()
     op = engine.prepare("reduce", "argmax", "float32", n, kernel="onepass")

@@ -13,6 +13,7 @@
 # uint32 values. Large sizes take fewer repeats. The sort's CPU reference is sequential up to
 # 2^26 (about 7 s a run there) and parallel above (the plugin's rule): the whole matrix, 220
 # runs, should take 8 to 10 minutes on an H100 (SIZES trims it).
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -uo pipefail
 build=${1:-build}
 out=${2:-bench-defaults}

@@ -7,6 +7,7 @@
 # on two; tune_devices.yaml at most 4 s and 0.8x. A benchmark, not a test.
 # Usage: tools/bench/bench_devices.sh [--devices LIST (default all)] [--config FILE] [--build DIR] [--keep DIR]
 # (--keep DIR: both runs' reports, text and JSON, are copied there.)
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 devices=all config=configs/tune_devices.yaml build=build keep=

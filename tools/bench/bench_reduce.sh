@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The reduce benchmark of docs/PERFORMANCE.md: gpuk against CUB (and the CPU) in the same run.
 # Usage: tools/bench/bench_reduce.sh BUILD_DIR [OUT_DIR]
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -euo pipefail
 build=${1:-build}
 out=${2:-.}

@@ -3,6 +3,7 @@
 # CPU) in the same run. The two configs as committed, then the same data with the value in the
 # middle (early exit), any and count, and the write-up's kernels on both sizes.
 # Usage: tools/bench/bench_search.sh BUILD_DIR [OUT_DIR]
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -euo pipefail
 build=${1:-build}
 out=${2:-.}

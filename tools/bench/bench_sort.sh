@@ -5,6 +5,7 @@
 # Usage: tools/bench/bench_sort.sh BUILD_DIR [OUT_DIR]
 #   QUICK=1: skip the O(n^2) rank-sort sweep; SWEEP=1: also time other parameter sets (unverified);
 #   ONLY=REGEX: only the cases (and configs) whose name matches, e.g. ONLY='bucket|sort_small'
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -euo pipefail
 build=${1:-build}
 out=${2:-.}

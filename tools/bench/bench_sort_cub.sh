@@ -12,6 +12,7 @@
 #     (keys-uint32-asc, pairs-float32-desc, argsort-uint32-asc, ...); VERIFY=false: time only
 # Data as tools/bench/bench_defaults.sh's: integers uniform over their whole range, floats uniform in
 # [-1, 1). Large sizes take fewer repeats; the CPU reference is parallel above 2^26.
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -uo pipefail
 build=${1:-build}
 out=${2:-bench-sort-cub}

@@ -5,6 +5,7 @@
 #   2. runs each fuzzer of tests/fuzz for a bounded time over its seed corpus, with limits that
 #      turn a giant allocation, a leak, a hang or a crash into a failure.
 # Usage: tools/dev/fuzz.sh [SECONDS_PER_FUZZER]   (default $GPUK_FUZZ_SECONDS or 20)
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-${GPUK_FUZZ_SECONDS:-20}}

@@ -11,8 +11,8 @@ to a file it had left.
 
     tools/dev/road_length.py docs/architecture.md
 """
+import argparse
 import re
-import sys
 
 
 def roads(markdown):
@@ -45,7 +45,12 @@ def measure(outline):
 
 
 def main():
-    for name, outline in roads(open(sys.argv[1]).read()):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("markdown", help="a Markdown file with ```road blocks (docs/architecture.md)")
+    args = parser.parse_args()
+    with open(args.markdown) as f:
+        text = f.read()
+    for name, outline in roads(text):
         functions, files, changes, returns = measure(outline)
         print(f"{name}: {functions} functions of core and plugins, {files} files, "
               f"{changes} changes of file, {returns} returns to a file left")

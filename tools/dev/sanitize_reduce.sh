@@ -2,6 +2,7 @@
 # compute-sanitizer memcheck, racecheck and synccheck over every reduce kernel file (argmax of
 # float32 |x| and sum of int64, odd size). Usage: tools/dev/sanitize_reduce.sh BUILD_DIR [OUT_DIR]
 # (TOOLS=synccheck: only that tool)
+source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 for kernel in kernels_src/reduce/*.cu; do
   name=$(basename "$kernel" .cu)

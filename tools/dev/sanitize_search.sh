@@ -4,6 +4,7 @@
 # (the value absent), n = 100,003 few_distinct data, two runs each.
 # Every file of kernels_src/search is taken, so a new one is sanitized without editing this.
 # Usage: tools/dev/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
+source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 for kernel in kernels_src/search/*.cu; do
   name=$(basename "$kernel" .cu)

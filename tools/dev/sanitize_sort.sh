@@ -10,6 +10,7 @@
 # there the same way (KLOAD 1).
 # Usage: tools/dev/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
 # TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
+source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 size_for() {  # a moderate size each file accepts
   case $1 in

@@ -21,6 +21,7 @@
 # Usage: tools/dev/stress.sh [--cpu | --gpu] [--rounds N (default 3)] [--build DIR (default build)]
 # Needs: cmake --build DIR --target gpuk gpuk_stress_check (and the plugins). Prints one line per
 # check and "stress: all held" at the end; exit status 0 then, 1 when anything did not hold.
+source "$(dirname "$0")/help.sh" "$@"
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=build rounds=3 mode=auto

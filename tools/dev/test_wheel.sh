@@ -6,12 +6,13 @@
 # figure (tools/bench/bench_api.py, build-wheel/*/bench_api). On a machine without a GPU the GPU tests
 # and the examples skip; the build, the install and the CPU tests still run.
 #
-#   tools/dev/test_wheel.sh [--bench] [--out DIR]      (PYTHON: the building Python, default .venv's)
+# Usage: tools/dev/test_wheel.sh [--bench] [--out DIR]      (PYTHON: the building Python, default .venv's)
 #
 # The building Python needs nanobind and scikit-build-core (tools/install-deps.sh puts them in
 # .venv/). Its site-packages stay visible in the new environment through a .pth file placed after
 # the environment's own, so NumPy, pytest and whatever frameworks it has (PyTorch, CuPy, JAX) are
 # there, and `gpuk` comes from the wheel alone.
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD

@@ -7,6 +7,7 @@
 # Usage: tools/experiments/packed_and_digit_byte/float_loads.sh BUILD_DIR OUT_DIR OLD_KERNELS_DIR
 #   OLD_KERNELS_DIR/sort/radix_cur.cu: git show f687d23:kernels_src/sort/radix.cu
 #   CONFIGS_ONLY=1: write the configs and stop
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 out=${2:-out}

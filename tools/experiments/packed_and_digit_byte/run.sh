@@ -14,6 +14,7 @@
 #   OLD_KERNELS_DIR holds sort/radix_old.cu and reduce/onepass_old.cu, made with
 #   git show 2dd9e78:kernels_src/sort/radix.cu, git show 2dd9e78:kernels_src/reduce/onepass.cu
 #   CONFIGS_ONLY=1: write the configs and stop (to fill a compile cache: gpuk check OUT/*/*.yaml)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 out=${2:-out}

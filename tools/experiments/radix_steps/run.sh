@@ -6,6 +6,7 @@
 # kept as patches against that radix.cu (radix_lb.patch, radix_ec.patch). The later rows of the table
 # are the committed radix.cu: gpuk tune configs/tune_sort.yaml and configs/tune_sort_pairs.yaml.
 # Usage: tools/experiments/radix_steps/run.sh BUILD_DIR   (from the repository root, on a GPU)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 here=$(dirname "$0")

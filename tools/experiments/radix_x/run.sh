@@ -15,6 +15,7 @@
 # Part C: gpuk tune sweeps of radix_x (every variant verified).
 # Usage: tools/experiments/radix_x/run.sh BUILD_DIR OUT_DIR   (repository root, on the GPU;
 #        PARTS=AB: only those parts)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 out=${2:-out}

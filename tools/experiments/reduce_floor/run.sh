@@ -4,6 +4,7 @@
 # input of configs/argmax.yaml. Only x_ticket1 and x_packed are correct reductions (x_packed only
 # for NaN-free float data); the others exist to measure a floor, and fail verification by design.
 # Usage: tools/experiments/reduce_floor/run.sh BUILD_DIR
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 here=$(dirname "$0")

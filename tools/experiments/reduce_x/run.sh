@@ -11,6 +11,7 @@
 # of onepass_x (PACKED on and off), then gpuk run of each size's best against CUB.
 # Usage: tools/experiments/reduce_x/run.sh BUILD_DIR OUT_DIR   (repository root, on the GPU;
 #        SIZES="10 12 ...": the powers of two of step 3)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 out=${2:-out}

@@ -7,6 +7,7 @@
 # each phase of the full kernel, which is verified against std::sort. docs/PERFORMANCE.md and
 # kernels_src/sort/rank_bucket.cu cite the result.
 # Usage: tools/experiments/sort_small_block/run.sh   (on a GPU; nvcc on PATH)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -eu
 here=$(dirname "$0")
 tmp=$(mktemp -d)

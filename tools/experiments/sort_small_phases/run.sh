@@ -4,6 +4,7 @@
 # Only STOP = 4 is verified (the others write placeholders). rb_probe is kept as a patch against
 # rank_bucket.cu as of commit 6e4801a (rb_probe.patch).
 # Usage: tools/experiments/sort_small_phases/run.sh BUILD_DIR   (from the repository root, on a GPU)
+source "$(dirname "$0")/../../dev/help.sh" "$@"
 set -u
 build=${1:-build}
 here=$(dirname "$0")
