@@ -221,6 +221,10 @@ class DeviceArray:
         self._stream = stream
         self.strides = None if strides is None else tuple(int(s) for s in strides)
         self._offset = int(offset)
+        self._dlpack_dtype = ({"i": 0, "u": 1, "f": 2}[self.dtype.kind], self.dtype.itemsize * 8)
+        # Its memory, shape and stream never change: the interface is built once.
+        self._interface = {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
+                           "strides": self.strides, "stream": self._stream if self._stream else 1}
 
     @property
     def ptr(self) -> int:
@@ -236,8 +240,23 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": self.strides, "stream": self._stream if self._stream else 1}
+        return self._interface
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_DL_CUDA, self.device)
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        """A DLPack capsule (``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``, ``jax.dlpack``), zero-copy;
+        the array stays alive while the consumer's tensor is. Work on the stream it was written on comes
+        before the consumer's `stream` (1: the legacy default stream). A strided view has no capsule."""
+        if self.strides is not None:
+            raise BufferError("a strided view of gpuk records: use __cuda_array_interface__ or numpy()")
+        if stream is not None and stream != -1:
+            consumer = 0 if stream == 1 else int(stream)
+            if consumer != self._stream:
+                _gpuk.order_streams(self.device, self._stream, consumer)
+        code, bits = self._dlpack_dtype
+        return _gpuk.dlpack_capsule(self.ptr, code, bits, list(self.shape), _DL_CUDA, self.device, self._memory)
 
     def numpy(self) -> np.ndarray:
         """A host copy, C-contiguous (waits for the stream it was written on)."""

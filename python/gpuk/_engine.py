@@ -111,8 +111,12 @@ class Operation(_Handle):
         self._inputs = [s for s in self._slots if not s.output]
         self._outputs = [s for s in self._slots if s.output]
         self._reads = any(s.host_result for s in self._outputs)
-        # The fast path's bound methods, looked up once.
+        # The answer read back when no out= is given (reduce, search): its layout.
+        self._answer = next((s.type for s in self._outputs if s.host_result), None)
+        # The fast paths' bound methods, looked up once.
         self._launch = native.launch
+        self._call_arrays = native.call_arrays
+        self._device = self._engine.device
 
     def __repr__(self) -> str:
         return (f"gpuk.Operation({self.family} {self.operation} {self.dtype}, n in [{self.min_n}, {self.max_n}]: "
@@ -129,6 +133,15 @@ class Operation(_Handle):
 
     def __call__(self, *arrays: Any, value: Any = None, out: Any = None, stream: Any = None) -> Any:
         """Runs on arrays: see gpuk.Engine.call. The first array's size must be in [min_n, max_n]."""
+        if value is None:
+            # Device arrays: read, checked and launched in one call into C++ (_gpuk's call_arrays);
+            # anything else comes back NotImplemented, for the general path below.
+            s = stream if stream.__class__ is int and stream >= 0 else stream_handle(stream)
+            raw = self._call_arrays(arrays, out, s, self._device)
+            if raw is None:
+                return out[0] if out.__class__ is tuple and len(out) == 1 else out
+            if raw is not NotImplemented:
+                return decode(self._answer, raw)
         return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
 
 
@@ -244,6 +257,9 @@ class Engine:
                                     None if tuning_db is None else os.fspath(tuning_db), policy, tuning_file)
         self._emit_warnings()
         self._operations: Dict[tuple, Operation] = {}
+        # The family functions' one call into C++: per (family, operation, options), the
+        # Operations below by dtype, size bucket, stream and thread (_gpuk.Dispatch).
+        self._dispatch: Dict[tuple, Any] = {}
         self._lock = threading.Lock()
         self._families: Optional[List[dict]] = None
 
@@ -325,6 +341,11 @@ class Engine:
                 if op is None:
                     op = self.prepare(family, operation, dtype, n, options=options)
                     self._operations[key] = op
+                    dispatch_key = (family, operation, key[3])
+                    dispatch = self._dispatch.get(dispatch_key)
+                    if dispatch is None:
+                        dispatch = self._dispatch[dispatch_key] = _gpuk.Dispatch(self.device)
+                    dispatch.add(dtype, stream, key[6], op)
         return op
 
     def call(self, family: str, operation: str, *arrays: Any, value: Any = None, out: Any = None,
