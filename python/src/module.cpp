@@ -21,6 +21,7 @@
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
+#include "plugin/problem.hpp"
 #include "run/device.hpp"
 
 namespace nb = nanobind;
@@ -381,6 +382,20 @@ void bind_engine(nb::module_& m) {
           "family"_a, "operation"_a, "dtype"_a, "max_n"_a, "options"_a = std::map<std::string, std::string>{},
           "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{}, "allocate_scratch"_a = true,
           "step"_a = 1)
+      .def(
+          "describe",
+          [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
+             std::uint64_t n, const std::map<std::string, std::string>& options) {
+            // What prepare() would check and the arrays it would take, from the plugin alone.
+            const FamilyPlugin& plugin = e.engine->plugins().get(family);
+            Problem problem = make_problem(plugin, operation, dtype_named(dtype), options, n);
+            problem.max_n = bucket_last(n);
+            const auto launcher = plugin.make_launcher(problem);
+            return nb::make_tuple(slots_list(launcher->arrays()), scalar_dict(launcher->scalar()));
+          },
+          "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
+          "The arrays and the value a call of this operation takes (as Operation.arrays and .scalar), "
+          "checked as prepare() checks the spec, without the GPU.")
       .def("families",
            [](const PyEngine& e) {
              nb::list out;
