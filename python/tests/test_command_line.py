@@ -87,7 +87,7 @@ def test_python_m_gpuk_and_the_console_script_keep_the_clis_exit_status_and_word
 
 
 def test_an_installed_console_script_is_this_packages():
-    # In an environment where the package is installed (tools/test_wheel.sh, tools/setup.sh's .venv),
+    # In an environment where the package is installed (tools/dev/test_wheel.sh, tools/setup.sh's .venv),
     # the `gpuk` beside the interpreter runs this package's CLI.
     script = Path(sys.executable).parent / "gpuk"
     if not script.exists():
