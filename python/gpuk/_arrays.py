@@ -149,7 +149,19 @@ def _host_arg(x: Any, what: str, writable: bool) -> Arg:
     return Arg(0, dtype_name(a.dtype), a.shape, host=a, source=x)
 
 
-def _cai_arg(x: Any, cai: dict, what: str, writable: bool, stream: int, device: int) -> Arg:
+def _cai_arg(x: Any, cai: Any, what: str, writable: bool, stream: int, device: int) -> Arg:
+    try:
+        return _read_cai(x, cai, what, writable)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"{what}: __cuda_array_interface__ is malformed ({type(e).__name__}: {e}): it needs "
+                          f"'shape', 'typestr' and 'data' as (pointer, read-only)") from None
+
+
+def _read_cai(x: Any, cai: Any, what: str, writable: bool) -> Arg:
+    if not isinstance(cai, dict):
+        raise TypeError(f"a {type(cai).__name__}, not a dict")
     typestr = cai.get("typestr", "?")
     try:
         dt = np.dtype(typestr)

@@ -207,13 +207,13 @@ class Prepared(_Handle):
 
     def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
         """Enqueues n's bucket on device pointers for n elements, on `stream`; returns at once."""
-        self._native.launch([int(a) for a in arrays], int(n), stream_handle(stream), *self._scalar(value))
+        self._native.launch(_pointers(arrays), count_arg(n, "n"), stream_handle(stream), *self._scalar(value))
 
     def launch_and_read(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> Any:
         """launch(), then the small answer (reduce, search; a list of one per channel) on the host,
         after waiting for the stream; its array's pointer may be 0 (the handle's own buffer).
         n = 0: None."""
-        raw = self._native.launch_and_read([int(a) for a in arrays], int(n), stream_handle(stream),
+        raw = self._native.launch_and_read(_pointers(arrays), count_arg(n, "n"), stream_handle(stream),
                                            *self._scalar(value))
         if not raw:
             return None
@@ -223,6 +223,11 @@ class Prepared(_Handle):
             each = len(raw) // int(count)
             return [decode(head, raw[i * each:(i + 1) * each]) for i in range(int(count))]
         return decode(layout, raw)
+
+
+def _pointers(arrays: Sequence[Any]) -> List[int]:
+    """Device pointers as integers (0 where the handle's own buffer is meant)."""
+    return [count_arg(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
 
 
 def _params(params: Optional[Mapping[str, Any]]) -> Dict[str, int]:

@@ -15,7 +15,19 @@ X = np.arange(1000, dtype=np.float32)
 I32 = np.arange(1000, dtype=np.int32)
 BIG_ENDIAN = np.arange(1000, dtype=">f4")
 
+class NoShape:
+    __cuda_array_interface__ = {"typestr": "<f4", "data": (0x7F0000000000, False), "version": 3}
+
+
+class DataNotAPair:
+    __cuda_array_interface__ = {"typestr": "<f4", "shape": (10,), "data": 0x7F0000000000, "version": 3}
+
+
 CASES = [
+    ("an interface without its shape", lambda: gpuk.reduce.argmax(NoShape()), gpuk.ConfigError,
+     "__cuda_array_interface__ is malformed (KeyError: 'shape')"),
+    ("an interface whose data is not a pair", lambda: gpuk.reduce.argmax(DataNotAPair()), gpuk.ConfigError,
+     "__cuda_array_interface__ is malformed (TypeError"),
     # (what, call, exception, words)
     ("a big-endian input", lambda: gpuk.reduce.argmax(BIG_ENDIAN), gpuk.ConfigError, "big-endian ('>f4')"),
     ("a big-endian sort", lambda: gpuk.sort.keys(BIG_ENDIAN), gpuk.ConfigError, "newbyteorder('<')"),
