@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "helpers.hpp"
-#include "tune/sweep.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/atomic_file.hpp"
 #include "util/fault_point.hpp"
 #include "util/regular_file.hpp"

@@ -18,7 +18,7 @@
 #include "helpers.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;
