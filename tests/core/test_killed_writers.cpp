@@ -152,6 +152,47 @@ TEST_CASE("a file written atomically is the old one or the new one, whole, at ev
   }
 }
 
+TEST_CASE("a tuning database merge killed at each point: readers see a whole database, a waiting merge goes on, nothing finished is lost") {
+  std::vector<std::string> points = {"tuning database: locked", "tuning database: read"};
+  points.insert(points.end(), kWritePoints.begin(), kWritePoints.end());
+  for (const std::string& point : points) {
+    CAPTURE(point);
+    const test::TempDir dir;
+    const fs::path db = dir.path() / "tuning" / "tuning.json";
+    TuningDb::merge_into(db, {entry("GPU A", 1)});
+    const pid_t killed = start_stopped_at(point, [&] { TuningDb::merge_into(db, {entry("GPU B", 2)}); });
+    // A second merge waits for the lock the stopped one holds.
+    const pid_t waiting = ::fork();
+    REQUIRE(waiting >= 0);
+    if (waiting == 0) {
+      try {
+        TuningDb::merge_into(db, {entry("GPU C", 3)});
+      } catch (...) {
+        ::_exit(98);
+      }
+      ::_exit(0);
+    }
+    CHECK(wait_for(waiting, 300) == -1);
+    {
+      const TuningDb seen = TuningDb::read(db);  // while the first is stopped: whole, old or new
+      CHECK(seen.find(entry("GPU A", 1).key));
+      CHECK(static_cast<bool>(seen.find(entry("GPU B", 2).key)) == published_at(point));
+      CHECK_FALSE(seen.find(entry("GPU C", 3).key));
+    }
+    kill_and_reap(killed);  // its lock goes with it
+    CHECK(wait_for(waiting, 20000) == 0);
+    const test::CaptureCerr cerr;
+    const TuningDb after = TuningDb::read(db);
+    CHECK(cerr.text().empty());  // nothing skipped, nothing damaged
+    CHECK(after.find(entry("GPU A", 1).key));
+    CHECK(after.find(entry("GPU C", 3).key));
+    CHECK(static_cast<bool>(after.find(entry("GPU B", 2).key)) == published_at(point));
+    // The waiting merge removed the killed one's temporary file, although it got the lock while
+    // the killed writer was still exiting (not yet a zombie: its process id still answered).
+    CHECK(temporaries_in(db.parent_path()) == 0);
+  }
+}
+
 TEST_CASE("the stress check: no database is an empty one (every tune killed before it merged); an empty file is a failure") {
   // tools/stress.sh's kill phase failed on an H200 with "NOT JSON ...: attempting to parse an
   // empty input" when all four tunes happened to be killed before merging: no file was written,

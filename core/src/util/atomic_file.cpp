@@ -142,4 +142,17 @@ int remove_orphaned_temporaries(const fs::path& dir, std::string_view prefix) {
   return removed;
 }
 
+int remove_temporaries_of(const fs::path& path) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const std::string prefix = path.filename().string() + std::string(kTemporaryMark);
+  int removed = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().filename().string().compare(0, prefix.size(), prefix) != 0) continue;
+    std::error_code remove_ec;
+    if (fs::remove(it->path(), remove_ec)) ++removed;
+  }
+  return removed;
+}
+
 }  // namespace gpuk

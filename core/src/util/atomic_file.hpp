@@ -20,4 +20,10 @@ std::filesystem::path temporary_path(const std::filesystem::path& path);
 // Returns how many it removed.
 int remove_orphaned_temporaries(const std::filesystem::path& dir, std::string_view prefix = {});
 
+// Removes every temporary file of `path` (PATH.tmp-*), live writer or not: for a file whose every
+// writer holds a lock that the caller holds now, so that any such file is a killed writer's (a
+// killed writer lets go of its lock while it exits, before it is reaped or even a zombie: a
+// check of its process id may still find it). Returns how many it removed.
+int remove_temporaries_of(const std::filesystem::path& path);
+
 }  // namespace gpuk
