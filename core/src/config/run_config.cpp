@@ -96,7 +96,7 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
   };
   if (node["low"]) d.low = finite("low");
   if (node["high"]) d.high = finite("high");
-  if (d.low > d.high) src.fail(node["low"] ? node["low"] : node, "low must not be above high");
+  if (d.low && d.high && *d.low > *d.high) src.fail(node["low"], "low must not be above high");
   if (node["mean"]) d.mean = finite("mean");
   if (node["stddev"]) {
     d.stddev = finite("stddev");
