@@ -374,23 +374,16 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
     }
   }
 
-  // SHORT 1, a tile whose keys all have one digit: its order is the input's, so each item goes
-  // from its registers straight to offset[d] + its index, warp-striped (CUB's TryShortCircuit);
-  // no ranking and no exchange. KLOAD 1 held digits only: its keys are read again.
+  // SHORT 1, a tile whose keys all have one digit (ps.tile): its order is the input's, so it is
+  // copied to offset[d] onward (CUB's TryShortCircuit), its keys and values read again (from L2,
+  // mostly) rather than kept in registers through the look-back, where every other tile has let
+  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1).
   static __device__ __forceinline__ void write_direct(const gpuk::SortArgs<S>& a, const Shared& ps,
-                                                      gpuk::i64 tile_begin, int valid, int pass,
-                                                      const B (&held)[ITEMS], const gpuk::u32 (&packed)[kPackedWords],
-                                                      V (&value)[kValues]) {
-    if constexpr (S::kHasValues && VLOAD != 0) load_values(a, tile_begin, valid, value);
-    const gpuk::u32 to = ps.offset[digit_of(held, packed, 0, pass)];
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const int e = gpuk::striped_index<ITEMS>(k);
-      if (e < valid) {
-        if constexpr (kAsyncKeys) a.keys_out[to + e] = a.keys_in[tile_begin + e];
-        else a.keys_out[to + e] = O::release(held[k]);
-        if constexpr (S::kHasValues) a.values_out[to + e] = value[k];
-      }
+                                                      gpuk::i64 tile_begin, int valid) {
+    const gpuk::u32 to = ps.offset[ps.tile];
+    for (int i = threadIdx.x; i < valid; i += BLOCK) {
+      a.keys_out[to + i] = a.keys_in[tile_begin + i];
+      if constexpr (S::kHasValues) a.values_out[to + i] = S::value_at(a.values_in, tile_begin + i);
     }
   }
 };
@@ -473,7 +466,7 @@ __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a)
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
           int SHORT, int SKIP>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> args) {
+__device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order) {
   using P = Pass<S, BLOCK, ITEMS, VLOAD, MATCH, LB32, KLOAD, BATCH>;
   using O = typename P::O;
   using B = typename P::B;
@@ -487,19 +480,11 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   V* const vbuf = reinterpret_cast<V*>(P::kOneRound ? smem + kTile * 4 : smem);
   unsigned char* const dbuf = smem + kTile * 4;
 
-  gpuk::SortArgs<S> a = args;
-  int order = a.pass;  // the pass's place among the passes run (SKIP): its look-back parity
-  if constexpr (SKIP == 1) {
-    const Route<S> route = Route<S>::of(a);
-    if (route.copies) Route<S>::template copy<kTile, BLOCK>(a);
-    if (!route.run) return;
-    order = route.order;
-  }
   const int t = threadIdx.x, pass = a.pass;
   const int warp = t >> 5, lane = t & 31;
   const gpuk::i64 n = a.n;
   E* const lookback = O::lookback(a.scratch);
-  const E parity = E(order & 1);
+  const E parity = E((SKIP == 1 ? order : pass) & 1);  // SKIP 0: the pass itself
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
   gpuk::u32 base;
@@ -534,10 +519,15 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
     if (lane == 31) ps.scan_tmp[warp] = inclusive;
   }
-  // SHORT 1: whether every key of the tile has one digit (then its start is 0).
+  // SHORT 1: whether every key of the tile has one digit (then its start is 0); that digit's
+  // thread leaves it in ps.tile (every thread read the tile before the counts' barrier).
   bool one_digit = false;
-  if constexpr (SHORT == 1) one_digit = __syncthreads_or(t < kRadix && count == kTile);
-  else __syncthreads();
+  if constexpr (SHORT == 1) {
+    if (t < kRadix && count == kTile) ps.tile = t;
+    one_digit = __syncthreads_or(t < kRadix && count == kTile);
+  } else {
+    __syncthreads();
+  }
   gpuk::u32 start = 0;
   if (t < kRadix && !one_digit) {
     start = inclusive - count;
@@ -584,6 +574,25 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   }
   if constexpr (P::kAsyncValues || P::kAsyncKeys) gpuk::copy_async_wait_all();
   __syncthreads();
-  if (one_digit) P::write_direct(a, ps, tile_begin, valid, pass, held, packed, value);
+  if (SHORT == 1 && one_digit) P::write_direct(a, ps, tile_begin, valid);
   else P::write_out(a, ps, tile_begin, valid, pass, value, ranks, smem);
+}
+
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
+          int SHORT, int SKIP>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
+  if constexpr (SKIP == 1) {
+    // The pass's buffers, as Route picked them, in shared memory: in registers they were live
+    // through the whole pass (4-7% slower on uniform keys, 39% on uint32 pairs, H200).
+    __shared__ gpuk::SortArgs<S> routed;
+    gpuk::SortArgs<S> r = a;
+    const Route<S> route = Route<S>::of(r);
+    if (route.copies) Route<S>::template copy<BLOCK * ITEMS, BLOCK>(r);
+    if (!route.run) return;
+    if (threadIdx.x == 0) routed = r;
+    __syncthreads();
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(routed, route.order);
+  } else {
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(a, a.pass);
+  }
 }
