@@ -12,8 +12,8 @@ params:
   LB: {default: 8, values: [1, 4, 8]}
   KLOAD: {default: 0, values: [0, 1]}
   BATCH: {default: 0, values: [0, 1]}
-  SHORT: {default: 1, values: [0, 1]}
-  SKIP: {default: 1, values: [0, 1]}
+  SHORT: {default: 0, values: [0, 1]}
+  SKIP: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * MIN_BLOCKS <= 2048
   - n < 4294967296
@@ -377,7 +377,9 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
   // SHORT 1, a tile whose keys all have one digit (ps.tile): its order is the input's, so it is
   // copied to offset[d] onward (CUB's TryShortCircuit), its keys and values read again (from L2,
   // mostly) rather than kept in registers through the look-back, where every other tile has let
-  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1).
+  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1). This loop has
+  // one load in flight per thread, which made keys of few distinct values slower than without
+  // SHORT (docs/kernels/sort.md: why SHORT defaults to 0).
   static __device__ __forceinline__ void write_direct(const gpuk::SortArgs<S>& a, const Shared& ps,
                                                       gpuk::i64 tile_begin, int valid) {
     const gpuk::u32 to = ps.offset[ps.tile];
@@ -583,7 +585,8 @@ template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, i
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
   if constexpr (SKIP == 1) {
     // The pass's buffers, as Route picked them, in shared memory: in registers they were live
-    // through the whole pass (4-7% slower on uniform keys, 39% on uint32 pairs, H200).
+    // through the whole pass. Either way they cost uniform keys a few percent against the
+    // kernel's constant parameters (docs/kernels/sort.md: why SKIP defaults to 0).
     __shared__ gpuk::SortArgs<S> routed;
     gpuk::SortArgs<S> r = a;
     const Route<S> route = Route<S>::of(r);

@@ -26,7 +26,7 @@ ValueRange uniform_range(const DataSpec& spec, DType dtype) {
 namespace {
 
 // The values a uniform draw of T can take: "[lo, hi]" for integers (exact, from the clamped
-// range) with their count, "[lo, hi)" for floats.
+// range) with their count (nullopt: all 2^64), "[lo, hi)" for floats (no count).
 template <class T>
 std::pair<std::string, std::optional<std::uint64_t>> range_text(const ValueRange& r) {
   std::ostringstream out;
@@ -66,7 +66,7 @@ DataSummary summarize_data(const DataSpec& spec, DType dtype, std::uint64_t n) {
     case Generator::sorted:
     case Generator::reversed:
       s.range = range;
-      s.distinct_at_most = smaller(span, n);
+      if (!dtype_is_float(dtype)) s.distinct_at_most = smaller(span, n);  // floats: no useful bound
       break;
     case Generator::few_distinct:
       s.range = range;
