@@ -12,7 +12,7 @@
 #include "gpuk/error.hpp"
 #include "run/host_memory.hpp"
 #include "run/timing.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
