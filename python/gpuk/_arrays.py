@@ -272,6 +272,7 @@ class DeviceArray:
         self.strides = None if strides is None else tuple(int(s) for s in strides)
         self._offset = int(offset)
         self._dlpack_dtype = ({"i": 0, "u": 1, "f": 2}[self.dtype.kind], self.dtype.itemsize * 8)
+        self._dlpack_shape = list(self.shape)
         # Its memory, shape and stream never change: the interface is built once.
         self._interface = {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
                            "strides": self.strides, "stream": self._stream if self._stream else 1}
@@ -306,7 +307,7 @@ class DeviceArray:
             if consumer != self._stream:
                 _gpuk.order_streams(self.device, self._stream, consumer)
         code, bits = self._dlpack_dtype
-        return _gpuk.dlpack_capsule(self.ptr, code, bits, list(self.shape), _DL_CUDA, self.device, self._memory)
+        return _gpuk.dlpack_capsule(self.ptr, code, bits, self._dlpack_shape, _DL_CUDA, self.device, self._memory)
 
     def numpy(self) -> np.ndarray:
         """A host copy, C-contiguous (waits for the stream it was written on)."""

@@ -212,7 +212,8 @@ def compare(a: PathLike, b: PathLike, *, threshold: float = 5.0) -> Dict[str, An
         if line.startswith("- "):
             notes.append(line[2:])
         elif line.startswith("| ") and not line.startswith("| |") and not line.startswith("| ---"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # a '|' inside a name is escaped as '\|' in the table
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
             if len(cells) == 6:
                 rows.append({"name": cells[0], "a_ms": _cell(cells[1]), "b_ms": _cell(cells[2]),
                              "ratio": _cell(cells[3]), "noise": cells[4], "verdict": cells[5]})

@@ -138,11 +138,16 @@ class Operation(_Handle):
     def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
         """Enqueues the variant on device pointers (ints, in ``arrays`` order) for n elements, on
         `stream`; returns at once. The cheapest call: no array protocol, no checks but core's."""
-        if self.scalar is None:
-            self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
-        else:
-            dtype = self.scalar["dtype"]
-            self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+        try:
+            if self.scalar is None:
+                self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
+            else:
+                dtype = self.scalar["dtype"]
+                self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+        except TypeError:  # the binding's own words list its C++ types; say what the call takes
+            _pointers(arrays)
+            count_arg(n, "n")
+            raise
 
     def __call__(self, *arrays: Any, value: Any = None, out: Any = None, stream: Any = None) -> Any:
         """Runs on arrays: see gpuk.Engine.call. The first array's size must be in [min_n, max_n]."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arrays import dtype_name, resolve, stream_handle
 from ._gpuk import ConfigError
-from ._engine import Engine, decode, default_engine
+from ._engine import Engine, _options_text, decode, default_engine
 
 # Friendlier names for some operations (NumPy's words), and what of a composite answer a
 # function returns: reduce max/min leave the index unspecified, argsort is NumPy's argsort (the
@@ -75,15 +75,17 @@ def make_function(family: str, operation: str, description: str, options: Any = 
     index = _ANSWER_INDEX.get((family, operation))
 
     dispatch_key = (family, operation, ())
+    layout_options = _LAYOUT_OPTIONS.get(family, {})
 
     def function(*arrays: Any, value: Any = None, out: Any = None, stream: Any = None,
                  engine: Optional[Engine] = None, **options: Any) -> Any:
-        if not options and value is None and index is None:
-            # Device arrays, no options: one call into C++ finds the Operation prepared for this
+        if value is None and index is None and not (options and layout_options.keys() & options.keys()):
+            # Device arrays: one call into C++ finds the Operation prepared for these options,
             # dtype, size bucket, stream and thread, reads the arrays and launches
             # (_gpuk.Dispatch); NotImplemented (not prepared yet, host arrays, anything to
             # explain) leaves it to the general path below.
-            dispatch = (engine or default_engine())._dispatch.get(dispatch_key)
+            key = (family, operation, tuple(sorted(_options_text(options).items()))) if options else dispatch_key
+            dispatch = (engine or default_engine())._dispatch.get(key)
             if dispatch is not None:
                 s = stream if stream.__class__ is int and stream >= 0 else stream_handle(stream)
                 r = dispatch.call(arrays, out, s)

@@ -21,6 +21,7 @@ pointer path within 1.5 us of C++'s Operation::launch, a prepared operation on a
 3 us, the family function within 5 us. Every answer is checked against NumPy.
 
   tools/bench/bench_api.py [--n 4096 250000] [--batch 100] [--batches 200] [--cpp build/bench_api]
+  tools/bench/bench_api.py --no-gpu      (any machine: what reading one array costs the array path)
 
 Run it with PYTHONPATH naming another copy of the package's .py files (over the same module) to
 measure another Python layer in the same way (docs/python.md's before/after).
@@ -235,13 +236,55 @@ def bench(n, batch, batches, cpp):
     return results, cpp_us
 
 
+class InterfaceProducer:
+    """__cuda_array_interface__ with its dict built once (as gpuk.DeviceArray's)."""
+
+    def __init__(self, ptr, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "version": 3,
+                                         "strides": None, "stream": 7}
+
+
+class CapsuleProducer:
+    """DLPack alone, a capsule per call made in C++ (_gpuk.dlpack_capsule): the consumer's own cost shows."""
+
+    def __init__(self, ptr, n):
+        self.ptr, self.shape = ptr, [n]
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return _gpuk.dlpack_capsule(self.ptr, 2, 32, self.shape, 2, 0, self)
+
+
+def no_gpu(batch, batches):
+    """The array path's reading of one array, without a GPU: a Dispatch with nothing prepared reads
+    the first array (pointer never touched) and hands the call back."""
+    dispatch = _gpuk.Dispatch(0)
+    fake = 0x7F0000000000
+    cai, dl = InterfaceProducer(fake, 4096), CapsuleProducer(fake, 4096)
+    idle = lambda: None  # noqa: E731
+    print("reading one array in the array path's C++ (no GPU; median of %d batches of %d):" % (batches, batch))
+    rows = [("a loop step alone", idle),
+            ("__cuda_array_interface__ (its dict ready)", lambda: dispatch.call((cai,), None, 7)),
+            ("DLPack (__dlpack_device__, __dlpack__, the capsule given back)", lambda: dispatch.call((dl,), None, 7)),
+            ("  of which the producer: __dlpack_device__ and __dlpack__", lambda: (dl.__dlpack_device__(),
+                                                                                     dl.__dlpack__(stream=7)))]
+    for name, call in rows:
+        print(f"  {name:66s} {per_call_us(call, idle, batch, batches):8.3f} us")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[4096, 250000])
     p.add_argument("--batch", type=int, default=100)
     p.add_argument("--batches", type=int, default=200)
     p.add_argument("--cpp", default=str(Path(__file__).resolve().parents[2] / "build" / "bench_api"))
+    p.add_argument("--no-gpu", action="store_true", help="only the array path's reading of one array (no GPU)")
     a = p.parse_args()
+    if a.no_gpu:
+        return no_gpu(a.batch, a.batches)
     for n in a.n:
         bench(n, a.batch, a.batches, a.cpp)
     return 0
