@@ -194,7 +194,7 @@ TEST_CASE("a tuning database merge killed at each point: readers see a whole dat
 }
 
 TEST_CASE("the stress check: no database is an empty one (every tune killed before it merged); an empty file is a failure") {
-  // tools/stress.sh's kill phase failed on an H200 with "NOT JSON ...: attempting to parse an
+  // tools/dev/stress.sh's kill phase failed on an H200 with "NOT JSON ...: attempting to parse an
   // empty input" when all four tunes happened to be killed before merging: no file was written,
   // and the check read the missing file as an empty one.
   const test::TempDir dir;
