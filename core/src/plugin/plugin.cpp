@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "config/config.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/edge.hpp"
 #include "run/host_memory.hpp"
