@@ -3,6 +3,7 @@
 #include <set>
 
 #include "cli.hpp"
+#include "kernel/declaration.hpp"
 #include "util/text.hpp"
 
 namespace gpuk::cli {
@@ -34,8 +35,26 @@ void print_plugins(const PluginRegistry& plugins) {
 void print_kernel_file(const KernelFile& f) {
   std::cout << "    " << f.name << "  " << f.path.string() << "\n";
   if (!f.summary.empty()) std::cout << "      " << f.summary << "\n";
-  std::cout << "      operations: " << join(f.operations) << "\n";
-  std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
+  if (f.plain) {
+    std::cout << "      plain CUDA, no declaration: a config's declare: runs it (docs/declared.md)\n";
+    return;
+  }
+  if (f.declaration) {
+    // A declared kernel: its sizes and arguments in place of operations and dtypes.
+    const Declaration& d = *f.declaration;
+    std::cout << "      sizes: " << join(d.sizes) << "   params as "
+              << (f.params_as == ParamsAs::defines ? "-D definitions" : "template arguments") << "\n";
+    std::vector<std::string> args;
+    for (const auto& a : d.args)
+      args.push_back(a.name + " " + std::string(dtype_name(a.dtype)) +
+                     (a.array ? std::string(a.role == ArgRole::in ? " in" : a.role == ArgRole::out ? " out" : " inout") +
+                                    "[" + a.length.text() + "]"
+                              : ""));
+    std::cout << "      args: " << join(args) << "\n";
+  } else {
+    std::cout << "      operations: " << join(f.operations) << "\n";
+    std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
+  }
   for (const auto& p : f.params) {
     std::vector<std::string> values;
     for (auto v : p.values) values.push_back(std::to_string(v));

@@ -72,13 +72,22 @@ std::vector<std::shared_ptr<const KernelFile>> KernelLibrary::family(const std::
   return out;
 }
 
+void KernelLibrary::declare(std::shared_ptr<const KernelFile> file) const {
+  std::erase_if(declared_, [&](const auto& f) { return f->family == file->family && f->name == file->name; });
+  declared_.push_back(std::move(file));
+}
+
 std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family, const std::string& name) const {
+  for (const auto& f : declared_)
+    if (f->family == family && (f->name == name || f->path.filename() == name)) return f;
   std::vector<std::string> names;
   for (const auto& f : files_) {
     if (f->family != family) continue;
     if (f->name == name || f->path.filename() == name) return f;
     names.push_back(f->name);
   }
+  for (const auto& f : files_)
+    if (f->plain && (f->name == name || f->path.filename() == name)) return f;
   for (const auto& e : errors_)
     if (e.find("/" + name + ".cu:") != std::string::npos) throw ConfigError(e);
   std::vector<std::string> dirs;

@@ -28,8 +28,12 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
+  const auto dims = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+    return std::to_string(x) + (y > 1 || z > 1 ? "x" + std::to_string(y) : "") + (z > 1 ? "x" + std::to_string(z) : "");
+  };
   for (const auto& l : r.launches)
-    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block
+    out << "  launch   " << l.name_expression << "  grid " << dims(l.grid, l.grid_y, l.grid_z) << "  block "
+        << dims(l.block, l.block_y, l.block_z) << (l.shared_bytes ? "  shared " + std::to_string(l.shared_bytes) : "")
         << (l.repeat > 1 ? "  x" + std::to_string(l.repeat) : std::string()) << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
       << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n";
@@ -61,6 +65,7 @@ void print_report(std::ostream& out, const RunReport& r) {
       out << "  speed-up    " << fixed(r.speedup_over_baseline(), 2) << "x over " << r.baseline->name << "\n";
     if (!r.baseline->note.empty()) out << "  baseline    " << r.baseline->note << "\n";
   }
+  for (const auto& [name, value] : r.metrics) out << "  metric      " << name << " " << fixed(value, 2) << "\n";
   out << "  result     ";
   for (const auto& [k, v] : r.result) out << " " << k << " " << v;
   out << "\n";

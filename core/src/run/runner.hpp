@@ -58,6 +58,7 @@ struct RunReport {
   Verification verification;
   bool verified = false;
   std::vector<std::pair<std::string, std::string>> result;
+  std::vector<std::pair<std::string, double>> metrics;  // a declared kernel's, from the kernel median
 
   double speedup_over_cpu() const;       // best CPU median / kernel median
   double speedup_over_baseline() const;  // baseline median / kernel median (0 without one)
