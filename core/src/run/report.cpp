@@ -72,7 +72,7 @@ void print_report(std::ostream& out, const RunReport& r) {
   if (r.verified)
     out << "  verify      " << (r.verification.passed ? "PASS" : "FAIL") << "  " << r.verification.detail << "\n";
   else
-    out << "  verify      skipped (verify: false)\n";
+    out << "  verify      skipped (verify: false" << (r.launches.empty() || r.launches[0].args.empty() ? "" : ", or no reference") << ")\n";
 }
 
 namespace {
@@ -118,6 +118,10 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   }
   j["result"] = nlohmann::json::object();
   for (const auto& [k, v] : r.result) j["result"][k] = v;
+  if (!r.metrics.empty()) {
+    j["metrics"] = nlohmann::json::object();
+    for (const auto& [k, v] : r.metrics) j["metrics"][k] = v;
+  }
   if (r.verified) j["verification"] = {{"passed", r.verification.passed}, {"detail", r.verification.detail}};
   std::ofstream out(path);
   if (!out) throw Error(path.string() + ": cannot write the JSON report");
