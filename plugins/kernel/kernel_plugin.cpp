@@ -49,6 +49,9 @@ class DeclaredLauncher final : public Launcher {
   }
 
   void launch(const LaunchTarget& target, const DeviceCall& call) const override {
+    if (target.plan.scratch_bytes > call.scratch_bytes)
+      throw Error(target.where + " needs " + std::to_string(target.plan.scratch_bytes) + " bytes of scratch; the call gives " +
+                  std::to_string(call.scratch_bytes));
     if (target.plan.scratch_bytes > 0)
       GPUK_CU(driver().cuMemsetD8Async(call.scratch, 0, target.plan.scratch_bytes, target.stream),
               "zeroing the scratch of " + target.where);

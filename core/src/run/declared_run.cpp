@@ -49,14 +49,18 @@ void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& d
   const PreparedRun reference = prepare_other_kernel(spec, spec.reference_kernel, spec.reference_params, runtime, device);
   const LaunchTarget target{reference.planned.plan, reference.ready.functions.data(), bench.stream().get(),
                             reference.planned.where};
+  // Its own scratch, if it needs one; the run's variant (or a sweep's next point) binds its own again.
+  if (reference.planned.plan.scratch_bytes > 0) bench.bind(reference.planned.plan);
   (void)bench.check(target);
   bench.workload().keep_as_reference();
+  if (reference.planned.plan.scratch_bytes > 0 && bench.has_prepared()) bench.bind(bench.prepared().planned.plan);
 }
 
 NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
   const PreparedRun baseline = prepare_other_kernel(spec, spec.baseline_kernel, {}, runtime, device);
   const LaunchTarget target{baseline.planned.plan, baseline.ready.functions.data(), bench.stream().get(),
                             baseline.planned.where};
+  if (baseline.planned.plan.scratch_bytes > 0) bench.bind(baseline.planned.plan);  // the run's last use of the Bench
   return {"kernel " + baseline.planned.variant->label(), Stats::of(bench.time(target, spec.warmup, spec.repeats, false)), {}};
 }
 

@@ -124,6 +124,7 @@ class Bench {
   // Allocates and initialises the scratch the plan needs (the Launcher's); call before running a
   // variant with that plan.
   void bind(const LaunchPlan& plan);
+  bool has_prepared() const { return prepared_ != nullptr; }
   // Enqueues the bound variant once on the bench's stream.
   void launch(const LaunchTarget& target);
   // Runs the CPU reference `repeats` times the first time it is asked for; later calls return
