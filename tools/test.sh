@@ -2,7 +2,7 @@
 # The test command: build, then run the CPU, JIT, GPU and install tests (cmake --install, a moved
 # build tree, find_package(gpuk)) and the Python package's pytest suite (label python). Without
 # a GPU the GPU tests are skipped, and the reasons are printed below CTest's summary. Then the
-# sanitizer stage (tools/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each
+# sanitizer stage (tools/dev/fuzz.sh): the CPU tests under ASan + UBSan, and a bounded run of each
 # fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,6 @@ if [ -f build/Testing/Temporary/LastTest.log ]; then
   grep -h "^SKIPPED" build/Testing/Temporary/LastTest.log | sort -u || true
 fi
 if [ "${GPUK_SKIP_SANITIZE:-0}" != 1 ]; then
-  tools/fuzz.sh || status=$?
+  tools/dev/fuzz.sh || status=$?
 fi
 exit $status

@@ -42,12 +42,18 @@ _WHERE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+): ")
 
 
 def executable() -> Path:
-    """The gpuk command line inside the package (bin/gpuk)."""
-    # The package's directory as imported (not resolved: the build tree's .py files are links).
-    exe = Path(os.path.abspath(os.path.dirname(__file__))) / "bin" / "gpuk"
-    if not exe.exists():
-        raise Error(f"the gpuk executable is missing from the package ({exe}); reinstall gpuk")
-    return exe
+    """The gpuk command line inside the package (bin/gpuk, beside the native module: in the
+    wheel, the build tree's package and an editable install, whose .py files stay in the source
+    tree while the module and bin/ are installed)."""
+    # The directories as imported (not resolved: the build tree's .py files are links).
+    tried = []
+    for where in (_gpuk.__file__, __file__):
+        exe = Path(os.path.abspath(os.path.dirname(where))) / "bin" / "gpuk"
+        if exe.exists():
+            return exe
+        tried.append(str(exe))
+    raise Error(f"the gpuk executable is missing from the package ({' or '.join(dict.fromkeys(tried))}); "
+                f"reinstall gpuk")
 
 
 def _error(status: int, stderr: str, report: Optional[dict] = None) -> Exception:

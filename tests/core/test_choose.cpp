@@ -11,7 +11,7 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 #include <set>
 #include <sstream>

@@ -24,7 +24,7 @@
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "jit/jit.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -8,9 +8,9 @@
 #include "config/config.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
-#include "tune/energy.hpp"
-#include "tune/journal.hpp"
-#include "tune/sweep.hpp"
+#include "tune/measure/energy.hpp"
+#include "tune/report/journal.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 

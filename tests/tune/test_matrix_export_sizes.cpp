@@ -6,7 +6,7 @@
 #include "builtins.hpp"
 #include "helpers.hpp"
 #include "kernel/kernel_file.hpp"
-#include "tune/matrix.hpp"
+#include "tune/matrix/matrix.hpp"
 
 using namespace gpuk;
 

@@ -14,7 +14,7 @@
 #include "jit/jit.hpp"
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 

@@ -10,7 +10,7 @@
 #include "builtins.hpp"
 #include "helpers.hpp"
 #include "run/device.hpp"
-#include "tune/journal.hpp"
+#include "tune/report/journal.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "helpers.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -10,8 +10,8 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/matrix.hpp"
-#include "tune/space.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/sweep/space.hpp"
 #include "util/text.hpp"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -18,31 +18,6 @@ namespace fs = std::filesystem;
 std::string size_text(std::uint64_t n) {
   if (n > 0 && (n & (n - 1)) == 0) return "2^" + std::to_string(size_bucket(n));
   return std::to_string(n);
-}
-
-void add_shipped_tuning(TuningSources& into, const KernelLibrary& kernels, const std::string& arch) {
-  for (const auto& dir : kernels.dirs()) {
-    const fs::path path = dir / "tuned" / (arch + ".json");
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) continue;
-    try {
-      into.shipped.push_back({path, std::make_shared<const TuningDb>(TuningDb::read(path))});
-    } catch (const ConfigError& e) {
-      into.warnings.push_back(std::string(e.what()) + "; the shipped tuning file is left out");
-    }
-  }
-}
-
-void add_user_tuning(TuningSources& into, const fs::path& path, bool given) {
-  std::error_code ec;
-  if (given && !fs::exists(path, ec)) throw ConfigError(path.string() + ": the tuning file does not exist");
-  try {
-    into.user = TuningFile{path, std::make_shared<const TuningDb>(TuningDb::read(path))};
-    into.user_file_given = given;
-  } catch (const ConfigError& e) {
-    if (given) throw;
-    into.warnings.push_back(std::string(e.what()) + "; the lookup goes on without it");
-  }
 }
 
 namespace {

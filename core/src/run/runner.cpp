@@ -13,7 +13,7 @@
 #include "run/declared_run.hpp"
 #include "run/host_memory.hpp"
 #include "run/timing.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {

@@ -1,6 +1,6 @@
 // `gpuk tune` after its command line (tune/tune_command.hpp): one sweep in a child process, a
-// fresh one after a variant takes the CUDA context down (tune/isolate.hpp), a pooled sweep over
-// several GPUs (tune/pool.hpp), a tuning matrix's cells or shard (tune/matrix.hpp), the
+// fresh one after a variant takes the CUDA context down (tune/workers/isolate.hpp), a pooled sweep over
+// several GPUs (tune/workers/pool.hpp), a tuning matrix's cells or shard (tune/matrix/matrix.hpp), the
 // merge of shards; reports printed, written and saved.
 #include "tune/tune_command.hpp"
 
@@ -24,12 +24,12 @@
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/isolate.hpp"
-#include "tune/journal.hpp"
-#include "tune/matrix.hpp"
-#include "tune/pool.hpp"
-#include "tune/progress_bar.hpp"
-#include "tune/sweep.hpp"
+#include "tune/workers/isolate.hpp"
+#include "tune/report/journal.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/workers/pool.hpp"
+#include "tune/report/progress_bar.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -161,7 +161,7 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   return finish_sweep(a, t, space, report, "", wall_start);
 }
 
-// `gpuk tune --devices`: one worker process per GPU measures the points (tune/pool.hpp);
+// `gpuk tune --devices`: one worker process per GPU measures the points (tune/workers/pool.hpp);
 // this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
 // each model gets its own report and database entry.
 int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
@@ -269,7 +269,7 @@ fs::path matrix_out(const TuneCommand& a);
 std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
                                          const KernelLibrary& kernels);
 
-// One process's part of a tuning matrix (tune/matrix.hpp): every cell without a result,
+// One process's part of a tuning matrix (tune/matrix/matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
 // after it. A variant that takes the CUDA context down ends the process (kGoOnExit); the next one
 // goes on with that cell from the journal.
