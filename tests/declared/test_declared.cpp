@@ -190,7 +190,8 @@ TEST_CASE("a plain kernel file is listed without a declaration; one beside it or
   Dir dir({{"kernel/plain.cu", plain}, {"kernel/side.cu", plain}, {"kernel/side.yaml", sidecar}});
   const KernelLibrary kernels({dir.root});
   CHECK(kernels.errors().empty());
-  const auto p = kernels.find("kernel", "plain");
+  CHECK_THROWS_WITH_AS(kernels.find("kernel", "plain"), doctest::Contains("this one is plain CUDA"), ConfigError);
+  const auto p = kernels.find_declarable("kernel", "plain");
   CHECK(p->plain);
   CHECK(p->family == "kernel");
   CHECK(!p->declaration);
@@ -267,6 +268,12 @@ TEST_CASE("a run config of a declared kernel: sizes, data per argument, referenc
   CHECK(error("family: kernel\nkernel: scale\nsizes: {n: 10}\ncompare:\n  y: {ulps: 1, atol: 1}\n").find("c.yaml:5:13: give ulps or atol/rtol, not both") != std::string::npos);
   CHECK(error("family: kernel\nkernel: scale\nsizes: {n: 10}\nverify: true\n").find("c.yaml:4:9: verify: true needs a reference") != std::string::npos);
   CHECK(error("family: kernel\nkernel: scale\nsizes: {n: 10}\nparams: {B: 32}\n").find("c.yaml:4:13: kernel scale: B = 32 is not allowed") != std::string::npos);
+  // The library API's problem: every declared size, nothing else.
+  const auto file = kernels.find("kernel", "scale");
+  CHECK(make_declared_problem(plugins.get("kernel"), file, {{"n", 64}}).n == 64);
+  CHECK_THROWS_WITH_AS(make_declared_problem(plugins.get("kernel"), file, {}), doctest::Contains("needs the size n"), ConfigError);
+  CHECK_THROWS_WITH_AS(make_declared_problem(plugins.get("kernel"), file, {{"n", 4}, {"m", 4}}),
+                       doctest::Contains("has no size 'm'"), ConfigError);
   // Without a reference the run is not verified, and says so.
   CHECK(!parse_run_spec("family: kernel\nkernel: scale\nsizes: {n: 10}\n", dir.root / "c.yaml", plugins, kernels).verify);
 }

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <regex>
 
+#include "gpuk/gpuk.hpp"
 #include "helpers.hpp"
+#include "run/device.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;
@@ -138,4 +140,34 @@ TEST_CASE("faulting and hanging variants of a declared kernel are isolated; the 
     CAPTURE(h.output);
     CHECK(h.status == 4);
   }
+}
+
+TEST_CASE("from C++: a declared kernel prepared for its sizes and launched on the caller's pointers and stream") {
+  EngineOptions options;
+  options.kernel_dirs = {declared_dir() / "kernels"};
+  options.tuning = TuningPolicy::none();
+  Engine engine(options);
+  OperationSpec spec;
+  spec.family = "kernel";
+  spec.kernel = "scale2d";
+  spec.sizes = {{"nx", 333}, {"ny", 77}};
+  spec.params = {{"block_size_x", 16}, {"block_size_y", 8}};
+  Operation op = engine.prepare(spec);
+  CHECK(op.max_n() == 333 * 77);
+  REQUIRE(op.arrays().size() == 2);
+  CHECK(op.arrays()[0].name == "out");
+  const std::size_t n = 333 * 77;
+  std::vector<float> in(n), out(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i) * 0.25f;
+  const Stream stream;
+  DeviceBuffer d_out(n * 4), d_in(n * 4);
+  d_in.upload(in.data(), n * 4, stream);
+  const CUdeviceptr arrays[] = {d_out.get(), d_in.get()};
+  op.launch(arrays, op.max_n(), stream.get());
+  d_out.download(out.data(), n * 4, stream);
+  stream.synchronize();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
+  CHECK(wrong == 0);
+  CHECK_THROWS_AS(op.launch(arrays, op.max_n() - 1, stream.get()), ConfigError);  // it serves its sizes only
 }

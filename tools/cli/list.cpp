@@ -28,7 +28,7 @@ void print_plugins(const PluginRegistry& plugins) {
       std::cout << "    option      " << o.name
                 << (o.default_value.empty() ? std::string(" (none unless given)") : " (default " + o.default_value + ")")
                 << ": " << o.help << "\n";
-    std::cout << "    default kernel  " << p->default_kernel() << "\n";
+    if (!p->default_kernel().empty()) std::cout << "    default kernel  " << p->default_kernel() << "\n";
   }
 }
 

@@ -37,7 +37,7 @@ std::shared_ptr<const KernelFile> declared_kernel(const yaml::Source& src, const
   const std::string name = src.string(name_node, "kernel");
   std::shared_ptr<const KernelFile> file;
   try {
-    file = kernels.find(family, name);
+    file = declare && *declare ? kernels.find_declarable(family, name) : kernels.find(family, name);
   } catch (const ConfigError& e) {
     src.fail(name_node, e.what());
   }

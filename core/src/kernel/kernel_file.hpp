@@ -101,9 +101,11 @@ class KernelLibrary {
   const std::vector<std::string>& errors() const { return errors_; }
 
   std::vector<std::shared_ptr<const KernelFile>> family(const std::string& family) const;
-  // Throws ConfigError listing the family's kernels when there is no such file. A plain file (no
-  // metadata, no declaration beside it) of the name is found for any family.
+  // Throws ConfigError listing the family's kernels when there is no such file, or saying that
+  // the file of that name is plain CUDA (no metadata, no declaration beside it).
   std::shared_ptr<const KernelFile> find(const std::string& family, const std::string& name) const;
+  // find(), or else a plain file of that name in any folder: what a config's declare: declares.
+  std::shared_ptr<const KernelFile> find_declarable(const std::string& family, const std::string& name) const;
 
   // A kernel as a config declared it (its `declare:`): find() returns it instead of the file
   // from then on, in this process, so that every step of a run or sweep (choose, plan, compile)

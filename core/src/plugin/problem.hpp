@@ -53,6 +53,12 @@ struct Problem {
 Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, DType dtype,
                      const std::map<std::string, std::string>& options, std::uint64_t n);
 
+// A declared kernel's problem (docs/declared.md): `file`'s declaration for these named sizes
+// (every declared size, nothing else; n is their product). Throws ConfigError.
+struct KernelFile;
+Problem make_declared_problem(const FamilyPlugin& plugin, const std::shared_ptr<const KernelFile>& file,
+                              const std::map<std::string, std::int64_t>& sizes);
+
 // The sentences make_problem and the config reader share.
 std::string no_such_operation(const FamilyPlugin& plugin, const std::string& operation);
 std::string unsupported_dtype(const FamilyPlugin& plugin, const std::string& dtype);
