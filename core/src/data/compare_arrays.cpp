@@ -14,6 +14,12 @@ namespace gpuk {
 
 namespace {
 
+std::string number(double v) {
+  std::ostringstream out;
+  out << std::setprecision(3) << v;
+  return out.str();
+}
+
 template <class T> std::string show(T v) {
   std::ostringstream out;
   if constexpr (std::is_floating_point_v<T>) out << std::setprecision(std::numeric_limits<T>::max_digits10);
@@ -46,7 +52,7 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
   const double atol = rule.atol.value_or(is_float ? 1e-6 : 0.0), rtol = rule.rtol.value_or(is_float ? 1e-5 : 0.0);
   if (exact) c.rule = "exact";
   else if (rule.ulps) c.rule = std::to_string(*rule.ulps) + " ulps";
-  else c.rule = "atol " + show(atol) + " + rtol " + show(rtol) + " * |expected|";
+  else c.rule = "atol " + number(atol) + " + rtol " + number(rtol) + " * |expected|";
   for (std::size_t i = 0; i < got.size(); ++i) {
     const T g = got[i], w = want[i];
     bool ok;
@@ -81,11 +87,6 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
   return c;
 }
 
-std::string number(double v) {
-  std::ostringstream out;
-  out << std::setprecision(3) << v;
-  return out.str();
-}
 
 }  // namespace
 

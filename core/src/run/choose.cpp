@@ -213,7 +213,9 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   c.file = kernel_for(problem, fallback, kernels);
   c.params.clear();
   c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});
-  c.why = "kernel file defaults of " + fallback + ", the " + problem.family + " family's default kernel" + because;
+  c.why = "kernel file defaults of " + fallback +
+          (problem.declaration ? std::string(", the declared kernel") : ", the " + problem.family + " family's default kernel") +
+          because;
   return c;
 }
 
