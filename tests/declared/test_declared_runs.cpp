@@ -33,7 +33,7 @@ Scratch& scratch() {
   return s;
 }
 
-test::CommandResult gpuk(const std::string& args) {
+test::CommandResult gpuk_cli(const std::string& args) {
   return test::run_command("LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
                            (scratch().dir / "cache").string() + " timeout -s KILL 120 " + std::string(GPUK_EXE) +
                            " --kernels " + (declared_dir() / "kernels").string() + " --tuning-db " +
@@ -45,7 +45,7 @@ bool has(const std::string& text, const std::string& what) { return text.find(wh
 }  // namespace
 
 TEST_CASE("gpuk run of a 2-D kernel with -D parameters, its reference, baseline and metric") {
-  const auto r = gpuk("run " + (declared_dir() / "configs/scale2d.yaml").string());
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/scale2d.yaml").string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "kernel scale2d nx=1000 ny=300"));
@@ -58,12 +58,12 @@ TEST_CASE("gpuk run of a 2-D kernel with -D parameters, its reference, baseline 
 TEST_CASE("gpuk run of kernels declared in the config alone, of two launches with scratch, of template parameters") {
   for (const char* config : {"axpy", "block_sum", "scale2d_wrong"}) {
     CAPTURE(config);
-    const auto r = gpuk("run " + (declared_dir() / "configs" / (std::string(config) + ".yaml")).string());
+    const auto r = gpuk_cli("run " + (declared_dir() / "configs" / (std::string(config) + ".yaml")).string());
     CAPTURE(r.output);
     CHECK(r.status == 0);
     CHECK(has(r.output, "verify      PASS"));
   }
-  const auto two = gpuk("run " + (declared_dir() / "configs/block_sum.yaml").string());
+  const auto two = gpuk_cli("run " + (declared_dir() / "configs/block_sum.yaml").string());
   CHECK(has(two.output, "launch   partial_sums<256>  grid 3907  block 256"));
   CHECK(has(two.output, "launch   final_sum<256>  grid 1  block 256"));
 }
@@ -74,7 +74,7 @@ TEST_CASE("gpuk tune of a declared kernel saves its winner, which a run without 
                            "reference: {kernel: scale2d_naive}\nparams:\n  block_size_x: [16, 64]\n"
                            "  block_size_y: [1, 8]\nstrategy: exhaustive\nwarmup: 1\nrepeats: 3\n"
                            "recheck: {top: 2, repeats: 3}\n";
-  const auto t = gpuk("tune " + config.string());
+  const auto t = gpuk_cli("tune " + config.string());
   CAPTURE(t.output);
   CHECK(t.status == 0);
   CHECK(has(t.output, "4 variants measured"));
@@ -83,7 +83,7 @@ TEST_CASE("gpuk tune of a declared kernel saves its winner, which a run without 
   const fs::path run = scratch().dir / "auto.yaml";
   std::ofstream(run) << "family: kernel\nkernel: scale2d\nsizes: {nx: 1000, ny: 300}\nvariant: auto\n"
                         "reference: {kernel: scale2d_naive}\nwarmup: 1\nrepeats: 3\n";
-  const auto r = gpuk("run " + run.string());
+  const auto r = gpuk_cli("run " + run.string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "chosen   user tuning database"));
@@ -91,7 +91,7 @@ TEST_CASE("gpuk tune of a declared kernel saves its winner, which a run without 
   // nearby n, as for the three families, but the sizes are part of the key).
   const fs::path other = scratch().dir / "other.yaml";
   std::ofstream(other) << "family: kernel\nkernel: scale2d\nsizes: {nx: 300, ny: 1000}\nwarmup: 1\nrepeats: 3\n";
-  const auto o = gpuk("run " + other.string());
+  const auto o = gpuk_cli("run " + other.string());
   CAPTURE(o.output);
   CHECK(o.status == 0);
   CHECK(!has(o.output, "chosen   user tuning database"));

@@ -34,7 +34,7 @@ Scratch& scratch() {
 
 // `gpuk ARGS` with the test kernels and a tuning database of the test's own, killed after
 // `limit` seconds (status 137 then).
-test::CommandResult gpuk(const std::string& args, int limit = 60) {
+test::CommandResult gpuk_cli(const std::string& args, int limit = 60) {
   const fs::path data = test::source_dir() / "tests" / "data" / "kernels";
   std::string kernels = " --kernels " + (declared_dir() / "kernels").string();
   if (fs::is_directory(data / "kernel")) kernels += " --kernels " + data.string();
@@ -56,7 +56,7 @@ TEST_CASE("every shipped example config runs on the GPU and verifies against its
   if (configs.empty()) MESSAGE("no configs/kernel_*.yaml yet: only the tests' own kernels run");
   for (const auto& config : configs) {
     CAPTURE(config);
-    const auto r = gpuk("run " + config.string());
+    const auto r = gpuk_cli("run " + config.string());
     CAPTURE(r.output);
     CHECK(r.status == 0);
     CHECK(has(r.output, "verify      PASS"));
@@ -64,7 +64,7 @@ TEST_CASE("every shipped example config runs on the GPU and verifies against its
 }
 
 TEST_CASE("a 2-D kernel with -D parameters, declared beside it, against its reference: metric and speed-up") {
-  const auto r = gpuk("run " + (declared_dir() / "configs/scale2d.yaml").string());
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/scale2d.yaml").string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "verify      PASS  out: 300000 elements within 0 ulps"));
@@ -75,21 +75,21 @@ TEST_CASE("a 2-D kernel with -D parameters, declared beside it, against its refe
 
 TEST_CASE("an in-place kernel declared in the config alone is restored before every timed run") {
   // axpy adds into y: without the restore, the 7 runs before the check would have added 7 times.
-  const auto r = gpuk("run " + (declared_dir() / "configs/axpy.yaml").string());
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/axpy.yaml").string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "verify      PASS"));
 }
 
 TEST_CASE("two launches with a scratch array give an exact int64 sum") {
-  const auto r = gpuk("run " + (declared_dir() / "configs/block_sum.yaml").string());
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/block_sum.yaml").string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "verify      PASS  total: 1 elements equal"));
 }
 
 TEST_CASE("a wrong variant fails with the output, its first bad index, the count and the largest errors") {
-  const auto r = gpuk("run " + (declared_dir() / "configs/scale2d_wrong.yaml").string());
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/scale2d_wrong.yaml").string());
   CAPTURE(r.output);
   CHECK(r.status == 3);
   // The last column of every row but the last reads the next row's first element.
@@ -98,7 +98,7 @@ TEST_CASE("a wrong variant fails with the output, its first bad index, the count
   CHECK(std::regex_search(r.output, std::regex("max abs error [0-9.e+-]+, max rel error")));
   const fs::path halo = test::source_dir() / "tests/data/configs/kernel_halo_bug.yaml";
   if (fs::exists(halo)) {
-    const auto h = gpuk("run " + halo.string());
+    const auto h = gpuk_cli("run " + halo.string());
     CAPTURE(h.output);
     CHECK(h.status == 3);
     CHECK(has(h.output, "first at index"));
@@ -110,13 +110,13 @@ TEST_CASE("a sweep of a declared kernel: every variant verified, the winner save
   std::ofstream(config) << "family: kernel\nkernels: [scale2d]\nsizes: {nx: 1000, ny: 300}\n"
                            "reference: {kernel: scale2d_naive}\nstrategy: exhaustive\nwarmup: 1\nrepeats: 5\n"
                            "recheck: {top: 2, repeats: 5}\n";
-  const auto t = gpuk("tune " + config.string(), 120);
+  const auto t = gpuk_cli("tune " + config.string(), 120);
   CAPTURE(t.output);
   CHECK(t.status == 0);
   const fs::path run = scratch().dir / "auto.yaml";
   std::ofstream(run) << "family: kernel\nkernel: scale2d\nsizes: {nx: 1000, ny: 300}\nvariant: auto\n"
                         "reference: {kernel: scale2d_naive}\nwarmup: 1\nrepeats: 3\n";
-  const auto r = gpuk("run " + run.string());
+  const auto r = gpuk_cli("run " + run.string());
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "chosen   user tuning database"));
@@ -128,7 +128,7 @@ TEST_CASE("faulting and hanging variants of a declared kernel are isolated; the 
     MESSAGE("tests/data/configs/tune_kernel_faulty.yaml is not there: skipped");
     return;
   }
-  const auto t = gpuk("tune --time-limit 2 --no-save " + faulty.string(), 150);
+  const auto t = gpuk_cli("tune --time-limit 2 --no-save " + faulty.string(), 150);
   CAPTURE(t.output);
   CHECK(t.status != 137);  // finished, not killed
   CHECK(t.status == 0);
@@ -136,7 +136,7 @@ TEST_CASE("faulting and hanging variants of a declared kernel are isolated; the 
   // A run of the hanging variant alone is abandoned after its time limit.
   const fs::path hang = test::source_dir() / "tests/data/configs/kernel_faulty_hang.yaml";
   if (fs::exists(hang)) {
-    const auto h = gpuk("run --time-limit 2 " + hang.string(), 60);
+    const auto h = gpuk_cli("run --time-limit 2 " + hang.string(), 60);
     CAPTURE(h.output);
     CHECK(h.status == 4);
   }
