@@ -33,6 +33,7 @@ std::vector<TuningEntry> exported(const test::TempDir& dir, const std::map<std::
   r.fingerprint = cell_fingerprint(cell);
   r.family = "sort";
   r.operation = "sort";
+  r.options = options_key(cell.spec.run.options);  // as a real cell file has it (export checks it)
   r.dtype = "uint32";
   r.size = 4096;
   TuningEntry e;

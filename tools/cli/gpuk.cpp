@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -119,7 +120,7 @@ struct CompareArgs {
 int cmd_compare(const CompareArgs& args) {
   const Comparison c = compare_reports(args.a, args.b, args.threshold / 100);
   print_comparison(std::cout, c, args.a.string(), args.b.string(), args.markdown);
-  return c.failures().empty() ? kOk : kSlower;
+  return c.passed() ? kOk : kSlower;
 }
 
 struct CheckArgs {
@@ -167,6 +168,31 @@ void add_global_options(CLI::App& app, RuntimeOptions& g, bool& allow_unsafe_dir
                "use plugin, kernel and cache directories that other users can write (also $GPUK_ALLOW_UNSAFE_DIRS=1)");
 }
 
+// A number of seconds or a percentage: finite. CLI11's PositiveNumber lets NaN through (every
+// comparison with it is false), and `--stop-after nan` never stopped; inf is no budget either.
+CLI::Validator finite_number(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
+          return std::string("must be a finite number ") + (zero_allowed ? "of at least 0" : "above 0") + ", not '" +
+                 terminal_text(text, 40) + "'";
+        return "";
+      },
+      zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");
+}
+
+// An option whose empty value would mean what leaving it out means: `--shard "$TASK"` with TASK
+// unset in a job script ran the whole matrix in every task.
+CLI::Validator not_empty(const char* what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        return text.empty() ? std::string("is empty; give ") + what + " (an unset variable in a script?)" : "";
+      },
+      "");
+}
+
 std::string time_limit_help() {
   return "seconds one run of a variant may take before it is abandoned (default " +
          std::to_string(static_cast<int>(kDefaultTimeLimitSeconds)) + ", plus 1 per GB the workload moves)";
@@ -192,7 +218,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& ra) {
   run->add_option("--repeats", ra.repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
   run->add_option("--tuning", ra.tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
       ->type_name("FILE");
-  run->add_option("--time-limit", ra.time_limit, time_limit_help())->check(CLI::PositiveNumber)->type_name("SECONDS");
+  run->add_option("--time-limit", ra.time_limit, time_limit_help())->check(finite_number(false))->type_name("SECONDS");
   return run;
 }
 
@@ -217,12 +243,12 @@ void add_sweep_options(CLI::App* tune_cmd, TuneCommand& ta) {
   tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
       ->check(CLI::PositiveNumber);
   tune_cmd->add_option("--seconds", ta.seconds, "time budget of the sweep (overrides the config)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(false));
   tune_cmd->add_option("--seed", ta.seed, "seed of random and anneal (overrides the config)");
   tune_cmd->add_option("--threads", ta.threads, "compile threads (default: every core)")->check(CLI::PositiveNumber);
   tune_cmd->add_option("--show", ta.show, "rows of the ranked table (overrides the config)")->check(CLI::PositiveNumber);
   tune_cmd->add_flag("--no-save", ta.no_save, "do not write the best variant to the tuning database");
-  tune_cmd->add_option("--time-limit", ta.time_limit, time_limit_help())->check(CLI::PositiveNumber)->type_name("SECONDS");
+  tune_cmd->add_option("--time-limit", ta.time_limit, time_limit_help())->check(finite_number(false))->type_name("SECONDS");
 }
 
 // The options of the tuning database's export and of a tuning matrix.
@@ -239,6 +265,7 @@ void add_matrix_options(CLI::App* tune_cmd, TuneCommand& ta) {
   tune_cmd->add_option("--shard", ta.shard,
                        "a tuning matrix: measure only shard K of N (0/3, 1/3, 2/3; cells dealt round-robin), e.g. "
                        "one Slurm array task each (docs/tuning.md); default --out CONFIG-results/shard-K-of-N")
+      ->check(not_empty("K/N, e.g. 0/3"))
       ->type_name("K/N");
   tune_cmd->add_option("--merge", ta.merge,
                        "a tuning matrix: merge the results directories of its shards into --out (default "
@@ -247,7 +274,7 @@ void add_matrix_options(CLI::App* tune_cmd, TuneCommand& ta) {
       ->check(CLI::ExistingDirectory);
   tune_cmd->add_option("--stop-after", ta.stop_after,
                        "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_number(false))
       ->type_name("SECONDS");
 }
 
@@ -274,7 +301,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& ca) {
   compare->add_option("B", ca.b, "the report after")->required()->check(CLI::ExistingFile);
   compare->add_option("--threshold", ca.threshold, "exit 6 when a kernel or baseline row is slower by more than this (default 5)")
       ->type_name("PERCENT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(true));
   compare->add_flag("--markdown", ca.markdown, "print a Markdown table (for a pull request)");
   return compare;
 }
@@ -288,7 +315,7 @@ const char* const kFooter =
     "  gpuk check path/to/mine.cu                           compile with NVRTC (no GPU needed)\n"
     "  gpuk compare before.json after.json --markdown       same / faster / slower, exit 6 past 5%\n"
     "Exit status: 0 ok, 1 error, 2 bad config or arguments, 3 wrong answer, 4 variant faulted or hung,\n"
-    "5 no GPU, 6 compare found a slowdown or a row B has no valid time for (README.md, \"Exit status\").";
+    "5 no GPU, 6 compare found a slowdown, a row B has no valid time for, or nothing to judge (README.md, \"Exit status\").";
 
 // A mistake on the command line: one line that says what to do, and status 2 (CLI11's own codes,
 // 105, 106, ..., would leak out).

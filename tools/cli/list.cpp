@@ -32,9 +32,11 @@ void print_plugins(const PluginRegistry& plugins) {
   }
 }
 
+// A kernel file's words are its author's, not gpuk's: a terminal escape in its summary, its
+// name or its path would reach the terminal as a command, so each is printed escaped.
 void print_kernel_file(const KernelFile& f) {
-  std::cout << "    " << f.name << "  " << f.path.string() << "\n";
-  if (!f.summary.empty()) std::cout << "      " << f.summary << "\n";
+  std::cout << "    " << terminal_text(f.name, 200) << "  " << terminal_text(f.path.string(), 4096) << "\n";
+  if (!f.summary.empty()) std::cout << "      " << terminal_text(f.summary, 4096) << "\n";
   if (f.plain) {
     std::cout << "      plain CUDA, no declaration: a config's declare: runs it (docs/declared.md)\n";
     return;
@@ -42,7 +44,7 @@ void print_kernel_file(const KernelFile& f) {
   if (f.declaration) {
     // A declared kernel: its sizes and arguments in place of operations and dtypes.
     const Declaration& d = *f.declaration;
-    std::cout << "      sizes: " << join(d.sizes) << "   params as "
+    std::cout << "      sizes: " << terminal_text(join(d.sizes), 4096) << "   params as "
               << (f.params_as == ParamsAs::defines ? "-D definitions" : "template arguments") << "\n";
     std::vector<std::string> args;
     for (const auto& a : d.args)
@@ -50,9 +52,9 @@ void print_kernel_file(const KernelFile& f) {
                      (a.array ? std::string(a.role == ArgRole::in ? " in" : a.role == ArgRole::out ? " out" : " inout") +
                                     "[" + a.length.text() + "]"
                               : ""));
-    std::cout << "      args: " << join(args) << "\n";
+    std::cout << "      args: " << terminal_text(join(args), 4096) << "\n";
   } else {
-    std::cout << "      operations: " << join(f.operations) << "\n";
+    std::cout << "      operations: " << terminal_text(join(f.operations), 4096) << "\n";
     std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
   }
   for (const auto& p : f.params) {
@@ -75,7 +77,8 @@ int cmd_list(const RuntimeOptions& g) {
   std::set<std::string> families;
   for (const auto& f : kernels.files()) families.insert(f->family);
   for (const auto& family : families) {
-    std::cout << "  " << family << (plugins.find(family) ? "" : "  (no plugin loaded for this family)") << "\n";
+    std::cout << "  " << terminal_text(family, 200) << (plugins.find(family) ? "" : "  (no plugin loaded for this family)")
+              << "\n";
     for (const auto& f : kernels.family(family)) print_kernel_file(*f);
   }
   if (!runtime.load_problems().empty()) {

@@ -4,7 +4,9 @@
 //       every entry's checksum holds (CompileCache::load); no temporary file is left
 //   gpuk_stress_check db FILE [--temporaries-allowed] [TUNE_JSON...]
 //       FILE is valid JSON and a readable tuning database (no entry skipped), holding the winner
-//       of every `gpuk tune --json TUNE_JSON` given (no lost update); no temporary file is left
+//       of every `gpuk tune --json TUNE_JSON` given (no lost update); no temporary file is left.
+//       No FILE at all is an empty database (every tune killed before it merged); an empty FILE
+//       is a failure
 //   gpuk_stress_check gpus
 //       prints how many GPUs the driver sees (0, and why, without one)
 // Exit status 0 when everything holds, 1 when something does not (each problem on one line), 2
@@ -24,6 +26,7 @@
 #include "jit/jit.hpp"
 #include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "util/regular_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuk;
@@ -111,13 +114,25 @@ Winner winner_of(const fs::path& report) {
 int check_db(const fs::path& path, bool temporaries_allowed, const std::vector<fs::path>& reports) {
   int problems = 0;
   std::size_t written = 0;
-  try {
-    std::ifstream in(path);
-    const auto parsed = nlohmann::json::parse(in);
-    written = parsed.at("entries").size();
-  } catch (const std::exception& e) {
-    std::cout << "NOT JSON " << path.string() << ": " << e.what() << "\n";
+  // No file is an empty database: a phase whose tunes were all killed before they merged leaves
+  // none (nlohmann's "attempting to parse an empty input" for a missing file once read as an
+  // empty one). Each finished tune's winner must then be there, so any report makes it LOST below.
+  const RegularFile file = read_regular_file(path, kMaxTuningDbBytes);
+  if (file.status == RegularFile::Status::missing) {
+    std::cout << "database " << path.string() << ": none written\n";
+  } else if (file.status != RegularFile::Status::ok) {
+    std::cout << "UNREADABLE " << path.string() << ": " << file.why << "\n";
     return 1;
+  } else if (file.text.empty()) {
+    std::cout << "EMPTY    " << path.string() << ": an empty file, not a database\n";
+    return 1;
+  } else {
+    try {
+      written = nlohmann::json::parse(file.text).at("entries").size();
+    } catch (const std::exception& e) {
+      std::cout << "NOT JSON " << path.string() << " (" << file.text.size() << " bytes): " << e.what() << "\n";
+      return 1;
+    }
   }
   const TuningDb db = TuningDb::read(path);  // says on stderr which entry it skips, and why
   if (db.entries().size() != written) {

@@ -20,6 +20,7 @@
 #include "tuning/db_fast_read.hpp"
 #include "tuning/entry_json.hpp"
 #include "util/atomic_file.hpp"
+#include "util/fault_point.hpp"
 #include "util/regular_file.hpp"
 
 namespace gpuk {
@@ -145,12 +146,20 @@ std::string describe_entry(std::size_t index, const nlohmann::json& j) {
   return "entry " + std::to_string(index + 1) + (what.empty() ? "" : " (" + what + ")");
 }
 
-// A file that does not parse as JSON at all (a hand edit gone wrong; gpuk itself writes
-// atomically): `merge_into` moves it aside instead of failing a finished sweep.
+// A gpuk tuning database that does not parse as JSON (a hand edit gone wrong, a disk that lost
+// its end; gpuk itself writes atomically): `merge_into` moves it aside instead of failing a
+// finished sweep. Only one that names its format: anything else (a YAML config, a report, a
+// directory, a FIFO) is not gpuk's to move, and is refused with the reason.
 class DamagedDb : public ConfigError {
  public:
   using ConfigError::ConfigError;
 };
+
+// Whether `text` is, or was, a gpuk tuning database: gpuk writes "format" first, so its value is
+// in the first few hundred bytes of any database that is not empty.
+bool names_our_format(const std::string& text) {
+  return std::string_view(text).substr(0, 4096).find(std::string("\"") + kFormat + "\"") != std::string_view::npos;
+}
 
 // An exclusive flock on PATH.lock, held for the object's lifetime. flock locks belong to the
 // open file description, so two threads of one process exclude each other too.
@@ -264,7 +273,8 @@ TuningDb TuningDb::read(const fs::path& path) {
   const RegularFile file = read_regular_file(path, kMaxTuningDbBytes);
   if (file.status == RegularFile::Status::missing) return db;
   if (file.status != RegularFile::Status::ok)
-    throw DamagedDb(path.string() + ": cannot read the tuning database: " + file.why);
+    throw ConfigError(path.string() + ": not a tuning database gpuk can read (" + file.why +
+                      "); gpuk neither moves nor writes over it");
   if (file.text.find_first_not_of(" \t\r\n") == std::string::npos) return db;
   // A database as gpuk writes it is read straight from the parse events; anything the fast
   // reader does not accept as it stands is read again by the checked reader below, which says
@@ -303,7 +313,10 @@ TuningDb TuningDb::read(const fs::path& path) {
         return true;
       });
     } catch (const nlohmann::json::exception& e) {
-      throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
+      if (names_our_format(file.text))
+        throw DamagedDb(path.string() + ": the tuning database is damaged: " + e.what());
+      throw ConfigError(path.string() + ": not a gpuk tuning database (not JSON, and it does not name the format \"" +
+                        kFormat + "\"); gpuk neither moves nor writes over it: " + e.what());
     }
     if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
       throw ConfigError(path.string() + ": not a gpuk tuning database (no \"format\": \"" + kFormat + "\")");
@@ -326,6 +339,22 @@ TuningDb TuningDb::read(const fs::path& path) {
 }
 
 void TuningDb::write(const fs::path& path) const {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  const FileLock lock(path.string() + ".lock");
+  remove_temporaries_of(path);  // every writer of PATH holds the lock: any is a killed one's
+  check_ours(path);  // a database (or a damaged one) is replaced; anything else is not gpuk's
+  write_locked(path);
+}
+
+void TuningDb::check_ours(const fs::path& path) {
+  try {
+    (void)read(path);
+  } catch (const DamagedDb&) {
+  }
+}
+
+void TuningDb::write_locked(const fs::path& path) const {
   nlohmann::ordered_json j;  // format and version first
   j["format"] = kFormat;
   j["version"] = kVersion;
@@ -339,22 +368,26 @@ void TuningDb::merge_into(const fs::path& path, const std::vector<TuningEntry>& 
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   const FileLock lock(path.string() + ".lock");
-  // Under the lock no other merge is writing: a temporary file of this database whose writer is
-  // gone was left by a merge that was killed; its update never landed, and its writer said nothing.
-  remove_orphaned_temporaries(path.has_parent_path() ? path.parent_path() : fs::path("."),
-                              path.filename().string());
+  fault_point("tuning database: locked");
+  // Every writer of this database's temporary files holds the lock: under it, any such file was
+  // left by a merge that was killed; its update never landed, and its writer said nothing. (Its
+  // process id is no guide: a killed writer lets go of the lock before it is even a zombie.)
+  remove_temporaries_of(path);
   TuningDb db;
   try {
     db = read(path);
   } catch (const DamagedDb& e) {
-    const fs::path aside = path.string() + ".damaged-" + std::to_string(::getpid());
+    fs::path aside = path.string() + ".damaged-" + std::to_string(::getpid());
+    for (int k = 1; fs::exists(aside, ec); ++k)  // never over an earlier one
+      aside = path.string() + ".damaged-" + std::to_string(::getpid()) + "-" + std::to_string(k);
     fs::rename(path, aside, ec);
-    if (ec) throw;
+    if (ec) throw ConfigError(std::string(e.what()) + "; moving it aside to " + aside.string() + " failed: " + ec.message());
     std::cerr << "gpuk: warning: " << e.what() << "\ngpuk: warning: moved it to " << aside.string()
               << " and started a new one\n";
   }
+  fault_point("tuning database: read");
   for (const auto& e : entries) db.put(e);
-  db.write(path);
+  db.write_locked(path);
 }
 
 void TuningDb::put(const TuningEntry& entry) {

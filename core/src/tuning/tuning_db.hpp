@@ -52,11 +52,17 @@ class TuningDb {
   // ConfigError naming the file. An entry with a wrong type or value (a hand edit) is skipped
   // with a warning naming it; the others are used.
   static TuningDb read(const std::filesystem::path& path);
-  // Writes to a temporary file and renames it into place.
+  // Under the lock on PATH.lock: writes to a temporary file and renames it into place. A file at
+  // PATH that is not a gpuk tuning database (a config, a directory, a newer version) is refused
+  // (ConfigError naming it and why), never written over; a damaged database is replaced.
   void write(const std::filesystem::path& path) const;
+  // Throws what write() and merge_into() would for PATH (ConfigError: not a database gpuk may
+  // write over), before the work whose result goes there.
+  static void check_ours(const std::filesystem::path& path);
   // Under an exclusive lock on PATH.lock: re-reads the file, adds or replaces `entries` (a key
   // already there takes the new entry), writes atomically. Concurrent writers lose nothing;
-  // skipped entries are written back as they were; a file that is not JSON is moved aside.
+  // skipped entries are written back as they were; a damaged database (not JSON, naming gpuk's
+  // format) is moved aside; anything else at PATH is refused and left as it is.
   static void merge_into(const std::filesystem::path& path, const std::vector<TuningEntry>& entries);
 
   void put(const TuningEntry& entry);  // replaces the entry of the same key
@@ -73,6 +79,7 @@ class TuningDb {
   Pick pick(const TuningKey& key, bool same_gpu = true) const;
 
  private:
+  void write_locked(const std::filesystem::path& path) const;  // the caller holds PATH.lock
   std::vector<TuningEntry> entries_;  // sorted by key
   std::vector<std::string> unreadable_;  // entries read() skipped, as JSON text, written back as they were
 };

@@ -66,6 +66,7 @@ struct CellResult {
   std::uint64_t size = 0;
   std::string gpu, arch;
   std::optional<TuningEntry> winner;
+  bool verified = true;      // the file's "verified": false (a hand edit) makes its winner unusable
   std::string winner_label;  // "radix BLOCK=256 ITEMS=16 ..."
   std::string baseline;      // the library call, "" when the family has none
   double baseline_ms = 0;    // median
@@ -171,10 +172,17 @@ struct MergeSummary {
 MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<std::filesystem::path>& dirs,
                                   const MatrixResults& into);
 
+// Why a cell file's winner is not this cell's to export, or "" when it is: "verified": false, or
+// a family, operation, options, dtype, size or objective (of the file or of its winner's key)
+// other than the matrix cell's. A damaged or hand-edited cell file once put a sort entry into a
+// reduce matrix's export, and argmin abs=true for argmax abs=false.
+std::string winner_mismatch(const MatrixCell& cell, const CellResult& result);
+
 // The winners of the matrix's cells measured ok, as tuning database entries (the shipped files'
-// format); `missing` receives the ids of the cells without one. With `kernels`, a winner that
-// breaks one of its kernel's constraints for some n of its size bucket (rank_bucket tuned at
-// 2^12 cannot sort 8,191 keys) is left out too, its cell id followed by why.
+// format); `missing` receives the ids of the cells without one. A winner that is not the cell's
+// (winner_mismatch) is left out with its cell id and why; with `kernels`, so is one that breaks
+// one of its kernel's constraints for some n of its size bucket (rank_bucket tuned at 2^12
+// cannot sort 8,191 keys).
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
                                         std::vector<std::string>* missing = nullptr,
                                         const KernelLibrary* kernels = nullptr);

@@ -13,6 +13,7 @@
 #include "tune/matrix/matrix.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -73,6 +74,7 @@ CellResult from_json(const nlohmann::json& j) {
   r.gpu = j.value("gpu", "");
   r.arch = j.value("arch", "");
   if (j.contains("winner") && !j["winner"].is_null()) r.winner = tuning_entry_from_json(j["winner"]);
+  r.verified = !j.contains("verified") || j["verified"] == true;
   if (r.status == CellResult::Status::ok && !r.winner) throw ConfigError("status ok without a winner");
   r.winner_label = j.value("winner_label", "");
   r.baseline = j.value("baseline", "");
@@ -188,8 +190,8 @@ MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results) {
     std::error_code ec;
     if (!r) {
       ++p.missing;
-    } else if (r->fingerprint != cell_fingerprint(cell)) {
-      ++p.stale;
+    } else if (r->fingerprint != cell_fingerprint(cell) || !winner_mismatch(cell, *r).empty()) {
+      ++p.stale;  // of other settings, or not this cell's (damaged or edited): measured again
       fs::remove(results.cell_path(cell), ec);
     } else if (r->status == CellResult::Status::failed) {
       ++p.failed_before;
@@ -258,16 +260,41 @@ std::string outside_its_bucket(const TuningEntry& e, const KernelLibrary& kernel
 
 }  // namespace
 
+std::string winner_mismatch(const MatrixCell& cell, const CellResult& r) {
+  if (r.winner && !r.verified) return "its file says \"verified\": false";
+  const RunSpec& s = cell.spec.run;
+  const std::string options = options_key(s.options), dtype(dtype_name(s.dtype));
+  const auto problem = [](const std::string& family, const std::string& operation, const std::string& opts,
+                          const std::string& type) {
+    return printable(family + " " + operation + (opts.empty() ? "" : " " + opts) + " " + type, 200);
+  };
+  const std::string cell_is = problem(s.family, s.operation, options, dtype) + " at n = " + std::to_string(s.size);
+  if (r.family != s.family || r.operation != s.operation || r.options != options || r.dtype != dtype || r.size != s.size)
+    return "its file is of " + problem(r.family, r.operation, r.options, r.dtype) + " at n = " + std::to_string(r.size) +
+           ", the cell " + cell_is;
+  if (!r.winner) return "";
+  const TuningKey& k = r.winner->key;
+  if (k.family != s.family || k.operation != s.operation || k.options != options || k.dtype != dtype ||
+      k.bucket != size_bucket(s.size))
+    return "its winner is an entry of " + problem(k.family, k.operation, k.options, k.dtype) + " at 2^" +
+           std::to_string(k.bucket) + ", the cell " + cell_is;
+  if (k.objective != objective_name(cell.spec.objective))
+    return "its winner is ranked by " + printable(k.objective, 40) + ", the cell by " + objective_name(cell.spec.objective);
+  return "";
+}
+
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
                                         std::vector<std::string>* missing, const KernelLibrary* kernels) {
   std::vector<TuningEntry> out;
   for (const auto& cell : matrix.cells) {
     const auto r = results.read(cell);
-    // Only a cell measured with these settings, whose winner passed verification and serves
-    // every size its entry is offered for.
+    // Only a cell measured with these settings, whose winner passed verification, is the cell's
+    // own, and serves every size its entry is offered for.
     std::string why;
     if (!(r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner))
       why = "-";
+    else if (const std::string wrong = winner_mismatch(cell, *r); !wrong.empty())
+      why = wrong;
     else if (kernels)
       why = outside_its_bucket(*r->winner, *kernels);
     if (why.empty())

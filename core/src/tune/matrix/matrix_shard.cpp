@@ -9,6 +9,8 @@
 #include "gpuk/error.hpp"
 #include "tune/matrix/matrix.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -57,11 +59,26 @@ int preference(CellResult::Status s) {
   return s == CellResult::Status::ok ? 2 : s == CellResult::Status::no_winner ? 1 : 0;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A shard's report or journal, as the rest of gpuk reads files: a regular file within the
+// reports' limit, or a ConfigError naming it and why (a FIFO hung the merge; a journal that was
+// /dev/zero ended in std::bad_alloc; a report that was /dev/zero was copied as 1 GiB).
+std::string read_text(const fs::path& path, const std::string& what) {
+  RegularFile file = read_regular_file(path, kMaxReportBytes);
+  if (file.status != RegularFile::Status::ok)
+    throw ConfigError(printable(path.string(), 4096) + ": cannot merge " + what + ": " + file.why);
+  return std::move(file.text);
+}
+
+// The journal files of a results directory, in name order.
+std::vector<fs::path> journal_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  const fs::path jdir = dir / "journal";
+  std::error_code ec;
+  if (!fs::is_directory(jdir, ec)) return files;
+  for (const auto& f : fs::directory_iterator(jdir, ec))
+    if (f.path().extension() == ".jsonl") files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -75,6 +92,20 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<fs
                                   const MatrixResults& into) {
   for (const auto& dir : dirs)
     if (!fs::is_directory(dir)) throw ConfigError(dir.string() + ": no such results directory to merge");
+  // Every report and journal is read (and refused, naming it) before anything is written.
+  std::map<fs::path, std::string> texts;
+  for (const auto& dir : dirs) {
+    for (const auto& cell : matrix.cells) {
+      const fs::path report = MatrixResults(dir).report_path(cell);
+      std::error_code ec;
+      if (fs::exists(fs::symlink_status(report, ec)) || fs::is_symlink(report, ec))
+        texts[report] = read_text(report, "the report of " + cell.id);
+    }
+  }
+  for (const auto& dir : dirs)
+    for (const auto& f : journal_files(dir)) texts[f] = read_text(f, "the journal");
+  for (const auto& f : journal_files(into.dir()))
+    if (!texts.count(f)) texts[f] = read_text(f, "the journal");
   MergeSummary summary;
   std::set<std::string> gpus;
   for (const auto& cell : matrix.cells) {
@@ -107,8 +138,8 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<fs
     const MatrixResults source(from);
     if (!same_file(source.cell_path(cell), into.cell_path(cell))) into.write(cell, *best);
     const fs::path report = source.report_path(cell);
-    if (fs::exists(report) && !same_file(report, into.report_path(cell))) {
-      write_file_atomically(into.report_path(cell), read_text(report), "the report of " + cell.id);
+    if (texts.count(report) && !same_file(report, into.report_path(cell))) {
+      write_file_atomically(into.report_path(cell), texts.at(report), "the report of " + cell.id);
       ++summary.reports;
     }
   }
@@ -116,14 +147,8 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<fs
   std::map<std::string, std::vector<std::string>> journals;
   std::map<std::string, std::set<std::string>> seen;
   const auto take = [&](const fs::path& dir) {
-    const fs::path jdir = dir / "journal";
-    if (!fs::is_directory(jdir)) return;
-    std::vector<fs::path> files;
-    for (const auto& f : fs::directory_iterator(jdir))
-      if (f.path().extension() == ".jsonl") files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      std::istringstream lines(read_text(f));
+    for (const auto& f : journal_files(dir)) {
+      std::istringstream lines(texts.at(f));
       const std::string name = f.filename().string();
       for (std::string line; std::getline(lines, line);)
         if (!line.empty() && seen[name].insert(line).second) journals[name].push_back(line);

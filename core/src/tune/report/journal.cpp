@@ -50,8 +50,9 @@ fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string&
   key.precision(17);
   key << "gpuk-tune-journal 1\ngpu " << gpu << "\nproblem " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) key << " " << k << "=" << v;
+  const ValueRange range = uniform_range(d, r.dtype);  // the range drawn from, stated or the dtype's default
   key << "\ndtype " << dtype_name(r.dtype) << "\nsize " << r.size << "\ndata " << generator_name(d.generator) << " "
-      << d.low << " " << d.high << " " << d.mean << " " << d.stddev << " " << d.distinct << " " << d.seed << " nan "
+      << range.low << " " << range.high << " " << d.mean << " " << d.stddev << " " << d.distinct << " " << d.seed << " nan "
       << d.nan.count;
   for (auto i : d.nan.at) key << "," << i;
   if (d.file) {
@@ -142,18 +143,11 @@ void TuneJournal::append(const Space& space, const Evaluation& e) {
   fs::create_directories(path_.parent_path(), ec);
   const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(path_.string() + ": cannot open the journal of the sweep: " + std::strerror(errno));
-  if (!checked_tail_) {
-    // A writer killed mid-line left no newline at the end: start on a line of our own.
-    checked_tail_ = true;
-    const int rd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    char last = '\n';
-    if (rd >= 0) {
-      const off_t size = ::lseek(rd, 0, SEEK_END);
-      if (size > 0 && ::pread(rd, &last, 1, size - 1) != 1) last = '\n';
-      ::close(rd);
-    }
-    if (last != '\n') line = "\n" + line;
-  }
+  // Every line starts on a line of its own: another writer of the same journal (two sweeps of
+  // one problem) killed mid-line at any moment leaves no newline, and the next line written
+  // would have joined its torn one and been lost with it. (The tail was checked once, at the
+  // first append: a writer killed after that still cost a line.) Readers skip empty lines.
+  line = "\n" + line;
   std::size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);

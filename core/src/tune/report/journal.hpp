@@ -52,7 +52,8 @@ class TuneJournal {
   // file is an empty journal.
   std::vector<Evaluation> read(const Space& space, bool fresh);
   // Appends the point as one line in one write(2) on a file opened with O_APPEND, after a newline
-  // when the file's last line was torn. Throws Error when it cannot write.
+  // of its own (a line torn by another writer killed at any moment ends there; readers skip the
+  // empty lines). Throws Error when it cannot write.
   void append(const Space& space, const Evaluation& e);
 
   const std::filesystem::path& path() const { return path_; }
@@ -62,7 +63,6 @@ class TuneJournal {
   std::filesystem::path path_;
   std::string run_;
   int damaged_ = 0;
-  bool checked_tail_ = false;
 };
 
 }  // namespace gpuk
