@@ -168,3 +168,18 @@ TEST_CASE("a kernel file of a few MB costs a few MB: its YAML values are counted
     CHECK(mib < 200);
   }
 }
+
+TEST_CASE("gpuk list prints a kernel file's own words escaped: its summary's terminal escapes never reach the terminal") {
+  const gpuk::test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "k" / "reduce");
+  std::filesystem::permissions(dir.path() / "k", std::filesystem::perms(0755));
+  std::filesystem::permissions(dir.path() / "k" / "reduce", std::filesystem::perms(0755));
+  dir.write("k/reduce/loud.cu", "/* gpuk\nfamily: reduce\noperations: [max]\nsummary: \"\\e]0;owned\\a\\e[2J cleared\"\n"
+                                "launch:\n  - {entry: k, grid: 1, block: 32}\n*/\ntemplate <class T> __global__ void k() {}\n");
+  const auto r = gpuk::test::run_command(std::string(GPUK_EXE) + " --kernels " + (dir.path() / "k").string() + " list");
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("cleared") != std::string::npos);  // the file loaded and its summary was printed
+  CHECK(r.output.find('\x1b') == std::string::npos);
+  CHECK(r.output.find('\x07') == std::string::npos);
+}
