@@ -101,7 +101,8 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
   };
   if (node["low"]) d.low = finite("low");
   if (node["high"]) d.high = finite("high");
-  if (d.low > d.high) src.fail(node["low"] ? node["low"] : node, "low must not be above high");
+  if ((d.low || d.high) && uniform_range(d, dtype).low > uniform_range(d, dtype).high)  // a bound may be the dtype's
+    src.fail(node["low"] ? node["low"] : node["high"], "low must not be above high");
   if (node["mean"]) d.mean = finite("mean");
   if (node["stddev"]) {
     d.stddev = finite("stddev");

@@ -170,13 +170,17 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     misses.push_back(tuning.user_off ? "the TuningPolicy leaves the user's tuning database out" : "no tuned entry for this GPU");
   }
 
-  // 2. The tuning files shipped for this architecture, the built-in directory's first.
+  // 2. The tuning files shipped for this architecture, the built-in directory's first; in each,
+  // an entry of this GPU model first (models of one architecture differ: an H200 has 1.4x an
+  // H100's bandwidth), else of any model of the architecture.
   if (tuning.shipped.empty())
     misses.push_back(tuning.shipped_off ? "the TuningPolicy leaves the tuning files shipped for " + device.arch() + " out"
                                         : "no shipped defaults for " + device.arch());
   bool shipped_entry = false;
   for (const auto& file : tuning.shipped) {
-    const auto pick = file.db->pick(key, /*same_gpu=*/false);
+    auto pick = file.db->pick(key, /*same_gpu=*/true);
+    const bool same_model = pick.entry != nullptr;
+    if (!same_model) pick = file.db->pick(key, /*same_gpu=*/false);
     if (!pick.entry) continue;
     shipped_entry = true;
     if (!serves_size(problem, pick.entry->kernel, pick.entry->params, leading, kernels, device)) {
@@ -187,7 +191,8 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
       c.source = Choice::Source::shipped;
       c.why = "shipped defaults for " + device.arch() + " (" + file.path.string() + "; " +
-              nearness(*pick.entry, pick.exact, problem.n) + "): " + entry_text(*pick.entry);
+              (same_model ? "this GPU model's entry, " : "") + nearness(*pick.entry, pick.exact, problem.n) +
+              "): " + entry_text(*pick.entry);
       return c;
     }
   }

@@ -50,8 +50,9 @@ fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string&
   key.precision(17);
   key << "gpuk-tune-journal 1\ngpu " << gpu << "\nproblem " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) key << " " << k << "=" << v;
+  const ValueRange range = uniform_range(d, r.dtype);  // the range drawn from, stated or the dtype's default
   key << "\ndtype " << dtype_name(r.dtype) << "\nsize " << r.size << "\ndata " << generator_name(d.generator) << " "
-      << d.low << " " << d.high << " " << d.mean << " " << d.stddev << " " << d.distinct << " " << d.seed << " nan "
+      << range.low << " " << range.high << " " << d.mean << " " << d.stddev << " " << d.distinct << " " << d.seed << " nan "
       << d.nan.count;
   for (auto i : d.nan.at) key << "," << i;
   if (d.file) {

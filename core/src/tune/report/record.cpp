@@ -52,6 +52,7 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   report.dtype = std::string(dtype_name(t.run.dtype));
   report.options.assign(t.run.options.begin(), t.run.options.end());
   report.size = t.run.size;
+  report.data = summarize_data(t.run.data, t.run.dtype, t.run.size);
   report.bytes_moved = bytes_moved;
   report.gpu = info.name;
   report.arch = info.arch();

@@ -56,6 +56,7 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   out << "  " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
+  out << "  data     " << r.data.text() << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), NVRTC " << r.nvrtc << "\n";
   if (!r.devices.empty()) out << "  pooled   " << join(r.devices) << " (one worker process each)\n";
   const std::size_t measured = res.evaluations.size() - res.count(Status::pruned);
@@ -266,7 +267,7 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
   out << "rank,kernel,variant";
   for (const auto& n : names) out << ",param_" << n;
   out << ",status,median_ms,q1_ms,q3_ms,min_ms,max_ms,runs,gbs,joules_per_call,watts,sm_mhz,registers,rechecked,"
-         "reused,why,gpu,family,operation,dtype,size,objective,device\n";
+         "reused,why,gpu,family,operation,dtype,size,objective,device,data\n";
   for (std::size_t i = 0; i < r.result.evaluations.size(); ++i) {
     const Evaluation& e = r.result.evaluations[i];
     const bool ok = e.outcome.status == Status::ok;
@@ -292,7 +293,7 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
         << (e.rechecked ? "true" : "false") << ',' << (e.reused ? "true" : "false") << ','
         << quote(ok ? "" : e.outcome.why) << ',' << quote(r.gpu) << ',' << r.family << ',' << r.operation << ','
         << r.dtype << ',' << r.size << ',' << r.objective << ','
-        << (e.outcome.device >= 0 ? std::to_string(e.outcome.device) : "") << "\n";
+        << (e.outcome.device >= 0 ? std::to_string(e.outcome.device) : "") << ',' << quote(r.data.text()) << "\n";
   }
   write_output_file(path, out.str(), "the CSV report");
 }

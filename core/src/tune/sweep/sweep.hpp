@@ -122,6 +122,7 @@ struct TuneReport {
   std::vector<std::string> notes;  // said under the table ("energy not measured: ...")
   std::vector<std::pair<std::string, std::string>> options;
   std::uint64_t size = 0, bytes_moved = 0, seed = 0;
+  DataSummary data;  // the input every variant ran on
   double peak_gbs = 0, wall_seconds = 0;
   std::vector<std::string> devices;  // a sweep over several GPUs: "GPU 0", "GPU 1", ... of this model
   CompileStats compile;
