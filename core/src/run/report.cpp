@@ -11,6 +11,7 @@
 #include "gpuk/error.hpp"
 #include "run/report_head.hpp"
 #include "run/timing.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -124,9 +125,7 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
     for (const auto& [k, v] : r.metrics) j["metrics"][k] = v;
   }
   if (r.verified) j["verification"] = {{"passed", r.verification.passed}, {"detail", r.verification.detail}};
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the JSON report");
-  out << j.dump(2) << "\n";
+  write_output_file(path, j.dump(2) + "\n", "the JSON report");
 }
 
 void print_markdown(std::ostream& out, const RunReport& r) {
@@ -162,9 +161,9 @@ void print_markdown(std::ostream& out, const RunReport& r) {
 }
 
 void write_markdown(const std::filesystem::path& path, const RunReport& r) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the Markdown report");
+  std::ostringstream out;
   print_markdown(out, r);
+  write_output_file(path, out.str(), "the Markdown report");
 }
 
 void write_csv(const std::filesystem::path& path, const RunReport& r) {
@@ -177,8 +176,7 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
   for (const auto& [k, v] : r.options) options += (options.empty() ? "" : " ") + k + "=" + v;
   std::string result;
   for (const auto& [k, v] : r.result) result += (result.empty() ? "" : " ") + k + "=" + v;
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the CSV report");
+  std::ostringstream out;
   out << "config,family,operation,options,dtype,size,variant,gpu,arch,driver_version,nvrtc_version,"
          "upload_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,kernel_runs,download_ms,total_ms,"
          "bytes_moved,gbs,percent_of_peak,cpu_best_ms,baseline,baseline_median_ms,speedup_over_cpu,"
@@ -196,6 +194,7 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
       << r.data.generator << ',' << quote(r.data.range) << ',' << r.data.seed << ','
       << (r.data.distinct_at_most ? std::to_string(*r.data.distinct_at_most) : std::string()) << ','
       << quote(r.data.text()) << "\n";
+  write_output_file(path, out.str(), "the CSV report");
 }
 
 }  // namespace gpuk
