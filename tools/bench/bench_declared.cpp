@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
 #include "plugin/plugin.hpp"
 #include "run/prepare.hpp"
@@ -65,16 +66,16 @@ int main(int argc, char** argv) try {
   for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
 
   // The same variant along core's road, launched bare: its function, its plan, its arguments.
-  const FamilyPlugin& plugin = engine.plugins().get("kernel");
-  const Problem problem = make_declared_problem(plugin, engine.kernels().find("kernel", "scale2d"), spec.sizes);
+  const FamilyPlugin& plugin = EngineInternals::plugins(engine).get("kernel");
+  const Problem problem = make_declared_problem(plugin, EngineInternals::kernels(engine).find("kernel", "scale2d"), spec.sizes);
   VariantRequest request;
   request.mode = VariantRequest::Mode::named;
   request.kernel = "scale2d";
   request.params = spec.params;
-  const DeviceInfo& info = engine.device();
-  const PlannedVariant planned = plan_variant(problem, request, plugin, engine.kernels(), info, {});
+  const DeviceInfo& info = EngineInternals::device(engine);
+  const PlannedVariant planned = plan_variant(problem, request, plugin, EngineInternals::kernels(engine), info, {});
   const CompileCache cache(CompileCache::default_dir());
-  const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info);
+  const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), EngineInternals::kernels(engine)), &cache), info);
   const ResolvedLaunch& l = planned.plan.launches[0];
   CUdeviceptr po = d_out.get(), pi = d_in.get();
   int ix = static_cast<int>(nx), iy = static_cast<int>(ny);

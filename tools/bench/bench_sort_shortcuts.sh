@@ -12,6 +12,7 @@
 #     uint32, float32, int64, pairs of uint32 and float32, argsort of uint32, float32, int64;
 #     uniform d16 d1024 labels sorted reversed normal). At 2^24 one setting takes about 1.5 min
 #     on an H200.
+source "$(dirname "$0")/../dev/help.sh" "$@"
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 out=${2:-bench-sort-shortcuts}
