@@ -43,7 +43,7 @@ write_basic_package_version_file(${gpuk_package_dir}/gpukConfigVersion.cmake
 install(FILES ${gpuk_package_dir}/gpukConfig.cmake ${gpuk_package_dir}/gpukConfigVersion.cmake
   DESTINATION ${GPUK_INSTALL_CMAKEDIR})
 
-# Shell completion for the CLI (tools/completions/).
-install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/gpuk.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+# Shell completion for the CLI (tools/cli/completions/).
+install(FILES ${PROJECT_SOURCE_DIR}/tools/cli/completions/gpuk.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME gpuk)
-install(FILES ${PROJECT_SOURCE_DIR}/tools/completions/_gpuk DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(FILES ${PROJECT_SOURCE_DIR}/tools/cli/completions/_gpuk DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)

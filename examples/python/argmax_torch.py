@@ -6,8 +6,18 @@ zero-copy on the tensor's memory (DLPack / __cuda_array_interface__), checked ag
 """
 import sys
 
-import torch
 import gpuk
+
+# Without PyTorch on a GPU, or without a GPU: one line, and 77 (skipped, as the C++ examples say).
+try:
+    import torch
+    gpuk.device_info()
+except (ImportError, gpuk.NoDeviceError) as e:
+    print(f"argmax_torch.py: skipped: {'PyTorch is not installed' if isinstance(e, ImportError) else e}")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("argmax_torch.py: skipped: this PyTorch sees no CUDA GPU")
+    sys.exit(77)
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
 x = torch.randn(n, device="cuda")

@@ -6,8 +6,15 @@ the same stream into a CuPy array (no copy, no host wait), and CuPy checks the r
 """
 import sys
 
-import cupy as cp
 import gpuk
+
+# Without CuPy, or without a GPU: one line, and 77 (skipped, as the C++ examples say).
+try:
+    import cupy as cp
+    gpuk.device_info()
+except (ImportError, gpuk.NoDeviceError) as e:
+    print(f"sort_cupy_stream.py: skipped: {'CuPy is not installed' if isinstance(e, ImportError) else e}")
+    sys.exit(77)
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
 stream = cp.cuda.Stream(non_blocking=True)

@@ -17,6 +17,12 @@ from pathlib import Path
 import numpy as np
 import gpuk
 
+try:
+    gpuk.device_info()
+except gpuk.NoDeviceError as e:  # one line, and 77 (skipped, as the C++ examples say)
+    print(f"tune_and_call.py: skipped: {e}")
+    sys.exit(77)
+
 repo = Path(__file__).resolve().parents[2]
 budget = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 with tempfile.TemporaryDirectory() as tmp:

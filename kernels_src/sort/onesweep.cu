@@ -12,6 +12,8 @@ params:
   LB: {default: 8, values: [1, 4, 8]}
   KLOAD: {default: 0, values: [0, 1]}
   BATCH: {default: 0, values: [0, 1]}
+  SHORT: {default: 0, values: [0, 1]}
+  SKIP: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * MIN_BLOCKS <= 2048
   - n < 4294967296
@@ -68,12 +70,15 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 // resident blocks per SM (a register cap of 65536 / (BLOCK * MIN_BLOCKS)); VLOAD, values loaded
 // with the keys (0), after the keys are written (1, CUB's order: fewer registers through the
 // ranking) or copied to shared memory at their rank (2; 8-byte keys or values: as 1); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
-// LB, look-back entries read per round; BATCH (below).
+// LB, look-back entries read per round; BATCH (below); SHORT, a tile whose keys all have one
+// digit is copied to its place, not ranked (Pass::write_direct); SKIP, a pass in which every key
+// has one digit is not run (Route, below). Both default to 0: docs/kernels/sort.md says why.
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
-// histogram's done counter; [32, 32 + P * 256) the digit counts, [32 + P * 256, 32 + 2 * P * 256)
-// each pass's digit bases (gpuk::digit_histogram); then the look-back, tiles * 256 entries.
+// histogram's done counter; [17] (SKIP 1) the passes of one digit, a bit each; [32, 32 + P * 256)
+// the digit counts, [32 + P * 256, 32 + 2 * P * 256) each pass's digit bases
+// (gpuk::digit_histogram); then the look-back, tiles * 256 entries.
 //
 // The exchange buffer is 8 bytes per tile element: the kernel's shared-memory expression cannot
 // see the value type (the metadata knows elem_bytes only), so it is sized for the widest case
@@ -368,27 +373,102 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
       }
     }
   }
+
+  // SHORT 1, a tile whose keys all have one digit (ps.tile): its order is the input's, so it is
+  // copied to offset[d] onward (CUB's TryShortCircuit), its keys and values read again (from L2,
+  // mostly) rather than kept in registers through the look-back, where every other tile has let
+  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1). This loop has
+  // one load in flight per thread, which made keys of few distinct values slower than without
+  // SHORT (docs/kernels/sort.md: why SHORT defaults to 0).
+  static __device__ __forceinline__ void write_direct(const gpuk::SortArgs<S>& a, const Shared& ps,
+                                                      gpuk::i64 tile_begin, int valid) {
+    const gpuk::u32 to = ps.offset[ps.tile];
+    for (int i = threadIdx.x; i < valid; i += BLOCK) {
+      a.keys_out[to + i] = a.keys_in[tile_begin + i];
+      if constexpr (S::kHasValues) a.values_out[to + i] = S::value_at(a.values_in, tile_begin + i);
+    }
+  }
+};
+
+// SKIP 1: which passes run, decided on the device from the histogram's mask of passes in which
+// every key has one digit (scratch word [17]), with no word to the host. Those passes are not run
+// (their launches return at once), except that the passes run are kept to an even number (the
+// lowest one-digit pass runs too when needed: it is a stable pass like any other), so that the
+// look-back's parity ends each run at 1 and a sort in place never writes the buffer it reads. The
+// passes run ping-pong between the spare buffers and the outputs by their place among those run,
+// the first reading the input and the last writing the outputs. When every pass has one digit,
+// the input is its own sorted order: the last pass copies it to the outputs (argsort: writes the
+// indices) where they differ. An odd number of passes (a bit window) runs every pass.
+template <class S>
+struct Route {
+  bool run = true;    // this pass sorts
+  bool copies = false;  // this pass copies the input to the outputs instead
+  int order = 0;      // its place among the passes run: its look-back parity
+  static __device__ __forceinline__ Route of(gpuk::SortArgs<S>& a) {
+    Route r;
+    r.order = a.pass;
+    // An odd number of passes (a bit window) runs them all, as without SKIP: the launcher may
+    // have copied an input sorted in place to the spare buffer, which such a run starts from.
+    if (a.passes % 2 == 1) return r;
+    const gpuk::u32 all = (1u << a.passes) - 1u, me = 1u << a.pass;
+    const gpuk::u32 one_digit = __ldcg(a.scratch + 17) & all;  // the histogram launch ran before
+    gpuk::u32 runs = all & ~one_digit;
+    if (__popc(runs) % 2 == 1) runs |= one_digit & (0u - one_digit);
+    if (runs == 0) {
+      r.run = false;
+      r.copies = a.pass == a.passes - 1;
+      a.keys_in = a.keys_first, a.keys_out = a.keys_last;
+      a.values_in = a.values_first, a.values_out = a.values_last;
+      return r;
+    }
+    if ((runs & me) == 0) {
+      r.run = false;
+      return r;
+    }
+    const int j = __popc(runs & (me - 1u)), e = __popc(runs);
+    r.order = j;
+    // Run j writes the outputs when e - 1 - j is even; run j - 1 wrote what run j reads.
+    a.keys_in = j == 0 ? a.keys_first : (e - j) % 2 == 0 ? a.keys_last : a.keys_spare;
+    a.keys_out = (e - 1 - j) % 2 == 0 ? a.keys_last : a.keys_spare;
+    a.values_in = j == 0 ? a.values_first : (e - j) % 2 == 0 ? a.values_last : a.values_spare;
+    a.values_out = (e - 1 - j) % 2 == 0 ? a.values_last : a.values_spare;
+    return r;
+  }
+  // The copy: tile blockIdx.x of the input to the outputs, each array where the two differ.
+  template <int TILE, int BLOCK>
+  static __device__ __forceinline__ void copy(const gpuk::SortArgs<S>& a) {
+    const gpuk::i64 begin = gpuk::i64(blockIdx.x) * TILE;
+    const gpuk::i64 end = a.n - begin < TILE ? a.n : begin + TILE;
+    if (a.keys_in != a.keys_out)
+      for (gpuk::i64 i = begin + threadIdx.x; i < end; i += BLOCK) a.keys_out[i] = a.keys_in[i];
+    if constexpr (S::kHasValues) {
+      if (a.values_in != a.values_out)
+        for (gpuk::i64 i = begin + threadIdx.x; i < end; i += BLOCK) a.values_out[i] = S::value_at(a.values_in, i);
+    }
+  }
 };
 
 }  // namespace
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
+          int SHORT, int SKIP>
 __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a) {
   using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
   if constexpr (O::kPasses % 2 == 0) {
-    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
+    gpuk::digit_histogram<S, BLOCK, 8, SKIP == 1>(a, O::histogram(a.scratch), O::bases(a.scratch), nullptr, 0);
   } else {
     // An odd number of passes (a begin_bit / end_bit window) would leave entries of the first
     // pass's parity behind: this run's tiles' entries are cleared instead (radix.cu's way).
     const gpuk::i64 tiles = gpuk::ceil_div(a.n, gpuk::i64(O::kTile));
-    gpuk::digit_histogram<S, BLOCK, 8>(a, O::histogram(a.scratch), O::bases(a.scratch),
-                                       reinterpret_cast<gpuk::u32*>(O::lookback(a.scratch)),
-                                       tiles * O::kRadix * gpuk::i64(sizeof(typename O::E) / 4));
+    gpuk::digit_histogram<S, BLOCK, 8, SKIP == 1>(a, O::histogram(a.scratch), O::bases(a.scratch),
+                                                  reinterpret_cast<gpuk::u32*>(O::lookback(a.scratch)),
+                                                  tiles * O::kRadix * gpuk::i64(sizeof(typename O::E) / 4));
   }
 }
 
-template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
+          int SHORT, int SKIP>
+__device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order) {
   using P = Pass<S, BLOCK, ITEMS, VLOAD, MATCH, LB32, KLOAD, BATCH>;
   using O = typename P::O;
   using B = typename P::B;
@@ -406,7 +486,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   const int warp = t >> 5, lane = t & 31;
   const gpuk::i64 n = a.n;
   E* const lookback = O::lookback(a.scratch);
-  const E parity = E(pass & 1);
+  const E parity = E((SKIP == 1 ? order : pass) & 1);  // SKIP 0: the pass itself
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
   gpuk::u32 base;
@@ -441,9 +521,17 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
     }
     if (lane == 31) ps.scan_tmp[warp] = inclusive;
   }
-  __syncthreads();
+  // SHORT 1: whether every key of the tile has one digit (then its start is 0); that digit's
+  // thread leaves it in ps.tile (every thread read the tile before the counts' barrier).
+  bool one_digit = false;
+  if constexpr (SHORT == 1) {
+    if (t < kRadix && count == kTile) ps.tile = t;
+    one_digit = __syncthreads_or(t < kRadix && count == kTile);
+  } else {
+    __syncthreads();
+  }
   gpuk::u32 start = 0;
-  if (t < kRadix) {
+  if (t < kRadix && !one_digit) {
     start = inclusive - count;
     for (int w = 0; w < warp; ++w) start += ps.scan_tmp[w];
     gpuk::u32 run = start;
@@ -456,7 +544,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   }
   __syncthreads();
   gpuk::u32 ranks[P::kRankWords];
-  P::rank_and_place(a, ps, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf, warp);
+  if (!one_digit) P::rank_and_place(a, ps, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf, warp);
 
   // Decoupled look-back, one thread per digit: add the counts of the tiles before this one,
   // walking back until a tile that already knows its inclusive prefix, LB entries per round.
@@ -488,5 +576,26 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArg
   }
   if constexpr (P::kAsyncValues || P::kAsyncKeys) gpuk::copy_async_wait_all();
   __syncthreads();
-  P::write_out(a, ps, tile_begin, valid, pass, value, ranks, smem);
+  if (SHORT == 1 && one_digit) P::write_direct(a, ps, tile_begin, valid);
+  else P::write_out(a, ps, tile_begin, valid, pass, value, ranks, smem);
+}
+
+template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
+          int SHORT, int SKIP>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
+  if constexpr (SKIP == 1) {
+    // The pass's buffers, as Route picked them, in shared memory: in registers they were live
+    // through the whole pass. Either way they cost uniform keys a few percent against the
+    // kernel's constant parameters (docs/kernels/sort.md: why SKIP defaults to 0).
+    __shared__ gpuk::SortArgs<S> routed;
+    gpuk::SortArgs<S> r = a;
+    const Route<S> route = Route<S>::of(r);
+    if (route.copies) Route<S>::template copy<BLOCK * ITEMS, BLOCK>(r);
+    if (!route.run) return;
+    if (threadIdx.x == 0) routed = r;
+    __syncthreads();
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(routed, route.order);
+  } else {
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(a, a.pass);
+  }
 }

@@ -26,13 +26,14 @@ KeyOrder key_order_of(const std::map<std::string, std::string>& options, DType k
 
 namespace {
 
-// The host mirror of gpuk::SortArgs<S> (sort.cuh): the same fields, the same layout (56 bytes).
+// The host mirror of gpuk::SortArgs<S> (sort.cuh): the same fields, the same layout (104 bytes).
 struct SortArgs {
   CUdeviceptr keys_in, keys_out, values_in, values_out, scratch;
   std::int64_t n;
   std::int32_t pass, passes;
+  CUdeviceptr keys_first, keys_last, keys_spare, values_first, values_last, values_spare;
 };
-static_assert(sizeof(SortArgs) == 56);
+static_assert(sizeof(SortArgs) == 104);
 
 constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -176,14 +177,17 @@ class SortLauncher final : public Launcher {
   // Pass p of `passes` writes the outputs when passes - 1 - p is even, the spare buffers
   // otherwise, so that the last pass lands in the outputs; pass 0 reads the input, every later
   // pass the one before. One pass of one (a launch that does not repeat) reads the input and
-  // writes the outputs.
+  // writes the outputs. Every launch also gets the run's input, outputs and (digit passes) spare
+  // buffers, for a pass that picks its own (onesweep.cu's SKIP 1).
   SortArgs pass_args(const Buffers& b, std::int64_t n, int p, int passes) const {
     const bool values = info(op_).values_out;
     const auto keys_of = [&](int q) { return (passes - 1 - q) % 2 == 0 ? b.keys_out : b.keys_spare; };
     const auto values_of = [&](int q) -> CUdeviceptr {
       return values ? ((passes - 1 - q) % 2 == 0 ? b.values_out : b.values_spare) : 0;
     };
-    SortArgs a{b.keys_in, keys_of(p), b.values_in, values_of(p), b.scratch, n, p, passes};
+    SortArgs a{b.keys_in, keys_of(p), b.values_in, values_of(p), b.scratch, n, p, passes,
+               b.keys_in, b.keys_out, passes > 1 ? b.keys_spare : 0,
+               b.values_in, values ? b.values_out : 0, values && passes > 1 ? b.values_spare : 0};
     if (p > 0) {
       a.keys_in = keys_of(p - 1);
       a.values_in = values_of(p - 1);

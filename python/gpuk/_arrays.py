@@ -43,6 +43,32 @@ def dtype_name(dtype: Any) -> str:
     return name
 
 
+def count_arg(value: Any, what: str, minimum: int = 0) -> int:
+    """An integer argument (a Python or NumPy integer, not a bool, a float or a string: 1.5 is
+    not silently 1), at least `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{what}={value!r}: an integer")
+    if value < minimum:
+        raise ConfigError(f"{what}={value!r}: at least {minimum}")
+    return int(value)
+
+
+def paths_arg(value: Any, what: str) -> list:
+    """Directories or files given as one path (a str or os.PathLike) or an iterable of them (a str
+    is one path, not its characters)."""
+    import os
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise ConfigError(f"{what}= takes a path or a list of paths, not {type(value).__name__}") from None
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise ConfigError(f"{what}= takes paths (str or os.PathLike), not {type(item).__name__} ({item!r})")
+    return [os.fspath(item) for item in items]
+
+
 def stream_handle(stream: Any) -> int:
     """A CUstream handle from ``stream=``: None (the legacy default stream, 0), an int, an object
     with ``__cuda_stream__`` (CUDA Python, CuPy, PyTorch, Numba), a torch.cuda.Stream
@@ -86,9 +112,9 @@ class Arg:
     to upload (an input) or to fill (an output) when it is a host array; `keep` holds what must
     live until the call is done (a DLPack view, the upload's device memory)."""
 
-    __slots__ = ("ptr", "dtype", "shape", "size", "host", "keep", "source", "check_pointer")
+    __slots__ = ("ptr", "dtype", "shape", "size", "host", "keep", "source", "check_pointer", "producer")
 
-    def __init__(self, ptr, dtype, shape, host=None, keep=None, source=None, check_pointer=False):
+    def __init__(self, ptr, dtype, shape, host=None, keep=None, source=None, check_pointer=False, producer=None):
         self.ptr = ptr
         self.dtype = dtype
         self.shape = tuple(int(s) for s in shape)
@@ -97,6 +123,7 @@ class Arg:
         self.keep = keep
         self.source = source
         self.check_pointer = check_pointer
+        self.producer = producer  # __cuda_array_interface__'s stream, ordered before the launch
 
     @property
     def nbytes(self) -> int:
@@ -115,10 +142,26 @@ def _host_arg(x: Any, what: str, writable: bool) -> Arg:
     if not a.flags.c_contiguous:
         raise ConfigError(f"{what}: the array is not C-contiguous (strides {a.strides}); pass "
                           f"numpy.ascontiguousarray(x), or a contiguous copy")
+    if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
+        # Its bytes would be read as little-endian values (the CLI and __cuda_array_interface__ refuse it too).
+        raise ConfigError(f"{what}: the array is big-endian ('{a.dtype.str}'); gpuk reads little-endian "
+                          f"values: pass x.astype(x.dtype.newbyteorder('<'))")
     return Arg(0, dtype_name(a.dtype), a.shape, host=a, source=x)
 
 
-def _cai_arg(x: Any, cai: dict, what: str, writable: bool, stream: int, device: int) -> Arg:
+def _cai_arg(x: Any, cai: Any, what: str, writable: bool, stream: int, device: int) -> Arg:
+    try:
+        return _read_cai(x, cai, what, writable)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"{what}: __cuda_array_interface__ is malformed ({type(e).__name__}: {e}): it needs "
+                          f"'shape', 'typestr' and 'data' as (pointer, read-only)") from None
+
+
+def _read_cai(x: Any, cai: Any, what: str, writable: bool) -> Arg:
+    if not isinstance(cai, dict):
+        raise TypeError(f"a {type(cai).__name__}, not a dict")
     typestr = cai.get("typestr", "?")
     try:
         dt = np.dtype(typestr)
@@ -141,9 +184,9 @@ def _cai_arg(x: Any, cai: dict, what: str, writable: bool, stream: int, device: 
     if producer is not None and math.prod(shape) > 0:
         if producer == 0:
             raise ConfigError(f"{what}: __cuda_array_interface__ gives stream 0, which the protocol does not allow")
-        # The producer's writes come before gpuk's launch on `stream` (no host wait).
-        _gpuk.order_streams(device, producer, stream)
-    return Arg(int(ptr or 0), dtype, shape, source=x, check_pointer=True)
+    else:
+        producer = None
+    return Arg(int(ptr or 0), dtype, shape, source=x, check_pointer=True, producer=producer)
 
 
 def _dlpack_arg(x: Any, what: str, writable: bool, stream: int, device: int) -> Arg:
@@ -193,11 +236,18 @@ def resolve(x: Any, what: str, *, device: int, stream: int, writable: bool = Fal
     return _host_arg(x, what, writable=False)
 
 
-def check_on_device(arg: Arg, what: str, device: int) -> None:
+def check_on_device(arg: Arg, what: str, device: int, stream: Optional[int] = None) -> None:
     """A __cuda_array_interface__ pointer must be device memory of the engine's GPU (the driver
-    knows; DLPack says so itself)."""
+    knows; DLPack says so itself). Then the producer's writes come before gpuk's work on `stream`
+    (an event, no host wait): the last step before a launch, once every argument is checked."""
     if not arg.check_pointer or arg.size == 0:
         return
+    _check_pointer(arg, what, device)
+    if arg.producer is not None and stream is not None:
+        _gpuk.order_streams(device, arg.producer, stream)
+
+
+def _check_pointer(arg: Arg, what: str, device: int) -> None:
     ordinal = _gpuk.device_of_pointer(arg.ptr)
     if ordinal < 0:
         raise ConfigError(f"{what}: the pointer of __cuda_array_interface__ is not CUDA device memory")
@@ -221,6 +271,11 @@ class DeviceArray:
         self._stream = stream
         self.strides = None if strides is None else tuple(int(s) for s in strides)
         self._offset = int(offset)
+        self._dlpack_dtype = ({"i": 0, "u": 1, "f": 2}[self.dtype.kind], self.dtype.itemsize * 8)
+        self._dlpack_shape = list(self.shape)
+        # Its memory, shape and stream never change: the interface is built once.
+        self._interface = {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
+                           "strides": self.strides, "stream": self._stream if self._stream else 1}
 
     @property
     def ptr(self) -> int:
@@ -236,8 +291,23 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": self.strides, "stream": self._stream if self._stream else 1}
+        return self._interface
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_DL_CUDA, self.device)
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        """A DLPack capsule (``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``, ``jax.dlpack``), zero-copy;
+        the array stays alive while the consumer's tensor is. Work on the stream it was written on comes
+        before the consumer's `stream` (1: the legacy default stream). A strided view has no capsule."""
+        if self.strides is not None:
+            raise BufferError("a strided view of gpuk records: use __cuda_array_interface__ or numpy()")
+        if stream is not None and stream != -1:
+            consumer = 0 if stream == 1 else int(stream)
+            if consumer != self._stream:
+                _gpuk.order_streams(self.device, self._stream, consumer)
+        code, bits = self._dlpack_dtype
+        return _gpuk.dlpack_capsule(self.ptr, code, bits, self._dlpack_shape, _DL_CUDA, self.device, self._memory)
 
     def numpy(self) -> np.ndarray:
         """A host copy, C-contiguous (waits for the stream it was written on)."""

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _gpuk
-from ._arrays import resolve
+from ._arrays import check_on_device, paths_arg, resolve
 from ._gpuk import CompileError, ConfigError, DeviceError, Error, NoDeviceError
 
 PathLike = Union[str, os.PathLike]
@@ -42,12 +42,18 @@ _WHERE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+): ")
 
 
 def executable() -> Path:
-    """The gpuk command line inside the package (bin/gpuk)."""
-    # The package's directory as imported (not resolved: the build tree's .py files are links).
-    exe = Path(os.path.abspath(os.path.dirname(__file__))) / "bin" / "gpuk"
-    if not exe.exists():
-        raise Error(f"the gpuk executable is missing from the package ({exe}); reinstall gpuk")
-    return exe
+    """The gpuk command line inside the package (bin/gpuk, beside the native module: in the
+    wheel, the build tree's package and an editable install, whose .py files stay in the source
+    tree while the module and bin/ are installed)."""
+    # The directories as imported (not resolved: the build tree's .py files are links).
+    tried = []
+    for where in (_gpuk.__file__, __file__):
+        exe = Path(os.path.abspath(os.path.dirname(where))) / "bin" / "gpuk"
+        if exe.exists():
+            return exe
+        tried.append(str(exe))
+    raise Error(f"the gpuk executable is missing from the package ({' or '.join(dict.fromkeys(tried))}); "
+                f"reinstall gpuk")
 
 
 def _error(status: int, stderr: str, report: Optional[dict] = None) -> Exception:
@@ -77,17 +83,28 @@ def _gpuk_cli(args: Sequence[str], *, ok=(0,), cwd: Optional[PathLike] = None) -
     return proc
 
 
+def _path(path: PathLike, what: str = "path") -> str:
+    """A path as the CLI's argument: one that starts with '-' is given as ./-name, never read as an
+    option (gpuk.check('--help') checks a file of that name)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"{what} takes a path (str or os.PathLike), not {type(path).__name__} ({path!r})")
+    text = os.fspath(path)
+    if not text:
+        raise ConfigError(f"{what}: an empty path")
+    return os.path.join(".", text) if text.startswith("-") else text
+
+
 def _global_args(kernels: Sequence[PathLike], plugins: Sequence[PathLike], cache_dir: Optional[PathLike],
                  tuning_db: Optional[PathLike]) -> List[str]:
     out: List[str] = []
-    for k in kernels:
-        out += ["--kernels", os.fspath(k)]
-    for p in plugins:
-        out += ["--plugins", os.fspath(p)]
+    for k in paths_arg(kernels, "kernels"):
+        out += ["--kernels", _path(k, "kernels=")]
+    for p in paths_arg(plugins, "plugins"):
+        out += ["--plugins", _path(p, "plugins=")]
     if cache_dir is not None:
-        out += ["--cache-dir", os.fspath(cache_dir)]
+        out += ["--cache-dir", _path(cache_dir, "cache_dir=")]
     if tuning_db is not None:
-        out += ["--tuning-db", os.fspath(tuning_db)]
+        out += ["--tuning-db", _path(tuning_db, "tuning_db=")]
     return out
 
 
@@ -96,6 +113,7 @@ def to_numpy(x: Any, device: int = 0) -> np.ndarray:
     a = resolve(x, "input", device=device, stream=0)
     if a.host is not None:
         return a.host
+    check_on_device(a, "input", device, 0)
     host = np.empty(a.shape, a.dtype)
     _gpuk.copy_to_host(device, a.ptr, host.ctypes.data, host.nbytes, 0)
     return host
@@ -129,19 +147,19 @@ def run(config: PathLike, input: Any = None, *, output: Optional[PathLike] = Non
     """
     with tempfile.TemporaryDirectory(prefix="gpuk-run-") as tmp:
         report = Path(tmp) / "report.json"
-        args = ["run", os.fspath(config), "--json", str(report)]
+        args = ["run", _path(config, "config"), "--json", str(report)]
         if input is not None:
             path = Path(tmp) / "input.npy"
             np.save(path, to_numpy(input, device or 0))
             args += ["--input", str(path)]
         if output is not None:
-            args += ["--output", os.fspath(output)]
+            args += ["--output", _path(output, "output=")]
         if device is not None:
             args += ["--device", str(device)]
         if repeats is not None:
             args += ["--repeats", str(repeats)]
         if tuning is not None:
-            args += ["--tuning", os.fspath(tuning)]
+            args += ["--tuning", _path(tuning, "tuning=")]
         if time_limit is not None:
             args += ["--time-limit", str(time_limit)]
         return _with_report(_global_args(kernels, plugins, cache_dir, tuning_db) + args, report, "text")
@@ -159,14 +177,14 @@ def tune(config: PathLike, *, strategy: Optional[str] = None, budget: Optional[i
     picks it. The printed table is under ``"text"``."""
     with tempfile.TemporaryDirectory(prefix="gpuk-tune-") as tmp:
         report = Path(tmp) / "report.json"
-        args = ["tune", os.fspath(config), "--json", str(report)]
+        args = ["tune", _path(config, "config"), "--json", str(report)]
         for flag, value in (("--strategy", strategy), ("--budget", budget), ("--seconds", seconds),
                             ("--seed", seed), ("--objective", objective), ("--device", device),
                             ("--devices", devices), ("--time-limit", time_limit), ("--threads", threads)):
             if value is not None:
                 args += [flag, str(value)]
         if export is not None:
-            args += ["--export", os.fspath(export)]
+            args += ["--export", _path(export, "export=")]
         if not save:
             args.append("--no-save")
         if fresh:
@@ -186,7 +204,7 @@ def compare(a: PathLike, b: PathLike, *, threshold: float = 5.0) -> Dict[str, An
     ``{"kind", "a", "b", "notes", "rows": [{"name", "a_ms", "b_ms", "ratio", "noise", "verdict"}],
     "slower": bool, "summary", "markdown"}``; ``slower`` is the CLI's exit status 6 (a gating row
     slower than `threshold` percent, or timed in A without a valid time in B). The rows are read from the CLI's --markdown table."""
-    proc = _gpuk_cli(["compare", os.fspath(a), os.fspath(b), "--threshold", str(threshold), "--markdown"], ok=(0, 6))
+    proc = _gpuk_cli(["compare", _path(a, "a"), _path(b, "b"), "--threshold", str(threshold), "--markdown"], ok=(0, 6))
     text = proc.stdout
     kind = re.search(r"### gpuk compare \((\w+) reports\)", text)
     rows, notes, summary = [], [], ""
@@ -194,7 +212,8 @@ def compare(a: PathLike, b: PathLike, *, threshold: float = 5.0) -> Dict[str, An
         if line.startswith("- "):
             notes.append(line[2:])
         elif line.startswith("| ") and not line.startswith("| |") and not line.startswith("| ---"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # a '|' inside a name is escaped as '\|' in the table
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
             if len(cells) == 6:
                 rows.append({"name": cells[0], "a_ms": _cell(cells[1]), "b_ms": _cell(cells[2]),
                              "ratio": _cell(cells[3]), "noise": cells[4], "verdict": cells[5]})
@@ -210,7 +229,7 @@ def check(*paths: PathLike, arch: Optional[str] = None, kernels: Sequence[PathLi
     variant a config would choose, with NVRTC; no GPU needed. Returns ``{"passed": True,
     "results": [{"target", "ok", "detail"}], "text"}``; raises ConfigError (a bad config or
     kernel file: file:line:col) or CompileError (NVRTC's log) naming the first failure."""
-    args = _global_args(kernels, plugins, cache_dir, None) + ["check", *(os.fspath(p) for p in paths)]
+    args = _global_args(kernels, plugins, cache_dir, None) + ["check", *(_path(p, "check") for p in paths)]
     if arch is not None:
         args += ["--arch", arch]
     proc = subprocess.run([str(executable()), *args], capture_output=True, text=True)

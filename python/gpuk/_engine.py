@@ -12,8 +12,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _gpuk
-from ._arrays import (DTYPES, Arg, check_on_device, dtype_name, empty_like, resolve, scalar_bits,
-                      stream_handle)
+from ._arrays import (DTYPES, Arg, check_on_device, count_arg, dtype_name, empty_like, paths_arg, resolve,
+                      scalar_bits, stream_handle)
 from ._gpuk import ConfigError
 
 
@@ -71,6 +71,19 @@ class _Slot:
         self.dtype = self.type if self.type in DTYPES else None  # None: a result layout
 
 
+class _Shape:
+    """The arrays and the value a call of an operation takes (Engine.describe, no GPU): what the
+    general path checks a call's arguments against before it prepares anything."""
+
+    __slots__ = ("scalar", "_slots", "_inputs", "_outputs")
+
+    def __init__(self, arrays: List[dict], scalar: Optional[dict]):
+        self.scalar = scalar
+        self._slots = [_Slot(a) for a in arrays]
+        self._inputs = [s for s in self._slots if not s.output]
+        self._outputs = [s for s in self._slots if s.output]
+
+
 class _Handle:
     """What an Operation and a Prepared both keep: the engine, the native handle, what was asked
     for, and the arrays and scalar a call takes."""
@@ -111,8 +124,12 @@ class Operation(_Handle):
         self._inputs = [s for s in self._slots if not s.output]
         self._outputs = [s for s in self._slots if s.output]
         self._reads = any(s.host_result for s in self._outputs)
-        # The fast path's bound methods, looked up once.
+        # The answer read back when no out= is given (reduce, search): its layout.
+        self._answer = next((s.type for s in self._outputs if s.host_result), None)
+        # The fast paths' bound methods, looked up once.
         self._launch = native.launch
+        self._call_arrays = native.call_arrays
+        self._device = self._engine.device
 
     def __repr__(self) -> str:
         return (f"gpuk.Operation({self.family} {self.operation} {self.dtype}, n in [{self.min_n}, {self.max_n}]: "
@@ -121,14 +138,28 @@ class Operation(_Handle):
     def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
         """Enqueues the variant on device pointers (ints, in ``arrays`` order) for n elements, on
         `stream`; returns at once. The cheapest call: no array protocol, no checks but core's."""
-        if self.scalar is None:
-            self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
-        else:
-            dtype = self.scalar["dtype"]
-            self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+        try:
+            if self.scalar is None:
+                self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
+            else:
+                dtype = self.scalar["dtype"]
+                self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+        except TypeError:  # the binding's own words list its C++ types; say what the call takes
+            _pointers(arrays)
+            count_arg(n, "n")
+            raise
 
     def __call__(self, *arrays: Any, value: Any = None, out: Any = None, stream: Any = None) -> Any:
         """Runs on arrays: see gpuk.Engine.call. The first array's size must be in [min_n, max_n]."""
+        if value is None:
+            # Device arrays: read, checked and launched in one call into C++ (_gpuk's call_arrays);
+            # anything else comes back NotImplemented, for the general path below.
+            s = stream if stream.__class__ is int and stream >= 0 else stream_handle(stream)
+            raw = self._call_arrays(arrays, out, s, self._device)
+            if raw is None:
+                return out[0] if out.__class__ is tuple and len(out) == 1 else out
+            if raw is not NotImplemented:
+                return decode(self._answer, raw)
         return self._engine._call(self.family, self.operation, arrays, value, out, stream, self.options, op=self)
 
 
@@ -181,13 +212,13 @@ class Prepared(_Handle):
 
     def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
         """Enqueues n's bucket on device pointers for n elements, on `stream`; returns at once."""
-        self._native.launch([int(a) for a in arrays], int(n), stream_handle(stream), *self._scalar(value))
+        self._native.launch(_pointers(arrays), count_arg(n, "n"), stream_handle(stream), *self._scalar(value))
 
     def launch_and_read(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> Any:
         """launch(), then the small answer (reduce, search; a list of one per channel) on the host,
         after waiting for the stream; its array's pointer may be 0 (the handle's own buffer).
         n = 0: None."""
-        raw = self._native.launch_and_read([int(a) for a in arrays], int(n), stream_handle(stream),
+        raw = self._native.launch_and_read(_pointers(arrays), count_arg(n, "n"), stream_handle(stream),
                                            *self._scalar(value))
         if not raw:
             return None
@@ -197,6 +228,20 @@ class Prepared(_Handle):
             each = len(raw) // int(count)
             return [decode(head, raw[i * each:(i + 1) * each]) for i in range(int(count))]
         return decode(layout, raw)
+
+
+def _pointers(arrays: Sequence[Any]) -> List[int]:
+    """Device pointers as integers (0 where the handle's own buffer is meant)."""
+    return [count_arg(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
+
+
+def _params(params: Optional[Mapping[str, Any]]) -> Dict[str, int]:
+    """A kernel's parameters: names and integers (BLOCK=256), as a mapping."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"params= takes a mapping of parameter names to integers, not {type(params).__name__}")
+    return {str(k): count_arg(v, f"params[{k!r}]", minimum=-(1 << 63)) for k, v in params.items()}
 
 
 TUNING_POLICIES = ("user_database", "shipped_only", "none")
@@ -239,11 +284,15 @@ class Engine:
         self.device = int(device)
         policy, tuning_file = _tuning_policy(tuning)
         self.tuning = tuning
-        self._native = _gpuk.Engine(self.device, [os.fspath(k) for k in kernels], [os.fspath(p) for p in plugins],
+        self._native = _gpuk.Engine(self.device, paths_arg(kernels, "kernels"), paths_arg(plugins, "plugins"),
                                     None if cache_dir is None else os.fspath(cache_dir), no_cache,
                                     None if tuning_db is None else os.fspath(tuning_db), policy, tuning_file)
         self._emit_warnings()
         self._operations: Dict[tuple, Operation] = {}
+        # The family functions' one call into C++: per (family, operation, options), the
+        # Operations below by dtype, size bucket, stream and thread (_gpuk.Dispatch).
+        self._dispatch: Dict[tuple, Any] = {}
+        self._shapes: Dict[tuple, _Shape] = {}
         self._lock = threading.Lock()
         self._families: Optional[List[dict]] = None
 
@@ -285,9 +334,9 @@ class Engine:
         bucket. Options as keywords (``abs=True``, ``order="descending"``) or ``options=``;
         ``kernel=`` and ``params=`` run exactly that variant."""
         opts = _options_text({**(options or {}), **option_kwargs})
+        n = count_arg(n, "n")
         try:
-            native = self._native.prepare(family, operation, dtype_name(dtype), int(n), opts, kernel,
-                                          {k: int(v) for k, v in (params or {}).items()})
+            native = self._native.prepare(family, operation, dtype_name(dtype), n, opts, kernel, _params(params))
         finally:
             self._emit_warnings()
         return Operation(self, native, family, operation, dtype_name(dtype), opts)
@@ -308,11 +357,18 @@ class Engine:
         opts = _options_text({**(options or {}), **option_kwargs})
         try:
             native = self._native.prepare_sizes(family, operation, dtype_name(dtype), int(max_n), opts, kernel,
-                                                {k: int(v) for k, v in (params or {}).items()}, scratch == "owned",
-                                                int(step))
+                                                _params(params), scratch == "owned", int(step))
         finally:
             self._emit_warnings()
         return Prepared(self, native, family, operation, dtype_name(dtype), opts)
+
+    def _shape(self, family: str, operation: str, dtype: str, n: int, options: Mapping[str, str]) -> _Shape:
+        """What a call takes, from the plugin (checked as prepare() checks it, without the GPU)."""
+        key = (family, operation, dtype, tuple(sorted(options.items())), _gpuk.bucket_first(n))
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = _Shape(*self._native.describe(family, operation, dtype, n, dict(options)))
+        return shape
 
     def _operation(self, family: str, operation: str, dtype: str, n: int, options: Mapping[str, str],
                    stream: int) -> Operation:
@@ -325,6 +381,11 @@ class Engine:
                 if op is None:
                     op = self.prepare(family, operation, dtype, n, options=options)
                     self._operations[key] = op
+                    dispatch_key = (family, operation, key[3])
+                    dispatch = self._dispatch.get(dispatch_key)
+                    if dispatch is None:
+                        dispatch = self._dispatch[dispatch_key] = _gpuk.Dispatch(self.device)
+                    dispatch.add(dtype, stream, key[6], op)
         return op
 
     def call(self, family: str, operation: str, *arrays: Any, value: Any = None, out: Any = None,
@@ -349,46 +410,52 @@ class Engine:
             raise TypeError(f"{name} takes an input array")
         first = resolve(arrays[0], f"{name}: argument 1", device=device, stream=s)
         n = first.size
+        # Every argument is checked against what the call takes before the GPU is opened (the
+        # plugin says what that is); the Operation is prepared after.
+        shape: Any = op
         if op is None:  # n = 0 prepares as n = 1 (its checks, its slots) and launches nothing
-            op = self._operation(family, operation, first.dtype, max(n, 1), options, s)
+            shape = self._shape(family, operation, first.dtype, max(n, 1), options)
         elif first.dtype != op.dtype:
             raise ConfigError(f"{name}: the array is {first.dtype}; this Operation was prepared for {op.dtype}")
-        if op.scalar is not None and value is None and len(arrays) == len(op._inputs) + 1:
+        if shape.scalar is not None and value is None and len(arrays) == len(shape._inputs) + 1:
             arrays, value = arrays[:-1], arrays[-1]  # find(x, 42): the value after the arrays
-        if len(arrays) != len(op._inputs):
-            raise TypeError(f"{name} takes {len(op._inputs)} input array(s) "
-                            f"({', '.join(sl.name for sl in op._inputs)}), not {len(arrays)}")
+        if len(arrays) != len(shape._inputs):
+            raise TypeError(f"{name} takes {len(shape._inputs)} input array(s) "
+                            f"({', '.join(sl.name for sl in shape._inputs)}), not {len(arrays)}")
         ins: List[Arg] = [first]
-        for i, (x, slot) in enumerate(zip(arrays[1:], op._inputs[1:]), start=2):
+        for i, (x, slot) in enumerate(zip(arrays[1:], shape._inputs[1:]), start=2):
             a = resolve(x, f"{name}: {slot.name}", device=device, stream=s)
             ins.append(a)
-        for a, slot in zip(ins, op._inputs):
+        for a, slot in zip(ins, shape._inputs):
             _check_slot(a, slot, n, name)
 
         scalar_args: tuple = ()
-        if op.scalar is not None:
+        if shape.scalar is not None:
             if value is None:
-                raise TypeError(f"{name} takes value= (the {op.scalar['name']}, {op.scalar['dtype']})")
-            dtype = op.scalar["dtype"]
-            scalar_args = (dtype, scalar_bits(value, dtype, f"{name}: {op.scalar['name']}"))
+                raise TypeError(f"{name} takes value= (the {shape.scalar['name']}, {shape.scalar['dtype']})")
+            dtype = shape.scalar["dtype"]
+            scalar_args = (dtype, scalar_bits(value, dtype, f"{name}: {shape.scalar['name']}"))
         elif value is not None:
             raise TypeError(f"{name} takes no value")
 
         given = out if isinstance(out, tuple) else (() if out is None else (out,))
-        if given and len(given) != len(op._outputs):
-            raise TypeError(f"{name}: out= takes {len(op._outputs)} array(s) "
-                            f"({', '.join(sl.name for sl in op._outputs)}), not {len(given)}")
+        if given and len(given) != len(shape._outputs):
+            raise TypeError(f"{name}: out= takes {len(shape._outputs)} array(s) "
+                            f"({', '.join(sl.name for sl in shape._outputs)}), not {len(given)}")
         host_mode = any(a.host is not None for a in ins)
         outs: List[Optional[Arg]] = []
         results: List[Any] = []
         read = False
-        for i, slot in enumerate(op._outputs):
-            if given:
-                a = resolve(given[i], f"{name}: out ({slot.name})", device=device, stream=s, writable=True)
-                _check_slot(a, slot, n, name)
-                outs.append(a)
-                results.append(given[i])
-            elif slot.host_result:
+        for i, slot in enumerate(shape._outputs if given else ()):
+            a = resolve(given[i], f"{name}: out ({slot.name})", device=device, stream=s, writable=True)
+            _check_slot(a, slot, n, name)
+            outs.append(a)
+            results.append(given[i])
+        # Every argument checked: now the GPU.
+        if op is None:
+            op = self._operation(family, operation, first.dtype, max(n, 1), options, s)
+        for slot in shape._outputs if not given else ():
+            if slot.host_result:
                 outs.append(None)  # the Operation's own buffer; launch_and_read copies it back
                 results.append(None)
                 read = True
@@ -417,11 +484,11 @@ class Engine:
                 else:
                     downloads.append(a)
             else:
-                check_on_device(a, name, device)
+                check_on_device(a, name, device, s)
         # In the Operation's own order of arrays (sort_pairs: keys_in, keys_out, values_in, values_out).
-        by_slot = dict(zip(map(id, op._inputs), ins))
-        by_slot.update(zip(map(id, op._outputs), outs))
-        pointers = [0 if by_slot[id(sl)] is None else by_slot[id(sl)].ptr for sl in op._slots]
+        by_slot = dict(zip(map(id, shape._inputs), ins))
+        by_slot.update(zip(map(id, shape._outputs), outs))
+        pointers = [0 if by_slot[id(sl)] is None else by_slot[id(sl)].ptr for sl in shape._slots]
         if read:
             raw = op._native.launch_and_read(pointers, n, s, *scalar_args)
             answer = decode(next(sl.type for sl in op._outputs if sl.host_result), raw)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arrays import dtype_name, resolve, stream_handle
 from ._gpuk import ConfigError
-from ._engine import Engine, default_engine
+from ._engine import Engine, _options_text, decode, default_engine
 
 # Friendlier names for some operations (NumPy's words), and what of a composite answer a
 # function returns: reduce max/min leave the index unspecified, argsort is NumPy's argsort (the
@@ -74,8 +74,26 @@ def make_function(family: str, operation: str, description: str, options: Any = 
     field = _ANSWER_FIELD.get((family, operation))
     index = _ANSWER_INDEX.get((family, operation))
 
+    dispatch_key = (family, operation, ())
+    layout_options = _LAYOUT_OPTIONS.get(family, {})
+
     def function(*arrays: Any, value: Any = None, out: Any = None, stream: Any = None,
                  engine: Optional[Engine] = None, **options: Any) -> Any:
+        if value is None and index is None and not (options and layout_options.keys() & options.keys()):
+            # Device arrays: one call into C++ finds the Operation prepared for these options,
+            # dtype, size bucket, stream and thread, reads the arrays and launches
+            # (_gpuk.Dispatch); NotImplemented (not prepared yet, host arrays, anything to
+            # explain) leaves it to the general path below.
+            key = (family, operation, tuple(sorted(_options_text(options).items()))) if options else dispatch_key
+            dispatch = (engine or default_engine())._dispatch.get(key)
+            if dispatch is not None:
+                s = stream if stream.__class__ is int and stream >= 0 else stream_handle(stream)
+                r = dispatch.call(arrays, out, s)
+                if r is None:
+                    return out[0] if out.__class__ is tuple and len(out) == 1 else out
+                if r is not NotImplemented:
+                    answer = decode(r[1]._answer, r[0])
+                    return answer if field is None else getattr(answer, field)
         for option, prefix in _LAYOUT_OPTIONS.get(family, {}).items():
             if option in options:
                 raise TypeError(f"gpuk.{family}.{operation} takes no {option}= (it reduces one array): use "

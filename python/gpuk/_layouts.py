@@ -11,6 +11,7 @@ indices as views into the device's 16-byte records; ``out=`` takes the records t
 from __future__ import annotations
 
 import collections
+import math
 import re
 from typing import Any, Callable, List, Optional
 
@@ -51,6 +52,17 @@ def _integer(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ConfigError(f"{what}={value!r}: an integer")
     return int(value)
+
+
+def _element_count(x: Any) -> Optional[int]:
+    """How many elements an array or sequence holds, read from its shape (nothing copied)."""
+    shape = getattr(x, "shape", None)
+    try:
+        if shape is not None:
+            return math.prod(int(d) for d in shape)
+        return len(x) if hasattr(x, "__len__") else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _host_offsets(x: Any, what: str) -> Arg:
@@ -150,7 +162,7 @@ def _run(engine: Engine, operation: str, name: str, xa: Arg, inputs: List[Arg], 
             else:
                 memory.upload_from(a.host.ctypes.data, a.nbytes, s)
         else:
-            check_on_device(a, name, device)
+            check_on_device(a, name, device, s)
     pointers = [a.ptr for a in inputs] + [results_arg.ptr]
     if op.scalar is not None:  # a segmented Operation takes its segment count (at most the count it was prepared for)
         op._native.launch(pointers, launch_n, s, op.scalar["dtype"], count)
@@ -207,6 +219,12 @@ def make_segmented(operation: str) -> Callable[..., Any]:
         opts = _layout_options(name, abs, options)
         xa = resolve(x, f"{name}: x", device=e.device, stream=s)
         n = xa.size
+        # The segment count checked (the plugin's limit, the options) before offsets are copied or
+        # converted: 2^31 offsets are refused, not copied into a process that runs out of memory.
+        given = _element_count(offsets) if offsets is not None else _element_count(begin)
+        count_before = given - 1 if offsets is not None and given else given
+        if count_before:
+            e._shape("reduce", operation, xa.dtype, max(n, 1), {**opts, "segments": str(count_before)})
         if offsets is not None:
             if begin is not None or end is not None:
                 raise TypeError(f"{name} takes offsets, or begin= and end=, not both")

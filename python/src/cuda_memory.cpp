@@ -37,7 +37,7 @@ const Driver& driver() {
   std::call_once(once, [] {
     void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-      error = "no NVIDIA driver (libcuda.so.1 could not be loaded)";
+      error = "no NVIDIA driver found (libcuda.so.1 could not be loaded): device memory needs an NVIDIA GPU";
       return;
     }
     bool ok = true;
@@ -146,7 +146,8 @@ void copy_to_host(int device, std::uintptr_t src, void* dst, std::size_t bytes, 
 }
 
 void order_streams(int device, std::uintptr_t producer, std::uintptr_t consumer) {
-  if (producer == consumer) return;
+  // One stream, or the legacy default stream by either of its names (1, CU_STREAM_LEGACY, and 0).
+  if (producer == consumer || (producer == 1 && consumer == 0) || (producer == 0 && consumer == 1)) return;
   make_current(device);
   const Driver& d = driver();
   CUevent event = nullptr;

@@ -56,4 +56,11 @@ class DLPackView {
   DLManagedTensor* tensor_ = nullptr;
 };
 
+// A new "dltensor" capsule over device memory that `owner` keeps alive (gpuk.DeviceArray's
+// __dlpack__): C order, `shape` copied into the tensor; it holds a reference to `owner` until
+// the consumer's deleter call, or the capsule's end when no one consumed it. dtype: DLPack's
+// (code, bits).
+PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::vector<std::int64_t>& shape, int device_type,
+                       int device_id, PyObject* owner);
+
 }  // namespace gpuk::python

@@ -15,11 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "array_call.hpp"
 #include "cuda_memory.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
+#include "plugin/problem.hpp"
 #include "run/device.hpp"
 
 namespace nb = nanobind;
@@ -226,6 +228,42 @@ void bind_operation(nb::module_& m) {
       .def_prop_ro("warnings", &Operation::warnings)
       .def_prop_ro("scratch_bytes", &Operation::scratch_bytes);
   def_launches(c, "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).");
+  c.def(
+      "call_arrays",
+      [](Operation& op, nb::handle inputs, nb::handle out, std::uintptr_t stream, int device) {
+        PyObject* result = call_arrays(op, inputs.ptr(), out.ptr(), stream, device);
+        if (!result) throw nb::python_error();
+        return nb::steal(result);
+      },
+      "inputs"_a, "out"_a.none(), "stream"_a, "device"_a,
+      "The array path in one call: the device arrays of `inputs` (a tuple) and `out` (None, an array or a "
+      "tuple) read and checked, then launched on `stream`. None: launched; bytes: the answer read back; "
+      "NotImplemented: the Python layer's general path (host arrays, a value, anything to explain).");
+}
+
+// Engine's Operations of one family operation, found per call in C++ (the family functions).
+void bind_dispatch(nb::module_& m) {
+  nb::class_<Dispatch>(m, "Dispatch", "The prepared Operations of one family operation and options, by dtype, "
+                                      "size bucket, stream and thread: the family functions' one call into C++.")
+      .def(nb::init<int>(), "device"_a)
+      .def(
+          "add",
+          [](Dispatch& d, const std::string& dtype, std::uintptr_t stream, unsigned long thread, nb::handle holder) {
+            Operation* op = nb::cast<Operation*>(holder.attr("_native"));
+            d.add(dtype_named(dtype), stream, thread, holder.ptr(), op);
+          },
+          "dtype"_a, "stream"_a, "thread"_a, "operation"_a,
+          "Serves `operation` (a gpuk.Operation) for its dtype and size bucket on `stream` from `thread`.")
+      .def(
+          "call",
+          [](Dispatch& d, nb::handle inputs, nb::handle out, std::uintptr_t stream) {
+            PyObject* result = d.call(inputs.ptr(), out.ptr(), stream);
+            if (!result) throw nb::python_error();
+            return nb::steal(result);
+          },
+          "inputs"_a, "out"_a.none(), "stream"_a,
+          "As Operation.call_arrays, with the Operation found; a read answer is (bytes, the gpuk.Operation).")
+      .def("__len__", &Dispatch::size);
 }
 
 // gpuk::PreparedSizes: what every prepared handle of the C++ API is (gpuk::sort::prepare_pairs,
@@ -344,6 +382,20 @@ void bind_engine(nb::module_& m) {
           "family"_a, "operation"_a, "dtype"_a, "max_n"_a, "options"_a = std::map<std::string, std::string>{},
           "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{}, "allocate_scratch"_a = true,
           "step"_a = 1)
+      .def(
+          "describe",
+          [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
+             std::uint64_t n, const std::map<std::string, std::string>& options) {
+            // What prepare() would check and the arrays it would take, from the plugin alone.
+            const FamilyPlugin& plugin = e.engine->plugins().get(family);
+            Problem problem = make_problem(plugin, operation, dtype_named(dtype), options, n);
+            problem.max_n = bucket_last(n);
+            const auto launcher = plugin.make_launcher(problem);
+            return nb::make_tuple(slots_list(launcher->arrays()), scalar_dict(launcher->scalar()));
+          },
+          "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
+          "The arrays and the value a call of this operation takes (as Operation.arrays and .scalar), "
+          "checked as prepare() checks the spec, without the GPU.")
       .def("families",
            [](const PyEngine& e) {
              nb::list out;
@@ -393,6 +445,18 @@ void bind_memory(nb::module_& m) {
                    [](const DLPackView& v) { return nb::make_tuple(v.dtype_code(), v.dtype_bits(), v.dtype_lanes()); })
       .def_prop_ro("shape", &DLPackView::shape)
       .def_prop_ro("strides", &DLPackView::strides);
+
+  m.def(
+      "dlpack_capsule",
+      [](std::uintptr_t ptr, int code, int bits, const std::vector<std::int64_t>& shape, int device_type,
+         int device_id, nb::handle owner) {
+        PyObject* capsule = make_capsule(ptr, code, bits, shape, device_type, device_id, owner.ptr());
+        if (!capsule) throw nb::python_error();
+        return nb::steal(capsule);
+      },
+      "ptr"_a, "code"_a, "bits"_a, "shape"_a, "device_type"_a, "device_id"_a, "owner"_a,
+      "A DLPack capsule over C-ordered memory that `owner` keeps alive, referenced until the consumer's "
+      "tensor goes (gpuk.DeviceArray.__dlpack__).");
 
   nb::class_<DeviceMemory>(m, "DeviceMemory", "Device memory in a GPU's primary context, freed when dropped.")
       .def(nb::init<int, std::size_t>(), "device"_a, "bytes"_a)
@@ -453,4 +517,5 @@ NB_MODULE(_gpuk, m) {
   bind_prepared_sizes(m);
   bind_engine(m);
   bind_memory(m);
+  bind_dispatch(m);
 }

@@ -110,6 +110,9 @@ def test_pointers_follow_the_operations_own_array_order(monkeypatch):
         def launch(self, pointers, n, stream, *scalar):
             self.got = (list(pointers), n, stream)
 
+        def call_arrays(self, inputs, out, stream, device):
+            return NotImplemented  # the Python layer's general path, which this test follows
+
     native = Native()
     op = gpuk.Operation(gpuk.Engine(), native, "sort", "sort_pairs", "uint32", {})
     monkeypatch.setattr("gpuk._engine.check_on_device", lambda *args: None)
@@ -117,3 +120,23 @@ def test_pointers_follow_the_operations_own_array_order(monkeypatch):
     out = op(arrays[0], arrays[1], out=(arrays[2], arrays[3]), stream=7)
     assert out == (arrays[2], arrays[3])
     assert native.got == ([FAKE_POINTER, FAKE_POINTER + 0x2000, FAKE_POINTER + 0x1000, FAKE_POINTER + 0x3000], 10, 7)
+
+
+def test_operation_launch_says_what_it_takes_when_the_binding_refuses_an_argument():
+    class Native:  # as nanobind refuses a float where the C++ takes an integer
+        arrays = [{"name": "input", "output": False, "type": "float32", "bytes": 40, "host_result": False}]
+        scalar, variant, chosen, warnings, min_n, max_n, scratch_bytes = None, "v", "c", [], 8, 15, 0
+
+        def launch(self, pointers, n, stream, *scalar):
+            if not all(isinstance(v, int) for v in (*pointers, n)):
+                raise TypeError("launch(): incompatible function arguments")
+
+        def call_arrays(self, inputs, out, stream, device):
+            return NotImplemented
+
+    op = gpuk.Operation(gpuk.Engine(), Native(), "reduce", "sum", "float32", {})
+    op.launch([FAKE_POINTER], 10, 0)
+    with pytest.raises(gpuk.ConfigError, match=r"n=1.5: an integer"):
+        op.launch([FAKE_POINTER], 1.5, 0)
+    with pytest.raises(gpuk.ConfigError, match=r"arrays\[0\]=2.5: an integer"):
+        op.launch([2.5], 10, 0)

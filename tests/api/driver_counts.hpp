@@ -1,7 +1,7 @@
 // What a library call asks of the driver and of malloc, counted: gpuk's driver table with every
 // entry point a call could reach wrapped by a counter (the launch forwarded, or stubbed), and
 // every malloc of the process (operator new's too) counted while counting is on. Used by
-// tests/api/test_host_path.cpp (the counts, asserted) and tools/bench_api_host.cpp (the launch
+// tests/api/test_host_path.cpp (the counts, asserted) and tools/bench/bench_api_host.cpp (the launch
 // stubbed, timed). Include it in one translation unit of a program: it defines malloc.
 #pragma once
 #include <atomic>

@@ -156,14 +156,14 @@ TEST_CASE("run --input takes a .npy file only") {
 }
 
 TEST_CASE("the bash completion completes commands and knows every command") {
-  const auto script = gpuk::test::source_dir() / "tools/completions/gpuk.bash";
+  const auto script = gpuk::test::source_dir() / "tools/cli/completions/gpuk.bash";
   const Result r = shell("bash -c 'source " + script.string() +
                          "; COMP_WORDS=(gpuk ch); COMP_CWORD=1; _gpuk; echo \"${COMPREPLY[@]}\"'");
   CHECK(r.output == "check\n");
   const Result run = shell("bash -c 'source " + script.string() +
                            "; COMP_WORDS=(gpuk run --mark); COMP_CWORD=2; _gpuk; echo \"${COMPREPLY[@]}\"'");
   CHECK(run.output == "--markdown\n");
-  std::ifstream zsh(gpuk::test::source_dir() / "tools/completions/_gpuk");
+  std::ifstream zsh(gpuk::test::source_dir() / "tools/cli/completions/_gpuk");
   const std::string z((std::istreambuf_iterator<char>(zsh)), std::istreambuf_iterator<char>());
   for (const char* command : {"run", "tune", "list", "check", "compare"}) {
     CHECK(contains(z, std::string("'") + command + ":"));
@@ -205,8 +205,8 @@ TEST_CASE("check's failures go to stderr, its ok lines and summary to stdout") {
 }
 
 TEST_CASE("the shell completions know every option of every command, as --help lists them") {
-  const auto script = gpuk::test::source_dir() / "tools/completions/gpuk.bash";
-  std::ifstream zsh(gpuk::test::source_dir() / "tools/completions/_gpuk");
+  const auto script = gpuk::test::source_dir() / "tools/cli/completions/gpuk.bash";
+  std::ifstream zsh(gpuk::test::source_dir() / "tools/cli/completions/_gpuk");
   const std::string z((std::istreambuf_iterator<char>(zsh)), std::istreambuf_iterator<char>());
   for (const char* command : {"run", "tune", "check", "compare"}) {
     CAPTURE(std::string(command));

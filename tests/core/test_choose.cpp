@@ -11,7 +11,7 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 #include <set>
 #include <sstream>
@@ -66,10 +66,9 @@ struct Setup {
     add_user_tuning(tuning, dir.path() / "user.json", false);
     add_shipped_tuning(tuning, *kernels, "sm_99");
   }
-  Choice choose(const std::string& yaml) const {
+  Choice choose(const std::string& yaml, const DeviceInfo& gpu = test_gpu()) const {
     const RunSpec spec = parse_run_spec(yaml, "c.yaml", plugins(), *kernels);
-    return choose_variant(problem_of(spec), variant_request(spec), plugins().get(spec.family), *kernels, test_gpu(),
-                          tuning);
+    return choose_variant(problem_of(spec), variant_request(spec), plugins().get(spec.family), *kernels, gpu, tuning);
   }
 };
 
@@ -166,6 +165,34 @@ TEST_CASE("the nearest size bucket within a factor 4, and the sort family's choi
   c = s.choose("family: sort\noperation: sort\ndtype: float64\nsize: 16384\n");
   CHECK(c.source == Choice::Source::defaults);
   CHECK(c.file->name == "radix");
+}
+
+TEST_CASE("a shipped file holds entries per GPU model: this model's first, else any of the architecture") {
+  Setup s;
+  s.shipped({entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 12, "rank_split", "{\"BLOCK\": 256}"),
+             entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 14, "radix_block", "{\"ITEMS\": 16}")});
+  s.load();
+  // This model's entry, though another model's is in n's own bucket (this one is 2^14, within 4x).
+  Choice c = s.choose(kSort4096);
+  CHECK(c.source == Choice::Source::shipped);
+  CHECK(c.file->name == "radix_block");
+  CHECK(c.params.at("ITEMS") == 16);
+  CHECK(c.why.find("; this GPU model's entry, n within 4x of the tuned 2^14") != std::string::npos);
+  CHECK(c.why.find("on Test GPU") != std::string::npos);
+  // A model the file does not name: the architecture's entry nearest n.
+  DeviceInfo other = test_gpu();
+  other.name = "A third GPU of sm_99";
+  c = s.choose(kSort4096, other);
+  CHECK(c.source == Choice::Source::shipped);
+  CHECK(c.file->name == "rank_split");
+  CHECK(c.why.find("this GPU model's entry") == std::string::npos);
+  CHECK(c.why.find("on Another GPU of sm_99") != std::string::npos);
+  // This model's entry too far from n (2^14 for n = 2^20): the architecture's, nearer, answers.
+  s.shipped({entry_json("Test GPU", "sort", "sort", kSortKeys, "uint32", 14, "radix_block", "{\"ITEMS\": 16}"),
+             entry_json("Another GPU of sm_99", "sort", "sort", kSortKeys, "uint32", 20, "rank_split", "{}")});
+  s.load();
+  c = s.choose("family: sort\noperation: sort\ndtype: uint32\nsize: 2^20\n");
+  CHECK(c.file->name == "rank_split");
 }
 
 TEST_CASE("a shipped pick whose kernel or parameter value is gone: one warning, and the next source") {

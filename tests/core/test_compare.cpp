@@ -76,7 +76,7 @@ TEST_CASE("a slowdown beyond the noise but under the threshold is reported and d
   CHECK(compare_report_texts(run_report(1.00, 0.999, 1.001), run_report(1.03, 1.029, 1.031), 0.02).failures().size() == 1);
 }
 
-TEST_CASE("faster is flagged; single measurements and CPU rows never fail the comparison") {
+TEST_CASE("faster is flagged; copies and CPU rows never fail the comparison") {
   const Comparison c = compare_report_texts(run_report(1.00, 0.99, 1.01, 0.5), run_report(0.50, 0.49, 0.51, 0.5), 0.05);
   CHECK(row(c, "kernel").verdict == CompareRow::Verdict::faster);
   CHECK_FALSE(row(c, "upload").gates);
@@ -166,4 +166,64 @@ TEST_CASE("as a gate: reports of different families or operations are refused") 
   b = a;
   b.replace(b.find("\"reduce\""), 8, "\"search\"");
   CHECK_THROWS_WITH_AS(compare_report_texts(a, b, 0.05), doctest::Contains("different families"), ConfigError);
+}
+
+namespace {
+
+std::string one_run_report(double median) {
+  std::ostringstream s;
+  s << R"({"family": "reduce", "operation": "argmax", "kernel": {"median_ms": )" << median << R"(, "runs": 1}})";
+  return s.str();
+}
+
+// A tune report of these variants, each "NAME=MEDIAN" timed with 30 runs.
+std::string tune_of(const std::vector<std::pair<std::string, double>>& variants) {
+  std::ostringstream s;
+  s << R"({"family": "reduce", "operation": "argmax", "variants": [)";
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    s << (i ? "," : "") << R"({"variant": ")" << variants[i].first << R"(", "status": "ok", "time": {"median_ms": )"
+      << variants[i].second << R"(, "q1_ms": )" << variants[i].second * 0.99 << R"(, "q3_ms": )"
+      << variants[i].second * 1.01 << R"(, "runs": 30}})";
+  return s.str() + "]}";
+}
+
+}  // namespace
+
+TEST_CASE("as a gate, by kind: what it cannot judge fails, and every row keeps the table whole") {
+  struct Case {
+    const char* what;
+    std::string a, b;
+    bool passes;
+  };
+  const std::vector<Case> cases = {
+      {"a row of one measurement 20% slower", one_run_report(1.0), one_run_report(1.2), false},
+      {"a row of one measurement 2% slower", one_run_report(1.0), one_run_report(1.02), true},
+      {"a variant of A missing from B", tune_of({{"v BLOCK=128", 1.0}, {"v BLOCK=256", 2.0}}),
+       tune_of({{"v BLOCK=128", 1.0}}), false},
+      {"B without variants", tune_of({{"v BLOCK=128", 1.0}}), tune_of({}), false},
+      {"neither with variants: nothing judged", tune_of({}), tune_of({}), false},
+      {"a variant only in B", tune_of({{"v BLOCK=128", 1.0}}), tune_of({{"v BLOCK=128", 1.0}, {"v BLOCK=64", 9.0}}),
+       true},
+      {"'|' in a variant's name", tune_of({{"v|x", 1.0}}), tune_of({{"v|x", 1.0}}), true},
+      {"a median of 1e308 in B", tune_of({{"v", 1.0}}), tune_of({{"v", 1e308}}), false},
+      {"a median of 1e308 in A", tune_of({{"v", 1e308}}), tune_of({{"v", 1.0}}), false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Comparison cmp = compare_report_texts(c.a, c.b, 0.05);
+    CHECK(cmp.passed() == c.passes);
+    std::ostringstream md;
+    print_comparison(md, cmp, "a.json", "b.json", true);
+    CAPTURE(md.str());
+    // Every table line has its six cells (a '|' inside one is escaped) and a bounded width.
+    std::istringstream lines(md.str());
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("| ", 0) != 0) continue;
+      int bars = 0;
+      for (std::size_t i = 0; i < line.size(); ++i) bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+      CHECK(bars == 7);
+      CHECK(line.size() < 200);
+    }
+    if (!c.passes) CHECK(md.str().find("slowdown") != std::string::npos);
+  }
 }

@@ -53,6 +53,14 @@ TEST_CASE("configs/argmax.yaml is the write-up's setup") {
   CHECK(spec.data.high == 1.0);
 }
 
+TEST_CASE("a config with no data settings leaves the range to the dtype: integers over their whole range") {
+  const RunSpec spec = parse("family: reduce\noperation: max\ndtype: uint32\nsize: 1000\n");
+  CHECK_FALSE(spec.data.low);
+  CHECK_FALSE(spec.data.high);
+  CHECK(uniform_range(spec.data, spec.dtype).high == 4294967295.0);
+  CHECK(parse("family: reduce\noperation: max\ndtype: int32\nsize: 10\ndata: {high: 15}\n").data.high == 15.0);
+}
+
 TEST_CASE("integers read as a person writes them: 1_000, 2^20, 0x100, and 010 is ten") {
   CHECK(parse("family: reduce\noperation: max\nsize: 1_000\n").size == 1000);
   CHECK(parse("family: reduce\noperation: max\nsize: 2^20\n").size == (1u << 20));

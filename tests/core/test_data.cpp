@@ -247,10 +247,62 @@ TEST_SUITE("generate") {
     CHECK(seen == std::set<std::int32_t>{-2, -1, 0, 1, 2, 3});
   }
 
-  TEST_CASE("unsigned integers with the default range [-1, 1) take the values 0 and 1") {
-    const HostArray a = generate(spec_for(Generator::uniform), DType::uint32, 1000);
-    const auto v = a.as<std::uint32_t>();
-    CHECK(std::set<std::uint32_t>(v.begin(), v.end()) == std::set<std::uint32_t>{0, 1});
+  TEST_CASE("integers with no range are uniform over the whole dtype: nearly all distinct") {
+    const std::uint64_t n = 100000;
+    const HostArray u = generate(spec_for(Generator::uniform), DType::uint32, n);
+    const auto v = u.as<std::uint32_t>();
+    // 10^5 draws from 2^32 values: about 1.2 pairs collide; all but a few are distinct.
+    CHECK(std::set<std::uint32_t>(v.begin(), v.end()).size() > n - 10);
+    CHECK(std::any_of(v.begin(), v.end(), [](std::uint32_t x) { return x > 0xf0000000u; }));
+    CHECK(std::any_of(v.begin(), v.end(), [](std::uint32_t x) { return x < 0x10000000u; }));
+    const HostArray s = generate(spec_for(Generator::sorted), DType::int32, n);
+    const auto w = s.as<std::int32_t>();
+    CHECK(std::is_sorted(w.begin(), w.end()));
+    CHECK(w.front() < -(1 << 30));
+    CHECK(w.back() > (1 << 30));
+    const HostArray l = generate(spec_for(Generator::uniform), DType::int64, 1000);
+    const auto x = l.as<std::int64_t>();
+    CHECK(std::any_of(x.begin(), x.end(), [](std::int64_t y) { return y < -(std::int64_t{1} << 61); }));
+    CHECK(std::any_of(x.begin(), x.end(), [](std::int64_t y) { return y > (std::int64_t{1} << 61); }));
+    const HostArray b = generate(spec_for(Generator::uniform), DType::uint64, 1000);
+    const auto y = b.as<std::uint64_t>();
+    CHECK(std::any_of(y.begin(), y.end(), [](std::uint64_t z) { return z > (3ULL << 62); }));
+  }
+
+  TEST_CASE("floats with no range are uniform in [-1, 1); one bound set leaves the other the default") {
+    const HostArray f = generate(spec_for(Generator::uniform), DType::float32, 10000);
+    const auto v = f.as<float>();
+    const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+    CHECK(*mn >= -1.0f);
+    CHECK(*mn < -0.99f);
+    CHECK(*mx < 1.0f);
+    CHECK(*mx > 0.99f);
+    DataSpec spec = spec_for(Generator::uniform);
+    spec.low = 0;  // integers: [0, the dtype's highest]
+    const HostArray i = generate(spec, DType::int32, 10000);
+    const auto w = i.as<std::int32_t>();
+    CHECK(*std::min_element(w.begin(), w.end()) >= 0);
+    CHECK(*std::max_element(w.begin(), w.end()) > (1 << 30));
+    spec = spec_for(Generator::uniform);
+    spec.high = 15;  // uint32: [0, 15], labels
+    const HostArray labels = generate(spec, DType::uint32, 10000);
+    const auto z = labels.as<std::uint32_t>();
+    CHECK(std::set<std::uint32_t>(z.begin(), z.end()).size() == 16);
+    CHECK(*std::max_element(z.begin(), z.end()) == 15u);
+  }
+
+  TEST_CASE("uniform_range: the stated bounds, else floats' [-1, 1) and integers' whole range") {
+    DataSpec spec;
+    CHECK(uniform_range(spec, DType::float32).low == -1.0);
+    CHECK(uniform_range(spec, DType::float64).high == 1.0);
+    CHECK(uniform_range(spec, DType::uint32).low == 0.0);
+    CHECK(uniform_range(spec, DType::uint32).high == 4294967295.0);
+    CHECK(uniform_range(spec, DType::int32).low == -2147483648.0);
+    CHECK(uniform_range(spec, DType::int64).low == -9223372036854775808.0);
+    spec.low = 3;
+    spec.high = 7;
+    CHECK(uniform_range(spec, DType::int32).low == 3.0);
+    CHECK(uniform_range(spec, DType::float32).high == 7.0);
   }
 
   TEST_CASE("an integer range wider than the dtype is clamped to it") {
@@ -516,6 +568,47 @@ TEST_SUITE("generate") {
     spec.low = 5, spec.high = 1;  // unused by normal
     spec.distinct = 0;            // unused by normal
     CHECK_NOTHROW(generate(spec, DType::float32, 10));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+TEST_SUITE("summarize_data") {
+  TEST_CASE("the default integer data is stated with its whole range and bound on distinct values") {
+    const DataSummary s = summarize_data(DataSpec{}, DType::uint32, 1u << 28);
+    CHECK(s.generator == "uniform");
+    CHECK(s.range == "[0, 4294967295]");
+    CHECK(s.seed == 1);
+    REQUIRE(s.distinct_at_most);
+    CHECK(*s.distinct_at_most == (1u << 28));  // n bounds it: fewer elements than values
+    CHECK(s.text() == "uniform in [0, 4294967295], seed 1, at most 268435456 distinct values");
+    CHECK(summarize_data(DataSpec{}, DType::int64, 10).range == "[-9223372036854775808, 9223372036854775807]");
+    CHECK(summarize_data(DataSpec{}, DType::uint64, 10).range == "[0, 18446744073709551615]");
+  }
+
+  TEST_CASE("floats state their half-open range and no bound; few_distinct, permutation, normal, NaN, file") {
+    const DataSummary f = summarize_data(DataSpec{}, DType::float32, 1000);
+    CHECK(f.range == "[-1, 1)");
+    CHECK_FALSE(f.distinct_at_most);
+    CHECK(f.text() == "uniform in [-1, 1), seed 1");
+
+    DataSpec few = spec_for(Generator::few_distinct, 9);
+    few.distinct = 1024;
+    CHECK(summarize_data(few, DType::int32, 1u << 20).text() ==
+          "few_distinct in [-2147483648, 2147483647], seed 9, at most 1024 distinct values");
+    few.low = 0, few.high = 15;  // a smaller range than the pool: the range bounds it
+    CHECK(*summarize_data(few, DType::uint32, 1u << 20).distinct_at_most == 16);
+
+    CHECK(summarize_data(spec_for(Generator::permutation), DType::uint32, 100).text() ==
+          "permutation in [0, 99], seed 1, 100 distinct values");
+    DataSpec normal = spec_for(Generator::normal);
+    normal.nan.count = 3;
+    CHECK(summarize_data(normal, DType::float64, 100).text() == "normal (mean 0, stddev 1), seed 1, 3 NaNs");
+
+    DataSpec file;
+    file.file = "in.npy";
+    const DataSummary fs = summarize_data(file, DType::float32, 10);
+    CHECK(fs.generator == "file");
+    CHECK(fs.text() == "file in.npy");
   }
 }
 

@@ -18,8 +18,8 @@
 #include "helpers.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
-#include "tune/matrix.hpp"
-#include "tune/sweep.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

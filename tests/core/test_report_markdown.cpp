@@ -1,8 +1,11 @@
 // `gpuk run --markdown FILE` and the report's copy figures, on a report made here (no GPU).
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "helpers.hpp"
 #include "run/runner.hpp"
 
 using namespace gpuk;
@@ -30,6 +33,11 @@ RunReport sample() {
   r.baseline = NamedStats{"cub::DeviceReduce::ArgMax", Stats::of({6.0}), ""};
   r.verified = true;
   r.verification = {true, "value 0.99 at index 7"};
+  DataSpec data;
+  data.generator = Generator::few_distinct;
+  data.distinct = 16;
+  data.seed = 3;
+  r.data = summarize_data(data, DType::uint32, r.size);
   return r;
 }
 
@@ -64,4 +72,32 @@ TEST_CASE("the printed report gives both copies' GB/s and says when the input wa
   std::ostringstream pageable;
   print_report(pageable, r);
   CHECK(pageable.str().find("pageable") != std::string::npos);
+}
+
+TEST_CASE("every form of a run's report states the data it measured") {
+  const RunReport r = sample();
+  const std::string text = "few_distinct in [0, 4294967295], seed 3, at most 16 distinct values";
+  std::ostringstream printed, md;
+  print_report(printed, r);
+  print_markdown(md, r);
+  CHECK(printed.str().find("  data     " + text + "\n") != std::string::npos);
+  CHECK(md.str().find("- data: " + text + "\n") != std::string::npos);
+
+  const test::TempDir dir;
+  write_json(dir.path() / "r.json", r);
+  std::ifstream json_in(dir.path() / "r.json");
+  const auto j = nlohmann::json::parse(json_in);
+  CHECK(j["data"]["generator"] == "few_distinct");
+  CHECK(j["data"]["range"] == "[0, 4294967295]");
+  CHECK(j["data"]["seed"] == 3);
+  CHECK(j["data"]["distinct_at_most"] == 16);
+  CHECK(j["data"]["text"] == text);
+
+  write_csv(dir.path() / "r.csv", r);
+  std::ifstream csv(dir.path() / "r.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  CHECK(header.find(",data_generator,data_range,data_seed,data_distinct_at_most,data") != std::string::npos);
+  CHECK(row.find(",few_distinct,\"[0, 4294967295]\",3,16,\"" + text + "\"") != std::string::npos);
 }

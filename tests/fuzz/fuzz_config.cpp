@@ -1,6 +1,6 @@
 // libFuzzer: the config loader. Any input must end in a parsed RunSpec or a gpuk::Error (a
 // ConfigError naming file, line and column); anything else that escapes is a bug, and so is a
-// crash, a sanitizer report, a hang or a giant allocation (tools/fuzz.sh sets the limits).
+// crash, a sanitizer report, a hang or a giant allocation (tools/dev/fuzz.sh sets the limits).
 #include <cstddef>
 #include <cstdint>
 #include <string>

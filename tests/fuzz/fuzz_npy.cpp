@@ -1,6 +1,6 @@
 // libFuzzer: the .npy reader. Any file must end in a HostArray whose size matches the file, or
 // a gpuk::Error naming the file; a header that declares a huge shape must be refused before
-// anything is allocated (tools/fuzz.sh runs with -malloc_limit_mb).
+// anything is allocated (tools/dev/fuzz.sh runs with -malloc_limit_mb).
 #include <unistd.h>
 
 #include <cstddef>

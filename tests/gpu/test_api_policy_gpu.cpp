@@ -17,7 +17,7 @@
 #include "plugin/problem.hpp"
 #include "run/device.hpp"
 #include "run/prepare.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 
 using namespace gpuk;
 

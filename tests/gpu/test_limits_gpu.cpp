@@ -16,7 +16,7 @@
 #include "helpers.hpp"
 #include "run/host_memory.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 

@@ -8,9 +8,9 @@
 #include "config/config.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
-#include "tune/energy.hpp"
-#include "tune/journal.hpp"
-#include "tune/sweep.hpp"
+#include "tune/measure/energy.hpp"
+#include "tune/report/journal.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 
@@ -65,14 +65,15 @@ TEST_CASE("objective energy: every variant gets energy per call, power and SM cl
     CHECK(s.watts > 20);
     CHECK(s.watts < 1500);
     CHECK(s.sm_mhz > 200);
-    // Energy per call is power x the window's time per call. Where that is the kernel's time
-    // (within 10%), the figure is power x kernel time; where it is not (the GPU idled between
-    // back-to-back calls: 2.0-2.25x for these variants on the H100), the report must say so.
+    // Energy per call is power x the window's time per call: with the window fed back to back
+    // by a thread of its own (issue 36), that is the kernel's time, so the figure is power x
+    // kernel time within 10% on this bandwidth-bound kernel. (With one thread queuing and
+    // reading, the GPU idled between batches: 1.9-2.8x on the H200, 2.0-2.25x on the H100.)
     const double expected = s.watts * e.time.median * 1e-3;
     MESSAGE(e.label << ": " << s.joules * 1e3 << " mJ per call, " << s.watts << " W x " << e.time.median
                     << " ms = " << expected * 1e3 << " mJ; " << s.calls << " calls in " << s.window_s << " s");
-    CHECK(s.joules > expected / 3);
-    CHECK(s.joules < expected * 3);
+    CHECK(s.joules > expected * 0.9);
+    CHECK(s.joules < expected * 1.1);
     if (s.joules > expected * 1.1 || s.joules < expected * 0.9)
       CHECK(r.timing.find("energy per call includes the GPU's time between calls") != std::string::npos);
   }

@@ -5,7 +5,7 @@
 #include "config/config.hpp"
 #include "helpers.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 

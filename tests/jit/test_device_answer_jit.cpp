@@ -1,10 +1,10 @@
-// The sweep's device comparison (core/src/tune/device_answer.cpp), compiled with NVRTC for sm_90:
+// The sweep's device comparison (core/src/tune/measure/device_answer.cpp), compiled with NVRTC for sm_90:
 // needs no GPU, runs in CI. Its behaviour on a GPU: tests/gpu/test_tune_gpu.cpp.
 #include <doctest/doctest.h>
 
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
-#include "tune/device_answer.hpp"
+#include "tune/measure/device_answer.hpp"
 
 using namespace gpuk;
 

@@ -15,7 +15,7 @@
 #include "gpuk/sort.hpp"
 #include "plugin/problem.hpp"
 #include "sort/sorter.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 
 using namespace gpuk;
 

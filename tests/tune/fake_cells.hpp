@@ -6,7 +6,7 @@
 
 #include "builtins.hpp"
 #include "run/device.hpp"
-#include "tune/matrix.hpp"
+#include "tune/matrix/matrix.hpp"
 #include "tune_helpers.hpp"
 
 namespace gpuk::test {

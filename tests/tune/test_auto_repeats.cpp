@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "tune/auto_repeats.hpp"
+#include "tune/sweep/auto_repeats.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

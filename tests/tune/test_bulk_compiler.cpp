@@ -1,4 +1,4 @@
-// The bulk compiles of a sweep (tune/bulk_compiler.hpp) with a fake NVRTC: programs of one point
+// The bulk compiles of a sweep (tune/measure/bulk_compiler.hpp) with a fake NVRTC: programs of one point
 // (several past 8 per thread), variants of the same machine code compiled once, a failing program
 // split to find the variant at fault, and a chunk another process compiled taken as it was (its
 // errors kept, nothing counted as compiled). No GPU, no NVRTC.
@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "gpuk/error.hpp"
-#include "tune/bulk_compiler.hpp"
+#include "tune/measure/bulk_compiler.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -8,7 +8,7 @@
 #include "builtins.hpp"
 #include "helpers.hpp"
 #include "run/device.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -6,7 +6,7 @@
 #include "builtins.hpp"
 #include "helpers.hpp"
 #include "kernel/kernel_file.hpp"
-#include "tune/matrix.hpp"
+#include "tune/matrix/matrix.hpp"
 
 using namespace gpuk;
 
@@ -33,6 +33,7 @@ std::vector<TuningEntry> exported(const test::TempDir& dir, const std::map<std::
   r.fingerprint = cell_fingerprint(cell);
   r.family = "sort";
   r.operation = "sort";
+  r.options = options_key(cell.spec.run.options);  // as a real cell file has it (export checks it)
   r.dtype = "uint32";
   r.size = 4096;
   TuningEntry e;

@@ -1,4 +1,4 @@
-// The spawner that forks a pooled sweep's workers (tune/spawner.hpp): its workers are this
+// The spawner that forks a pooled sweep's workers (tune/workers/spawner.hpp): its workers are this
 // process's children, talk through their own pipes, and start clean even while another thread of
 // this process holds a lock that a child forked from it directly would inherit held.
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "tune/spawner.hpp"
+#include "tune/workers/spawner.hpp"
 
 using gpuk::detail::Spawner;
 

@@ -17,7 +17,7 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "helpers.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;
 

@@ -9,7 +9,7 @@
 
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
-#include "tune/journal.hpp"
+#include "tune/report/journal.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -10,7 +10,7 @@
 #include "builtins.hpp"
 #include "helpers.hpp"
 #include "run/device.hpp"
-#include "tune/journal.hpp"
+#include "tune/report/journal.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;
@@ -129,6 +129,35 @@ TEST_CASE("a torn last line (a writer killed mid-line) is ignored, and the next 
   TuneJournal after(path, "run-3");
   CHECK(after.read(space, false).size() == 6);
   CHECK(after.damaged() == 1);  // still the torn one only
+}
+
+TEST_CASE("another writer of the journal torn mid-line after this one began costs no line of this one's") {
+  // Two sweeps of one problem share the journal; one is killed mid-line after the other's first
+  // append. The survivor's next line once joined the torn one and was lost with it (its tail was
+  // checked once, at its first append).
+  const Space space = test::metadata_space({test::tune_kernel()});
+  const test::TempDir dir;
+  const auto path = dir.path() / "j.jsonl";
+  test::FakeMeasurer m;
+  TuneOptions o;
+  o.evaluations = 2;
+  const TuneResult first = sweep(space, m, path, "run-1", false, o);
+  REQUIRE(lines_of(path) == 2);
+  TuneJournal survivor(path, "run-2");
+  survivor.append(space, first.evaluations.at(0));  // its first append: the file ends in a newline
+  {
+    std::ofstream out(path, std::ios::app);
+    out << R"({"run": "killed", "kernel": "k", "source": "0123", "params": {"BLOCK": 2)";  // no newline
+  }
+  survivor.append(space, first.evaluations.at(1));
+  TuneJournal reader(path, "run-3");
+  const auto read = reader.read(space, false);
+  CHECK(reader.damaged() == 1);  // the torn line only
+  std::size_t of_survivor = 0;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) of_survivor += line.find("\"run-2\"") != std::string::npos && line.front() == '{';
+  CHECK(of_survivor == 2);
+  CHECK(read.size() == 2);
 }
 
 TEST_CASE("a missing journal is empty; energy missing from a journaled point is measured, not the point") {

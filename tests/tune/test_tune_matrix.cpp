@@ -16,7 +16,7 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/matrix.hpp"
+#include "tune/matrix/matrix.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

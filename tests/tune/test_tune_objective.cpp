@@ -12,7 +12,7 @@
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "run/device.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -1,4 +1,4 @@
-// A sweep over several GPUs (tune/pool.hpp) without a GPU: the workers are real processes
+// A sweep over several GPUs (tune/workers/pool.hpp) without a GPU: the workers are real processes
 // whose measurer is the fake of tune_helpers.hpp, so the scheduling, the restarts after a lost
 // context or a dead worker, and the grouping by model run as they do on a multi-GPU host.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "gpuk/error.hpp"
-#include "tune/pool.hpp"
+#include "tune/workers/pool.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

@@ -5,7 +5,7 @@
 #include "builtins.hpp"
 #include "config/config.hpp"
 #include "run/device.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

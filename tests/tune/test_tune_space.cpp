@@ -7,8 +7,8 @@
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "plugin/plugin.hpp"
-#include "tune/matrix.hpp"
-#include "tune/sweep.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;

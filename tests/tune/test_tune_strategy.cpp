@@ -2,11 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "helpers.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 
 using namespace gpuk;
@@ -138,9 +139,12 @@ TEST_CASE("failures are recorded with their reasons, never chosen, and the sweep
   report.config = "t.yaml";
   report.bytes_moved = 4 << 20;
   report.result = r;
+  report.data = summarize_data(DataSpec{}, DType::int32, 1000);
   std::ostringstream out;
   print_tune_report(out, report, 3);
   const std::string text = out.str();
+  CHECK(text.find("  data     uniform in [-2147483648, 2147483647], seed 1, at most 1000 distinct values\n") !=
+        std::string::npos);
   CHECK(text.find("wrong answer: 1") != std::string::npos);
   CHECK(text.find("4 x error: too many unrolls") != std::string::npos);
   CHECK(text.find("3 x CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != std::string::npos);
@@ -154,9 +158,16 @@ TEST_CASE("failures are recorded with their reasons, never chosen, and the sweep
   std::string header;
   std::getline(csv, header);
   CHECK(header.find("rank,kernel,variant,param_BLOCK,param_UNROLL,status,median_ms") == 0);
+  CHECK(header.find(",objective,device,data") != std::string::npos);
   int rows = 0;
-  for (std::string line; std::getline(csv, line);) ++rows;
+  for (std::string line; std::getline(csv, line);) {
+    ++rows;
+    CHECK(line.find(",\"uniform in [-2147483648, 2147483647], seed 1, at most 1000 distinct values\"") !=
+          std::string::npos);
+  }
   CHECK(rows == 20);
+  std::ifstream json_in(dir.path() / "t.json");
+  CHECK(nlohmann::json::parse(json_in)["data"]["range"] == "[-2147483648, 2147483647]");
 }
 
 TEST_CASE("a dead CUDA context stops the sweep with its message; the results so far are kept") {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernel/kernel_file.hpp"
-#include "tune/sweep.hpp"
+#include "tune/sweep/sweep.hpp"
 
 namespace gpuk::test {
 

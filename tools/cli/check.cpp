@@ -9,8 +9,8 @@
 #include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
-#include "tune/matrix.hpp"
-#include "tune/space.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/sweep/space.hpp"
 #include "util/text.hpp"
 
 namespace fs = std::filesystem;
@@ -134,8 +134,45 @@ class Checker {
                                          /*check_plans=*/info.sm_count > 0);
     for (const auto& w : tuning.warnings) std::cerr << "gpuk: warning: " << w << "\n";
     for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << w << "\n";
+    check_plan(problem, plugin, *choice.variant, gpu_ && gpu_->arch() == arch_ ? gpu_ : std::nullopt);
     compile(*choice.file, {plugin.template_args(problem)}, choice.params);
   }
+
+  // What every run of the config refuses before its first launch, refused here too (check once
+  // said ok for them): the variant's constraints and launch limits for n and max_n, and the
+  // family's checks of the plan (a kernel without segments for a segmented layout, channels
+  // above the block size). On this GPU with its limits; without one, only what no GPU could run:
+  // a plan refused at every SM count from 1 to 1024, with the most shared memory any GPU gives.
+  void check_plan(const Problem& problem, const FamilyPlugin& plugin, const Variant& variant,
+                  const std::optional<DeviceInfo>& device) {
+    const auto launcher = plugin.make_launcher(problem);
+    Problem at = problem;
+    for (const std::uint64_t n : {problem.n, problem.max_n}) {
+      at.n = n;
+      if (device) {
+        (void)launcher->scratch_bytes(plan_launches(variant, launch_limits(at, *device)));
+        continue;
+      }
+      std::optional<ConfigError> first;
+      bool planned = false;
+      for (const int sm_count : {1, 16, 132, 1024}) {
+        LaunchLimits limits = launch_limits(at, device_of_arch(arch_));
+        limits.sm_count = sm_count;
+        limits.max_threads_per_block = 1024;  // every GPU of these architectures
+        limits.max_shared_bytes = kMostSharedAnyGpu;
+        try {
+          (void)launcher->scratch_bytes(plan_launches(variant, limits));
+          planned = true;
+          break;
+        } catch (const ConfigError& e) {
+          if (!first) first = e;
+        }
+      }
+      if (!planned) throw *first;
+    }
+  }
+
+  static constexpr int kMostSharedAnyGpu = 232448;  // 227 KiB with opt-in (sm_90, sm_100)
 
   void compile(const KernelFile& file, const std::vector<std::vector<std::string>>& arg_sets,
                const std::map<std::string, std::int64_t>& params) {

@@ -1,5 +1,5 @@
 // What the files of the gpuk command share: the exit status, one-line errors, the commands that
-// live beside tools/gpuk.cpp. Nothing here knows a family.
+// live beside tools/cli/gpuk.cpp. Nothing here knows a family.
 #pragma once
 #include <string>
 #include <vector>

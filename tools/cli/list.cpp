@@ -31,10 +31,12 @@ void print_plugins(const PluginRegistry& plugins) {
   }
 }
 
+// A kernel file's words are its author's, not gpuk's: a terminal escape in its summary, its
+// name or its path would reach the terminal as a command, so each is printed escaped.
 void print_kernel_file(const KernelFile& f) {
-  std::cout << "    " << f.name << "  " << f.path.string() << "\n";
-  if (!f.summary.empty()) std::cout << "      " << f.summary << "\n";
-  std::cout << "      operations: " << join(f.operations) << "\n";
+  std::cout << "    " << terminal_text(f.name, 200) << "  " << terminal_text(f.path.string(), 4096) << "\n";
+  if (!f.summary.empty()) std::cout << "      " << terminal_text(f.summary, 4096) << "\n";
+  std::cout << "      operations: " << terminal_text(join(f.operations), 4096) << "\n";
   std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
   for (const auto& p : f.params) {
     std::vector<std::string> values;
@@ -56,7 +58,8 @@ int cmd_list(const RuntimeOptions& g) {
   std::set<std::string> families;
   for (const auto& f : kernels.files()) families.insert(f->family);
   for (const auto& family : families) {
-    std::cout << "  " << family << (plugins.find(family) ? "" : "  (no plugin loaded for this family)") << "\n";
+    std::cout << "  " << terminal_text(family, 200) << (plugins.find(family) ? "" : "  (no plugin loaded for this family)")
+              << "\n";
     for (const auto& f : kernels.family(family)) print_kernel_file(*f);
   }
   if (!runtime.load_problems().empty()) {

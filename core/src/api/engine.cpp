@@ -8,7 +8,7 @@
 #include "api/api_state.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/problem.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/install_dirs.hpp"
 #include "util/text.hpp"
 

@@ -33,4 +33,15 @@ const std::string& RunSpec::option(const std::string& name) const {
   return it->second;
 }
 
+const char* objective_name(TuneObjective o) {
+  return o == TuneObjective::time ? "time" : o == TuneObjective::energy ? "energy" : "edp";
+}
+
+std::optional<TuneObjective> parse_objective(std::string_view name) {
+  if (name == "time") return TuneObjective::time;
+  if (name == "energy") return TuneObjective::energy;
+  if (name == "edp") return TuneObjective::edp;
+  return std::nullopt;
+}
+
 }  // namespace gpuk

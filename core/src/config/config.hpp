@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/data.hpp"
@@ -76,6 +77,8 @@ struct TuneConstraint {
 enum class TuneStrategy { exhaustive, random, anneal, bayes };
 // What a sweep ranks by: kernel time, energy per call, or energy x delay (docs/tuning.md).
 enum class TuneObjective { time, energy, edp };
+const char* objective_name(TuneObjective o);  // "time", "energy", "edp"
+std::optional<TuneObjective> parse_objective(std::string_view name);
 enum class FlushL2 { automatic, on, off };
 
 struct TuneSpec {

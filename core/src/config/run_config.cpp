@@ -68,6 +68,11 @@ HeldData inspect_data_file(const yaml::Source& src, const YAML::Node& root) {
     } catch (const ConfigError& e) {
       src.fail(held.node, e.what());
     }
+    // A .npy says its own dtype: a data.dtype beside it that differs was accepted and ignored.
+    if (d.raw_dtype && is_npy(*d.file) && held.contents->dtype != *d.raw_dtype)
+      src.fail(data["dtype"], "data.dtype says " + std::string(dtype_name(*d.raw_dtype)) + ", but the .npy file holds " +
+                                  std::string(dtype_name(held.contents->dtype)) +
+                                  " elements (a .npy says its own dtype: data.dtype is for raw files; remove it)");
   }
   return held;
 }
@@ -96,7 +101,8 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
   };
   if (node["low"]) d.low = finite("low");
   if (node["high"]) d.high = finite("high");
-  if (d.low > d.high) src.fail(node["low"] ? node["low"] : node, "low must not be above high");
+  if ((d.low || d.high) && uniform_range(d, dtype).low > uniform_range(d, dtype).high)  // a bound may be the dtype's
+    src.fail(node["low"] ? node["low"] : node["high"], "low must not be above high");
   if (node["mean"]) d.mean = finite("mean");
   if (node["stddev"]) {
     d.stddev = finite("stddev");
@@ -354,11 +360,19 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
   dtype_and_size(src, root, plugin, held, spec);
   run_settings(src, root, path, plugin, spec);
 
-  // The family's own check of its options against each other, the dtype and the size.
+  // The family's own check of its options against each other, the dtype and the size; the error
+  // points at the option it names first (file:line:column), else at the file.
   try {
     plugin.check(problem_of(spec));
   } catch (const ConfigError& e) {
-    throw ConfigError(path.string() + ": " + e.what());
+    const std::string what = e.what();
+    std::size_t first = std::string::npos;
+    YAML::Node named;
+    for (const OptionSpec& o : plugin.options())
+      if (const auto at = what.find(o.name); at != std::string::npos && at < first && root[o.name])
+        first = at, named = root[o.name];
+    if (named) src.fail(named, what);
+    throw ConfigError(path.string() + ": " + what);
   }
 
   if (mode == RootMode::tune) return spec;  // the tune config's own parser takes kernels and params

@@ -217,10 +217,11 @@ T to_dtype(double v) {
 // Uniform values of T for the spec's [low, high) / [low, high].
 template <class T>
 auto uniform_mapping(const DataSpec& spec) {
+  const ValueRange r = uniform_range(spec, dtype_of<T>());
   if constexpr (std::is_floating_point_v<T>) {
-    return UniformFloat<T>(spec.low, spec.high);
+    return UniformFloat<T>(r.low, r.high);
   } else {
-    const auto range = integer_range<T>(spec.low, spec.high);  // validated to exist
+    const auto range = integer_range<T>(r.low, r.high);  // validated to exist
     return UniformInt<T>(range->first, range->second);
   }
 }

@@ -91,7 +91,11 @@ struct NanSpec {
 
 struct DataSpec {
   Generator generator = Generator::uniform;
-  double low = -1.0, high = 1.0;     // uniform: values in [low, high); integers in [low, high]
+  // uniform, sorted, reversed, few_distinct: floats in [low, high), integers in [low, high].
+  // Unset, each takes the dtype's default (uniform_range): floats [-1, 1), integers the dtype's
+  // whole range (uint32: [0, 2^32 - 1]), so that an integer sort with no data settings sorts
+  // keys that are nearly all distinct, not a handful.
+  std::optional<double> low, high;
   double mean = 0.0, stddev = 1.0;   // normal (integers: rounded)
   std::uint64_t distinct = 16;       // few_distinct: values drawn from this many distinct ones
   NanSpec nan;
@@ -106,6 +110,27 @@ struct DataSpec {
 
 std::string_view generator_name(Generator g);
 std::optional<Generator> parse_generator(std::string_view name);
+
+// The range uniform values of dtype are drawn from: spec.low / spec.high, or where unset floats'
+// -1 / 1 and integers' lowest / highest value (as doubles: the generators clamp to the dtype, so
+// int64's and uint64's 2^63 and 2^64 mean the highest value).
+struct ValueRange {
+  double low, high;
+};
+ValueRange uniform_range(const DataSpec& spec, DType dtype);
+
+// What a run's input is, for its reports: the generator (or "file"), the range the values came
+// from, the seed, and a bound on the number of distinct values where the spec gives one.
+struct DataSummary {
+  std::string generator;   // a generator's name, or "file"
+  std::string range;       // "[0, 4294967295]", "[-1, 1)", "mean 0, stddev 1"; empty for a file
+  std::uint64_t seed = 0;
+  std::optional<std::uint64_t> distinct_at_most;  // permutation: exactly this many
+  std::uint64_t nans = 0;  // NaNs put in (at most this many places: nan.at and nan.count may meet)
+  std::string file;        // the data file, when the data came from one
+  std::string text() const;  // one line: "uniform integers in [0, 4294967295], seed 1, ..."
+};
+DataSummary summarize_data(const DataSpec& spec, DType dtype, std::uint64_t n);
 
 // Generates n elements of dtype. Deterministic for a given (spec, dtype, n), whatever the number
 // of threads. Throws gpuk::ConfigError for impossible requests (NaN in an integer dtype, a NaN

@@ -67,23 +67,23 @@ using namespace counter_random;
 [[noreturn]] void config_error(const std::string& message) { throw ConfigError(message); }
 
 void validate_uniform_range(const DataSpec& spec, DType dtype) {
-  if (!std::isfinite(spec.low) || !std::isfinite(spec.high))
-    config_error(cat(generator_name(spec.generator), ": low and high must be finite (got low = ",
-                     spec.low, ", high = ", spec.high, ")"));
-  if (spec.low > spec.high)
-    config_error(cat(generator_name(spec.generator), ": low (", spec.low,
-                     ") is greater than high (", spec.high, ")"));
+  const auto [low, high] = uniform_range(spec, dtype);
+  if (!std::isfinite(low) || !std::isfinite(high))
+    config_error(cat(generator_name(spec.generator), ": low and high must be finite (got low = ", low,
+                     ", high = ", high, ")"));
+  if (low > high)
+    config_error(cat(generator_name(spec.generator), ": low (", low, ") is greater than high (", high, ")"));
   visit_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (std::is_floating_point_v<T>) {
       const double m = static_cast<double>(std::numeric_limits<T>::max());
-      if (std::fabs(spec.low) > m || std::fabs(spec.high) > m)
-        config_error(cat(generator_name(spec.generator), ": range [", spec.low, ", ", spec.high,
-                         ") does not fit in ", dtype_name(dtype)));
+      if (std::fabs(low) > m || std::fabs(high) > m)
+        config_error(cat(generator_name(spec.generator), ": range [", low, ", ", high, ") does not fit in ",
+                         dtype_name(dtype)));
     } else {
-      if (!integer_range<T>(spec.low, spec.high))
-        config_error(cat(generator_name(spec.generator), ": range [", spec.low, ", ", spec.high,
-                         "] holds no ", dtype_name(dtype), " value"));
+      if (!integer_range<T>(low, high))
+        config_error(cat(generator_name(spec.generator), ": range [", low, ", ", high, "] holds no ",
+                         dtype_name(dtype), " value"));
     }
   });
 }

@@ -1,7 +1,7 @@
 // Variants that compile to the same machine code: a template parameter of an entry that its code
 // never names (BLOCKS_PER_SM of reduce/onepass.cu, which only shapes the grid) cannot change what
 // NVRTC makes of it, so every value of it gives the same kernel under another name. A sweep
-// compiles each such kernel once (tune/bulk_compiler.hpp) instead of once per value.
+// compiles each such kernel once (tune/measure/bulk_compiler.hpp) instead of once per value.
 #pragma once
 #include <cstddef>
 #include <string>

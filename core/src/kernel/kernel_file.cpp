@@ -33,6 +33,8 @@ bool valid_identifier(const std::string& s) {
 // binds for a problem on a device.
 const std::vector<std::string> kBuiltinNames = {"n", "sm_count", "elem_bytes", "vec"};
 
+constexpr std::size_t kMostParams = 64, kMostConstraints = 256, kMostLaunches = 64;
+
 // Where `word` first stands as a whole identifier in `text` (0 when it does not).
 std::size_t identifier_offset(const std::string& text, const std::string& word) {
   const auto is_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -82,6 +84,8 @@ ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YA
   if (node["values"]) {
     if (!node["values"].IsSequence() || node["values"].size() == 0)
       src.fail(node["values"], "parameter " + name + ": values must be a non-empty list of integers");
+    if (node["values"].size() > 100000)
+      src.fail(node["values"], "parameter " + name + ": at most 100000 values (as range: allows)");
     for (const auto& v : node["values"]) p.values.push_back(src.integer(v, "a value of " + name));
   }
   // range: [lo, hi] or [lo, hi, step]; pow2: [lo, hi] = powers of two from lo to hi.
@@ -172,6 +176,16 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
   if (meta["summary"]) k.summary = src.string(meta["summary"], "summary");
   if (meta["fixes"]) k.fixes = src.string(meta["fixes"], "fixes");
 
+  // Bounds far past any kernel's, so that a file cannot make loading (and check_can_launch's
+  // samples) take minutes: 100,000 parameters took 22 GB and 2 minutes, 50,000 launches 90 s.
+  const auto at_most = [&](const char* key, std::size_t most) {
+    if (const auto node = meta[key]; node && (node.IsSequence() || node.IsMap()) && node.size() > most)
+      src.fail(node, std::string(key) + ": " + std::to_string(node.size()) + " of them; a kernel file has at most " +
+                         std::to_string(most));
+  };
+  at_most("params", kMostParams);
+  at_most("constraints", kMostConstraints);
+  at_most("launch", kMostLaunches);
   std::set<std::string> names(kBuiltinNames.begin(), kBuiltinNames.end());
   if (const auto params = meta["params"]; params && !params.IsNull()) {
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: {default: ..., values: [...]}");

@@ -8,7 +8,7 @@
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
 #include "run/device.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -18,31 +18,6 @@ namespace fs = std::filesystem;
 std::string size_text(std::uint64_t n) {
   if (n > 0 && (n & (n - 1)) == 0) return "2^" + std::to_string(size_bucket(n));
   return std::to_string(n);
-}
-
-void add_shipped_tuning(TuningSources& into, const KernelLibrary& kernels, const std::string& arch) {
-  for (const auto& dir : kernels.dirs()) {
-    const fs::path path = dir / "tuned" / (arch + ".json");
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) continue;
-    try {
-      into.shipped.push_back({path, std::make_shared<const TuningDb>(TuningDb::read(path))});
-    } catch (const ConfigError& e) {
-      into.warnings.push_back(std::string(e.what()) + "; the shipped tuning file is left out");
-    }
-  }
-}
-
-void add_user_tuning(TuningSources& into, const fs::path& path, bool given) {
-  std::error_code ec;
-  if (given && !fs::exists(path, ec)) throw ConfigError(path.string() + ": the tuning file does not exist");
-  try {
-    into.user = TuningFile{path, std::make_shared<const TuningDb>(TuningDb::read(path))};
-    into.user_file_given = given;
-  } catch (const ConfigError& e) {
-    if (given) throw;
-    into.warnings.push_back(std::string(e.what()) + "; the lookup goes on without it");
-  }
 }
 
 namespace {
@@ -195,13 +170,17 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     misses.push_back(tuning.user_off ? "the TuningPolicy leaves the user's tuning database out" : "no tuned entry for this GPU");
   }
 
-  // 2. The tuning files shipped for this architecture, the built-in directory's first.
+  // 2. The tuning files shipped for this architecture, the built-in directory's first; in each,
+  // an entry of this GPU model first (models of one architecture differ: an H200 has 1.4x an
+  // H100's bandwidth), else of any model of the architecture.
   if (tuning.shipped.empty())
     misses.push_back(tuning.shipped_off ? "the TuningPolicy leaves the tuning files shipped for " + device.arch() + " out"
                                         : "no shipped defaults for " + device.arch());
   bool shipped_entry = false;
   for (const auto& file : tuning.shipped) {
-    const auto pick = file.db->pick(key, /*same_gpu=*/false);
+    auto pick = file.db->pick(key, /*same_gpu=*/true);
+    const bool same_model = pick.entry != nullptr;
+    if (!same_model) pick = file.db->pick(key, /*same_gpu=*/false);
     if (!pick.entry) continue;
     shipped_entry = true;
     if (!serves_size(problem, pick.entry->kernel, pick.entry->params, leading, kernels, device)) {
@@ -212,7 +191,8 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     if (try_pick(who, pick.entry->kernel, pick.entry->params)) {
       c.source = Choice::Source::shipped;
       c.why = "shipped defaults for " + device.arch() + " (" + file.path.string() + "; " +
-              nearness(*pick.entry, pick.exact, problem.n) + "): " + entry_text(*pick.entry);
+              (same_model ? "this GPU model's entry, " : "") + nearness(*pick.entry, pick.exact, problem.n) +
+              "): " + entry_text(*pick.entry);
       return c;
     }
   }

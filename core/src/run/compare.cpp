@@ -18,6 +18,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr double kLongestMs = 86400e3;  // a day
+
 // A time, or why the report's entry is not one: a gate must not read a zero, negative, NaN or
 // missing median as "faster".
 struct TimeOrWhy {
@@ -30,14 +32,16 @@ TimeOrWhy time_of(const json& t) {
   if (!t.contains("median_ms") || !t["median_ms"].is_number()) return {std::nullopt, "no median_ms"};
   MeasuredTime m;
   m.median = t["median_ms"].get<double>();
-  if (!std::isfinite(m.median) || m.median <= 0) return {std::nullopt, "median_ms " + t["median_ms"].dump() + " is not a time"};
+  // Past a day (1e308 in a hand-edited report) no kernel or baseline row is a time either.
+  if (!std::isfinite(m.median) || m.median <= 0 || m.median > kLongestMs)
+    return {std::nullopt, "median_ms " + t["median_ms"].dump() + " is not a time"};
   const auto number = [&](const char* key, double fallback) {
     return t.contains(key) && t[key].is_number() ? t[key].get<double>() : fallback;
   };
   const bool quartiles = t.contains("q1_ms") && t.contains("q3_ms");
   m.low = quartiles ? number("q1_ms", m.median) : number("min_ms", m.median);
   m.high = quartiles ? number("q3_ms", m.median) : number("max_ms", m.median);
-  if (!std::isfinite(m.low) || !std::isfinite(m.high) || m.low < 0 || m.high < m.low)
+  if (!std::isfinite(m.low) || !std::isfinite(m.high) || m.low < 0 || m.high < m.low || m.high > kLongestMs)
     return {std::nullopt, "its spread is not a time range"};
   m.runs = t.contains("runs") && t["runs"].is_number_unsigned() ? t["runs"].get<std::size_t>() : 1;
   return {m, ""};
@@ -179,6 +183,11 @@ Comparison compare_json(const json& a, const json& b, const std::string& a_name,
         // A's time is damaged: the gate has nothing to measure B against.
         row.verdict = CompareRow::Verdict::invalid_a;
         row.why = ea->problem;
+      } else if (row.a && !eb && ea->gates) {
+        // Timed in A and missing from B altogether (a variant left out, a B with no variants):
+        // the gate cannot judge it, so it fails.
+        row.verdict = CompareRow::Verdict::failed_b;
+        row.why = "not in B";
       } else {
         row.verdict = row.a || (ea && !eb) ? CompareRow::Verdict::only_a : CompareRow::Verdict::only_b;
         row.why = ea && !row.a ? ea->problem : eb && !row.b ? eb->problem : "";
@@ -188,20 +197,30 @@ Comparison compare_json(const json& a, const json& b, const std::string& a_name,
       continue;
     }
     row.ratio = row.b->median / row.a->median;
-    // A single measurement has no spread to judge by: the threshold stands in for it.
+    // A single measurement has no spread to judge by: the threshold stands in for it (it gates
+    // all the same: a row of one run slower past the threshold fails).
     const bool single = row.a->runs <= 1 || row.b->runs <= 1;
     row.noise = single ? threshold : row.a->half_spread() + row.b->half_spread();
     const double change = row.ratio - 1;
     row.verdict = std::abs(change) <= row.noise ? CompareRow::Verdict::same
                   : change > 0                  ? CompareRow::Verdict::slower
                                                 : CompareRow::Verdict::faster;
-    if (single) row.gates = false;
     c.rows.push_back(row);
   }
   return c;
 }
 
 std::string ms(const std::optional<MeasuredTime>& t) { return t ? ms_text(t->median) : "-"; }
+
+// A cell of the Markdown table: a '|' in a name (a variant's, a baseline's) would split it.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -216,6 +235,12 @@ std::string_view verdict_name(CompareRow::Verdict v) {
     case CompareRow::Verdict::invalid_a: return "no valid time in A";
   }
   return "?";
+}
+
+bool Comparison::judged() const {
+  for (const auto& r : rows)
+    if (r.gates && r.a && r.b) return true;
+  return false;
 }
 
 std::vector<const CompareRow*> Comparison::failures() const {
@@ -256,7 +281,8 @@ void print_comparison(std::ostream& out, const Comparison& c, const std::string&
                                              " past " + fixed(100 * c.threshold, 0) + "%";
   if (broken)
     summary += "; " + std::to_string(broken) + " row" + (broken == 1 ? "" : "s") +
-               " without a valid time to compare (failed in B, or damaged)";
+               " without a valid time to compare (failed in B, missing from it, or damaged)";
+  if (!c.judged()) summary += "; no gating row was timed in both reports, so nothing could be judged";
   if (markdown) {
     out << "### gpuk compare (" << c.kind << " reports)\n\n";
     out << "A: `" << a_name << "`, B: `" << b_name << "`\n\n";
@@ -264,8 +290,8 @@ void print_comparison(std::ostream& out, const Comparison& c, const std::string&
     if (!c.notes.empty()) out << "\n";
     out << "| | A median (ms) | B median (ms) | B/A | noise | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& r : c.rows)
-      out << "| " << r.name << " | " << ms(r.a) << " | " << ms(r.b) << " | " << ratio(r) << " | " << noise(r)
-          << " | " << verdict(r) << " |\n";
+      out << "| " << cell(r.name) << " | " << ms(r.a) << " | " << ms(r.b) << " | " << ratio(r) << " | " << noise(r)
+          << " | " << cell(verdict(r)) << " |\n";
     out << "\n" << summary << ".\n";
     return;
   }
@@ -279,8 +305,8 @@ void print_comparison(std::ostream& out, const Comparison& c, const std::string&
     out << "  " << std::left << std::setw(static_cast<int>(width)) << r.name << std::right << std::setw(12) << ms(r.a)
         << std::setw(12) << ms(r.b) << std::setw(10) << ratio(r) << std::setw(9) << noise(r) << "  " << verdict(r)
         << "\n";
-  out << "  " << summary << " (noise: the two half interquartile ranges added; rows of one measurement and CPU rows "
-         "never fail)\n";
+  out << "  " << summary << " (noise: the two half interquartile ranges added, or the threshold for a row of one "
+         "measurement; CPU, upload and download rows never fail)\n";
 }
 
 }  // namespace gpuk

@@ -21,7 +21,8 @@ struct MeasuredTime {
 
 struct CompareRow {
   // failed_b: timed in A; in B a tune variant that faulted, timed out, answered wrong or did not
-  // compile, or a time that is missing or not a time (zero, negative, NaN). invalid_a: A's time
+  // compile, or missing from B altogether, or a time that is missing or not a time (zero,
+  // negative, NaN, past a day). invalid_a: A's time
   // is damaged. Both fail a gating row: a gate must not pass what it cannot judge.
   enum class Verdict { same, faster, slower, only_a, only_b, failed_b, invalid_a };
   std::string name;  // "kernel: onepass BLOCK=256", "baseline: cub::DeviceReduce::ArgMax", a tune variant
@@ -41,8 +42,11 @@ struct Comparison {
   std::vector<CompareRow> rows;
   double threshold = 0.05;         // a gating row slower by more than this fails
   // Rows that fail the comparison, all gating: slower with a ratio above 1 + threshold, failed_b
-  // and invalid_a.
+  // (missing from B too) and invalid_a.
   std::vector<const CompareRow*> failures() const;
+  // Whether any gating row was timed in both: a comparison that judged nothing passes nothing.
+  bool judged() const;
+  bool passed() const { return judged() && failures().empty(); }
 };
 
 // Reads both files. Throws ConfigError for a file that is not a gpuk JSON report, a run report

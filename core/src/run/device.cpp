@@ -30,7 +30,7 @@ LoadedDriver load_driver() {
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     loaded.failure =
-        "no NVIDIA driver found (libcuda.so.1 could not be loaded): this command needs an NVIDIA GPU";
+        "no NVIDIA driver found (libcuda.so.1 could not be loaded): running a kernel needs an NVIDIA GPU";
     return loaded;
   }
   std::string missing;

@@ -57,7 +57,7 @@ void wait_stream(CUstream stream, double limit_seconds, const std::string& where
 bool device_hung();
 
 // Whether this process has initialised CUDA (cuInit succeeded). A child forked after that cannot
-// use the GPU: what forks GPU workers checks it first (tune/pool.hpp).
+// use the GPU: what forks GPU workers checks it first (tune/workers/pool.hpp).
 bool cuda_initialised();
 
 #define GPUK_CU(call_expr, ...)                                                        \

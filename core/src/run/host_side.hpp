@@ -1,7 +1,7 @@
 // The host side of a run, made before any GPU is touched: the input generated (or read), the
 // family's workload and its CPU reference answer. A sweep over several GPUs makes it once, in the
 // parent before it forks its workers; each worker inherits it (copy-on-write) and only uploads,
-// instead of generating the input and computing the reference again (tune/pool.hpp).
+// instead of generating the input and computing the reference again (tune/workers/pool.hpp).
 #pragma once
 #include <memory>
 #include <string>

@@ -26,6 +26,7 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "  " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
+  out << "  data     " << r.data.text() << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
   for (const auto& l : r.launches)
@@ -124,6 +125,7 @@ void print_markdown(std::ostream& out, const RunReport& r) {
   out << "- **" << r.family << " " << r.operation << "**";
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
   out << ", " << r.dtype << ", n = " << r.size << "\n";
+  out << "- data: " << r.data.text() << "\n";
   out << "- variant `" << r.variant << "` (`" << r.kernel_file << "`)\n";
   if (!r.variant_source.empty()) out << "- chosen: " << r.variant_source << "\n";
   out << "- " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
@@ -171,7 +173,7 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
   out << "config,family,operation,options,dtype,size,variant,gpu,arch,driver_version,nvrtc_version,"
          "upload_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,kernel_runs,download_ms,total_ms,"
          "bytes_moved,gbs,percent_of_peak,cpu_best_ms,baseline,baseline_median_ms,speedup_over_cpu,"
-         "speedup_over_baseline,verified,result\n";
+         "speedup_over_baseline,verified,result,data_generator,data_range,data_seed,data_distinct_at_most,data\n";
   double cpu_best = 0;
   for (const auto& c : r.cpu)
     if (cpu_best == 0 || c.ms.median < cpu_best) cpu_best = c.ms.median;
@@ -181,7 +183,10 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
       << r.kernel.count << ',' << r.download_ms << ',' << r.total_ms << ',' << r.bytes_moved << ',' << r.gbs << ','
       << r.percent_of_peak << ',' << cpu_best << ',' << quote(r.baseline ? r.baseline->name : "") << ','
       << (r.baseline ? r.baseline->ms.median : 0) << ',' << r.speedup_over_cpu() << ',' << r.speedup_over_baseline()
-      << ',' << (r.verified ? (r.verification.passed ? "pass" : "FAIL") : "skipped") << ',' << quote(result) << "\n";
+      << ',' << (r.verified ? (r.verification.passed ? "pass" : "FAIL") : "skipped") << ',' << quote(result) << ','
+      << r.data.generator << ',' << quote(r.data.range) << ',' << r.data.seed << ','
+      << (r.data.distinct_at_most ? std::to_string(*r.data.distinct_at_most) : std::string()) << ','
+      << quote(r.data.text()) << "\n";
 }
 
 }  // namespace gpuk

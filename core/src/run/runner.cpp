@@ -12,7 +12,7 @@
 #include "gpuk/error.hpp"
 #include "run/host_memory.hpp"
 #include "run/timing.hpp"
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -87,6 +87,7 @@ RunReport report_head(const RunSpec& spec, const TuningSources& tuning, const De
   report.dtype = std::string(dtype_name(spec.dtype));
   report.options.assign(spec.options.begin(), spec.options.end());
   report.size = spec.size;
+  report.data = summarize_data(spec.data, spec.dtype, spec.size);
   report.gpu = info.name;
   report.arch = info.arch();
   report.nvrtc = nvrtc_version();

@@ -38,6 +38,7 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> options;
   std::vector<ResolvedLaunch> launches;
   std::uint64_t size = 0;
+  DataSummary data;  // what the input was: generator, range, seed, distinct values
   // Where.
   std::string gpu, arch, nvrtc;
   int driver_version = 0;

@@ -1,6 +1,6 @@
 #include "run/runtime.hpp"
 
-#include "tune/tuning_db.hpp"
+#include "tuning/tuning_db.hpp"
 
 namespace gpuk {
 

@@ -7,7 +7,7 @@
 #include "run/device.hpp"
 #include "run/runner.hpp"
 #include "run/side_by_side.hpp"
-#include "tune/pool.hpp"
+#include "tune/workers/pool.hpp"
 #include "tune/tune_command.hpp"
 
 namespace gpuk {

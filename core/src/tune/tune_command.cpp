@@ -1,6 +1,6 @@
 // `gpuk tune` after its command line (tune/tune_command.hpp): one sweep in a child process, a
-// fresh one after a variant takes the CUDA context down (tune/isolate.hpp), a pooled sweep over
-// several GPUs (tune/pool.hpp), a tuning matrix's cells or shard (tune/matrix.hpp), the
+// fresh one after a variant takes the CUDA context down (tune/workers/isolate.hpp), a pooled sweep over
+// several GPUs (tune/workers/pool.hpp), a tuning matrix's cells or shard (tune/matrix/matrix.hpp), the
 // merge of shards; reports printed, written and saved.
 #include "tune/tune_command.hpp"
 
@@ -24,12 +24,12 @@
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/isolate.hpp"
-#include "tune/journal.hpp"
-#include "tune/matrix.hpp"
-#include "tune/pool.hpp"
-#include "tune/progress_bar.hpp"
-#include "tune/sweep.hpp"
+#include "tune/workers/isolate.hpp"
+#include "tune/report/journal.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune/workers/pool.hpp"
+#include "tune/report/progress_bar.hpp"
+#include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -161,7 +161,7 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   return finish_sweep(a, t, space, report, "", wall_start);
 }
 
-// `gpuk tune --devices`: one worker process per GPU measures the points (tune/pool.hpp);
+// `gpuk tune --devices`: one worker process per GPU measures the points (tune/workers/pool.hpp);
 // this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
 // each model gets its own report and database entry.
 int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
@@ -269,7 +269,7 @@ fs::path matrix_out(const TuneCommand& a);
 std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
                                          const KernelLibrary& kernels);
 
-// One process's part of a tuning matrix (tune/matrix.hpp): every cell without a result,
+// One process's part of a tuning matrix (tune/matrix/matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
 // after it. A variant that takes the CUDA context down ends the process (kGoOnExit); the next one
 // goes on with that cell from the journal.
@@ -393,7 +393,9 @@ int tune_merge(const TuneCommand& a) {
   if (m.duplicates) std::cout << " (" << m.duplicates << " found more than once: the best kept)";
   if (m.stale) std::cout << "; " << m.stale << " cell files of other settings ignored";
   std::cout << "; " << m.reports << " reports, " << m.journal_lines << " journal lines\n";
-  if (m.gpus.size() > 1) std::cout << "gpuk tune: note: the cells were measured on " << m.gpus.size() << " GPU models: " << join(m.gpus) << "\n";
+  if (m.gpus.size() > 1)
+    std::cout << "gpuk tune: note: the cells were measured on " << m.gpus.size()
+              << " GPU models: " << terminal_text(join(m.gpus), 4096) << "\n";  // names from the cell files
   if (!m.missing.empty())
     std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
               << " without a result in any directory, e.g. " << m.missing.front() << "\n";
@@ -427,10 +429,21 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
     std::vector<std::string> without;
     const auto entries = matrix_entries(matrix, results, &without, &kernels);
     TuningDb::merge_into(*a.export_file, entries);
-    std::cout << "exported " << entries.size() << " verified winner" << (entries.size() == 1 ? "" : "s") << " to "
-              << a.export_file->string();
-    if (!without.empty()) std::cout << " (" << without.size() << " cells without one, e.g. " << without.front() << ")";
+    // What went in, as it went in: cells whose winners share a key count once.
+    std::set<TuningKey> keys;
+    for (const auto& e : entries) keys.insert(e.key);
+    std::cout << "exported " << keys.size() << " verified winner" << (keys.size() == 1 ? "" : "s") << " to "
+              << terminal_text(a.export_file->string(), 4096);
+    if (keys.size() != entries.size()) std::cout << " (" << entries.size() << " cells; some share a key)";
+    std::size_t refused = 0;
+    for (const auto& w : without) refused += w.find(" (") != std::string::npos;
+    if (!without.empty())
+      std::cout << "; " << without.size() << " cell" << (without.size() == 1 ? "" : "s") << " without one"
+                << (refused ? " (" + std::to_string(refused) + " refused)" : "") << ", e.g. "
+                << terminal_text(without.front(), 400);
     std::cout << "\n";
+    for (const auto& w : without)
+      if (w.find(" (") != std::string::npos) std::cerr << "gpuk: warning: not exported: " << terminal_text(w, 400) << "\n";
   }
   return tally;
 }
@@ -454,6 +467,7 @@ int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
     throw ConfigError(a.config->string() + ": --shard and --merge split and join a tuning matrix's cells; this is a "
                       "single sweep (spread it over GPUs with --devices)");
   if (!a.shard.empty() && !a.merge.empty()) throw ConfigError("--shard runs a share of the cells and --merge joins the shares: one at a time");
+  if (a.export_file) TuningDb::check_ours(*a.export_file);  // refused before the sweep, not after it
   if (!a.merge.empty()) return tune_merge(a);
   if (!a.shard.empty()) (void)parse_shard(a.shard);  // a mistake is said before anything runs
   // The journal: in the cache directory, so that a sweep run again or cut short goes on; with

@@ -1,7 +1,7 @@
 // `gpuk tune` after its command line is parsed: a sweep in a child process (a fresh one after a
 // variant takes the CUDA context down), a pooled sweep over several GPUs, a tuning matrix's cells
 // (or one shard of them), the merge of shards, the export; the reports printed, written and
-// saved (docs/tuning.md). The CLI (tools/gpuk.cpp) fills a TuneCommand and calls
+// saved (docs/tuning.md). The CLI (tools/cli/gpuk.cpp) fills a TuneCommand and calls
 // run_tune_command.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Files that readers see whole or not at all: written to a temporary file beside the target,
-// flushed to disk, then renamed over it (rename is atomic within a file system).
+// flushed to disk (fsync), then renamed over it (rename is atomic within a file system), and the
+// directory flushed too. Each step is a fault point (util/fault_point.hpp).
 #pragma once
 #include <filesystem>
 #include <string_view>
@@ -13,9 +14,16 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 // A temporary name beside `path`, unique per process and call: PATH.tmp-PID-N.
 std::filesystem::path temporary_path(const std::filesystem::path& path);
 
-// Removes the temporary files in `dir` whose name starts with `prefix` and whose writing process
-// is gone (killed while it wrote: SIGKILL runs no clean-up). A live writer's file is kept, as is
-// one of a process id this machine does not know to be dead. Returns how many it removed.
+// Removes the temporary files in `dir` (with a prefix: those of PREFIX only) whose writing process
+// is gone (killed while it wrote: SIGKILL runs no clean-up; a zombie counts as gone). A live
+// writer's file is kept, as is one of a process id this machine does not know to be dead.
+// Returns how many it removed.
 int remove_orphaned_temporaries(const std::filesystem::path& dir, std::string_view prefix = {});
+
+// Removes every temporary file of `path` (PATH.tmp-*), live writer or not: for a file whose every
+// writer holds a lock that the caller holds now, so that any such file is a killed writer's (a
+// killed writer lets go of its lock while it exits, before it is reaped or even a zombie: a
+// check of its process id may still find it). Returns how many it removed.
+int remove_temporaries_of(const std::filesystem::path& path);
 
 }  // namespace gpuk

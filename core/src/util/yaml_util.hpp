@@ -49,7 +49,7 @@ struct Source {
     try {
       std::istringstream in(text);
       YAML::Parser parser(in);
-      DuplicateKeys check(*this);
+      DuplicateKeys check(*this, text);
       for (int documents = 0; parser.HandleNextDocument(check);) {
         if (++documents == 2)
           throw ConfigError(where(check.document_start) +
@@ -66,22 +66,23 @@ struct Source {
   // length) and fails at the second of two equal keys in one mapping.
   class DuplicateKeys : public YAML::EventHandler {
    public:
-    explicit DuplicateKeys(const Source& src) : src_(src) {}
+    DuplicateKeys(const Source& src, const std::string& text) : src_(src), text_(text) {}
     YAML::Mark document_start = YAML::Mark::null_mark();
     void OnDocumentStart(const YAML::Mark& mark) override { document_start = mark; }
     void OnDocumentEnd() override { frames_.clear(); }
-    void OnNull(const YAML::Mark&, YAML::anchor_t) override { node(nullptr, {}); }
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { node(nullptr, {}); }
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(nullptr, mark); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(nullptr, mark); }
     void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
+      unclosed_quote(mark);
       node(&value, mark);
     }
-    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-      node(nullptr, {});
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+      node(nullptr, mark);
       frames_.push_back({false, true, {}});
     }
     void OnSequenceEnd() override { frames_.pop_back(); }
-    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-      node(nullptr, {});
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+      node(nullptr, mark);
       frames_.push_back({true, true, {}});
     }
     void OnMapEnd() override { frames_.pop_back(); }
@@ -93,6 +94,12 @@ struct Source {
       std::map<std::string, YAML::Mark> keys;
     };
     void node(const std::string* scalar, const YAML::Mark& mark) {
+      // yaml-cpp's document costs about 500 bytes a value: a 3.8 MB list of one-digit values
+      // took 650-950 MB. Counted here, before it is built.
+      if (++nodes_ > kMostValues)
+        throw ConfigError(src_.where(mark) + ": more than " + std::to_string(kMostValues) +
+                          " YAML values (keys, items, lists and mappings); a config or a kernel file's metadata "
+                          "holds far fewer (a parameter's many values: range: or pow2:)");
       if (frames_.empty() || !frames_.back().map) return;
       Frame& f = frames_.back();
       if (f.expecting_key && scalar) {
@@ -103,8 +110,25 @@ struct Source {
       }
       f.expecting_key = !f.expecting_key;
     }
+    // yaml-cpp ends a quoted string that is never closed at the end of the text, without a
+    // word: `family: "reduce` swallowed the rest of the file, and the error was a missing key.
+    void unclosed_quote(const YAML::Mark& mark) const {
+      if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text_.size()) return;
+      const char quote = text_[static_cast<std::size_t>(mark.pos)];
+      if (quote != '"' && quote != '\'') return;
+      for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text_.size(); ++i) {
+        if (quote == '"' && text_[i] == '\\') ++i;  // an escape: the next character is not the end
+        else if (text_[i] == quote && quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') ++i;  // ''
+        else if (text_[i] == quote) return;
+      }
+      throw ConfigError(src_.where(mark) + ": the string opened here with " + std::string(1, quote) +
+                        " is never closed (it runs to the end of the file)");
+    }
+    static constexpr std::size_t kMostValues = 200000;
     const Source& src_;
+    const std::string& text_;
     std::vector<Frame> frames_;
+    std::size_t nodes_ = 0;
   };
 
   // Every key of `map` must be in `allowed`.

@@ -147,7 +147,7 @@ struct Sort {
   }
 };
 
-// The one argument of every sort entry (host mirror in plugins/sort/sort_plugin.cpp: keep the
+// The one argument of every sort entry (host mirror in plugins/sort/sort_launcher.cpp: keep the
 // layout in step).
 template <class S> struct SortArgs {
   const typename S::K* keys_in;    // this launch's input keys (the user's input: never written)
@@ -159,6 +159,16 @@ template <class S> struct SortArgs {
   i64 n;                           // elements, >= 1
   int pass;                        // this repeat of a launch with `repeat:` (a digit pass), else 0
   int passes;                      // the launch's repeat count (digit passes), else 1
+  // The whole run's buffers, the same in every launch: the sort's input (keys_in of pass 0), its
+  // outputs (keys_out of the last pass) and the spare pair that digit passes ping-pong through
+  // (nullptr where a launch does not repeat). A pass that chooses its own buffers reads them
+  // (onesweep.cu's SKIP 1: a pass every key shares a digit of is not run).
+  const typename S::K* keys_first;
+  typename S::K* keys_last;
+  typename S::K* keys_spare;
+  const typename S::V* values_first;
+  typename S::V* values_last;
+  typename S::V* values_spare;
 };
 
 // ---- block-level building blocks (radix_block.cu, radix.cu) ---------------------------------
@@ -265,8 +275,10 @@ __device__ __forceinline__ void block_exclusive_scan(const u32* in, u32* out, u3
 // finish. Scratch words: [0, 16) the passes' tile counters, zeroed here for the run; [16] the
 // done counter (atomicInc wraps it back to 0); `histogram` (P * 2^RADIX_BITS words) left zero for
 // the next run; `bases` (as many) written. `clear` words (clear_words of them) are zeroed on the
-// way (radix.cu's first look-back buffer; none for onesweep.cu). Every thread of the grid calls it.
-template <class S, int BLOCK, int RADIX_BITS>
+// way (radix.cu's first look-back buffer; none for onesweep.cu). TRIVIAL: scratch word [17] gets
+// bit p set for each pass p in which every key has one digit (a count of n), clear for the others.
+// Every thread of the grid calls it.
+template <class S, int BLOCK, int RADIX_BITS, bool TRIVIAL = false>
 __device__ __forceinline__ void digit_histogram(const SortArgs<S>& a, u32* histogram, u32* bases, u32* clear,
                                                 i64 clear_words) {
   using K = typename S::K;
@@ -321,10 +333,16 @@ __device__ __forceinline__ void digit_histogram(const SortArgs<S>& a, u32* histo
   __syncthreads();
   if (!last) return;
   __threadfence();
+  if constexpr (TRIVIAL) {
+    if (threadIdx.x == 0) a.scratch[17] = 0;
+    __syncthreads();
+  }
   for (int p = 0; p < kPasses; ++p) {
     if (threadIdx.x < kRadix) {
       counts[threadIdx.x] = __ldcg(histogram + p * kRadix + threadIdx.x);
       histogram[p * kRadix + threadIdx.x] = 0;
+      // At most one digit of a pass can count all n: one thread sets the pass's bit.
+      if (TRIVIAL && counts[threadIdx.x] == static_cast<u32>(n)) atomicOr(&a.scratch[17], 1u << p);
     }
     block_exclusive_scan<BLOCK, kRadix>(counts, scanned, scan_tmp);
     if (threadIdx.x < kRadix) bases[p * kRadix + threadIdx.x] = scanned[threadIdx.x];

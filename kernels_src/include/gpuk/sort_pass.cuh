@@ -3,7 +3,7 @@
 // The tile's count scan and the decoupled look-back stay written out in each kernel: as shared
 // __forceinline__ functions they compiled (NVRTC 13.0, sm_90) to other instruction orders in many
 // variants, and the kernels' measured times rest on their SASS as it is. Moving code into or out
-// of a kernel: compare the SASS of every shipped variant before and after (tools/sass_diff.py).
+// of a kernel: compare the SASS of every shipped variant before and after (tools/dev/sass_diff.py).
 #pragma once
 #include "gpuk/sort.cuh"
 

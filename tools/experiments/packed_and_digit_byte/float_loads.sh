@@ -41,7 +41,7 @@ cfg "$out/m/u32_pairs_tuned.yaml" sort_pairs uint32 ascending radix "$pairs" 2^2
 [ "${CONFIGS_ONLY:-0}" = 1 ] && exit 0
 
 results=$out  # sanitize_common.sh sets its own $out
-source tools/sanitize_common.sh "$build" "$results/san"
+source tools/dev/sanitize_common.sh "$build" "$results/san"
 out=$results
 TOOLS="memcheck racecheck" sanitize_run "$out/san/pairs_f32.yaml" "$out/san/pairs_f32" pairs_f32
 TOOLS=memcheck sanitize_run "$out/san/keys_f64.yaml" "$out/san/keys_f64" keys_f64

@@ -101,7 +101,7 @@ m_red a2p28 onepass "{BLOCK: 512, UNROLL: 8, BLOCKS_PER_SM: 4}" 2^28 false 50
 
 python3 -c "import numpy as np; np.save('$out/f32bits_2p24.npy', np.random.default_rng(1).integers(0, 2**32, 2**24, dtype=np.uint32).view(np.float32))"
 results=$out  # sanitize_common.sh sets its own $out
-source tools/sanitize_common.sh "$build" "$results/san"
+source tools/dev/sanitize_common.sh "$build" "$results/san"
 out=$results
 for c in "$out"/san/*.yaml; do
   n=$(basename "$c" .yaml)

@@ -1,0 +1,108 @@
+// One process's part of a sweep on the GPU (sweep_on_gpu): the fit check, the data uploaded
+// once, the GPU measurer, the journal, and the report; and the options it derives from a TuneSpec.
+#include <chrono>
+
+#include "gpuk/error.hpp"
+#include "run/device.hpp"
+#include "run/runner.hpp"
+#include "tune/measure/energy.hpp"
+#include "tune/report/journal.hpp"
+#include "tune/sweep/sweep.hpp"
+
+namespace gpuk {
+
+GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& sweep, bool flush) {
+  GpuMeasurerOptions mo;
+  mo.warmup = t.run.warmup;
+  mo.repeats = t.run.repeats;
+  mo.flush_l2 = flush;
+  mo.threads = sweep.threads;
+  mo.time_limit_s = sweep.time_limit_s;
+  if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
+  return mo;
+}
+
+TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
+  TuneOptions options;
+  options.strategy = t.strategy;
+  options.objective = t.objective;
+  options.evaluations = t.budget_evaluations;
+  options.seconds = t.budget_seconds;
+  options.seed = t.seed;
+  options.recheck_top = t.recheck_top;
+  options.recheck_repeats = t.recheck_repeats > 0 ? t.recheck_repeats : 2 * t.run.repeats;
+  if (t.recheck_auto) options.recheck_auto = AutoRepeats{t.auto_bound, t.auto_seconds};
+  options.prior = sweep.prior;
+  options.progress = sweep.progress;
+  return options;
+}
+
+bool flushes_l2(const TuneSpec& t, const DeviceInfo& device) {
+  return t.flush_l2 == FlushL2::on || (t.flush_l2 == FlushL2::automatic && input_fits_l2(t.run, device));
+}
+
+TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
+                        const SweepOptions& sweep) {
+  const FamilyPlugin& plugin = context.runtime.plugins().get(t.run.family);
+  const DeviceInfo& info = device.info();
+  const bool flush = flushes_l2(t, info);
+  // Each variant's scratch is checked when it is bound (the sweep records a variant that does not
+  // fit); what every variant shares is checked here, before any data exists.
+  refuse_if_run_does_not_fit(t.run, plugin, 0, flush, device);
+
+  // Energy: required by the objective, or asked for (`energy: true`), when NVML is there.
+  std::shared_ptr<EnergyMeter> meter;
+  std::string no_energy;
+  if (needs_energy(t.objective) || t.energy) {
+    meter = open_energy_meter(info.pci_bus_id.empty() ? pci_bus_id(info.ordinal) : info.pci_bus_id, &no_energy);
+    if (!meter && needs_energy(t.objective))
+      throw Error(no_energy + "; the objective '" + objective_name(t.objective) + "' needs it (use objective: time)");
+  }
+
+  const auto data_start = std::chrono::steady_clock::now();
+  Bench bench(t.run, plugin, device);
+  const auto data_end = std::chrono::steady_clock::now();
+  CompileStats stats;
+  GpuMeasurerOptions mo = gpu_measurer_options(t, sweep, flush);
+  mo.energy = meter;
+  auto measurer = make_gpu_measurer(context, device, bench, mo, &stats);
+
+  TuneOptions options = tune_options(t, sweep);
+  options.measure_energy = meter != nullptr;
+  const auto journal =
+      attach_journal(sweep.journal_dir, sweep.run_id, sweep.fresh, t, info, flush, space, options);
+  const int damaged = journal ? journal->damaged() : 0;
+  // An exhaustive sweep with nothing from a journal measures every runnable point, in order: its
+  // compiles start now, on the (lower-priority) compile threads, while the CPU reference runs. The
+  // strategy's own prepare() later finds them prepared; the measurer skips what does not fit.
+  if (options.strategy == TuneStrategy::exhaustive && !options.evaluations && options.prior.empty() &&
+      space.size() <= 1000000) {
+    std::vector<Candidate> every;
+    for (std::uint64_t i = 0; i < space.size(); ++i) every.push_back(space.at(i));
+    measurer->prepare(space, every);
+  }
+  const auto reference_start = std::chrono::steady_clock::now();
+  bench.reference(1);  // once, before the sweep (each variant's check compares with it)
+  const auto reference_end = std::chrono::steady_clock::now();
+  TuneResult result = tune(space, *measurer, options);
+  const std::vector<std::string> notes = measurer->notes();
+  measurer.reset();  // its compiles and its copy of the answer, before the baseline's memory
+  std::optional<BaselineTiming> baseline;
+  if (sweep.baseline && !result.aborted && !result.context_lost)
+    baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
+  TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  report.baseline = std::move(baseline);
+  report.times.data = std::chrono::duration<double>(data_end - data_start).count();
+  report.times.reference = std::chrono::duration<double>(reference_end - reference_start).count();
+  if (journal) {
+    report.journal = journal->path().string();
+    if (damaged > 0)
+      report.notes.push_back(std::to_string(damaged) + " damaged line" + (damaged == 1 ? "" : "s") +
+                             " of the journal (a writer killed mid-line) ignored; those points were measured again");
+  }
+  if (!meter && t.energy) report.notes.push_back("energy not measured: " + no_energy);
+  for (const auto& note : notes) report.notes.push_back(note);
+  return report;
+}
+
+}  // namespace gpuk

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The sanitizer stage of the tests (tools/test.sh runs it after the main build):
+#   1. builds with the `sanitize` preset (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+#      libFuzzer targets) and runs the CPU tests under the sanitizers;
+#   2. runs each fuzzer of tests/fuzz for a bounded time over its seed corpus, with limits that
+#      turn a giant allocation, a leak, a hang or a crash into a failure.
+# Usage: tools/dev/fuzz.sh [SECONDS_PER_FUZZER]   (default $GPUK_FUZZ_SECONDS or 20)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-${GPUK_FUZZ_SECONDS:-20}}
+cmake --preset sanitize > /dev/null
+cmake --build --preset sanitize --target gpuk_cpu_tests fuzz_config fuzz_kernel_file fuzz_npy
+status=0
+ctest --preset sanitize || status=$?
+
+artifacts=build-sanitize/fuzz-artifacts
+mkdir -p "$artifacts"
+for name in config kernel_file npy; do
+  work=$(mktemp -d)
+  echo "fuzzing $name for ${seconds}s (seeds: tests/fuzz/corpus/$name)"
+  # Limits: -malloc_limit_mb catches a header or config that makes the code allocate more
+  # than the input could justify; -timeout catches a hang; leaks fail too.
+  if ./build-sanitize/tests/fuzz/fuzz_$name "$work" "tests/fuzz/corpus/$name" \
+      -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+      -artifact_prefix="$artifacts/$name-" -print_final_stats=1 > "$artifacts/$name.log" 2>&1; then
+    echo "fuzz $name: clean ($(grep -m1 'stat::number_of_executed_units' "$artifacts/$name.log" | awk '{print $2}') runs)"
+  else
+    echo "fuzz $name: FAILED; the input is in $artifacts/, the log in $artifacts/$name.log"
+    tail -40 "$artifacts/$name.log"
+    status=1
+  fi
+  rm -rf "$work"
+done
+exit $status

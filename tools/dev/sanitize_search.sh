@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# compute-sanitizer memcheck, racecheck and synccheck over every search kernel file: find of int32
+# (the value at a random position), count of float64 (the value in the middle) and any of int64
+# (the value absent), n = 100,003 few_distinct data, two runs each.
+# Every file of kernels_src/search is taken, so a new one is sanitized without editing this.
+# Usage: tools/dev/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
+source "$(dirname "$0")/sanitize_common.sh" "$@"
+for kernel in kernels_src/search/*.cu; do
+  name=$(basename "$kernel" .cu)
+  for case in "find int32 random" "count float64 middle" "any int64 absent"; do
+    set -- $case
+    config="$tmp/$name-$1-$2.yaml"
+    printf 'family: search\noperation: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$1" "$name" "$2" "$3" > "$config"
+    sanitize_run "$config" "$out/sanitize-$name-$1-$2" "$name $1 $2 ($3)"
+  done
+done
+[ $runs -gt 0 ] || { echo "no search kernel file found under kernels_src/search"; exit 1; }
+sanitize_summary
