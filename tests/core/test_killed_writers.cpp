@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -191,6 +193,38 @@ TEST_CASE("a tuning database merge killed at each point: readers see a whole dat
     // the killed writer was still exiting (not yet a zombie: its process id still answered).
     CHECK(temporaries_in(db.parent_path()) == 0);
   }
+}
+
+TEST_CASE("an output file (a report, a .npy result) is replaced whole, or written straight into a FIFO or device") {
+  const test::TempDir dir;
+  // A regular file: the old report stays whole until the new one is in place (a run killed
+  // while it wrote its --json once left half a report where a whole one had been).
+  const fs::path report = dir.path() / "report.json";
+  write_output_file(report, "{\"old\": true}\n", "the JSON report");
+  const pid_t writer = start_stopped_at("atomic file: half written", [&] {
+    write_output_file(report, {std::string_view("{\"new\": "), std::string(100000, ' '), std::string_view("1}\n")},
+                      "the JSON report");
+  });
+  CHECK(text_of(report) == "{\"old\": true}\n");
+  kill_and_reap(writer);
+  CHECK(text_of(report) == "{\"old\": true}\n");
+  CHECK(temporaries_in(dir.path()) == 1);  // the killed writer's, until the next writer of the file
+  write_output_file(report, {std::string_view("a"), std::string_view(""), std::string_view("bc")}, "the JSON report");
+  CHECK(text_of(report) == "abc");
+  CHECK(temporaries_in(dir.path()) == 0);
+  // A FIFO (or /dev/stdout): written into as it is, never renamed over.
+  const fs::path fifo = dir.path() / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] {
+    std::ifstream in(fifo);
+    got.assign(std::istreambuf_iterator<char>(in), {});
+  });
+  write_output_file(fifo, "through the pipe\n", "the CSV report");
+  reader.join();
+  CHECK(got == "through the pipe\n");
+  CHECK(fs::is_fifo(fifo));
+  CHECK(temporaries_in(dir.path()) == 0);
 }
 
 TEST_CASE("the stress check: no database is an empty one (every tune killed before it merged); an empty file is a failure") {

@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "gpuk/error.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
 
 static_assert(std::endian::native == std::endian::little,
@@ -379,22 +380,15 @@ void write_npy(const std::filesystem::path& path, const HostArray& array) {
   header.append((kHeaderAlignment - unpadded % kHeaderAlignment) % kHeaderAlignment, ' ');
   header.push_back('\n');
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(cat(path.string(), ": cannot open for writing (", std::strerror(errno), ")"));
   const auto len = static_cast<std::uint16_t>(header.size());
   const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0,
                              static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(preamble, sizeof preamble);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  const auto* p = static_cast<const char*>(array.data());
-  constexpr std::size_t kChunk = std::size_t{64} << 20;
-  for (std::size_t done = 0; done < array.bytes() && out;) {
-    const std::size_t n = std::min(kChunk, array.bytes() - done);
-    out.write(p + done, static_cast<std::streamsize>(n));
-    done += n;
-  }
-  out.flush();
-  if (!out) throw Error(cat(path.string(), ": write failed (", std::strerror(errno), ")"));
+  // Atomically (a run killed while it wrote left a .npy whose header promised more than it held),
+  // unless PATH is a FIFO or a device.
+  write_output_file(path,
+                    {std::string_view(preamble, sizeof preamble), header,
+                     std::string_view(static_cast<const char*>(array.data()), array.bytes())},
+                    "the result (.npy)");
 }
 
 HostArray read_raw(const std::filesystem::path& path, DType dtype) {

@@ -11,6 +11,7 @@
 #include "gpuk/error.hpp"
 #include "run/report_head.hpp"
 #include "run/timing.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -29,8 +30,12 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "  data     " << r.data.text() << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
+  const auto dims = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+    return std::to_string(x) + (y > 1 || z > 1 ? "x" + std::to_string(y) : "") + (z > 1 ? "x" + std::to_string(z) : "");
+  };
   for (const auto& l : r.launches)
-    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block
+    out << "  launch   " << l.name_expression << "  grid " << dims(l.grid, l.grid_y, l.grid_z) << "  block "
+        << dims(l.block, l.block_y, l.block_z) << (l.shared_bytes ? "  shared " + std::to_string(l.shared_bytes) : "")
         << (l.repeat > 1 ? "  x" + std::to_string(l.repeat) : std::string()) << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
       << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n";
@@ -62,13 +67,14 @@ void print_report(std::ostream& out, const RunReport& r) {
       out << "  speed-up    " << fixed(r.speedup_over_baseline(), 2) << "x over " << r.baseline->name << "\n";
     if (!r.baseline->note.empty()) out << "  baseline    " << r.baseline->note << "\n";
   }
+  for (const auto& [name, value] : r.metrics) out << "  metric      " << name << " " << fixed(value, 2) << "\n";
   out << "  result     ";
   for (const auto& [k, v] : r.result) out << " " << k << " " << v;
   out << "\n";
   if (r.verified)
     out << "  verify      " << (r.verification.passed ? "PASS" : "FAIL") << "  " << r.verification.detail << "\n";
   else
-    out << "  verify      skipped (verify: false)\n";
+    out << "  verify      skipped (verify: false" << (r.launches.empty() || r.launches[0].args.empty() ? "" : ", or no reference") << ")\n";
 }
 
 namespace {
@@ -114,10 +120,12 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   }
   j["result"] = nlohmann::json::object();
   for (const auto& [k, v] : r.result) j["result"][k] = v;
+  if (!r.metrics.empty()) {
+    j["metrics"] = nlohmann::json::object();
+    for (const auto& [k, v] : r.metrics) j["metrics"][k] = v;
+  }
   if (r.verified) j["verification"] = {{"passed", r.verification.passed}, {"detail", r.verification.detail}};
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the JSON report");
-  out << j.dump(2) << "\n";
+  write_output_file(path, j.dump(2) + "\n", "the JSON report");
 }
 
 void print_markdown(std::ostream& out, const RunReport& r) {
@@ -153,9 +161,9 @@ void print_markdown(std::ostream& out, const RunReport& r) {
 }
 
 void write_markdown(const std::filesystem::path& path, const RunReport& r) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the Markdown report");
+  std::ostringstream out;
   print_markdown(out, r);
+  write_output_file(path, out.str(), "the Markdown report");
 }
 
 void write_csv(const std::filesystem::path& path, const RunReport& r) {
@@ -168,8 +176,7 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
   for (const auto& [k, v] : r.options) options += (options.empty() ? "" : " ") + k + "=" + v;
   std::string result;
   for (const auto& [k, v] : r.result) result += (result.empty() ? "" : " ") + k + "=" + v;
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the CSV report");
+  std::ostringstream out;
   out << "config,family,operation,options,dtype,size,variant,gpu,arch,driver_version,nvrtc_version,"
          "upload_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,kernel_runs,download_ms,total_ms,"
          "bytes_moved,gbs,percent_of_peak,cpu_best_ms,baseline,baseline_median_ms,speedup_over_cpu,"
@@ -187,6 +194,7 @@ void write_csv(const std::filesystem::path& path, const RunReport& r) {
       << r.data.generator << ',' << quote(r.data.range) << ',' << r.data.seed << ','
       << (r.data.distinct_at_most ? std::to_string(*r.data.distinct_at_most) : std::string()) << ','
       << quote(r.data.text()) << "\n";
+  write_output_file(path, out.str(), "the CSV report");
 }
 
 }  // namespace gpuk

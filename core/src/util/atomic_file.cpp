@@ -81,6 +81,10 @@ fs::path temporary_path(const fs::path& path) {
 // them, and the rename is on disk (the directory's fsync) before the caller is told it is done.
 // A writer killed at any point leaves the old file whole and at most its own temporary file.
 void write_file_atomically(const fs::path& path, std::string_view bytes, std::string_view what) {
+  write_file_atomically(path, std::vector<std::string_view>{bytes}, what);
+}
+
+void write_file_atomically(const fs::path& path, const std::vector<std::string_view>& pieces, std::string_view what) {
   std::error_code ec;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
@@ -96,10 +100,21 @@ void write_file_atomically(const fs::path& path, std::string_view bytes, std::st
     fs::remove(tmp, ec);
     throw Error(path.string() + ": cannot write " + std::string(what) + " (" + step + ": " + why + ")");
   };
-  const std::size_t half = bytes.size() / 2;
-  if (!write_all(fd, bytes.data(), half)) fail("write");
-  fault_point("atomic file: half written");
-  if (!write_all(fd, bytes.data() + half, bytes.size() - half)) fail("write");
+  std::size_t total = 0, done = 0;
+  for (const auto piece : pieces) total += piece.size();
+  bool halfway = false;
+  for (const auto piece : pieces) {
+    std::size_t at = 0;
+    if (!halfway && done + piece.size() >= total / 2) {  // the piece that holds the middle
+      at = total / 2 - done;
+      if (!write_all(fd, piece.data(), at)) fail("write");
+      fault_point("atomic file: half written");
+      halfway = true;
+    }
+    if (!write_all(fd, piece.data() + at, piece.size() - at)) fail("write");
+    done += piece.size();
+  }
+  if (!halfway) fault_point("atomic file: half written");  // no bytes at all
   fault_point("atomic file: written");
   if (::fsync(fd) != 0) fail("fsync");
   fault_point("atomic file: synced");
@@ -121,6 +136,28 @@ void write_file_atomically(const fs::path& path, std::string_view bytes, std::st
               << "flushed to disk (" << std::strerror(errno) << "): a power loss now could lose it\n";
   if (dir_fd >= 0) ::close(dir_fd);
   fault_point("atomic file: directory synced");
+}
+
+void write_output_file(const fs::path& path, std::string_view bytes, std::string_view what) {
+  write_output_file(path, std::vector<std::string_view>{bytes}, what);
+}
+
+void write_output_file(const fs::path& path, const std::vector<std::string_view>& pieces, std::string_view what) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (!fs::exists(link) || fs::is_regular_file(link)) {
+    // What an earlier writer of the same file left when it was killed goes first.
+    remove_orphaned_temporaries(path.has_parent_path() ? path.parent_path() : fs::path("."), path.filename().string());
+    write_file_atomically(path, pieces, what);
+    return;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot write " + std::string(what) + " (" + std::strerror(errno) + ")");
+  bool written = true;
+  for (const auto piece : pieces) written = written && write_all(fd, piece.data(), piece.size());
+  const std::string why = std::strerror(errno);
+  if (::close(fd) != 0 || !written)
+    throw Error(path.string() + ": cannot write " + std::string(what) + " (" + (written ? std::strerror(errno) : why) + ")");
 }
 
 int remove_orphaned_temporaries(const fs::path& dir, std::string_view prefix) {

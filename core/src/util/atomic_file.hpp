@@ -4,12 +4,25 @@
 #pragma once
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace gpuk {
 
 // Writes `bytes` to `path` atomically, creating its directory. Throws Error naming `what`
 // ("the tuning database") and the path when it cannot; the temporary file is removed then.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, std::string_view what);
+// The same for bytes in pieces (a header and a large array: no copy of them joined).
+void write_file_atomically(const std::filesystem::path& path, const std::vector<std::string_view>& pieces,
+                           std::string_view what);
+
+// A file the user named for output (a report, a matrix cell's report): written atomically, as
+// above, when PATH is a regular file or not there yet, so that a killed process never leaves half
+// a report where a whole one was (the temporary files of earlier writers of PATH that were killed
+// are removed first); written straight into anything else (a FIFO, /dev/stdout, a symbolic
+// link), with every write checked. Throws Error naming `what` and PATH.
+void write_output_file(const std::filesystem::path& path, std::string_view bytes, std::string_view what);
+void write_output_file(const std::filesystem::path& path, const std::vector<std::string_view>& pieces,
+                       std::string_view what);
 
 // A temporary name beside `path`, unique per process and call: PATH.tmp-PID-N.
 std::filesystem::path temporary_path(const std::filesystem::path& path);

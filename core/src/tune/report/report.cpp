@@ -15,6 +15,7 @@
 #include "gpuk/error.hpp"
 #include "run/report_head.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -248,9 +249,7 @@ void write_tune_json(const std::filesystem::path& path, const TuneReport& r) {
     v["reused"] = e.reused;
     j["variants"].push_back(std::move(v));
   }
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the JSON report");
-  out << j.dump(2) << "\n";
+  write_output_file(path, j.dump(2) + "\n", "the JSON report");
 }
 
 void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
@@ -264,8 +263,7 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
     for (const auto& [k, v] : e.params) names.insert(k);
   std::map<std::size_t, std::size_t> rank;
   for (std::size_t k = 0; k < r.result.ranking.size(); ++k) rank[r.result.ranking[k]] = k + 1;
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write the CSV report");
+  std::ostringstream out;
   out << "rank,kernel,variant";
   for (const auto& n : names) out << ",param_" << n;
   out << ",status,median_ms,q1_ms,q3_ms,min_ms,max_ms,runs,gbs,joules_per_call,watts,sm_mhz,registers,rechecked,"
@@ -297,6 +295,7 @@ void write_tune_csv(const std::filesystem::path& path, const TuneReport& r) {
         << r.dtype << ',' << r.size << ',' << r.objective << ','
         << (e.outcome.device >= 0 ? std::to_string(e.outcome.device) : "") << ',' << quote(r.data.text()) << "\n";
   }
+  write_output_file(path, out.str(), "the CSV report");
 }
 
 }  // namespace gpuk
