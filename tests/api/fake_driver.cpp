@@ -7,10 +7,17 @@
 //
 // Every entry point gpuk loads (core/src/run/driver_functions.inc) exists, under its versioned
 // name; those this file does not write out answer CUDA_ERROR_NOT_SUPPORTED.
+//
+// Built with GPUK_FAKE_HOST_MEMORY (tests/declared/test_declared_runs.cpp's driver), its device
+// memory is host memory: allocations, copies, memsets and page-locked buffers are real, events
+// say 0.01 ms, and launches still do nothing. `gpuk run` and `gpuk tune` then take every step of
+// their road but the kernels' own work (an output keeps its poison, which the reference's run
+// keeps too, so every variant verifies).
 #include <cuda.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #define FAKE_STR2(x) #x
@@ -72,13 +79,40 @@ CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+#if GPUK_FAKE_HOST_MEMORY
+  *p = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes ? bytes : 1));
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+#endif
   *p = g_next_address.fetch_add((bytes + 4095) / 4096 * 4096 + 4096);
   return CUDA_SUCCESS;
 }
+#if GPUK_FAKE_HOST_MEMORY
+void* host(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
+int g_event_storage;
+CUresult CUDAAPI cuMemFree(CUdeviceptr p) { std::free(host(p)); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) { std::memset(host(p), v, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) { std::memmove(host(d), host(s), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream) { std::memcpy(host(d), s, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream) { std::memcpy(d, host(s), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamWaitValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemHostAlloc(void** p, size_t n, unsigned) { *p = std::calloc(1, n ? n : 1); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemFreeHost(void* p) { std::free(p); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr* d, void* p, unsigned) { *d = reinterpret_cast<CUdeviceptr>(p); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemHostUnregister(void*) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventCreate(CUevent* e, unsigned) { *e = reinterpret_cast<CUevent>(&g_event_storage); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventDestroy(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventQuery(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent, CUevent) { *ms = 0.01f; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetPCIBusId(char* id, int len, CUdevice) { std::strncpy(id, "0000:00:00.0", len); return CUDA_SUCCESS; }
+#else
 CUresult CUDAAPI cuMemFree(CUdeviceptr) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr, CUdeviceptr, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr, const void*, size_t, CUstream) { return CUDA_SUCCESS; }
+#endif
 CUresult CUDAAPI cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&g_stream_storage); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
@@ -118,6 +152,7 @@ CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid*) {
 #define FAKE_UNWRITTEN(symbol, tag)                                                   \
   extern "C" CUresult fake_unwritten_##tag(...) __asm__(FAKE_STR(symbol));          \
   extern "C" CUresult fake_unwritten_##tag(...) { return CUDA_ERROR_NOT_SUPPORTED; }
+#if !GPUK_FAKE_HOST_MEMORY
 FAKE_UNWRITTEN(cuMemcpyDtoHAsync, 2)
 FAKE_UNWRITTEN(cuStreamWaitValue32, 3)
 FAKE_UNWRITTEN(cuMemHostAlloc, 4)
@@ -132,3 +167,4 @@ FAKE_UNWRITTEN(cuEventSynchronize, 12)
 FAKE_UNWRITTEN(cuEventQuery, 13)
 FAKE_UNWRITTEN(cuEventElapsedTime, 14)
 FAKE_UNWRITTEN(cuDeviceGetPCIBusId, 15)
+#endif

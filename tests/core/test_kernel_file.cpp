@@ -144,11 +144,20 @@ TEST_CASE("a kernel file dropped into an extra directory is picked up and shadow
 
 TEST_CASE("a broken drop-in file is reported, and the others still load") {
   const test::TempDir dir;
-  dir.write("broken.cu", "__global__ void k() {}\n");
+  dir.write("broken.cu", "/* gpuk\nfamily: reduce\n*/\n__global__ void k() {}\n");
   dir.write("tiny.cu", kTiny);
   const KernelLibrary library({dir.path()});
   REQUIRE(library.errors().size() == 1);
-  CHECK(library.errors()[0].find("broken.cu:1:1") != std::string::npos);
+  CHECK(library.errors()[0].find("broken.cu:2:1") != std::string::npos);
   CHECK_NOTHROW(library.find("reduce", "tiny"));
-  CHECK_THROWS_WITH_AS(library.find("reduce", "broken"), doctest::Contains("metadata block"), ConfigError);
+  CHECK_THROWS_WITH_AS(library.find("reduce", "broken"), doctest::Contains("has no 'operations'"), ConfigError);
+}
+
+TEST_CASE("a drop-in file without a metadata block is plain CUDA: kept, found only to be declared") {
+  const test::TempDir dir;
+  dir.write("plain.cu", "__global__ void k() {}\n");
+  const KernelLibrary library({dir.path()});
+  CHECK(library.errors().empty());
+  CHECK_THROWS_WITH_AS(library.find("reduce", "plain"), doctest::Contains("plain.cu:1:1: a kernel file must start with its metadata block"), ConfigError);
+  CHECK(library.find_declarable("kernel", "plain")->plain);
 }

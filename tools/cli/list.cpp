@@ -3,6 +3,7 @@
 #include <set>
 
 #include "cli.hpp"
+#include "kernel/declaration.hpp"
 #include "util/text.hpp"
 
 namespace gpuk::cli {
@@ -27,7 +28,7 @@ void print_plugins(const PluginRegistry& plugins) {
       std::cout << "    option      " << o.name
                 << (o.default_value.empty() ? std::string(" (none unless given)") : " (default " + o.default_value + ")")
                 << ": " << o.help << "\n";
-    std::cout << "    default kernel  " << p->default_kernel() << "\n";
+    if (!p->default_kernel().empty()) std::cout << "    default kernel  " << p->default_kernel() << "\n";
   }
 }
 
@@ -36,8 +37,26 @@ void print_plugins(const PluginRegistry& plugins) {
 void print_kernel_file(const KernelFile& f) {
   std::cout << "    " << terminal_text(f.name, 200) << "  " << terminal_text(f.path.string(), 4096) << "\n";
   if (!f.summary.empty()) std::cout << "      " << terminal_text(f.summary, 4096) << "\n";
-  std::cout << "      operations: " << terminal_text(join(f.operations), 4096) << "\n";
-  std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
+  if (f.plain) {
+    std::cout << "      plain CUDA, no declaration: a config's declare: runs it (docs/declared.md)\n";
+    return;
+  }
+  if (f.declaration) {
+    // A declared kernel: its sizes and arguments in place of operations and dtypes.
+    const Declaration& d = *f.declaration;
+    std::cout << "      sizes: " << terminal_text(join(d.sizes), 4096) << "   params as "
+              << (f.params_as == ParamsAs::defines ? "-D definitions" : "template arguments") << "\n";
+    std::vector<std::string> args;
+    for (const auto& a : d.args)
+      args.push_back(a.name + " " + std::string(dtype_name(a.dtype)) +
+                     (a.array ? std::string(a.role == ArgRole::in ? " in" : a.role == ArgRole::out ? " out" : " inout") +
+                                    "[" + a.length.text() + "]"
+                              : ""));
+    std::cout << "      args: " << terminal_text(join(args), 4096) << "\n";
+  } else {
+    std::cout << "      operations: " << terminal_text(join(f.operations), 4096) << "\n";
+    std::cout << "      dtypes: " << dtype_list(f.dtypes) << "\n";
+  }
   for (const auto& p : f.params) {
     std::vector<std::string> values;
     for (auto v : p.values) values.push_back(std::to_string(v));

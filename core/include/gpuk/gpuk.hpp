@@ -192,6 +192,10 @@ struct OperationSpec {
   std::optional<std::string> kernel;           // run exactly this kernel file; default: the lookup
   std::map<std::string, std::int64_t> params;  // its parameters (the others at their defaults)
   bool allocate_scratch = true;                // false: the caller passes it (Operation::use_scratch)
+  // A declared kernel (the `kernel` family, docs/declared.md): its named sizes, every one. `kernel`
+  // names it (or `operation` does); n is left 0. The Operation serves exactly these sizes: launch
+  // it with n = max_n() and its arrays in the declaration's order.
+  std::map<std::string, std::int64_t> sizes;
 };
 
 // Who provides a prepared handle's scratch: the handle (allocated when it is made), or the

@@ -175,12 +175,15 @@ Operation Engine::prepare(const OperationSpec& spec) const {
   State& engine = *state_;
   // Everything that needs no GPU is checked first, with the config's words.
   const FamilyPlugin& plugin = engine.plugins.get(spec.family);
-  Problem problem = make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
-  problem.max_n = bucket_last(spec.n);
+  const bool declared = !spec.sizes.empty();
+  Problem problem =
+      declared ? make_declared_problem(plugin, engine.kernels.find(spec.family, spec.kernel.value_or(spec.operation)), spec.sizes)
+               : make_problem(plugin, spec.operation, spec.dtype, spec.options, spec.n);
+  if (!declared) problem.max_n = bucket_last(spec.n);
   VariantRequest request;
   if (spec.kernel || !spec.params.empty()) {
     request.mode = VariantRequest::Mode::named;
-    request.kernel = spec.kernel.value_or(plugin.default_kernel());
+    request.kernel = spec.kernel.value_or(declared ? problem.operation : plugin.default_kernel());
     request.params = spec.params;
     (void)choose_variant(problem, request, plugin, engine.kernels, DeviceInfo{}, {}, false);
   }
@@ -192,7 +195,7 @@ Operation Engine::prepare(const OperationSpec& spec) const {
   s->launcher = plugin.make_launcher(problem);
   s->slots = s->launcher->arrays();
   s->scalar = s->launcher->scalar();
-  s->min_n = bucket_first(spec.n);
+  s->min_n = declared ? problem.n : bucket_first(spec.n);
   s->max_n = problem.max_n;
 
   // The GPU: choose, plan, compile, load, check, as `gpuk run` does.

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "data/data.hpp"
 #include "gpuk/dtype.hpp"
 #include "kernel/expr.hpp"
+#include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
 namespace gpuk {
@@ -42,6 +44,19 @@ struct RunSpec {
   Pick pick = Pick::named;
   std::optional<std::filesystem::path> tuning_file;  // `tuning: FILE`: the lookup reads it instead of the database
 
+  // A declared kernel's run (config/declared_config.cpp, docs/declared.md): its named sizes, the
+  // kernel as declared (the config's `declare:` over the file's own declaration), the data of each
+  // input array, the reference (another kernel of the family, or .npy files of the outputs), the
+  // comparison per output and a baseline kernel timed on the same inputs.
+  std::map<std::string, std::int64_t> sizes;
+  std::shared_ptr<const KernelFile> declared;
+  std::map<std::string, DataSpec> arg_data;
+  std::string reference_kernel;
+  std::map<std::string, std::int64_t> reference_params;
+  std::map<std::string, std::filesystem::path> expected;  // reference: npy: {output: file}
+  std::map<std::string, CompareRule> compare;
+  std::string baseline_kernel;
+
   bool option_bool(const std::string& name) const;
   const std::string& option(const std::string& name) const;
 };
@@ -54,6 +69,9 @@ inline Problem problem_of(const RunSpec& spec) {
   p.dtype = spec.dtype;
   p.options = spec.options;
   p.n = p.max_n = spec.size;
+  p.sizes = spec.sizes;
+  p.compare = spec.compare;
+  if (spec.declared) p.declaration = spec.declared->declaration;
   return p;
 }
 

@@ -18,4 +18,8 @@ enum class RootMode { run, tune };
 RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                        const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode);
 
+// A declared kernel's config (it has `sizes:`; config/declared_config.cpp, docs/declared.md).
+RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
+                            const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode);
+
 }  // namespace gpuk

@@ -352,6 +352,7 @@ void kernel_and_params(const yaml::Source& src, const YAML::Node& root, const st
 
 RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                        const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode) {
+  if (root["sizes"]) return parse_declared_root(src, root, path, plugins, kernels, mode);
   RunSpec spec;
   spec.path = path;
   const HeldData held = inspect_data_file(src, root);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -74,6 +75,15 @@ class InputView {
   const void* data() const { return array_->data(); }
   template <class T> std::span<const T> as() const { return array_->template as<T>(); }
   std::uint64_t seed() const { return seed_; }
+
+  // A declared kernel's data, by argument name: its input arrays, generated or read one by one,
+  // and the expected outputs a reference of .npy files gives (the view's own array is then empty).
+  using Named = std::map<std::string, std::shared_ptr<const HostArray>>;
+  Named arrays, expected;
+  const HostArray* array(const std::string& name) const {
+    const auto it = arrays.find(name);
+    return it == arrays.end() ? nullptr : it->second.get();
+  }
 
  private:
   std::shared_ptr<const HostArray> array_;

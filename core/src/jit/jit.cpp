@@ -313,7 +313,39 @@ std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string
   return h.hex();
 }
 
+namespace {
+
+// A variant whose parameters reach its kernel as definitions names its entry
+// "stencil2d -Dblock_size_x=32 -Dblock_size_y=8" (Variant::name_expression): the entry that
+// NVRTC looks up, and the -D options of its program.
+std::pair<std::string, std::string> split_defines(const std::string& name_expression) {
+  const std::size_t at = name_expression.find(" -D");
+  if (at == std::string::npos) return {name_expression, ""};
+  return {name_expression.substr(0, at), name_expression.substr(at + 1)};
+}
+
+std::vector<std::string> define_options(const std::string& defines) {
+  std::vector<std::string> out;
+  std::istringstream in(defines);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+}  // namespace
+
 CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
+  if (name_expressions.empty()) throw Error("internal: " + file.path.string() + ": nothing to compile (no name expressions)");
+  // One program has one set of definitions: the names of one variant.
+  std::vector<std::string> entries;
+  std::string defines;
+  for (std::size_t i = 0; i < name_expressions.size(); ++i) {
+    auto [entry, d] = split_defines(name_expressions[i]);
+    if (i > 0 && d != defines)
+      throw Error("internal: " + file.path.string() + ": one NVRTC program for two sets of -D definitions ('" +
+                  defines + "' and '" + d + "'); compile each variant of a params_as: defines file on its own");
+    defines = d;
+    entries.push_back(std::move(entry));
+  }
   const std::string key = cache_key(file, name_expressions);
   if (cache_) {
     if (auto cached = cache_->load(key)) {
@@ -328,9 +360,10 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
     nvrtcProgram& p;
     ~ProgramOwner() { nvrtcDestroyProgram(&p); }
   } owner{program};
-  for (const auto& e : name_expressions) GPUK_NVRTC(nvrtcAddNameExpression(program, e.c_str()), context + " " + e);
+  for (const auto& e : entries) GPUK_NVRTC(nvrtcAddNameExpression(program, e.c_str()), context + " " + e);
 
-  const std::vector<std::string> opts = nvrtc_options();
+  std::vector<std::string> opts = nvrtc_options();
+  for (auto& d : define_options(defines)) opts.push_back(std::move(d));
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   const nvrtcResult result = nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
@@ -360,7 +393,7 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
                        " (a virtual architecture such as compute_90 gives PTX only; name a real one, sm_90)");
   c.cubin.resize(size);
   GPUK_NVRTC(nvrtcGetCUBIN(program, c.cubin.data()), context);
-  for (const auto& e : name_expressions) {
+  for (const auto& e : entries) {
     const char* lowered = nullptr;
     GPUK_NVRTC(nvrtcGetLoweredName(program, e.c_str(), &lowered), context + " " + e);
     c.lowered_names.emplace_back(lowered);

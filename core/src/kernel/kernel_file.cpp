@@ -13,6 +13,8 @@
 #include "util/safe_dirs.hpp"
 #include "util/text.hpp"
 #include "util/yaml_util.hpp"
+#include "kernel/metadata_parse.hpp"
+#include "kernel/declaration.hpp"
 
 namespace gpuk {
 
@@ -23,12 +25,15 @@ namespace {
 const std::vector<std::string> kMetadataKeys = {"family", "operations", "dtypes", "summary", "fixes",
                                                 "params", "constraints", "launch", "scratch"};
 
+}  // namespace
+
 bool valid_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   return std::all_of(s.begin(), s.end(),
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+namespace {
 // The names a metadata expression may use besides the file's parameters: what plan_launches
 // binds for a problem on a device.
 const std::vector<std::string> kBuiltinNames = {"n", "sm_count", "elem_bytes", "vec"};
@@ -46,11 +51,13 @@ std::size_t identifier_offset(const std::string& text, const std::string& word) 
   return 0;
 }
 
+}  // namespace
+
 // Parses a metadata expression and resolves every identifier in it now, against the parameters
 // declared so far and the built-in names, so that a typo fails `gpuk check` (and loading) with
 // file:line:col rather than a launch on a GPU.
-Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what,
-                const std::vector<std::string>& params) {
+Expr parse_metadata_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what,
+                         const std::vector<std::string>& params, const std::vector<std::string>& builtins) {
   const std::string text = src.string(node, what);
   Expr e;
   try {
@@ -60,22 +67,29 @@ Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::stri
   }
   for (const auto& id : e.identifiers()) {
     if (std::find(params.begin(), params.end(), id) != params.end() ||
-        std::find(kBuiltinNames.begin(), kBuiltinNames.end(), id) != kBuiltinNames.end())
+        std::find(builtins.begin(), builtins.end(), id) != builtins.end())
       continue;
     std::vector<std::string> known = params;
-    known.insert(known.end(), kBuiltinNames.begin(), kBuiltinNames.end());
+    known.insert(known.end(), builtins.begin(), builtins.end());
     YAML::Mark mark = node.Mark();
     // A quoted scalar's mark is its opening quote (yaml-cpp tags quoted scalars "!").
     mark.column += static_cast<int>(identifier_offset(text, id)) + (node.Tag() == "!" ? 1 : 0);
     throw ConfigError(src.where(mark) + ": " + what + " '" + text + "' names '" + id + "', which is not a parameter" +
                       did_you_mean(id, known) + "; it may use " +
                       (params.empty() ? std::string("no parameters (there are none)") : "the parameters " + join(params)) +
-                      " and " + join(kBuiltinNames));
+                      " and " + join(builtins));
   }
   return e;
 }
 
-ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YAML::Node& node) {
+namespace {
+Expr parse_expr(const yaml::Source& src, const YAML::Node& node, const std::string& what,
+                const std::vector<std::string>& params) {
+  return parse_metadata_expr(src, node, what, params, kBuiltinNames);
+}
+}  // namespace
+
+ParamSpec parse_metadata_param(const yaml::Source& src, const std::string& name, const YAML::Node& node) {
   ParamSpec p;
   p.name = name;
   p.line = src.line(node);
@@ -121,10 +135,45 @@ ParamSpec parse_param(const yaml::Source& src, const std::string& name, const YA
   return p;
 }
 
+namespace {
+
+bool has_metadata_block(const std::string& source) {
+  const std::size_t pos = source.find_first_not_of(" \t\r\n");
+  const std::string opener = "/* gpuk";
+  return pos != std::string::npos && source.compare(pos, opener.size(), opener) == 0 &&
+         (pos + opener.size() == source.size() || std::isspace(static_cast<unsigned char>(source[pos + opener.size()])));
+}
+
 }  // namespace
 
 KernelFile KernelFile::load(const fs::path& path) {
-  return parse(read_regular_file_or_throw(path, kMaxKernelFileBytes, "the kernel file"), path);
+  std::string source = read_regular_file_or_throw(path, kMaxKernelFileBytes, "the kernel file");
+  if (has_metadata_block(source)) return parse(source, path);
+  // No metadata block: plain CUDA, declared by the YAML file beside it, or by a config.
+  KernelFile k;
+  k.path = path;
+  k.name = path.stem().string();
+  k.source = std::move(source);
+  std::error_code ec;
+  if (fs::is_regular_file(sidecar_of(path), ec)) {
+    const fs::path sidecar = sidecar_of(path);
+    const std::string text = read_regular_file_or_throw(sidecar, kMaxKernelFileBytes, "the declaration");
+    const yaml::Source src{sidecar, 0};
+    try {
+      const YAML::Node root = src.parse(text);
+      if (!root.IsMap()) throw ConfigError(sidecar.string() + ":1:1: a declaration must be a YAML mapping (sizes:, args:, launch:, ...)");
+      DeclarationKeys keys;
+      for (const auto& item : root) keys[src.string(item.first, "a key")] = {&src, item.second};
+      src.check_keys(root, declaration_keys(), "the declaration");
+      apply_declaration(k, keys);
+    } catch (const YAML::Exception& e) {
+      yaml::throw_config_error(sidecar, 0, e);
+    }
+    return k;
+  }
+  k.plain = true;
+  k.family = path.parent_path().filename().string();  // kernels_src/kernel/x.cu: "kernel"
+  return k;
 }
 
 KernelFile KernelFile::parse(const std::string& source, const fs::path& path) try {
@@ -151,6 +200,25 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
   if (!meta.IsMap())
     throw ConfigError(path.string() + ":" + std::to_string(offset + 1) +
                       ":1: the metadata block must be a YAML mapping (family:, operations:, launch:, ...)");
+  if (meta["args"] || meta["sizes"]) {
+    // A declaration in the block: its keys first, then those of the YAML file beside it.
+    src.check_keys(meta, declaration_keys(), "the declaration");
+    DeclarationKeys keys;
+    std::optional<yaml::Source> side_src;
+    YAML::Node side;
+    std::error_code ec;
+    if (fs::is_regular_file(sidecar_of(path), ec)) {
+      side_src.emplace(yaml::Source{sidecar_of(path), 0});
+      side = side_src->parse(read_regular_file_or_throw(side_src->path, kMaxKernelFileBytes, "the declaration"));
+      if (side.IsMap()) {
+        side_src->check_keys(side, declaration_keys(), "the declaration");
+        for (const auto& item : side) keys[side_src->string(item.first, "a key")] = {&*side_src, item.second};
+      }
+    }
+    for (const auto& item : meta) keys[src.string(item.first, "a key")] = {&src, item.second};
+    apply_declaration(k, keys);
+    return k;
+  }
   src.check_keys(meta, kMetadataKeys, "the metadata block");
 
   for (const char* required : {"family", "operations", "launch"})
@@ -192,7 +260,7 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
     for (const auto& item : params) {
       const std::string name = src.string(item.first, "a parameter name");
       if (!names.insert(name).second) src.fail(item.first, "parameter name '" + name + "' is taken");
-      k.params.push_back(parse_param(src, name, item.second));
+      k.params.push_back(parse_metadata_param(src, name, item.second));
     }
   }
   std::vector<std::string> param_names;
@@ -242,6 +310,8 @@ const ParamSpec* KernelFile::param(const std::string& name) const {
 }
 
 bool KernelFile::supports(const std::string& operation) const {
+  // A declared kernel is its own operation; it serves whatever problem its arguments fit.
+  if (declaration) return true;
   return std::find(operations.begin(), operations.end(), operation) != operations.end();
 }
 

@@ -27,7 +27,11 @@ struct Constraint {
 
 struct LaunchSpec {
   std::string entry;  // the __global__ template's name
-  Expr grid, block, shared_bytes;
+  Expr grid, block, shared_bytes;  // grid and block: the x dimension
+  std::vector<Expr> grid_yz, block_yz;  // a declared kernel's y and z dimensions, if any (0 to 2 each)
+  // A declared kernel's argument list for this launch, by name (its args and scratch arrays);
+  // empty: every declared argument, in order.
+  std::vector<std::string> args;
   // `when:` the launch runs only when this is non-zero for the problem (absent: always);
   // `repeat:` how many times it runs in a row (absent: once). The family decides what differs
   // between the repeats (a sort's digit passes).
@@ -35,6 +39,12 @@ struct LaunchSpec {
   std::optional<Expr> repeat;
   int line = 0;
 };
+
+// How a variant's parameters reach its kernel: as template arguments (`entry<p1, p2>`, gpuk's
+// convention) or as NVRTC -D definitions (the convention of files written for other tuners).
+enum class ParamsAs { template_args, defines };
+
+struct Declaration;  // kernel/declaration.hpp: a declared kernel's sizes, arguments, scratch, metrics
 
 struct KernelFile {
   std::filesystem::path path;
@@ -49,12 +59,21 @@ struct KernelFile {
   std::vector<LaunchSpec> launches;
   Expr scratch;  // scratch slots the family allocates for the kernel
   std::string source;
+  ParamsAs params_as = ParamsAs::template_args;
+  // A declared kernel's operation (docs/declared.md): its named sizes, arguments, scratch arrays,
+  // bytes and metrics; null for a file of the three families' kind.
+  std::shared_ptr<const Declaration> declaration;
+  // A file with no metadata block and no declaration beside it (plain CUDA written for another
+  // tuner): listed under its folder's family, run only with a config's `declare:`.
+  bool plain = false;
   // Where the JIT finds the headers it includes (besides its own folder): the library's include
   // folders (KernelLibrary::include_dirs); empty for a file parsed on its own.
   std::vector<std::filesystem::path> include_dirs;
 
   // Reads and validates a kernel file. Throws ConfigError "path:line:col: what" on a bad
-  // metadata block (missing, not YAML, unknown keys, bad values, defaults not allowed).
+  // metadata block (missing, not YAML, unknown keys, bad values, defaults not allowed). A file
+  // without a metadata block takes its declaration from the YAML file beside it with the same
+  // stem (kernel/declaration.hpp), or, without one, is a plain file.
   static KernelFile load(const std::filesystem::path& path);
   static KernelFile parse(const std::string& source, const std::filesystem::path& path);
 
@@ -82,10 +101,19 @@ class KernelLibrary {
   const std::vector<std::string>& errors() const { return errors_; }
 
   std::vector<std::shared_ptr<const KernelFile>> family(const std::string& family) const;
-  // Throws ConfigError listing the family's kernels when there is no such file.
+  // Throws ConfigError listing the family's kernels when there is no such file, or saying that
+  // the file of that name is plain CUDA (no metadata, no declaration beside it).
   std::shared_ptr<const KernelFile> find(const std::string& family, const std::string& name) const;
+  // find(), or else a plain file of that name in any folder: what a config's declare: declares.
+  std::shared_ptr<const KernelFile> find_declarable(const std::string& family, const std::string& name) const;
+
+  // A kernel as a config declared it (its `declare:`): find() returns it instead of the file
+  // from then on, in this process, so that every step of a run or sweep (choose, plan, compile)
+  // sees the config's declaration.
+  void declare(std::shared_ptr<const KernelFile> file) const;
 
  private:
+  mutable std::vector<std::shared_ptr<const KernelFile>> declared_;
   std::vector<std::filesystem::path> dirs_;
   std::vector<std::shared_ptr<const KernelFile>> files_;
   std::vector<std::string> errors_;
@@ -108,7 +136,9 @@ class Variant {
   const std::vector<std::pair<std::string, std::int64_t>>& params() const { return params_; }
   const std::vector<std::string>& leading_args() const { return leading_args_; }
   std::int64_t param(const std::string& name) const;
-  std::string name_expression(const LaunchSpec& launch) const;  // "onepass<R, 256, 4>"
+  // "onepass<R, 256, 4>"; with ParamsAs::defines the plain entry followed by its definitions,
+  // "stencil2d -Dblock_size_x=32 -Dblock_size_y=8" (jit/jit.hpp splits them off).
+  std::string name_expression(const LaunchSpec& launch) const;
   std::string label() const;                                     // "onepass BLOCK=256 UNROLL=4"
 
   // Looks a name up among the parameters, then in `extra` (n, sm_count, ...).
@@ -123,14 +153,29 @@ class Variant {
 
 // A variant's launches worked out for one problem size on one device: the launches whose
 // `when` holds, in metadata order, each with its repeat count.
+// One argument of a declared kernel's launch, resolved: a device array of the call (its index in
+// DeviceCall::arrays), a part of the scratch (its byte offset), or a value (its bytes).
+struct LaunchArg {
+  enum class Kind : std::uint8_t { array, scratch, value };
+  Kind kind = Kind::value;
+  std::uint8_t size = 0;     // value: its bytes (4 or 8)
+  std::uint32_t index = 0;   // array
+  std::uint64_t bits = 0;    // value: its bytes; scratch: the byte offset
+};
+
 struct ResolvedLaunch {
   std::string name_expression;
-  std::uint32_t grid = 1, block = 1, shared_bytes = 0;
+  std::uint32_t grid = 1, block = 1, shared_bytes = 0;  // grid and block: x
   std::uint32_t repeat = 1;  // `repeat:`, evaluated: how many times in a row it runs
+  std::uint32_t grid_y = 1, grid_z = 1, block_y = 1, block_z = 1;
+  std::vector<LaunchArg> args;  // a declared kernel's, in kernel order; empty for the three families
+
+  std::uint64_t threads() const { return std::uint64_t{block} * block_y * block_z; }
 };
 struct LaunchPlan {
   std::vector<ResolvedLaunch> launches;
   std::int64_t scratch_slots = 0;
+  std::uint64_t scratch_bytes = 0;  // a declared kernel's scratch arrays, together
 };
 
 // Dynamic shared memory a kernel gets without opting in (cuFuncSetAttribute); launch_kernel opts
@@ -143,6 +188,7 @@ struct LaunchLimits {
   int elem_bytes = 0;
   int max_threads_per_block = 1024;
   int max_shared_bytes = kSharedWithoutOptIn;  // a device's: its opt-in limit
+  std::map<std::string, std::int64_t> sizes;  // a declared kernel's named sizes (Problem::sizes)
 };
 
 // Evaluates when, repeat, grid, block, shared memory and scratch, and checks every constraint and

@@ -72,13 +72,26 @@ std::vector<std::shared_ptr<const KernelFile>> KernelLibrary::family(const std::
   return out;
 }
 
+void KernelLibrary::declare(std::shared_ptr<const KernelFile> file) const {
+  std::erase_if(declared_, [&](const auto& f) { return f->family == file->family && f->name == file->name; });
+  declared_.push_back(std::move(file));
+}
+
 std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family, const std::string& name) const {
+  for (const auto& f : declared_)
+    if (f->family == family && (f->name == name || f->path.filename() == name)) return f;
   std::vector<std::string> names;
   for (const auto& f : files_) {
-    if (f->family != family) continue;
+    if (f->family != family || f->plain) continue;
     if (f->name == name || f->path.filename() == name) return f;
     names.push_back(f->name);
   }
+  for (const auto& f : files_)
+    if (f->plain && (f->name == name || f->path.filename() == name))
+      throw ConfigError(f->path.string() + ":1:1: a kernel file must start with its metadata block ('/* gpuk' ... '*/'; "
+                        "see docs/kernels.md); this one is plain CUDA, which a config of the kernel family runs "
+                        "with its declare: (docs/declared.md)");
+
   for (const auto& e : errors_)
     if (e.find("/" + name + ".cu:") != std::string::npos) throw ConfigError(e);
   std::vector<std::string> dirs;
@@ -86,6 +99,16 @@ std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family,
   throw ConfigError("no " + family + " kernel named '" + name + "'" + did_you_mean(name, names) +
                     "; the " + family + " kernels are: " + (names.empty() ? "(none)" : join(names)) +
                     " (read from " + join(dirs) + "; a kernel file elsewhere: gpuk --kernels DIR ...)");
+}
+
+std::shared_ptr<const KernelFile> KernelLibrary::find_declarable(const std::string& family, const std::string& name) const {
+  for (const auto& f : declared_)
+    if (f->family == family && (f->name == name || f->path.filename() == name)) return f;
+  for (const auto& f : files_)
+    if (f->family == family && !f->plain && (f->name == name || f->path.filename() == name)) return f;
+  for (const auto& f : files_)
+    if (f->plain && (f->name == name || f->path.filename() == name)) return f;
+  return find(family, name);  // says what there is
 }
 
 std::vector<fs::path> kernel_dirs(const std::vector<fs::path>& extra) {

@@ -2,9 +2,11 @@
 // scratch; constraints and device limits), and the check at load time that a kernel file can
 // launch at all.
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
 #include "kernel/kernel_file.hpp"
 #include "util/text.hpp"
 
@@ -63,6 +65,70 @@ std::vector<std::map<std::string, std::int64_t>> parameter_samples(const KernelF
   return out;
 }
 
+// A declared kernel's samples: every parameter sample with each size at 1, 64, 1000 and 4096.
+void check_declared_can_launch(const std::shared_ptr<const KernelFile>& file) {
+  const KernelFile& k = *file;
+  std::string first_error;
+  std::size_t tried = 0;
+  for (const auto& params : parameter_samples(k)) {
+    for (const std::int64_t size : {1, 64, 1000, 4096}) {
+      LaunchLimits limits{size, 132, 4, 1024, 256 << 10};
+      for (const auto& name : k.declaration->sizes) limits.sizes[name] = size;
+      try {
+        const Variant variant(file, {}, params);
+        if (broken_constraint(variant, limits)) continue;
+        plan_launches(variant, limits);
+        return;
+      } catch (const ConfigError& e) {
+        ++tried;
+        if (first_error.empty()) first_error = e.what();
+      }
+    }
+  }
+  if (!first_error.empty())
+    throw ConfigError(first_error + "; no launch of " + k.path.string() + " can run: the same holds for every one of " +
+                      std::to_string(tried) + " samples of its parameters and of its sizes from 1 to 4096");
+}
+
+// A declared launch's arguments, resolved for the variant: arrays by their index among the
+// declared arrays, scratch by its byte offset, values by their bytes.
+std::vector<LaunchArg> resolve_args(const LaunchSpec& l, const Declaration& d, const Variant& variant,
+                                    const std::map<std::string, std::int64_t>& sizes,
+                                    const std::map<std::string, std::uint64_t>& scratch_offsets) {
+  std::vector<std::string> names = l.args;
+  if (names.empty())
+    for (const auto& a : d.args) names.push_back(a.name);
+  std::vector<LaunchArg> out;
+  for (const auto& name : names) {
+    LaunchArg arg;
+    if (const auto it = scratch_offsets.find(name); it != scratch_offsets.end()) {
+      arg.kind = LaunchArg::Kind::scratch;
+      arg.bits = it->second;
+    } else if (const DeclaredArg* a = d.arg(name); a && a->array) {
+      arg.kind = LaunchArg::Kind::array;
+      for (const auto& b : d.args) {
+        if (&b == a) break;
+        arg.index += b.array ? 1 : 0;
+      }
+    } else if (a) {
+      arg.kind = LaunchArg::Kind::value;
+      arg.size = static_cast<std::uint8_t>(dtype_size(a->dtype));
+      const bool integral = !dtype_is_float(a->dtype);
+      const std::int64_t i = a->value ? eval_declared(*a->value, variant, sizes, "value of " + a->name) : 0;
+      const double f = a->value ? static_cast<double>(i) : a->literal;
+      visit_dtype(a->dtype, [&](auto zero) {
+        using T = decltype(zero);
+        const T v = integral ? static_cast<T>(i) : static_cast<T>(f);
+        std::memcpy(&arg.bits, &v, sizeof v);
+      });
+    } else {
+      throw Error("internal: launch argument " + name + " of " + variant.label() + " is not declared");
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
 }  // namespace
 
 void check_can_launch(const std::shared_ptr<const KernelFile>& file) {
@@ -72,6 +138,7 @@ void check_can_launch(const std::shared_ptr<const KernelFile>& file) {
   const std::int64_t sizes[] = {1, 1000, 4096, std::int64_t{1} << 20, std::int64_t{1} << 26, (std::int64_t{1} << 31) - 1};
   std::string first_error;
   std::size_t tried = 0;
+  if (k.declaration) return check_declared_can_launch(file);
   for (const auto& params : parameter_samples(k)) {
     for (const int elem_bytes : elem_sizes) {
       for (const std::int64_t n : sizes) {
@@ -105,11 +172,12 @@ void check_can_launch(const std::shared_ptr<const KernelFile>& file) {
 
 LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
   const KernelFile& k = variant.file();
-  const std::map<std::string, std::int64_t, std::less<>> extra = {
+  std::map<std::string, std::int64_t, std::less<>> extra = {
       {"n", limits.n},
       {"sm_count", limits.sm_count},
       {"elem_bytes", limits.elem_bytes},
       {"vec", limits.elem_bytes ? 16 / limits.elem_bytes : 1}};
+  for (const auto& [name, value] : limits.sizes) extra[name] = value;
   const auto lookup = [&](std::string_view name) { return variant.lookup(name, extra); };
   const auto where = [&](int line) { return k.path.string() + ":" + std::to_string(line); };
   const auto eval = [&](const Expr& e, int line, const std::string& what) {
@@ -133,6 +201,26 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
                         std::to_string(kMostRepeats) + " (use when: to leave a launch out)");
     const std::int64_t grid = eval(l.grid, l.line, "grid");
     const std::int64_t block = eval(l.block, l.line, "block");
+    std::int64_t grid_yz[2] = {1, 1}, block_yz[2] = {1, 1};
+    for (std::size_t i = 0; i < l.grid_yz.size(); ++i) {
+      grid_yz[i] = eval(l.grid_yz[i], l.line, i ? "grid z" : "grid y");
+      if (grid_yz[i] < 1 || grid_yz[i] > 65535)
+        throw ConfigError(where(l.line) + ": grid " + (i ? "z" : "y") + " '" + l.grid_yz[i].text() + "' of " +
+                          variant.label() + " is " + std::to_string(grid_yz[i]) + "; it must be between 1 and 65535");
+    }
+    for (std::size_t i = 0; i < l.block_yz.size(); ++i) {
+      block_yz[i] = eval(l.block_yz[i], l.line, i ? "block z" : "block y");
+      if (block_yz[i] < 1 || block_yz[i] > (i ? 64 : 1024))
+        throw ConfigError(where(l.line) + ": block " + (i ? "z" : "y") + " '" + l.block_yz[i].text() + "' of " +
+                          variant.label() + " is " + std::to_string(block_yz[i]) + "; it must be between 1 and " +
+                          (i ? "64" : "1024"));
+    }
+    const std::int64_t threads = block * block_yz[0] * block_yz[1];
+    if (!l.block_yz.empty() && (block < 1 || threads > limits.max_threads_per_block))
+      throw ConfigError(where(l.line) + ": block of " + variant.label() + " is " + std::to_string(block) + " x " +
+                        std::to_string(block_yz[0]) + " x " + std::to_string(block_yz[1]) + " = " +
+                        std::to_string(threads) + " threads; this GPU allows 1 to " +
+                        std::to_string(limits.max_threads_per_block) + " threads per block");
     const std::int64_t shared = eval(l.shared_bytes, l.line, "shared");
     if (grid < 1 || grid > 0x7fffffff)
       throw ConfigError(where(l.line) + ": grid '" + l.grid.text() + "' of " + variant.label() + " is " +
@@ -146,9 +234,31 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
       throw ConfigError(where(l.line) + ": shared '" + l.shared_bytes.text() + "' of " + variant.label() +
                         " is " + std::to_string(shared) + " bytes; this GPU allows at most " +
                         std::to_string(limits.max_shared_bytes));
-    plan.launches.push_back({variant.name_expression(l), static_cast<std::uint32_t>(grid),
-                             static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared),
-                             static_cast<std::uint32_t>(repeat)});
+    ResolvedLaunch resolved{variant.name_expression(l), static_cast<std::uint32_t>(grid),
+                            static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared),
+                            static_cast<std::uint32_t>(repeat)};
+    resolved.grid_y = static_cast<std::uint32_t>(grid_yz[0]);
+    resolved.grid_z = static_cast<std::uint32_t>(grid_yz[1]);
+    resolved.block_y = static_cast<std::uint32_t>(block_yz[0]);
+    resolved.block_z = static_cast<std::uint32_t>(block_yz[1]);
+    plan.launches.push_back(std::move(resolved));
+  }
+  if (k.declaration) {
+    // The scratch arrays, each at a 256-byte boundary, and every launch's arguments.
+    std::map<std::string, std::uint64_t> offsets;
+    for (const auto& sc : k.declaration->scratch) {
+      const std::int64_t length = eval_declared(sc.length, variant, limits.sizes, "length of " + sc.name);
+      if (length < 0 || length > (std::int64_t{1} << 40))
+        throw ConfigError(k.path.string() + ": scratch " + sc.name + " of " + variant.label() + " has " +
+                          std::to_string(length) + " elements");
+      offsets[sc.name] = plan.scratch_bytes;
+      plan.scratch_bytes += (static_cast<std::uint64_t>(length) * dtype_size(sc.dtype) + 255) / 256 * 256;
+    }
+    std::size_t i = 0;
+    for (const auto& l : k.launches) {
+      if (l.when && eval(*l.when, l.line, "when") == 0) continue;
+      plan.launches[i++].args = resolve_args(l, *k.declaration, variant, limits.sizes, offsets);
+    }
   }
   if (plan.launches.empty())
     throw ConfigError(k.path.string() + ": no launch of " + variant.label() + " runs for n = " +
@@ -164,6 +274,7 @@ const Constraint* broken_constraint(const Variant& variant, const LaunchLimits& 
   std::map<std::string, std::int64_t, std::less<>> builtins = {
       {"n", limits.n}, {"elem_bytes", limits.elem_bytes}, {"vec", limits.elem_bytes ? 16 / limits.elem_bytes : 1}};
   if (limits.sm_count > 0) builtins["sm_count"] = limits.sm_count;
+  for (const auto& [name, value] : limits.sizes) builtins[name] = value;
   for (const auto& c : variant.file().constraints) {
     try {
       if (c.expr.eval([&](std::string_view name) { return variant.lookup(name, builtins); }) == 0) return &c;

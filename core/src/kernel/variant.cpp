@@ -58,6 +58,13 @@ std::optional<std::int64_t> Variant::lookup(std::string_view name,
 }
 
 std::string Variant::name_expression(const LaunchSpec& launch) const {
+  if (file_->params_as == ParamsAs::defines) {
+    std::string out = launch.entry;
+    for (const auto& [n, v] : params_) out += " -D" + n + "=" + std::to_string(v);
+    return out;
+  }
+  // A declared kernel without parameters may be a plain function (a naive reference).
+  if (file_->declaration && leading_args_.empty() && params_.empty()) return launch.entry;
   std::string out = launch.entry + "<";
   bool first = true;
   for (const auto& a : leading_args_) out += (first ? "" : ", ") + a, first = false;

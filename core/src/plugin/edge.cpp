@@ -130,6 +130,9 @@ class GuardedWorkload final : public Workload {
   void write_result(const std::filesystem::path& path) const override {
     guarded(family_, "Workload::write_result", [&] { inner_->write_result(path); });
   }
+  void keep_as_reference() override {
+    guarded(family_, "Workload::keep_as_reference", [&] { inner_->keep_as_reference(); });
+  }
 
  private:
   std::string family_;

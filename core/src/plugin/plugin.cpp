@@ -29,7 +29,7 @@ void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, CU
                                         static_cast<int>(l.shared_bytes)),
             "opting " + l.name_expression + " of " + where + " in to " + std::to_string(l.shared_bytes) +
                 " bytes of dynamic shared memory");
-  GPUK_CU(driver().cuLaunchKernel(function, l.grid, 1, 1, l.block, 1, 1, l.shared_bytes, stream, args, nullptr),
+  GPUK_CU(driver().cuLaunchKernel(function, l.grid, l.grid_y, l.grid_z, l.block, l.block_y, l.block_z, l.shared_bytes, stream, args, nullptr),
           "launching " + l.name_expression + " of " + where);
 }
 

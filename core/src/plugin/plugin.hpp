@@ -21,7 +21,7 @@
 #include "plugin/problem.hpp"
 #include "run/device.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 6
+#define GPUK_PLUGIN_ABI_VERSION 7
 
 namespace gpuk {
 
@@ -126,6 +126,11 @@ class Workload {
   virtual std::vector<std::pair<std::string, std::string>> result() const = 0;
   // Writes the downloaded result as .npy.
   virtual void write_result(const std::filesystem::path& path) const = 0;
+  // A reference kernel's answer (a declared kernel's `reference: {kernel: ...}`): core has just
+  // run the reference variant on device_arrays() and downloaded; the workload keeps what it
+  // downloaded as the expected outputs. The default keeps nothing (the three families compute
+  // their answer on the CPU).
+  virtual void keep_as_reference() {}
 };
 
 // A family's own pick of a kernel for a problem, by size (the third source of the lookup,

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
 #include "util/text.hpp"
 
@@ -89,6 +90,33 @@ Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, D
     if (!(o.omitted_at_default && value == o.default_value)) p.options[o.name] = value;
   }
   plugin.check(p);
+  return p;
+}
+
+Problem make_declared_problem(const FamilyPlugin& plugin, const std::shared_ptr<const KernelFile>& file,
+                              const std::map<std::string, std::int64_t>& sizes) {
+  if (!file->declaration)
+    throw ConfigError("kernel " + file->name + " (" + file->path.string() + ") has no declaration (docs/declared.md)");
+  const Declaration& d = *file->declaration;
+  Problem p;
+  p.family = plugin.name();
+  p.operation = file->name;
+  p.declaration = file->declaration;
+  std::uint64_t n = 1;
+  for (const auto& name : d.sizes) {
+    const auto it = sizes.find(name);
+    if (it == sizes.end()) throw ConfigError("kernel " + file->name + " needs the size " + name + " (its sizes: " + join(d.sizes) + ")");
+    if (it->second < 1) throw ConfigError("size " + name + " must be at least 1, not " + std::to_string(it->second));
+    n = __builtin_mul_overflow(n, static_cast<std::uint64_t>(it->second), &n) ? ~std::uint64_t{0} >> 1 : n;
+  }
+  for (const auto& [name, v] : sizes) {
+    if (std::find(d.sizes.begin(), d.sizes.end(), name) == d.sizes.end())
+      throw ConfigError("kernel " + file->name + " has no size '" + name + "'" + did_you_mean(name, d.sizes) +
+                        "; its sizes: " + join(d.sizes));
+    p.options[name] = std::to_string(v);  // the tuning database's key, as a config's
+  }
+  p.sizes = sizes;
+  p.n = p.max_n = n;
   return p;
 }
 

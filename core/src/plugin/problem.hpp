@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "gpuk/dtype.hpp"
@@ -11,6 +13,16 @@
 namespace gpuk {
 
 class FamilyPlugin;
+struct Declaration;
+
+// How one output is compared with its expected value (a declared kernel's `compare:`): exact for
+// integers unless given; for floats |got - want| <= atol + rtol * |want|, or within `ulps` units
+// in the last place; NaN matches NaN; `skip` leaves the output uncompared.
+struct CompareRule {
+  std::optional<double> atol, rtol;
+  std::optional<std::int64_t> ulps;
+  bool skip = false;
+};
 
 struct Problem {
   std::string family;
@@ -21,6 +33,12 @@ struct Problem {
   // The largest n the prepared variant must serve: n for a run; for the library API, the last n
   // of n's power-of-two size bucket (an Operation is reused across its bucket).
   std::uint64_t max_n = 0;
+  // A declared kernel's operation (kernel/declaration.hpp): its named sizes (n is their product),
+  // its declaration (arguments, scratch, bytes, metrics) and how each output is compared. Empty
+  // for the three families, whose operations are written in C++.
+  std::map<std::string, std::int64_t> sizes;
+  std::shared_ptr<const Declaration> declaration;
+  std::map<std::string, CompareRule> compare;
 
   // Throws Error when the family has no such option.
   const std::string& option(const std::string& name) const;
@@ -34,6 +52,12 @@ struct Problem {
 // ConfigError.
 Problem make_problem(const FamilyPlugin& plugin, const std::string& operation, DType dtype,
                      const std::map<std::string, std::string>& options, std::uint64_t n);
+
+// A declared kernel's problem (docs/declared.md): `file`'s declaration for these named sizes
+// (every declared size, nothing else; n is their product). Throws ConfigError.
+struct KernelFile;
+Problem make_declared_problem(const FamilyPlugin& plugin, const std::shared_ptr<const KernelFile>& file,
+                              const std::map<std::string, std::int64_t>& sizes);
 
 // The sentences make_problem and the config reader share.
 std::string no_such_operation(const FamilyPlugin& plugin, const std::string& operation);

@@ -106,8 +106,10 @@ std::string entry_text(const TuningEntry& e) {
 
 LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info) {
   // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
-  return {static_cast<std::int64_t>(problem.n), info.sm_count, static_cast<int>(dtype_size(problem.dtype)),
-          info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
+  LaunchLimits limits{static_cast<std::int64_t>(problem.n), info.sm_count, static_cast<int>(dtype_size(problem.dtype)),
+                      info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
+  limits.sizes = problem.sizes;  // a declared kernel's
+  return limits;
 }
 
 Choice choose_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
@@ -124,7 +126,8 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     c.why = "named: " + c.file->name + params_text(request.params) + " as given (other parameters at the metadata's defaults)";
     return c;
   }
-  const std::string fallback = plugin.default_kernel();
+  // A declared kernel is its own operation: the lookup falls back to it.
+  const std::string fallback = problem.declaration ? problem.operation : plugin.default_kernel();
   if (request.mode == VariantRequest::Mode::defaults) {
     c.file = kernel_for(problem, fallback, kernels);
     c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});
@@ -215,7 +218,9 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
   c.file = kernel_for(problem, fallback, kernels);
   c.params.clear();
   c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});
-  c.why = "kernel file defaults of " + fallback + ", the " + problem.family + " family's default kernel" + because;
+  c.why = "kernel file defaults of " + fallback +
+          (problem.declaration ? std::string(", the declared kernel") : ", the " + problem.family + " family's default kernel") +
+          because;
   return c;
 }
 

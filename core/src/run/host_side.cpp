@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
 #include "run/host_memory.hpp"
 
@@ -21,7 +22,46 @@ HostArray run_input(const RunSpec& spec) {
   return input;
 }
 
+namespace {
+
+// A declared kernel's data: each input array generated (or read) on its own, and the expected
+// outputs of a .npy reference; the view's own array is empty.
+InputView declared_input(const RunSpec& spec, std::string* pin_note) {
+  InputView view(std::make_shared<const HostArray>(HostArray(spec.dtype, 0)), 1);
+  const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
+    const auto it = spec.sizes.find(std::string(name));
+    if (it == spec.sizes.end()) return std::nullopt;
+    return it->second;
+  };
+  for (const DeclaredArg* a : spec.declared->declaration->arrays()) {
+    const auto data = spec.arg_data.find(a->name);
+    if (data == spec.arg_data.end()) continue;  // an output
+    const auto length = static_cast<std::uint64_t>(a->length.eval(lookup));
+    HostArray array = data->second.file ? load_file(data->second) : generate(data->second, a->dtype, length);
+    if (array.dtype() != a->dtype || array.size() != length)
+      throw ConfigError(spec.path.string() + ": the data of " + a->name + " holds " + std::to_string(array.size()) +
+                        " " + std::string(dtype_name(array.dtype())) + " elements; it takes " + std::to_string(length) +
+                        " " + std::string(dtype_name(a->dtype)));
+    const std::string note = array.pin();
+    if (pin_note && pin_note->empty()) *pin_note = note;
+    view.arrays[a->name] = std::make_shared<const HostArray>(std::move(array));
+  }
+  for (const auto& [name, file] : spec.expected)
+    view.expected[name] = std::make_shared<const HostArray>(read_npy(file));
+  return view;
+}
+
+}  // namespace
+
 std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlugin& plugin, std::string* pin_note) {
+  if (spec.declared) {
+    const InputView view = declared_input(spec, pin_note);
+    try {
+      return plugin.make_workload(problem_of(spec), view);
+    } catch (const ConfigError& e) {
+      throw ConfigError(spec.path.string() + ": " + e.what());
+    }
+  }
   HostArray input = run_input(spec);
   if (pin_note) *pin_note = input.pin();
   const InputView view(std::make_shared<const HostArray>(std::move(input)), spec.data.seed);

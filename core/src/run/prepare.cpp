@@ -160,11 +160,11 @@ std::optional<Misfit> check_fit(const LaunchPlan& plan, const LoadedKernels& ker
                                 const DeviceInfo& info, const std::string& label) {
   for (const auto& l : plan.launches) {
     const KernelAttributes& a = kernels.get(l.name_expression).attributes;
-    if (static_cast<int>(l.block) > a.max_threads)
+    if (static_cast<std::int64_t>(l.threads()) > a.max_threads)
       return Misfit{"too many registers for the block size",
                     label + ": " + l.name_expression + " uses " + std::to_string(a.registers) +
                         " registers per thread, so at most " + std::to_string(a.max_threads) +
-                        " threads per block; its block is " + std::to_string(l.block)};
+                        " threads per block; its block is " + std::to_string(l.threads())};
     if (a.static_shared + static_cast<std::int64_t>(l.shared_bytes) > limits.max_shared_bytes)
       return Misfit{"more shared memory than a block may use",
                     label + ": " + l.name_expression + " needs " + std::to_string(a.static_shared) +

@@ -30,8 +30,12 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "  data     " << r.data.text() << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
+  const auto dims = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
+    return std::to_string(x) + (y > 1 || z > 1 ? "x" + std::to_string(y) : "") + (z > 1 ? "x" + std::to_string(z) : "");
+  };
   for (const auto& l : r.launches)
-    out << "  launch   " << l.name_expression << "  grid " << l.grid << "  block " << l.block
+    out << "  launch   " << l.name_expression << "  grid " << dims(l.grid, l.grid_y, l.grid_z) << "  block "
+        << dims(l.block, l.block_y, l.block_z) << (l.shared_bytes ? "  shared " + std::to_string(l.shared_bytes) : "")
         << (l.repeat > 1 ? "  x" + std::to_string(l.repeat) : std::string()) << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), driver " << r.driver_version / 1000 << "."
       << (r.driver_version % 1000) / 10 << ", NVRTC " << r.nvrtc << "\n";
@@ -63,13 +67,14 @@ void print_report(std::ostream& out, const RunReport& r) {
       out << "  speed-up    " << fixed(r.speedup_over_baseline(), 2) << "x over " << r.baseline->name << "\n";
     if (!r.baseline->note.empty()) out << "  baseline    " << r.baseline->note << "\n";
   }
+  for (const auto& [name, value] : r.metrics) out << "  metric      " << name << " " << fixed(value, 2) << "\n";
   out << "  result     ";
   for (const auto& [k, v] : r.result) out << " " << k << " " << v;
   out << "\n";
   if (r.verified)
     out << "  verify      " << (r.verification.passed ? "PASS" : "FAIL") << "  " << r.verification.detail << "\n";
   else
-    out << "  verify      skipped (verify: false)\n";
+    out << "  verify      skipped (verify: false" << (r.launches.empty() || r.launches[0].args.empty() ? "" : ", or no reference") << ")\n";
 }
 
 namespace {
@@ -115,6 +120,10 @@ void write_json(const std::filesystem::path& path, const RunReport& r) {
   }
   j["result"] = nlohmann::json::object();
   for (const auto& [k, v] : r.result) j["result"][k] = v;
+  if (!r.metrics.empty()) {
+    j["metrics"] = nlohmann::json::object();
+    for (const auto& [k, v] : r.metrics) j["metrics"][k] = v;
+  }
   if (r.verified) j["verification"] = {{"passed", r.verification.passed}, {"detail", r.verification.detail}};
   write_output_file(path, j.dump(2) + "\n", "the JSON report");
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "run/declared_run.hpp"
 #include "run/host_memory.hpp"
 #include "run/timing.hpp"
 #include "tuning/tuning_db.hpp"
@@ -126,6 +127,7 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
   RunReport report = report_head(spec, tuning, info, bench);
   const std::string& where = bench.prepared().planned.where;
   try {
+    if (spec.verify && !spec.reference_kernel.empty()) run_reference_kernel(spec, runtime, device, bench);
     report.kernel = Stats::of(bench.time(spec.warmup, spec.repeats, false));
     report.download_ms = bench.download();
   } catch (const TimeLimitError&) {
@@ -143,10 +145,13 @@ RunReport run(const RunSpec& spec, const RunContext& context, Device& device, co
     report.verification = workload.verify();
     report.verified = true;
   }
-  if (spec.baseline) {
+  if (spec.baseline && !spec.baseline_kernel.empty()) {
+    report.baseline = time_baseline_kernel(spec, runtime, device, bench);
+  } else if (spec.baseline) {
     if (auto b = workload.library_baseline(spec.warmup, spec.repeats, bench.stream()))
       report.baseline = NamedStats{b->name, Stats::of(b->ms), b->note};
   }
+  report.metrics = declared_metrics(spec, *bench.prepared().planned.variant, report.kernel.median);
   if (spec.output) workload.write_result(*spec.output);
 
   if (report.kernel.median > 0) {

@@ -59,6 +59,7 @@ struct RunReport {
   Verification verification;
   bool verified = false;
   std::vector<std::pair<std::string, std::string>> result;
+  std::vector<std::pair<std::string, double>> metrics;  // a declared kernel's, from the kernel median
 
   double speedup_over_cpu() const;       // best CPU median / kernel median
   double speedup_over_baseline() const;  // baseline median / kernel median (0 without one)
@@ -124,6 +125,7 @@ class Bench {
   // Allocates and initialises the scratch the plan needs (the Launcher's); call before running a
   // variant with that plan.
   void bind(const LaunchPlan& plan);
+  bool has_prepared() const { return prepared_ != nullptr; }
   // Enqueues the bound variant once on the bench's stream.
   void launch(const LaunchTarget& target);
   // Runs the CPU reference `repeats` times the first time it is asked for; later calls return

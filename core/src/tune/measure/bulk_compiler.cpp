@@ -72,7 +72,10 @@ std::vector<std::shared_ptr<Chunk>> group_into_chunks(const Space& space, const 
       std::vector<std::size_t> chosen{first};
       taken[first] = true;
       std::set<std::string> code(list[first].code.begin(), list[first].code.end());
-      while (chosen.size() < per_program) {
+      // A file whose parameters are -D definitions holds one variant per program (its
+      // definitions are the program's).
+      const bool one_variant = space.files()[f].file->params_as == ParamsAs::defines;
+      while (!one_variant && chosen.size() < per_program) {
         std::size_t best = list.size(), best_shared = 0;
         for (std::size_t j = first + 1; j < list.size() && j <= first + kShareWindow; ++j) {
           if (taken[j]) continue;

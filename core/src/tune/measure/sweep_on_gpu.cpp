@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "gpuk/error.hpp"
+#include "run/declared_run.hpp"
 #include "run/device.hpp"
 #include "run/runner.hpp"
 #include "tune/measure/energy.hpp"
@@ -83,6 +84,8 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   }
   const auto reference_start = std::chrono::steady_clock::now();
   bench.reference(1);  // once, before the sweep (each variant's check compares with it)
+  // A declared kernel's reference kernel, run once on the same inputs: its outputs are the answer.
+  if (t.run.verify && !t.run.reference_kernel.empty()) run_reference_kernel(t.run, context.runtime, device, bench);
   const auto reference_end = std::chrono::steady_clock::now();
   TuneResult result = tune(space, *measurer, options);
   const std::vector<std::string> notes = measurer->notes();

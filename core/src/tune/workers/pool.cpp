@@ -61,6 +61,7 @@ void WorkerPool::Impl::greet(std::size_t w) {
   limits.elem_bytes = l[2].get<int>();
   limits.max_threads_per_block = l[3].get<int>();
   limits.max_shared_bytes = l[4].get<int>();
+  if (j.contains("sizes")) limits.sizes = j.at("sizes").get<std::map<std::string, std::int64_t>>();  // a declared kernel's
   const auto leading = j.at("leading_args").get<std::vector<std::string>>();
   if (p.planned) {
     // The parent planned (and its wave compiled) for what it was told of this GPU: it must be

@@ -6,6 +6,7 @@
 #include "config/config.hpp"
 #include "plugin/plugin.hpp"
 #include "run/choose.hpp"
+#include "run/declared_run.hpp"
 #include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
@@ -51,6 +52,8 @@ class GpuWorker : public WorkerSession {
       bench_->reference(1);  // once, before the first variant's check
       reference_ = since(at);
     }
+    // A declared kernel's reference kernel, run once on this GPU: its outputs are the answer.
+    if (t.run.verify && !t.run.reference_kernel.empty()) run_reference_kernel(t.run, context.runtime, device_, *bench_);
     measurer_ = make_gpu_measurer(context, device_, *bench_, gpu_measurer_options(t, sweep, flushed_), &stats_);
   }
   SweepTimes times() const override {

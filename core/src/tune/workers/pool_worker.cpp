@@ -20,6 +20,7 @@ using nlohmann::json;
     send(out_fd, {{"hello", true},
                   {"device", device_json(session->info())},
                   {"limits", {l.n, l.sm_count, l.elem_bytes, l.max_threads_per_block, l.max_shared_bytes}},
+                  {"sizes", l.sizes},
                   {"leading_args", m.leading_args()},
                   {"bytes_moved", session->bytes_moved()},
                   {"flushed", session->flushed()},

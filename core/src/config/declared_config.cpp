@@ -1,0 +1,345 @@
+// A declared kernel's run or tune config (docs/declared.md): the kernel and its declaration (the
+// config's `declare:` over the file's own), named sizes, the data of each input array, the
+// reference, the comparison per output and a baseline kernel; every error at file:line:column.
+#include <algorithm>
+#include <cmath>
+
+#include "config/config_parse.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
+#include "util/text.hpp"
+
+namespace gpuk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kRunKeys = {"family", "kernel", "sizes", "declare", "params", "variant", "tuning",
+                                           "data", "reference", "compare", "baseline", "warmup", "repeats",
+                                           "verify", "output"};
+const std::vector<std::string> kTuneKeys = {"family", "kernel", "kernels", "sizes", "declare", "data", "reference",
+                                            "compare", "warmup", "repeats", "params", "constraints", "strategy",
+                                            "budget", "seed", "recheck", "flush_l2", "show", "save", "objective",
+                                            "energy", "auto_repeats"};
+
+fs::path relative_to(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
+  fs::path file = src.string(node, what);
+  return file.is_relative() ? src.path.parent_path() / file : file;
+}
+
+// A kernel of the family with a declaration: the file's own, or the config's `declare:` over it.
+std::shared_ptr<const KernelFile> declared_kernel(const yaml::Source& src, const YAML::Node& name_node,
+                                                  const YAML::Node* declare, const std::string& family,
+                                                  const KernelLibrary& kernels) {
+  const std::string name = src.string(name_node, "kernel");
+  std::shared_ptr<const KernelFile> file;
+  try {
+    file = declare && *declare ? kernels.find_declarable(family, name) : kernels.find(family, name);
+  } catch (const ConfigError& e) {
+    src.fail(name_node, e.what());
+  }
+  if (declare && *declare) {
+    auto declared = std::make_shared<KernelFile>(declare_kernel(*file, src, *declare));
+    declared->family = family;
+    kernels.declare(declared);
+    return declared;
+  }
+  if (!file->declaration)
+    src.fail(name_node, "kernel " + name + " (" + file->path.string() + ") has no declaration: give it in the config's " +
+                            "declare:, in " + sidecar_of(file->path).filename().string() +
+                            " beside it, or in a metadata block (docs/declared.md)");
+  return file;
+}
+
+std::int64_t length_of(const DeclaredArg& a, const std::map<std::string, std::int64_t>& sizes) {
+  return a.length.eval([&](std::string_view n) -> std::optional<std::int64_t> {
+    const auto it = sizes.find(std::string(n));
+    if (it == sizes.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+void read_sizes(const yaml::Source& src, const YAML::Node& node, const Declaration& d, RunSpec& spec) {
+  if (!node.IsMap()) src.fail(node, "sizes must be a mapping NAME: value (" + join(d.sizes) + ")");
+  for (const auto& item : node) {
+    const std::string name = src.string(item.first, "a size");
+    if (std::find(d.sizes.begin(), d.sizes.end(), name) == d.sizes.end())
+      src.fail(item.first, "the kernel has no size '" + name + "'" + did_you_mean(name, d.sizes) + "; its sizes: " +
+                               join(d.sizes));
+    const std::int64_t v = src.integer(item.second, "size " + name);
+    if (v < 1) src.fail(item.second, "size " + name + " must be at least 1");
+    spec.sizes[name] = v;
+  }
+  for (const auto& name : d.sizes)
+    if (!spec.sizes.count(name)) src.fail(node, "sizes has no '" + name + "' (the kernel's sizes: " + join(d.sizes) + ")");
+  std::uint64_t n = 1;
+  for (const auto& [name, v] : spec.sizes)
+    n = __builtin_mul_overflow(n, static_cast<std::uint64_t>(v), &n) ? ~std::uint64_t{0} >> 1 : n;
+  spec.size = n;
+  for (const auto& a : d.args) {
+    if (!a.array) continue;
+    std::int64_t length = 0;
+    try {
+      length = length_of(a, spec.sizes);
+    } catch (const ConfigError& e) {
+      src.fail(node, "length of " + a.name + ": " + e.what());
+    }
+    if (length < 1 || length > (std::int64_t{1} << 40))
+      src.fail(node, "array " + a.name + " has " + std::to_string(length) + " elements ('" + a.length.text() +
+                         "') for these sizes; it needs 1 to 2^40");
+  }
+}
+
+const DeclaredArg& array_named(const yaml::Source& src, const YAML::Node& key, const Declaration& d, bool output) {
+  const std::string name = src.string(key, "an argument name");
+  std::vector<std::string> names;
+  for (const auto& a : d.args)
+    if (a.array && (output ? a.role != ArgRole::in : a.role != ArgRole::out)) names.push_back(a.name);
+  const DeclaredArg* a = d.arg(name);
+  if (!a || std::find(names.begin(), names.end(), name) == names.end())
+    src.fail(key, "'" + name + "' is not " + (output ? "an output" : "an input") + " array of the kernel" +
+                      did_you_mean(name, names) + "; its " + (output ? "outputs" : "inputs") + ": " +
+                      (names.empty() ? std::string("(none)") : join(names)));
+  return *a;
+}
+
+// data: {ARG: {generator, range, seed, ...} | {npy: FILE}}; an input not named is uniform in
+// [-1, 1] (integers: [0, 100]) with the seed 1 + its position among the arguments.
+void read_data(const yaml::Source& src, const YAML::Node& node, const Declaration& d, RunSpec& spec) {
+  for (std::size_t i = 0; i < d.args.size(); ++i) {
+    const DeclaredArg& a = d.args[i];
+    if (!a.array || a.role == ArgRole::out) continue;
+    DataSpec ds;
+    ds.seed = 1 + i;
+    if (!dtype_is_float(a.dtype)) ds.low = 0, ds.high = 100;
+    spec.arg_data[a.name] = ds;
+  }
+  if (!node) return;
+  if (!node.IsMap()) src.fail(node, "data must be a mapping ARGUMENT: {generator: ..., range: [lo, hi], seed: ...} or {npy: FILE}");
+  for (const auto& item : node) {
+    const DeclaredArg& a = array_named(src, item.first, d, false);
+    const YAML::Node g = item.second;
+    src.check_keys(g, {"generator", "range", "low", "high", "mean", "stddev", "distinct", "seed", "npy"},
+                   "the data of " + a.name);
+    DataSpec& ds = spec.arg_data[a.name];
+    if (g["npy"]) {
+      for (const auto& other : g)
+        if (other.first.Scalar() != "npy")
+          src.fail(other.first, "'" + other.first.Scalar() + "' sets up generated data, but npy gives the data; remove one");
+      ds.file = relative_to(src, g["npy"], "npy");
+      FileContents held;
+      try {
+        held = inspect_file(ds);
+      } catch (const ConfigError& e) {
+        src.fail(g["npy"], e.what());
+      }
+      const std::int64_t length = length_of(a, spec.sizes);
+      if (held.dtype != a.dtype || held.size != static_cast<std::uint64_t>(length))
+        src.fail(g["npy"], "the file holds " + std::to_string(held.size) + " " + std::string(dtype_name(held.dtype)) +
+                               " elements; " + a.name + " takes " + std::to_string(length) + " " +
+                               std::string(dtype_name(a.dtype)));
+      continue;
+    }
+    if (g["generator"]) {
+      const std::string name = src.string(g["generator"], "generator");
+      const auto gen = parse_generator(name);
+      if (!gen)
+        src.fail(g["generator"], "unknown generator '" + name + "'" +
+                                     did_you_mean(name, {"uniform", "normal", "permutation", "sorted", "reversed", "few_distinct"}) +
+                                     "; generators: uniform, normal, permutation, sorted, reversed, few_distinct");
+      ds.generator = *gen;
+    }
+    const auto finite = [&](const YAML::Node& v, const char* what) {
+      const double x = src.number(v, what);
+      if (!std::isfinite(x)) src.fail(v, std::string(what) + " must be a finite number");
+      return x;
+    };
+    if (g["range"]) {
+      if (!g["range"].IsSequence() || g["range"].size() != 2) src.fail(g["range"], "range must be [low, high]");
+      ds.low = finite(g["range"][0], "range");
+      ds.high = finite(g["range"][1], "range");
+    }
+    if (g["low"]) ds.low = finite(g["low"], "low");
+    if (g["high"]) ds.high = finite(g["high"], "high");
+    if (ds.low > ds.high) src.fail(g["range"] ? g["range"] : g, "low must not be above high");
+    if (g["mean"]) ds.mean = finite(g["mean"], "mean");
+    if (g["stddev"]) ds.stddev = finite(g["stddev"], "stddev");
+    if (g["distinct"]) {
+      const auto v = src.integer(g["distinct"], "distinct");
+      if (v < 1) src.fail(g["distinct"], "distinct must be at least 1");
+      ds.distinct = static_cast<std::uint64_t>(v);
+    }
+    if (g["seed"]) {
+      const auto v = src.integer(g["seed"], "seed");
+      if (v < 0) src.fail(g["seed"], "seed must not be negative");
+      ds.seed = static_cast<std::uint64_t>(v);
+    }
+  }
+}
+
+void read_reference(const yaml::Source& src, const YAML::Node& node, const Declaration& d,
+                    const KernelLibrary& kernels, RunSpec& spec) {
+  src.check_keys(node, {"kernel", "params", "declare", "npy"}, "reference");
+  if (node["kernel"] && node["npy"]) src.fail(node["npy"], "a reference is a kernel or .npy files, not both");
+  if (node["kernel"]) {
+    const YAML::Node declare = node["declare"];
+    const auto file = declared_kernel(src, node["kernel"], &declare, spec.family, kernels);
+    spec.reference_kernel = file->name;
+    if (const YAML::Node params = node["params"]) {
+      if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
+      for (const auto& item : params)
+        spec.reference_params[src.string(item.first, "a parameter")] = src.integer(item.second, "a parameter value");
+      try {
+        Variant(file, {}, spec.reference_params);
+      } catch (const ConfigError& e) {
+        src.fail(params, e.what());
+      }
+    }
+    return;
+  }
+  if (!node["npy"] || !node["npy"].IsMap())
+    src.fail(node, "reference needs kernel: NAME (a kernel of the family run once on the same inputs) or "
+                   "npy: {OUTPUT: FILE, ...}");
+  for (const auto& item : node["npy"]) {
+    const DeclaredArg& a = array_named(src, item.first, d, true);
+    DataSpec file;
+    file.file = relative_to(src, item.second, "npy");
+    FileContents held;
+    try {
+      held = inspect_file(file);
+    } catch (const ConfigError& e) {
+      src.fail(item.second, e.what());
+    }
+    const std::int64_t length = length_of(a, spec.sizes);
+    if (held.dtype != a.dtype || held.size != static_cast<std::uint64_t>(length))
+      src.fail(item.second, "the file holds " + std::to_string(held.size) + " " + std::string(dtype_name(held.dtype)) +
+                                " elements; output " + a.name + " has " + std::to_string(length) + " " +
+                                std::string(dtype_name(a.dtype)));
+    spec.expected[a.name] = *file.file;
+  }
+}
+
+void read_compare(const yaml::Source& src, const YAML::Node& node, const Declaration& d, RunSpec& spec) {
+  if (!node.IsMap()) src.fail(node, "compare must be a mapping OUTPUT: {atol, rtol} | {ulps} | {skip: true}");
+  for (const auto& item : node) {
+    const DeclaredArg& a = array_named(src, item.first, d, true);
+    const YAML::Node r = item.second;
+    src.check_keys(r, {"atol", "rtol", "ulps", "skip"}, "the comparison of " + a.name);
+    CompareRule rule;
+    if (r["skip"]) rule.skip = src.boolean(r["skip"], "skip");
+    for (const char* key : {"atol", "rtol"}) {
+      if (!r[key]) continue;
+      const double v = src.number(r[key], key);
+      if (!(v >= 0) || !std::isfinite(v)) src.fail(r[key], std::string(key) + " must be a number >= 0");
+      (std::string_view(key) == "atol" ? rule.atol : rule.rtol) = v;
+    }
+    if (r["ulps"]) {
+      if (r["atol"] || r["rtol"]) src.fail(r["ulps"], "give ulps or atol/rtol, not both");
+      const auto v = src.integer(r["ulps"], "ulps");
+      if (v < 0) src.fail(r["ulps"], "ulps must be >= 0");
+      rule.ulps = v;
+    }
+    if (!dtype_is_float(a.dtype) && (rule.atol || rule.rtol || rule.ulps))
+      src.fail(r, a.name + " is " + std::string(dtype_name(a.dtype)) + ": integers are compared exactly (or skip: true)");
+    spec.compare[a.name] = rule;
+  }
+}
+
+void read_counts(const yaml::Source& src, const YAML::Node& root, RunSpec& spec) {
+  const auto count = [&](const char* key, int& out, int low) {
+    if (!root[key] || (std::string_view(key) == "repeats" && root[key].IsScalar() && root[key].Scalar() == "auto")) return;
+    const auto v = src.integer(root[key], key);
+    if (v < low || v > 1000000) src.fail(root[key], std::string(key) + " must be between " + std::to_string(low) + " and 1000000");
+    out = static_cast<int>(v);
+  };
+  count("warmup", spec.warmup, 0);
+  count("repeats", spec.repeats, 1);
+  if (root["verify"]) spec.verify = src.boolean(root["verify"], "verify");
+  if (root["output"]) spec.output = relative_to(src, root["output"], "output");
+}
+
+}  // namespace
+
+RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, const fs::path& path,
+                            const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode) {
+  RunSpec spec;
+  spec.path = path;
+  if (!root["family"]) throw ConfigError(path.string() + ":1:1: missing 'family'");
+  spec.family = src.string(root["family"], "family");
+  try {
+    plugins.get(spec.family);
+  } catch (const ConfigError& e) {
+    src.fail(root["family"], e.what());
+  }
+  src.check_keys(root, mode == RootMode::run ? kRunKeys : kTuneKeys,
+                 mode == RootMode::run ? "the config of a declared kernel" : "the tune config of a declared kernel");
+  if (!root["kernel"] && !root["kernels"])
+    throw ConfigError(path.string() + ":1:1: missing 'kernel' (the declared kernel's file, without .cu)");
+  if (root["declare"] && !root["kernel"]) src.fail(root["declare"], "declare: declares the one kernel named by kernel:");
+  // The sizes, the data and the outputs are the first kernel's: every kernel of a sweep takes the
+  // same arguments.
+  const YAML::Node first = root["kernel"] ? root["kernel"] : root["kernels"][0];
+  if (!first) src.fail(root["kernels"], "kernels must be a list of declared kernels");
+  const YAML::Node declare = root["declare"];
+  const auto file = declared_kernel(src, first, root["kernel"] ? &declare : nullptr, spec.family, kernels);
+  spec.declared = file;
+  spec.kernel = file->name;
+  spec.operation = file->name;
+  const Declaration& d = *file->declaration;
+  read_sizes(src, root["sizes"], d, spec);
+  // The sizes are the problem's options too: the tuning database keys and the report show them.
+  for (const auto& [name, v] : spec.sizes) spec.options[name] = std::to_string(v);
+  read_data(src, root["data"], d, spec);
+  if (root["reference"]) read_reference(src, root["reference"], d, kernels, spec);
+  if (root["compare"]) read_compare(src, root["compare"], d, spec);
+  if (root["baseline"]) {
+    spec.baseline_kernel = declared_kernel(src, root["baseline"], nullptr, spec.family, kernels)->name;
+  }
+  spec.baseline = !spec.baseline_kernel.empty();
+  read_counts(src, root, spec);
+  if (spec.reference_kernel.empty() && spec.expected.empty()) {
+    // Verified only against a reference: without one the run says it was not verified.
+    if (root["verify"] && spec.verify)
+      src.fail(root["verify"], "verify: true needs a reference (reference: {kernel: NAME} or {npy: {OUTPUT: FILE}})");
+    spec.verify = false;
+  }
+  if (mode == RootMode::tune) return spec;
+
+  // `kernel:` names the operation here, not the variant: params name a variant; without them the
+  // lookup picks (variant: auto), or variant: default takes the declaration's defaults.
+  spec.pick = root["params"] ? RunSpec::Pick::named : RunSpec::Pick::lookup;
+  if (const YAML::Node variant = root["variant"]) {
+    const std::string v = src.string(variant, "variant");
+    if (v != "auto" && v != "default")
+      src.fail(variant, "variant must be 'auto' (the fastest known) or 'default' (the declaration's defaults), not '" + v + "'");
+    if (root["params"]) src.fail(root["params"], "'params' and 'variant: " + v + "' do not go together; remove one of them");
+    if (v == "default") spec.pick = RunSpec::Pick::defaults;
+  }
+  if (const YAML::Node tuning = root["tuning"]) {
+    if (spec.pick != RunSpec::Pick::lookup) src.fail(tuning, "'tuning' names the file the lookup reads; this config names its variant");
+    spec.tuning_file = relative_to(src, tuning, "tuning");
+  }
+  if (const auto params = root["params"]; params && !params.IsNull()) {
+    if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
+    for (const auto& item : params) {
+      const std::string name = src.string(item.first, "a parameter name");
+      spec.params[name] = src.integer(item.second, "parameter " + name);
+      try {
+        Variant(file, {}, {{name, spec.params[name]}});
+      } catch (const ConfigError& e) {
+        src.fail(file->param(name) ? item.second : item.first, e.what());
+      }
+    }
+    try {
+      Variant(file, {}, spec.params);
+    } catch (const ConfigError& e) {
+      src.fail(params, e.what());
+    }
+  }
+  return spec;
+}
+
+}  // namespace gpuk

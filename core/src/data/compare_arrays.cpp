@@ -1,0 +1,110 @@
+// Output comparison by atol/rtol, ulps or exactly (data/compare_arrays.hpp).
+#include "data/compare_arrays.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#include "gpuk/error.hpp"
+
+namespace gpuk {
+
+namespace {
+
+std::string number(double v) {
+  std::ostringstream out;
+  out << std::setprecision(3) << v;
+  return out.str();
+}
+
+template <class T> std::string show(T v) {
+  std::ostringstream out;
+  if constexpr (std::is_floating_point_v<T>) out << std::setprecision(std::numeric_limits<T>::max_digits10);
+  out << +v;
+  return out.str();
+}
+
+// The distance in units in the last place between two finite floats of the same type: their
+// bits mapped onto one ordered integer line.
+template <class T> std::uint64_t ulp_distance(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  Bits ia, ib;
+  std::memcpy(&ia, &a, sizeof a);
+  std::memcpy(&ib, &b, sizeof b);
+  const auto ordered = [](Bits i) -> std::int64_t {
+    return i < 0 ? static_cast<std::int64_t>(std::numeric_limits<Bits>::min()) - i : i;
+  };
+  const std::int64_t da = ordered(ia), db = ordered(ib);
+  return da > db ? static_cast<std::uint64_t>(da - db) : static_cast<std::uint64_t>(db - da);
+}
+
+template <class T> ArrayComparison compare_typed(const HostArray& got_array, const HostArray& want_array,
+                                                  const CompareRule& rule) {
+  ArrayComparison c;
+  const auto got = got_array.as<T>();
+  const auto want = want_array.as<T>();
+  c.size = got.size();
+  constexpr bool is_float = std::is_floating_point_v<T>;
+  const bool exact = !rule.ulps && !rule.atol && !rule.rtol && !is_float;
+  const double atol = rule.atol.value_or(is_float ? 1e-6 : 0.0), rtol = rule.rtol.value_or(is_float ? 1e-5 : 0.0);
+  if (exact) c.rule = "exact";
+  else if (rule.ulps) c.rule = std::to_string(*rule.ulps) + " ulps";
+  else c.rule = "atol " + number(atol) + " + rtol " + number(rtol) + " * |expected|";
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const T g = got[i], w = want[i];
+    bool ok;
+    if constexpr (is_float) {
+      if (std::isnan(w) || std::isnan(g)) {
+        ok = std::isnan(w) && std::isnan(g);
+      } else {
+        const double abs_err = std::fabs(static_cast<double>(g) - static_cast<double>(w));
+        const double rel_err = w != 0 ? abs_err / std::fabs(static_cast<double>(w)) : (abs_err == 0 ? 0 : INFINITY);
+        if (std::isfinite(abs_err)) c.max_abs = std::max(c.max_abs, abs_err);
+        c.max_rel = std::max(c.max_rel, rel_err);
+        if (std::isinf(w) || std::isinf(g)) ok = g == w;
+        else if (rule.ulps) ok = ulp_distance(g, w) <= static_cast<std::uint64_t>(*rule.ulps);
+        else ok = abs_err <= atol + rtol * std::fabs(static_cast<double>(w));
+      }
+    } else {
+      const double abs_err = std::fabs(static_cast<double>(g) - static_cast<double>(w));
+      c.max_abs = std::max(c.max_abs, abs_err);
+      if (w != 0) c.max_rel = std::max(c.max_rel, abs_err / std::fabs(static_cast<double>(w)));
+      else if (abs_err != 0) c.max_rel = INFINITY;
+      ok = exact ? g == w : abs_err <= atol + rtol * std::fabs(static_cast<double>(w));
+    }
+    if (!ok) {
+      if (c.mismatches++ == 0) {
+        c.first_bad = i;
+        c.got = show(g);
+        c.expected = show(w);
+      }
+    }
+  }
+  c.passed = c.mismatches == 0;
+  return c;
+}
+
+
+}  // namespace
+
+std::string ArrayComparison::text(const std::string& name) const {
+  if (passed)
+    return name + ": " + std::to_string(size) + " elements " + (rule == "exact" ? "equal" : "within " + rule) +
+           " (max abs error " + number(max_abs) + ", max rel error " + number(max_rel) + ")";
+  return name + ": " + std::to_string(mismatches) + " of " + std::to_string(size) + " differ (" + rule +
+         "); first at index " + std::to_string(first_bad) + " (got " + got + ", expected " + expected +
+         "); max abs error " + number(max_abs) + ", max rel error " + number(max_rel);
+}
+
+ArrayComparison compare_arrays(const HostArray& got, const HostArray& expected, const CompareRule& rule) {
+  if (got.dtype() != expected.dtype() || got.size() != expected.size())
+    throw Error("compare_arrays: " + std::to_string(got.size()) + " " + std::string(dtype_name(got.dtype())) +
+                " elements against " + std::to_string(expected.size()) + " " +
+                std::string(dtype_name(expected.dtype())));
+  return visit_dtype(got.dtype(), [&](auto zero) { return compare_typed<decltype(zero)>(got, expected, rule); });
+}
+
+}  // namespace gpuk

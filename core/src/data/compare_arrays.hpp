@@ -1,0 +1,30 @@
+// One output array compared with its expected value, by a CompareRule (plugin/problem.hpp):
+// integers exactly unless a tolerance is given, floats within atol + rtol * |expected| or within
+// `ulps` units in the last place, NaN only where NaN is expected. The result says how many
+// elements differ, the first bad index, and the largest absolute and relative error.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "data/data.hpp"
+#include "plugin/problem.hpp"
+
+namespace gpuk {
+
+struct ArrayComparison {
+  bool passed = true;
+  std::uint64_t size = 0, mismatches = 0;
+  std::uint64_t first_bad = 0;   // valid when mismatches > 0
+  std::string got, expected;     // the values at first_bad
+  double max_abs = 0, max_rel = 0;  // over every element (NaN pairs left out)
+  std::string rule;  // "exact", "atol 1e-06 + rtol 1e-05 * |expected|", "4 ulps"
+
+  // "out: 12 of 4096 differ; first at index 17 (got 0.5, expected 0.25); max abs error 0.25, max
+  // rel error 1" or "out: 4096 elements within atol ... (max abs error 1e-07)".
+  std::string text(const std::string& name) const;
+};
+
+// The default rule: exact for integers, atol 1e-6 and rtol 1e-5 for floats.
+ArrayComparison compare_arrays(const HostArray& got, const HostArray& expected, const CompareRule& rule);
+
+}  // namespace gpuk

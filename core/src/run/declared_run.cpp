@@ -1,0 +1,78 @@
+// The reference and baseline kernels and the metrics of a declared kernel's run (run/declared_run.hpp).
+#include "run/declared_run.hpp"
+
+#include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
+#include "run/prepare.hpp"
+#include "run/runtime.hpp"
+
+namespace gpuk {
+
+namespace {
+
+std::string arrays_text(const Declaration& d) {
+  std::string out;
+  for (const DeclaredArg* a : d.arrays()) out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
+  return out;
+}
+
+}  // namespace
+
+PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
+                                 const std::map<std::string, std::int64_t>& params, const Runtime& runtime,
+                                 Device& device) {
+  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
+  const Problem problem = problem_of(spec);
+  VariantRequest request;
+  request.mode = VariantRequest::Mode::named;
+  request.kernel = kernel;
+  request.params = params;
+  PreparedRun p;
+  p.planned = plan_variant(problem, request, plugin, runtime.kernels(), device.info(), TuningSources{});
+  const Declaration* theirs = p.planned.choice.file->declaration.get();
+  const Declaration& ours = *spec.declared->declaration;
+  bool same = theirs && theirs->arrays().size() == ours.arrays().size();
+  for (std::size_t i = 0; same && i < ours.arrays().size(); ++i) {
+    const DeclaredArg& a = *ours.arrays()[i];
+    const DeclaredArg& b = *theirs->arrays()[i];
+    same = a.name == b.name && a.dtype == b.dtype && a.length.text() == b.length.text();
+  }
+  if (!same)
+    throw ConfigError(spec.path.string() + ": kernel " + kernel + " takes the arrays " +
+                      (theirs ? arrays_text(*theirs) : std::string("(none declared)")) + ", but " + spec.kernel +
+                      " takes " + arrays_text(ours) + "; a reference or baseline kernel takes the same arrays");
+  p.ready = ready_variant(p.planned, runtime.jit(device.info().arch()), device.info());
+  return p;
+}
+
+void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
+  const PreparedRun reference = prepare_other_kernel(spec, spec.reference_kernel, spec.reference_params, runtime, device);
+  const LaunchTarget target{reference.planned.plan, reference.ready.functions.data(), bench.stream().get(),
+                            reference.planned.where};
+  // Its own scratch, if it needs one; the run's variant (or a sweep's next point) binds its own again.
+  if (reference.planned.plan.scratch_bytes > 0) bench.bind(reference.planned.plan);
+  (void)bench.check(target);
+  bench.workload().keep_as_reference();
+  if (reference.planned.plan.scratch_bytes > 0 && bench.has_prepared()) bench.bind(bench.prepared().planned.plan);
+}
+
+NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
+  const PreparedRun baseline = prepare_other_kernel(spec, spec.baseline_kernel, {}, runtime, device);
+  const LaunchTarget target{baseline.planned.plan, baseline.ready.functions.data(), bench.stream().get(),
+                            baseline.planned.where};
+  if (baseline.planned.plan.scratch_bytes > 0) bench.bind(baseline.planned.plan);  // the run's last use of the Bench
+  return {"kernel " + baseline.planned.variant->label(), Stats::of(bench.time(target, spec.warmup, spec.repeats, false)), {}};
+}
+
+std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec, const Variant& variant,
+                                                             double median_ms) {
+  std::vector<std::pair<std::string, double>> out;
+  if (!spec.declared || median_ms <= 0) return out;
+  std::map<std::string, double> values = {{"seconds", median_ms * 1e-3}};
+  for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
+  for (const auto& [name, v] : variant.params()) values[name] = static_cast<double>(v);
+  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, eval_metric(m.expression, values));
+  return out;
+}
+
+}  // namespace gpuk

@@ -1,0 +1,32 @@
+// What a run of a declared kernel (docs/declared.md) adds to the road of the three families,
+// all on the run's Bench: the reference kernel run once on the same inputs (its outputs become
+// the expected answer), a baseline kernel timed on them, and the declaration's metrics.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run/runner.hpp"
+
+namespace gpuk {
+
+// A kernel of the run's family as a variant ready on `bench`'s device: named by `kernel`
+// (`params`, else its defaults), planned for the run's problem, compiled with the Runtime's JIT.
+// Its arrays must be the run's kernel's, in order, by name, dtype and length.
+PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
+                                 const std::map<std::string, std::int64_t>& params, const Runtime& runtime,
+                                 Device& device);
+
+// The reference kernel run once on the bench (outputs poisoned, in-out arrays restored first),
+// its outputs downloaded and kept by the workload as the expected answer.
+void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
+
+// The baseline kernel timed on the bench, as the run's kernel is.
+NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
+
+// The declaration's metrics for a kernel median of `median_ms`, in order.
+std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec, const Variant& variant,
+                                                             double median_ms);
+
+}  // namespace gpuk

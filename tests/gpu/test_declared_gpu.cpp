@@ -1,0 +1,173 @@
+// The declared-kernel family on a GPU, through the command line (each run a child `gpuk` under
+// `timeout`, so that a fault or a hang fails the case instead of the program): every shipped
+// example config (configs/kernel_*.yaml) runs and verifies; the tests' own kernels show a 2-D
+// kernel with -D parameters against its reference, an in-place kernel restored before every
+// timed run, two launches with scratch and an exact integer answer, an off-by-one variant failed
+// with its first bad index, and a sweep whose faulting and hanging variants are isolated while
+// it finishes. Without a GPU it prints why and exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "gpuk/gpuk.hpp"
+#include "helpers.hpp"
+#include "run/device.hpp"
+
+using namespace gpuk;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path declared_dir() { return test::source_dir() / "tests" / "declared"; }
+
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("gpuk-declared-gpu-" + std::to_string(test::fresh_seed()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
+
+// `gpuk ARGS` with the test kernels and a tuning database of the test's own, killed after
+// `limit` seconds (status 137 then).
+test::CommandResult gpuk_cli(const std::string& args, int limit = 60) {
+  const fs::path data = test::source_dir() / "tests" / "data" / "kernels";
+  std::string kernels = " --kernels " + (declared_dir() / "kernels").string();
+  if (fs::is_directory(data / "kernel")) kernels += " --kernels " + data.string();
+  return test::run_command("timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) + kernels +
+                           " --tuning-db " + (scratch().dir / "tuning.json").string() + " " + args);
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("every shipped example config runs on the GPU and verifies against its reference") {
+  std::vector<fs::path> configs;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "configs")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("kernel_", 0) == 0 && entry.path().extension() == ".yaml") configs.push_back(entry.path());
+  }
+  std::sort(configs.begin(), configs.end());
+  if (configs.empty()) MESSAGE("no configs/kernel_*.yaml yet: only the tests' own kernels run");
+  for (const auto& config : configs) {
+    CAPTURE(config);
+    const auto r = gpuk_cli("run " + config.string());
+    CAPTURE(r.output);
+    CHECK(r.status == 0);
+    CHECK(has(r.output, "verify      PASS"));
+  }
+}
+
+TEST_CASE("a 2-D kernel with -D parameters, declared beside it, against its reference: metric and speed-up") {
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/scale2d.yaml").string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "verify      PASS  out: 300000 elements within 0 ulps"));
+  CHECK(has(r.output, "launch   scale2d -Dblock_size_x=64 -Dblock_size_y=2  grid 16x150  block 64x2"));
+  CHECK(has(r.output, "metric      Gelem/s"));
+  CHECK(has(r.output, "x over kernel scale2d_naive"));
+}
+
+TEST_CASE("an in-place kernel declared in the config alone is restored before every timed run") {
+  // axpy adds into y: without the restore, the 7 runs before the check would have added 7 times.
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/axpy.yaml").string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "verify      PASS"));
+}
+
+TEST_CASE("two launches with a scratch array give an exact int64 sum") {
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/block_sum.yaml").string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "verify      PASS  total: 1 elements equal"));
+}
+
+TEST_CASE("a wrong variant fails with the output, its first bad index, the count and the largest errors") {
+  const auto r = gpuk_cli("run " + (declared_dir() / "configs/scale2d_wrong.yaml").string());
+  CAPTURE(r.output);
+  CHECK(r.status == 3);
+  // The last column of every row but the last reads the next row's first element.
+  CHECK(has(r.output, "verify      FAIL  mismatch: out: "));
+  CHECK(has(r.output, "first at index 999 "));
+  CHECK(std::regex_search(r.output, std::regex("max abs error [0-9.e+-]+, max rel error")));
+  const fs::path halo = test::source_dir() / "tests/data/configs/kernel_halo_bug.yaml";
+  if (fs::exists(halo)) {
+    const auto h = gpuk_cli("run " + halo.string());
+    CAPTURE(h.output);
+    CHECK(h.status == 3);
+    CHECK(has(h.output, "first at index"));
+  }
+}
+
+TEST_CASE("a sweep of a declared kernel: every variant verified, the winner saved, variant: auto runs it") {
+  const fs::path config = scratch().dir / "tune_scale2d.yaml";
+  std::ofstream(config) << "family: kernel\nkernels: [scale2d]\nsizes: {nx: 1000, ny: 300}\n"
+                           "reference: {kernel: scale2d_naive}\nstrategy: exhaustive\nwarmup: 1\nrepeats: 5\n"
+                           "recheck: {top: 2, repeats: 5}\n";
+  const auto t = gpuk_cli("tune " + config.string(), 120);
+  CAPTURE(t.output);
+  CHECK(t.status == 0);
+  const fs::path run = scratch().dir / "auto.yaml";
+  std::ofstream(run) << "family: kernel\nkernel: scale2d\nsizes: {nx: 1000, ny: 300}\nvariant: auto\n"
+                        "reference: {kernel: scale2d_naive}\nwarmup: 1\nrepeats: 3\n";
+  const auto r = gpuk_cli("run " + run.string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "chosen   user tuning database"));
+}
+
+TEST_CASE("faulting and hanging variants of a declared kernel are isolated; the sweep finishes") {
+  const fs::path faulty = test::source_dir() / "tests/data/configs/tune_kernel_faulty.yaml";
+  if (!fs::exists(faulty)) {
+    MESSAGE("tests/data/configs/tune_kernel_faulty.yaml is not there: skipped");
+    return;
+  }
+  const auto t = gpuk_cli("tune --time-limit 2 --no-save " + faulty.string(), 150);
+  CAPTURE(t.output);
+  CHECK(t.status != 137);  // finished, not killed
+  CHECK(t.status == 0);
+  CHECK(has(t.output, "faulted"));
+  // A run of the hanging variant alone is abandoned after its time limit.
+  const fs::path hang = test::source_dir() / "tests/data/configs/kernel_faulty_hang.yaml";
+  if (fs::exists(hang)) {
+    const auto h = gpuk_cli("run --time-limit 2 " + hang.string(), 60);
+    CAPTURE(h.output);
+    CHECK(h.status == 4);
+  }
+}
+
+TEST_CASE("from C++: a declared kernel prepared for its sizes and launched on the caller's pointers and stream") {
+  EngineOptions options;
+  options.kernel_dirs = {declared_dir() / "kernels"};
+  options.tuning = TuningPolicy::none();
+  Engine engine(options);
+  OperationSpec spec;
+  spec.family = "kernel";
+  spec.kernel = "scale2d";
+  spec.sizes = {{"nx", 333}, {"ny", 77}};
+  spec.params = {{"block_size_x", 16}, {"block_size_y", 8}};
+  Operation op = engine.prepare(spec);
+  CHECK(op.max_n() == 333 * 77);
+  REQUIRE(op.arrays().size() == 2);
+  CHECK(op.arrays()[0].name == "out");
+  const std::size_t n = 333 * 77;
+  std::vector<float> in(n), out(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i) * 0.25f;
+  const Stream stream;
+  DeviceBuffer d_out(n * 4), d_in(n * 4);
+  d_in.upload(in.data(), n * 4, stream);
+  const CUdeviceptr arrays[] = {d_out.get(), d_in.get()};
+  op.launch(arrays, op.max_n(), stream.get());
+  d_out.download(out.data(), n * 4, stream);
+  stream.synchronize();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
+  CHECK(wrong == 0);
+  CHECK_THROWS_AS(op.launch(arrays, op.max_n() - 1, stream.get()), ConfigError);  // it serves its sizes only
+}

@@ -1,0 +1,111 @@
+// bench_declared [KERNEL_DIR]: a declared kernel (tests/declared/kernels' scale2d, a 2-D kernel
+// with -D parameters) prepared through the library API (Engine::prepare with named sizes) and
+// launched on the caller's pointers and stream, against a bare cuLaunchKernel of the same function
+// with the same arguments: host time per call (the median of batches, the candidates in turn),
+// and the Operation's answer checked against the host's. Not a test; run it on a GPU.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "gpuk/gpuk.hpp"
+#include "plugin/plugin.hpp"
+#include "run/prepare.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+std::vector<double> host_us_per_call(const Stream& stream, int batch, int batches,
+                                     const std::vector<std::function<void()>>& calls) {
+  std::vector<std::vector<double>> per_call(calls.size());
+  for (int b = 0; b < batches + 1; ++b)
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < batch; ++i) calls[c]();
+      const auto stop = std::chrono::steady_clock::now();
+      stream.synchronize();
+      if (b > 0) per_call[c].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / batch);
+    }
+  std::vector<double> medians;
+  for (auto& v : per_call) {
+    std::sort(v.begin(), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const std::filesystem::path dir = argc > 1 ? argv[1] : "tests/declared/kernels";
+  EngineOptions options;
+  options.kernel_dirs = {dir};
+  Engine engine(options);
+  const std::int64_t nx = 1000, ny = 300;
+  OperationSpec spec;
+  spec.family = "kernel";
+  spec.kernel = "scale2d";
+  spec.sizes = {{"nx", nx}, {"ny", ny}};
+  spec.params = {{"block_size_x", 64}, {"block_size_y", 2}};
+  Operation op = engine.prepare(spec);
+
+  const Stream stream;
+  const std::size_t n = static_cast<std::size_t>(nx * ny);
+  std::vector<float> in(n), out(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 1000) * 0.001f - 0.5f;
+  DeviceBuffer d_out(n * 4), d_in(n * 4);
+  d_in.upload(in.data(), n * 4, stream);
+  const CUdeviceptr arrays[] = {d_out.get(), d_in.get()};
+  op.launch(arrays, op.max_n(), stream.get());
+  d_out.download(out.data(), n * 4, stream);
+  stream.synchronize();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
+
+  // The same variant along core's road, launched bare: its function, its plan, its arguments.
+  const FamilyPlugin& plugin = engine.plugins().get("kernel");
+  const Problem problem = make_declared_problem(plugin, engine.kernels().find("kernel", "scale2d"), spec.sizes);
+  VariantRequest request;
+  request.mode = VariantRequest::Mode::named;
+  request.kernel = "scale2d";
+  request.params = spec.params;
+  const DeviceInfo& info = engine.device();
+  const PlannedVariant planned = plan_variant(problem, request, plugin, engine.kernels(), info, {});
+  const CompileCache cache(CompileCache::default_dir());
+  const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), engine.kernels()), &cache), info);
+  const ResolvedLaunch& l = planned.plan.launches[0];
+  CUdeviceptr po = d_out.get(), pi = d_in.get();
+  int ix = static_cast<int>(nx), iy = static_cast<int>(ny);
+  float alpha = 0.5f;
+  void* args[] = {&po, &pi, &ix, &iy, &alpha};
+  const CUfunction function = ready.functions[0];
+
+  const int batch = 1000, batches = 30, trials = 5;
+  std::vector<double> bare, prepared;
+  for (int t = 0; t < trials; ++t) {
+    const auto one = host_us_per_call(
+        stream, batch, batches,
+        {[&] {
+           GPUK_CU(driver().cuLaunchKernel(function, l.grid, l.grid_y, l.grid_z, l.block, l.block_y, l.block_z,
+                                           l.shared_bytes, stream.get(), args, nullptr));
+         },
+         [&] { op.launch(arrays, op.max_n(), stream.get()); }});
+    bare.push_back(one[0]);
+    prepared.push_back(one[1]);
+  }
+  std::sort(bare.begin(), bare.end());
+  std::sort(prepared.begin(), prepared.end());
+  std::printf("declared kernel %s (%s), nx %lld ny %lld, on %s: answer %s (%zu of %zu elements wrong)\n"
+              "host time per call, median of %d trials of %d batches of %d:\n"
+              "  bare cuLaunchKernel (same function, args)  %.3f us\n"
+              "  gpuk::Operation::launch (declared)         %.3f us  (%+.3f us)\n",
+              op.variant().c_str(), l.name_expression.c_str(), static_cast<long long>(nx), static_cast<long long>(ny),
+              info.name.c_str(), wrong == 0 ? "verified" : "WRONG", wrong, n, trials, batches, batch,
+              bare[trials / 2], prepared[trials / 2], prepared[trials / 2] - bare[trials / 2]);
+  return wrong == 0 ? 0 : 3;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_declared: %s\n", e.what());
+  return 1;
+}
