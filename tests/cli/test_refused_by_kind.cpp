@@ -123,7 +123,10 @@ TEST_CASE("messages, by kind: where the mistake is (file:line:column), and contr
     return "check --arch sm_90 " + dir.write(name, text).string();
   };
   dir.write("data.npy", npy_float32(1000));
+  std::filesystem::create_directories(dir.path() / "kernels.d");
   check_cases({
+      {"a directory given to check (once: 'not a file without an extension')",
+       "check " + (dir.path() / "kernels.d").string(), 2, "kernels.d: a directory; gpuk check takes configs"},
       {"an unterminated double quote (once: a missing key)",
        check("quote.yaml", "family: \"reduce\noperation: argmax\ndtype: float32\nsize: 1000\n"), 2,
        "quote.yaml:1:9: the string opened here with \" is never closed"},

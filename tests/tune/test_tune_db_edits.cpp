@@ -207,3 +207,15 @@ TEST_CASE("a JSON file that is not a tuning database, or a newer one, is never w
     CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == text);
   }
 }
+
+TEST_CASE("a hand-edited entry's terminal escapes are printed escaped in the warning that skips it") {
+  const test::TempDir dir;
+  const fs::path path = dir.write("tuning.json", "{\"format\": \"gpuk-tuning-db\", \"entries\": [{\"family\": "
+                                                 "\"\\u001b]0;owned\\u0007\\u001b[2J\", \"objective\": \"\\u001b[31m\"}]}");
+  const test::CaptureCerr cerr;
+  CHECK(TuningDb::read(path).entries().empty());
+  CAPTURE(cerr.text());
+  CHECK(cerr.text().find("is ignored") != std::string::npos);
+  CHECK(cerr.text().find('\x1b') == std::string::npos);
+  CHECK(cerr.text().find('\x07') == std::string::npos);
+}

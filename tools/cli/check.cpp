@@ -83,6 +83,10 @@ class Checker {
       else check_tune_config(path, kind);
       return;
     }
+    std::error_code ec;
+    if (fs::is_directory(path, ec))  // once "not a file without an extension"
+      throw ConfigError(path.string() + ": a directory; gpuk check takes configs (.yaml, .yml) and kernel files (.cu) "
+                                        "(every kernel file of a directory: gpuk --kernels DIR check)");
     if (path.extension() != ".cu")
       throw ConfigError(path.string() + ": gpuk check takes configs (.yaml, .yml) and kernel files (.cu), not " +
                         (path.extension().empty() ? std::string("a file without an extension")
@@ -139,8 +143,8 @@ class Checker {
     const TuningSources tuning = tuning_sources(spec, kernels_, runtime_.tuning_db(), arch_);
     const Choice choice = choose_variant(problem, variant_request(spec), plugin, kernels_, info, tuning,
                                          /*check_plans=*/info.sm_count > 0);
-    for (const auto& w : tuning.warnings) std::cerr << "gpuk: warning: " << w << "\n";
-    for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << w << "\n";
+    for (const auto& w : tuning.warnings) std::cerr << "gpuk: warning: " << terminal_text(w, 4096) << "\n";
+    for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << terminal_text(w, 4096) << "\n";
     check_plan(problem, plugin, *choice.variant, gpu_ && gpu_->arch() == arch_ ? gpu_ : std::nullopt);
     compile(*choice.file, {plugin.template_args(problem)}, choice.params);
   }

@@ -93,7 +93,7 @@ int cmd_run(const RuntimeOptions& g, const RunArgs& a) {
                : kWrongAnswer;
   Device device(a.device);
   const RunReport report = run(spec, {runtime, a.time_limit}, device);
-  for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << w << "\n";
+  for (const auto& w : report.warnings) std::cerr << "gpuk: warning: " << terminal_text(w, 4096) << "\n";
   print_report(std::cout, report);
   if (a.json) write_json(*a.json, report);
   if (a.csv) write_csv(*a.csv, report);

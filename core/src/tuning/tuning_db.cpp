@@ -22,6 +22,7 @@
 #include "util/atomic_file.hpp"
 #include "util/fault_point.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -330,7 +331,9 @@ TuningDb TuningDb::read(const fs::path& path) {
     // One bad entry (a hand edit) costs that entry, not the database: the rest is used, and the
     // entry is written back as it was, so a later merge loses nothing.
     for (auto& s : skipped) {
-      std::cerr << "gpuk: warning: " << path.string() << ": " << s.description << " is ignored: " << s.why << "\n";
+      // The entry's words are the file's (a hand edit): escaped, as every file's text gpuk prints.
+      std::cerr << "gpuk: warning: " << terminal_text(path.string() + ": " + s.description + " is ignored: " + s.why, 4096)
+                << "\n";
       db.unreadable_.push_back(std::move(s.raw));
     }
   }
@@ -382,7 +385,7 @@ void TuningDb::merge_into(const fs::path& path, const std::vector<TuningEntry>& 
       aside = path.string() + ".damaged-" + std::to_string(::getpid()) + "-" + std::to_string(k);
     fs::rename(path, aside, ec);
     if (ec) throw ConfigError(std::string(e.what()) + "; moving it aside to " + aside.string() + " failed: " + ec.message());
-    std::cerr << "gpuk: warning: " << e.what() << "\ngpuk: warning: moved it to " << aside.string()
+    std::cerr << "gpuk: warning: " << terminal_text(e.what(), 4096) << "\ngpuk: warning: moved it to " << aside.string()
               << " and started a new one\n";
   }
   fault_point("tuning database: read");
