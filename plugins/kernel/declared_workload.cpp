@@ -45,12 +45,7 @@ class DeclaredWorkload final : public Workload {
 
   std::uint64_t bytes_moved() const override {
     const Declaration& d = *problem_.declaration;
-    if (d.bytes)
-      return static_cast<std::uint64_t>(d.bytes->eval([&](std::string_view name) -> std::optional<std::int64_t> {
-        const auto it = problem_.sizes.find(std::string(name));
-        if (it == problem_.sizes.end()) return std::nullopt;
-        return it->second;
-      }));
+    if (d.bytes) return static_cast<std::uint64_t>(eval_sizes(*d.bytes, problem_.sizes));
     std::uint64_t bytes = 0;
     for (const Array& x : arrays_) bytes += x.length * dtype_size(x.arg->dtype) * (x.arg->role == ArgRole::inout ? 2 : 1);
     return bytes;

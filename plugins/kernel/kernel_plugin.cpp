@@ -13,11 +13,7 @@
 namespace gpuk::declared {
 
 std::uint64_t array_length(const Problem& problem, const DeclaredArg& arg) {
-  const std::int64_t v = arg.length.eval([&](std::string_view name) -> std::optional<std::int64_t> {
-    const auto it = problem.sizes.find(std::string(name));
-    if (it == problem.sizes.end()) return std::nullopt;
-    return it->second;
-  });
+  const std::int64_t v = eval_sizes(arg.length, problem.sizes);
   if (v < 0) throw ConfigError("array " + arg.name + " has " + std::to_string(v) + " elements ('" + arg.length.text() + "')");
   return static_cast<std::uint64_t>(v);
 }

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/atomic_file.hpp"
@@ -224,6 +225,22 @@ TEST_CASE("an output file (a report, a .npy result) is replaced whole, or writte
   reader.join();
   CHECK(got == "through the pipe\n");
   CHECK(fs::is_fifo(fifo));
+  CHECK(temporaries_in(dir.path()) == 0);
+}
+
+TEST_CASE("a move that fails says why, not '(Success)', and leaves no temporary file") {
+  // The clean-up of the temporary file once reset the error before it was reported.
+  const test::TempDir dir;
+  dir.write("taken/x", "a directory in the way");
+  try {
+    write_file_atomically(dir.path() / "taken", "{}\n", "a test file");
+    FAIL_CHECK("written over a directory");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("cannot move a test file into place (rename: ") != std::string::npos);
+    CHECK(what.find("Success") == std::string::npos);
+  }
   CHECK(temporaries_in(dir.path()) == 0);
 }
 

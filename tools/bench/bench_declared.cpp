@@ -11,33 +11,11 @@
 
 #include "api/engine_internals.hpp"
 #include "gpuk/gpuk.hpp"
+#include "host_us_per_call.hpp"
 #include "plugin/plugin.hpp"
 #include "run/prepare.hpp"
 
 using namespace gpuk;
-
-namespace {
-
-std::vector<double> host_us_per_call(const Stream& stream, int batch, int batches,
-                                     const std::vector<std::function<void()>>& calls) {
-  std::vector<std::vector<double>> per_call(calls.size());
-  for (int b = 0; b < batches + 1; ++b)
-    for (std::size_t c = 0; c < calls.size(); ++c) {
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < batch; ++i) calls[c]();
-      const auto stop = std::chrono::steady_clock::now();
-      stream.synchronize();
-      if (b > 0) per_call[c].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / batch);
-    }
-  std::vector<double> medians;
-  for (auto& v : per_call) {
-    std::sort(v.begin(), v.end());
-    medians.push_back(v[v.size() / 2]);
-  }
-  return medians;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) try {
   const std::filesystem::path dir = argc > 1 ? argv[1] : "tests/declared/kernels";

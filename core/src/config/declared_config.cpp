@@ -55,11 +55,7 @@ std::shared_ptr<const KernelFile> declared_kernel(const yaml::Source& src, const
 }
 
 std::int64_t length_of(const DeclaredArg& a, const std::map<std::string, std::int64_t>& sizes) {
-  return a.length.eval([&](std::string_view n) -> std::optional<std::int64_t> {
-    const auto it = sizes.find(std::string(n));
-    if (it == sizes.end()) return std::nullopt;
-    return it->second;
-  });
+  return eval_sizes(a.length, sizes);
 }
 
 void read_sizes(const yaml::Source& src, const YAML::Node& node, const Declaration& d, RunSpec& spec) {

@@ -67,7 +67,9 @@ using namespace counter_random;
 [[noreturn]] void config_error(const std::string& message) { throw ConfigError(message); }
 
 void validate_uniform_range(const DataSpec& spec, DType dtype) {
-  const auto [low, high] = uniform_range(spec, dtype);
+  // Plain names, not a structured binding: clang before 16 cannot capture one in the lambda below.
+  const ValueRange range = uniform_range(spec, dtype);
+  const double low = range.low, high = range.high;
   if (!std::isfinite(low) || !std::isfinite(high))
     config_error(cat(generator_name(spec.generator), ": low and high must be finite (got low = ", low,
                      ", high = ", high, ")"));

@@ -305,7 +305,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
     if (!node.IsSequence() || node.size() == 0) src->fail(node, "launch must be a list of {entry, grid, block, ...}");
     for (const auto& item : node) k.launches.push_back(parse_launch(*src, item, k, params, builtins, arg_names));
   }
-  if (const auto* b = get("bytes")) decl->bytes = parse_metadata_expr(*b->first, b->second, "bytes", params, builtins);
+  if (const auto* b = get("bytes")) decl->bytes = parse_metadata_expr(*b->first, b->second, "bytes", {}, decl->sizes);
   if (const auto* m = get("metrics"); m && !m->second.IsNull()) {
     const auto& [src, node] = *m;
     if (!node.IsMap()) src->fail(node, "metrics must be a mapping NAME: EXPRESSION");
@@ -356,6 +356,13 @@ KernelFile declare_kernel(const KernelFile& file, const yaml::Source& src, const
   for (const auto& item : declare) keys[src.string(item.first, "a key")] = {&src, item.second};
   apply_declaration(k, keys);
   return k;
+}
+
+std::int64_t eval_sizes(const Expr& expr, const std::map<std::string, std::int64_t>& sizes) {
+  return expr.eval([&](std::string_view name) -> std::optional<std::int64_t> {
+    if (const auto it = sizes.find(std::string(name)); it != sizes.end()) return it->second;
+    return std::nullopt;
+  });
 }
 
 std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::map<std::string, std::int64_t>& sizes,

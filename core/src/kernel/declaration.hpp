@@ -73,6 +73,9 @@ std::filesystem::path sidecar_of(const std::filesystem::path& kernel_path);
 // what a config that declares its kernel runs. Throws ConfigError at the key that is wrong.
 KernelFile declare_kernel(const KernelFile& file, const yaml::Source& src, const YAML::Node& declare);
 
+// An expression of the named sizes alone (an array's length, the bytes moved). Throws ConfigError.
+std::int64_t eval_sizes(const Expr& expr, const std::map<std::string, std::int64_t>& sizes);
+
 // The value of `name` for a declared variant: its parameters, its sizes, sm_count.
 std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::map<std::string, std::int64_t>& sizes,
                            const std::string& what);

@@ -64,6 +64,17 @@ NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Dev
   return {"kernel " + baseline.planned.variant->label(), Stats::of(bench.time(target, spec.warmup, spec.repeats, false)), {}};
 }
 
+DataSummary run_data_summary(const RunSpec& spec) {
+  if (spec.declared)
+    for (const DeclaredArg* a : spec.declared->declaration->arrays())
+      if (const auto it = spec.arg_data.find(a->name); it != spec.arg_data.end()) {
+        DataSummary s = summarize_data(it->second, a->dtype, static_cast<std::uint64_t>(eval_sizes(a->length, spec.sizes)));
+        s.generator = a->name + ": " + s.generator;
+        return s;
+      }
+  return summarize_data(spec.data, spec.dtype, spec.size);
+}
+
 std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec, const Variant& variant,
                                                              double median_ms) {
   std::vector<std::pair<std::string, double>> out;

@@ -25,6 +25,10 @@ void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& d
 // The baseline kernel timed on the bench, as the run's kernel is.
 NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
+// The report's data line: for a declared kernel, its first input array's data (each input array
+// has its own; the config's data: names them), else the run's data.
+DataSummary run_data_summary(const RunSpec& spec);
+
 // The declaration's metrics for a kernel median of `median_ms`, in order.
 std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec, const Variant& variant,
                                                              double median_ms);

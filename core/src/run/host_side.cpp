@@ -28,15 +28,10 @@ namespace {
 // outputs of a .npy reference; the view's own array is empty.
 InputView declared_input(const RunSpec& spec, std::string* pin_note) {
   InputView view(std::make_shared<const HostArray>(HostArray(spec.dtype, 0)), 1);
-  const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
-    const auto it = spec.sizes.find(std::string(name));
-    if (it == spec.sizes.end()) return std::nullopt;
-    return it->second;
-  };
   for (const DeclaredArg* a : spec.declared->declaration->arrays()) {
     const auto data = spec.arg_data.find(a->name);
     if (data == spec.arg_data.end()) continue;  // an output
-    const auto length = static_cast<std::uint64_t>(a->length.eval(lookup));
+    const auto length = static_cast<std::uint64_t>(eval_sizes(a->length, spec.sizes));
     HostArray array = data->second.file ? load_file(data->second) : generate(data->second, a->dtype, length);
     if (array.dtype() != a->dtype || array.size() != length)
       throw ConfigError(spec.path.string() + ": the data of " + a->name + " holds " + std::to_string(array.size()) +

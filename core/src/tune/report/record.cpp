@@ -8,6 +8,7 @@
 #include "config/config.hpp"
 #include "jit/jit.hpp"
 #include "plugin/plugin.hpp"
+#include "run/declared_run.hpp"
 #include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
@@ -52,7 +53,7 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   report.dtype = std::string(dtype_name(t.run.dtype));
   report.options.assign(t.run.options.begin(), t.run.options.end());
   report.size = t.run.size;
-  report.data = summarize_data(t.run.data, t.run.dtype, t.run.size);
+  report.data = run_data_summary(t.run);
   report.bytes_moved = bytes_moved;
   report.gpu = info.name;
   report.arch = info.arch();
