@@ -144,6 +144,21 @@ TEST_CASE("messages, by kind: where the mistake is (file:line:column), and contr
   });
 }
 
+// The peak a gpuk list may reach below: the bound is for the blow-up (22 GB before), not for
+// AddressSanitizer, whose redzones, quarantine and shadow memory about double a process (the
+// sanitizer stage of tools/test.sh: 40,000 parameters peaked at 302 MiB there).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kListPeakMib = 400;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr int kListPeakMib = 400;
+#else
+constexpr int kListPeakMib = 200;
+#endif
+#else
+constexpr int kListPeakMib = 200;
+#endif
+
 TEST_CASE("a kernel file of a few MB costs a few MB: its YAML values are counted before they are built") {
   // 3.8 MB of one-digit parameter values once took 650-950 MB; 100,000 parameters 22 GB and
   // two minutes (the values are counted first; past that, parameters, constraints and launches).
@@ -168,7 +183,7 @@ TEST_CASE("a kernel file of a few MB costs a few MB: its YAML values are counted
     const auto [mib, status] = peak_mib({"--kernels", (dir.path() / "k").string(), "list"});
     MESSAGE(c.what << ": gpuk list peaked at " << mib << " MiB");
     CHECK(status == 0);
-    CHECK(mib < 200);
+    CHECK(mib < kListPeakMib);
   }
 }
 

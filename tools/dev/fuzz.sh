@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-${GPUK_FUZZ_SECONDS:-20}}
 cmake --preset sanitize > /dev/null
-cmake --build --preset sanitize --target gpuk_cpu_tests fuzz_config fuzz_kernel_file fuzz_npy
+cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_npy
 status=0
 ctest --preset sanitize || status=$?
 
