@@ -122,6 +122,37 @@ TEST_CASE("a tuning matrix is one cell per operation x option values x dtype x s
   CHECK(cell_fingerprint(reseeded) != cell_fingerprint(m.cells[0]));
 }
 
+TEST_CASE("an entry's own params and constraints are its cells' alone: later entries and the top keep theirs") {
+  // The entry that overrides comes first: its settings once leaked into every later entry (a
+  // YAML node assigned through a handle the top level's settings shared).
+  const TuneMatrix m = matrix_of(R"(family: reduce
+sizes: [2^14]
+dtypes: [float32]
+kernels: [onepass]
+params: {BLOCK: [128, 256], UNROLL: [1, 2], BLOCKS_PER_SM: [2]}
+constraints:
+  - BLOCK * UNROLL >= 128
+operations:
+  - operation: sum
+    params: {BLOCK: [512], UNROLL: [4], BLOCKS_PER_SM: [4]}
+    constraints:
+      - BLOCK * UNROLL >= 2048
+  - operation: argmax
+  - operation: max
+)");
+  REQUIRE(m.cells.size() == 3);
+  CHECK(m.cells[0].spec.params.at("BLOCK") == std::vector<std::int64_t>{512});
+  REQUIRE(m.cells[0].spec.constraints.size() == 1);
+  CHECK(m.cells[0].spec.constraints[0].expr.text() == "BLOCK * UNROLL >= 2048");
+  for (std::size_t i : {1, 2}) {
+    CAPTURE(m.cells[i].id);
+    CHECK(m.cells[i].spec.params.at("BLOCK") == std::vector<std::int64_t>{128, 256});
+    CHECK(m.cells[i].spec.params.at("UNROLL") == std::vector<std::int64_t>{1, 2});
+    REQUIRE(m.cells[i].spec.constraints.size() == 1);
+    CHECK(m.cells[i].spec.constraints[0].expr.text() == "BLOCK * UNROLL >= 128");
+  }
+}
+
 TEST_CASE("a tuning matrix's errors name the matrix file's line and column") {
   CHECK(error_of(replace(kMatrix, "[float32, int32]", "[float32, int9]")) ==
         "m.yaml:3:19: unsupported dtype 'int9'; the reduce family supports int32, uint32, int64, uint64, float32, "

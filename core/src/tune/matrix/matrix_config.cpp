@@ -56,7 +56,11 @@ struct Settings {
   void set(const std::string& key, const YAML::Node& value) {
     for (auto& item : items)
       if (item.first == key) {
-        item.second = value;
+        // reset, not `=`: a YAML::Node is a handle, and assigning to it writes the value into
+        // the node it refers to, which a copy of these settings (every entry's starts as a copy
+        // of the top level's) shares: an entry's constraints became every later entry's and
+        // the top level's.
+        item.second.reset(value);
         return;
       }
     items.emplace_back(key, value);
