@@ -1,6 +1,7 @@
 // One process's part of a sweep on the GPU (sweep_on_gpu): the fit check, the data uploaded
 // once, the GPU measurer, the journal, and the report; and the options it derives from a TuneSpec.
 #include <chrono>
+#include <cstdlib>
 
 #include "gpuk/error.hpp"
 #include "run/declared_run.hpp"
@@ -9,6 +10,7 @@
 #include "tune/measure/energy.hpp"
 #include "tune/report/journal.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep/timing_cut.hpp"
 
 namespace gpuk {
 
@@ -20,6 +22,10 @@ GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& s
   mo.threads = sweep.threads;
   mo.time_limit_s = sweep.time_limit_s;
   if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
+  // Timing alone decides (no energy asked for): a variant 4x behind cannot win (docs/tuning.md,
+  // "Variants far behind"). GPUK_NO_CUT=1 times every variant in full.
+  if (t.objective == TuneObjective::time && !t.energy && std::getenv("GPUK_NO_CUT") == nullptr)
+    mo.cut_factor = kCutFactor;
   return mo;
 }
 

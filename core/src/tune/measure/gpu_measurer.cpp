@@ -22,7 +22,7 @@ std::string cuda_error_of(const std::string& message) {
 
 GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
                          CompileStats* stats)
-    : device_(device), bench_(bench), options_(options), jit_(context.runtime.jit(device.info().arch())),
+    : device_(device), bench_(bench), options_(options), cut_(options.cut_factor), jit_(context.runtime.jit(device.info().arch())),
       compiler_([this](const KernelFile& file, const std::vector<std::string>& names) { return jit_.compile(file, names); },
                 options.threads, stats) {
   const Problem problem = problem_of(bench.spec());
@@ -160,7 +160,18 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
 // The timed runs of a verified variant: a fixed count, or (auto) until its median is known.
 void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target) {
   if (!options_.auto_repeats) {
+    // A variant far behind the fastest so far: its first run is its timing (tune/sweep/timing_cut.hpp).
+    if (cut_.armed()) {
+      std::vector<double> probe = bench_.time(target, 0, 1, options_.flush_l2);
+      if (!probe.empty() && cut_.cuts(probe.front())) {
+        o.samples = std::move(probe);
+        o.auto_stop = "cut";
+        ++cut_count_;
+        return;
+      }
+    }
     o.samples = bench_.time(target, options_.warmup, options_.repeats, options_.flush_l2);
+    cut_.timed(Spread::of(o.samples).median);
     return;
   }
   int warmup = options_.warmup;
@@ -252,6 +263,10 @@ void GpuMeasurer::drop_answer(const std::string& why) {
 
 std::vector<std::string> GpuMeasurer::notes() const {
   std::vector<std::string> out;
+  if (cut_count_ > 0)
+    out.push_back(std::to_string(cut_count_) + " variant" + (cut_count_ == 1 ? "" : "s") +
+                  " timed by one run (runs 1, 'cut'): verified, then over " + fixed(cut_.factor(), 0) +
+                  "x the fastest median timed before it");
   if (on_device_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
     std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +

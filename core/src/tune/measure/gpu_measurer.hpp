@@ -13,6 +13,7 @@
 #include "run/runner.hpp"
 #include "tune/measure/bulk_compiler.hpp"
 #include "tune/measure/device_answer.hpp"
+#include "tune/sweep/timing_cut.hpp"
 #include "tune/sweep/sweep.hpp"
 
 namespace gpuk::detail {
@@ -57,6 +58,8 @@ class GpuMeasurer final : public Measurer {
   Device& device_;
   Bench& bench_;
   GpuMeasurerOptions options_;
+  TimingCut cut_;      // variants far behind the fastest so far get one timed run
+  int cut_count_ = 0;  // how many did
   SweepTimes times_;  // the measuring thread's parts
   std::unique_ptr<DeviceAnswer> answer_;  // the kept verified answer, once there is one
   bool answer_tried_ = false;

@@ -54,7 +54,7 @@ struct Outcome {
   int device = -1;              // the GPU that measured it, where several did (gpuk tune --devices)
   std::vector<ResolvedLaunch> launches;
   std::vector<EnergySample> energy;  // one per window measured (the recheck adds more)
-  std::string auto_stop;             // `repeats: auto`: why the timing stopped ("converged", ...)
+  std::string auto_stop;             // why the timing stopped: `repeats: auto`'s ("converged", ...), or "cut"
 };
 
 // The sweep cannot go on in this process; the results so far are kept.
@@ -141,6 +141,9 @@ struct GpuMeasurerOptions {
   int threads = 0;  // compile threads; 0: every core
   double time_limit_s = 0;  // per run of a variant (Bench::set_time_limit); 0: the default
   std::optional<AutoRepeats> auto_repeats;  // `repeats: auto`: time until the median is known
+  // > 0: a verified variant whose first timed run is over this many times the fastest median
+  // timed before it keeps that one run as its timing (tune/sweep/timing_cut.hpp); 0: none is cut.
+  double cut_factor = 0;
   std::shared_ptr<EnergyMeter> energy;  // energy() measures with it; none: energy() is nullopt
   double energy_window_s = 0.1;  // the least span of energy-counter changes per energy window
 };
