@@ -1,19 +1,23 @@
 /* gpuk
 family: reduce
 operations: [max, min, sum, argmax, argmin]
-summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block.
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches whose defaults keep the code as before them are LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid), FOLD (32-bit keys per element).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   UNROLL: {default: 4, values: [1, 2, 4, 8]}
   BLOCKS_PER_SM: {default: 4, values: [1, 2, 4, 8]}
+  LOAD: {default: 0, values: [0, 1, 2]}
+  SPLIT: {default: 0, values: [0, 1]}
+  WAVES: {default: 1, values: [1, 2, 4, 8]}
+  FOLD: {default: 1, values: [0, 1]}
 constraints:
   - BLOCK * UNROLL <= 8192
   - BLOCK * BLOCKS_PER_SM <= 2048
 launch:
   - entry: reduce_onepass
-    grid: min(ceil_div(n, BLOCK * UNROLL * vec), sm_count * BLOCKS_PER_SM)
+    grid: min(ceil_div(n, BLOCK * UNROLL * vec), sm_count * BLOCKS_PER_SM * WAVES)
     block: BLOCK
-scratch: sm_count * BLOCKS_PER_SM
+scratch: sm_count * BLOCKS_PER_SM * WAVES
 */
 
 // Why it is shaped like this:
@@ -46,29 +50,108 @@ scratch: sm_count * BLOCKS_PER_SM
 //   at counter + 2 and the last block reads and zeroes it), and the value is decoded from the
 //   winning key instead of read back from in[i], one dependent memory round trip less. On the
 //   H100, argmax of 250,000 float32 |x|: 6.7 us before, 5.6 us (docs/PERFORMANCE.md).
+// - The switches (issue 35: the H200 has 1.4x the H100's bandwidth; the experiment that measured
+//   them is tools/experiments/reduce_h200/, its results docs/PERFORMANCE.md). Their defaults are
+//   the code as it was before them, so a variant that names none compiles as before.
+//   LOAD 0 ld.global.nc (__ldg); 1 ld.global.nc.L1::no_allocate.L2::256B (no L1 line kept for
+//   data read once, and a hint to fetch 256 bytes into L2); 2 ld.global.cs (__ldcs, evict first).
+//   SPLIT 0 tiles strided over the blocks; 1 each block a contiguous run of tiles, whole_tiles
+//   split evenly (CUB's even share), the partial tile to the last block: index order holds.
+//   WAVES: the grid may hold WAVES times the blocks that fit at once (CUB launches 5x the
+//   occupancy), so blocks that finish early are replaced instead of idling at the end.
+//   FOLD 1: per element a 32-bit order key; max and min keep only the best key (they return no
+//   index: the value is decoded from the key, a NaN's as a NaN and a float zero's as +0.0, and the
+//   index written is -1), argmax and argmin keep a 32-bit index beside it, starting from the
+//   index of the thread's first element so that a strict compare keeps the lowest index. The
+//   block's result is packed as FOLD 0's, so what follows is the same.
 // `in` must be 16-byte aligned (cudaMalloc gives 256).
 
 #include "gpuk/reduce.cuh"
 
-template <class R, int BLOCK, int UNROLL>
+// One 16-byte vector of `in`: LOAD 0 ld.global.nc (__ldg); 1 the same without allocating in L1
+// and with a 256-byte L2 prefetch hint; 2 a streaming load (ld.global.cs, __ldcs).
+template <int LOAD, class T> __device__ __forceinline__ gpuk::Vec16<T> load_tile_vec(const T* p) {
+  if constexpr (LOAD == 0) {
+    return gpuk::load_vec16(p);
+  } else {
+    uint4 raw;
+    if constexpr (LOAD == 1) {
+      asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+          : "l"(p));
+    } else {
+      raw = __ldcs(reinterpret_cast<const uint4*>(p));
+    }
+    gpuk::Vec16<T> out;
+    *reinterpret_cast<uint4*>(out.v) = raw;
+    return out;
+  }
+}
+
+// This block's whole tiles: first, first + step, ... below end. SPLIT 0: every gridDim.x-th tile
+// from blockIdx.x; SPLIT 1: a contiguous run, whole_tiles split evenly over the blocks (CUB's
+// "even share"). Either way the tile after the loop is whole_tiles for exactly the block that
+// takes the partial tile (SPLIT 1: the last block; with no whole tile the grid is one block).
+template <int SPLIT> struct TileRange {
+  gpuk::i64 first, end, step;
+  __device__ __forceinline__ explicit TileRange(gpuk::i64 whole_tiles) {
+    if constexpr (SPLIT == 0) {
+      first = blockIdx.x;
+      end = whole_tiles;
+      step = gridDim.x;
+    } else {
+      first = whole_tiles * blockIdx.x / gridDim.x;
+      end = whole_tiles * (blockIdx.x + 1) / gridDim.x;
+      step = 1;
+    }
+  }
+};
+
+template <class R, int BLOCK, int UNROLL, int LOAD, int SPLIT, int FOLD>
 __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__ in, gpuk::i64 n,
                                                typename R::Acc* out, unsigned int* counter) {
   using T = typename R::T;
   using P = gpuk::PackedCandidate<R>;
   constexpr int kVec = gpuk::Vec16<T>::kCount;
   constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * kVec;
+  // FOLD 1: max and min keep the best 32-bit order key alone (they return no index); argmax and
+  // argmin keep it beside a 32-bit index (a 32-bit compare per element instead of a 64-bit one).
+  constexpr bool kSplitKey = FOLD == 1;
+  constexpr bool kIndexed = R::kOp == gpuk::ReduceOp::ArgMax || R::kOp == gpuk::ReduceOp::ArgMin;
   __shared__ gpuk::u64 warp_best[BLOCK / 32];
   gpuk::u64 acc = 0;  // below every packed candidate
+  gpuk::u32 best_key = 0;
+  gpuk::u32 best_index = 0xffffffffu;  // no element yet (n < 2^32: no index is 2^32 - 1)
   const auto fold = [&](T x, gpuk::i64 i) {
-    const gpuk::u64 p = P::of(x, i);
-    acc = p > acc ? p : acc;
+    if constexpr (kSplitKey) {
+      const gpuk::u32 key = static_cast<gpuk::u32>(R::order_key(R::value(x)));
+      if constexpr (kIndexed) {
+        if (key > best_key) {
+          best_key = key;
+          best_index = static_cast<gpuk::u32>(i);
+        }
+      } else {
+        best_key = key > best_key ? key : best_key;
+      }
+    } else {
+      const gpuk::u64 p = P::of(x, i);
+      acc = p > acc ? p : acc;
+    }
   };
   const gpuk::i64 whole_tiles = n / kTile;
-  gpuk::i64 tile = blockIdx.x;
-  for (; tile < whole_tiles; tile += gridDim.x) {
+  const TileRange<SPLIT> range(whole_tiles);
+  gpuk::i64 tile = range.first;
+  if constexpr (kSplitKey && kIndexed) {
+    // Starting from key 0 with the index of the thread's first element keeps that element when
+    // its key is 0 (a strict compare would never take it) and when a later one ties with it.
+    const gpuk::i64 first = tile * kTile + gpuk::i64(threadIdx.x) * kVec;
+    const bool partial_mine = tile >= range.end && tile == whole_tiles && whole_tiles * kTile < n;
+    if (tile < range.end || (partial_mine && first < n)) best_index = static_cast<gpuk::u32>(first);
+  }
+  for (; tile < range.end; tile += range.step) {
     gpuk::Vec16<T> v[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = gpuk::load_vec16(in + tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec);
+    for (int u = 0; u < UNROLL; ++u) v[u] = load_tile_vec<LOAD>(in + tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
@@ -79,12 +162,22 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
     for (int u = 0; u < UNROLL; ++u) {
       const gpuk::i64 first = tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
       if (first + kVec <= n) {
-        const gpuk::Vec16<T> v = gpuk::load_vec16(in + first);
+        const gpuk::Vec16<T> v = load_tile_vec<LOAD>(in + first);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) fold(v.v[j], first + j);
       } else {
         for (gpuk::i64 i = first; i < n; ++i) fold(in[i], i);
       }
+    }
+  }
+  if constexpr (kSplitKey) {
+    if constexpr (kIndexed) {
+      acc = best_index == 0xffffffffu ? 0ull
+                                      : (gpuk::u64(best_key) << 32) | (0xffffffffull - gpuk::u64(best_index));
+    } else {
+      // Key 0 from a thread with no element is harmless: it is no key of a float, and of an
+      // integer it is the value every element is at least as good as (INT_MIN for max, ...).
+      acc = gpuk::u64(best_key) << 32;
     }
   }
   acc = gpuk::warp_max_packed(acc);
@@ -103,13 +196,20 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
     if (gpuk::ticket_acq_rel(counter, gridDim.x - 1) != gridDim.x - 1) return;
     best = atomicExch(word, 0ull);  // read and reset in one: zero again for the next run
   }
-  const gpuk::i64 i = P::index(best);
   typename R::V v;
-  if (!P::value(best, v)) v = R::value(in[i]);
-  *out = typename R::Acc{v, i};
+  if constexpr (kSplitKey && !kIndexed) {
+    // No index to read the value back from: a NaN's key decodes to a NaN, a float zero's to +0.0
+    // (max and min compare values, and -0.0 == +0.0).
+    if (!P::value(best, v)) v = static_cast<gpuk::u32>(best >> 32) == 0xffffffffu ? __int_as_float(0x7fffffff) : 0.0f;
+    *out = typename R::Acc{v, -1};
+  } else {
+    const gpuk::i64 i = P::index(best);
+    if (!P::value(best, v)) v = R::value(in[i]);
+    *out = typename R::Acc{v, i};
+  }
 }
 
-template <class R, int BLOCK, int UNROLL, bool kPartial>
+template <class R, int BLOCK, int UNROLL, int LOAD, bool kPartial>
 __device__ __forceinline__ void accumulate_tile(typename R::Acc& acc, const typename R::T* __restrict__ in,
                                                 gpuk::i64 tile_start, gpuk::i64 n) {
   using T = typename R::T;
@@ -119,7 +219,7 @@ __device__ __forceinline__ void accumulate_tile(typename R::Acc& acc, const type
   for (int u = 0; u < UNROLL; ++u) {
     const gpuk::i64 first = tile_start + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
     if (!kPartial || first + kVec <= n) {
-      v[u] = gpuk::load_vec16(in + first);
+      v[u] = load_tile_vec<LOAD>(in + first);
     } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) v[u].v[j] = first + j < n ? in[first + j] : T(0);
@@ -137,7 +237,7 @@ __device__ __forceinline__ void accumulate_tile(typename R::Acc& acc, const type
 
 // The explicit minimum of 1 block per multiprocessor matters: with __launch_bounds__(BLOCK)
 // alone, ptxas (CUDA 13) squeezes BLOCK 1024, UNROLL 4 to 32 registers and spills.
-template <class R, int BLOCK, int UNROLL, int BLOCKS_PER_SM>
+template <class R, int BLOCK, int UNROLL, int BLOCKS_PER_SM, int LOAD, int SPLIT, int WAVES, int FOLD>
 __global__ void __launch_bounds__(BLOCK, 1)
 reduce_onepass(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::Acc* out,
                typename R::Acc* partials, unsigned int* counter) {
@@ -148,18 +248,19 @@ reduce_onepass(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::Ac
 
   if constexpr (gpuk::PackedCandidate<R>::kPossible) {
     if (n <= gpuk::i64(0xffffffffll)) {
-      packed_onepass<R, BLOCK, UNROLL>(in, n, out, counter);
+      packed_onepass<R, BLOCK, UNROLL, LOAD, SPLIT, FOLD>(in, n, out, counter);
       return;
     }
   }
   Acc acc = R::identity();
   const gpuk::i64 whole_tiles = n / kTile;
-  gpuk::i64 tile = blockIdx.x;
-  for (; tile < whole_tiles; tile += gridDim.x) {
-    accumulate_tile<R, BLOCK, UNROLL, false>(acc, in, tile * kTile, n);
+  const TileRange<SPLIT> range(whole_tiles);
+  gpuk::i64 tile = range.first;
+  for (; tile < range.end; tile += range.step) {
+    accumulate_tile<R, BLOCK, UNROLL, LOAD, false>(acc, in, tile * kTile, n);
   }
   if (tile == whole_tiles && whole_tiles * kTile < n) {
-    accumulate_tile<R, BLOCK, UNROLL, true>(acc, in, tile * kTile, n);
+    accumulate_tile<R, BLOCK, UNROLL, LOAD, true>(acc, in, tile * kTile, n);
   }
   acc = gpuk::block_reduce<R, BLOCK>(acc, scratch);
 

@@ -50,8 +50,9 @@ std::vector<Pattern> patterns(std::uint64_t size) {
 }
 
 RunSpec spec_for(const std::string& kernel, const std::string& op, DType dtype, bool abs, std::uint64_t size,
-                 const std::string& data) {
-  const std::string yaml = "family: reduce\noperation: " + op + "\nkernel: " + kernel + "\ndtype: " +
+                 const std::string& data, const std::string& params = "") {
+  const std::string yaml = "family: reduce\noperation: " + op + "\nkernel: " + kernel +
+                           (params.empty() ? std::string() : "\nparams: " + params) + "\ndtype: " +
                            std::string(dtype_name(dtype)) + "\nabs: " + (abs ? "true" : "false") +
                            "\nsize: " + std::to_string(size) + "\ndata: " + data +
                            "\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
@@ -68,7 +69,7 @@ bool contiguous(const KernelFile& file) {
 
 std::vector<std::string> names_of(const KernelFile& file, const RunSpec& spec) {
   const Variant v(std::make_shared<const KernelFile>(file), gpu().plugins.get("reduce").template_args(problem_of(spec)),
-                  {});
+                  spec.params);
   std::vector<std::string> names;
   for (const auto& l : file.launches) names.push_back(v.name_expression(l));
   return names;
@@ -136,6 +137,62 @@ TEST_CASE("every reduce variant matches the CPU reference: odd sizes, ties, NaN,
     MESSAGE(file->name << ": " << runs << " runs, " << failures << " failed");
     std::cout << file->name << ": " << runs << " runs, " << failures << " failed, in " << seconds_since(start) << " s\n";
   }
+}
+
+TEST_CASE("onepass's switches match the CPU reference: odd sizes, ties, NaN, all-negative data") {
+  // LOAD, SPLIT, WAVES and FOLD away from their defaults (kernels_src/reduce/onepass.cu), on
+  // both of its paths: packed candidates (32-bit values) and partials (float64, and every sum).
+  // Sizes: one element, one block's partial tile, a grid of more blocks than whole tiles (SPLIT 1
+  // leaves blocks empty), and a grid of several waves (2^20 + 7).
+  const std::vector<std::string> settings = {
+      "{BLOCK: 256, UNROLL: 4, BLOCKS_PER_SM: 2, LOAD: 1, SPLIT: 1, WAVES: 4, FOLD: 1}",
+      "{BLOCK: 128, UNROLL: 1, BLOCKS_PER_SM: 2, LOAD: 2, SPLIT: 1, WAVES: 1, FOLD: 1}",
+      "{BLOCK: 512, UNROLL: 8, BLOCKS_PER_SM: 4, LOAD: 1, SPLIT: 0, WAVES: 8, FOLD: 1}",
+      "{BLOCK: 256, UNROLL: 8, BLOCKS_PER_SM: 8, LOAD: 2, SPLIT: 1, WAVES: 2, FOLD: 0}"};
+  const std::vector<std::uint64_t> sizes = {1, 1000, 5000, (1u << 20) + 7};
+  std::shared_ptr<const KernelFile> file;
+  for (const auto& f : gpu().kernels.family("reduce"))
+    if (f->name == "onepass") file = f;
+  REQUIRE(file);
+  const std::vector<DType> dtypes = {DType::float32, DType::int32, DType::float64};
+  struct Case {
+    RunSpec spec;
+    std::string what;
+  };
+  std::vector<Case> cases;
+  std::vector<std::vector<std::string>> variants;
+  for (std::size_t k = 0; k < settings.size(); ++k)
+    for (const auto& op : file->operations)
+      for (DType dtype : dtypes)
+        for (bool abs : {false, true})
+          for (std::size_t si = 0; si < sizes.size(); ++si) {
+            std::vector<Pattern> chosen;
+            for (const auto& pattern : patterns(sizes[si]))
+              if ((!pattern.floats_only || dtype_is_float(dtype)) && (!pattern.signed_only || dtype_is_signed(dtype)))
+                chosen.push_back(pattern);
+            for (const auto& pattern : {chosen[0], chosen[1 + (si + k) % (chosen.size() - 1)]}) {
+              RunSpec spec = spec_for("onepass", op, dtype, abs, sizes[si], pattern.data, settings[k]);
+              variants.push_back(names_of(*file, spec));
+              cases.push_back({std::move(spec), "onepass " + settings[k] + " " + op + (abs ? " |x|" : "") + " " +
+                                                    std::string(dtype_name(dtype)) + " n=" + std::to_string(sizes[si]) +
+                                                    " " + pattern.name + " data " + pattern.data});
+            }
+          }
+  test::CompiledSet set;
+  set.add(file, variants, 4);
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
+  int failures = 0;
+  for (const auto& c : cases) {
+    try {
+      const RunReport r = run(c.spec, {gpu().runtime}, gpu().device, &set.holding(*file, names_of(*file, c.spec).front()));
+      if (!r.verification.passed) ++failures;
+      CHECK_MESSAGE(r.verification.passed, (c.what + ": " + r.verification.detail));
+    } catch (const Error& e) {
+      ++failures;
+      FAIL_CHECK((c.what + ": " + std::string(e.what())));
+    }
+  }
+  std::cout << "onepass switches: " << cases.size() << " runs, " << failures << " failed\n";
 }
 
 TEST_CASE("a kernel that writes nothing fails verification: outputs are poisoned before every run") {
