@@ -18,12 +18,12 @@
 #include "api/engine_internals.hpp"
 #include "array_call.hpp"
 #include "cuda_memory.hpp"
+#include "device/device.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "plugin/problem.hpp"
-#include "run/device.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
