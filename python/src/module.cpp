@@ -231,6 +231,16 @@ void bind_operation(nb::module_& m) {
       .def_prop_ro("scratch_bytes", &Operation::scratch_bytes);
   def_launches(c, "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).");
   c.def(
+      "launch_repeated",
+      [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream, int count) {
+        const DeviceArrays a(arrays.data(), arrays.size());
+        nb::gil_scoped_release release;
+        for (int i = 0; i < count; ++i) op.launch(a, n, reinterpret_cast<CUstream>(stream));
+      },
+      "arrays"_a, "n"_a, "stream"_a, "count"_a,
+      "gpuk::Operation::launch `count` times in a C++ loop: the C++ call's cost, timed from the same process as "
+      "the Python calls (tools/bench/bench_api.py).");
+  c.def(
       "call_arrays",
       [](Operation& op, nb::handle inputs, nb::handle out, std::uintptr_t stream, int device) {
         PyObject* result = call_arrays(op, inputs.ptr(), out.ptr(), stream, device);

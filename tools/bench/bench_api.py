@@ -19,7 +19,10 @@ stream drained between batches. Rows:
 and a breakdown: the Python calls each row makes (sys.setprofile), the time to read and check
 both arrays without launching (an out= too small: read, refused, handed to the general path
 unlaunched... measured through Operation.call_arrays) and the driver's launch (Operation.launch).
-It runs build/bench_api (or --cpp PATH) for gpuk::Operation::launch. Targets (issue 37): the
+The C++ figure, gpuk::Operation::launch, is timed in this process (a C++ loop in the module,
+Operation.launch_repeated: the same clock, placement and caches as the Python rows), and by
+build/bench_api (or --cpp PATH) in its own process, which can read a microsecond apart from run to
+run; the rows are compared with the first. Targets (issue 37): the
 pointer path within 1.5 us of C++'s Operation::launch, a prepared operation on arrays within
 3 us, the family function within 5 us. Every answer is checked against NumPy.
 
@@ -59,6 +62,27 @@ def per_call_us(call, sync, batch, batches):
         if b:
             samples.append((stop - start) / batch * 1e6)
     return statistics.median(samples)
+
+
+def batch_us(call_batch, sync, batch, batches):
+    """As per_call_us for a call that makes a whole batch of calls itself (a C++ loop)."""
+    samples = []
+    for b in range(batches + 1):
+        start = time.perf_counter()
+        call_batch(batch)
+        stop = time.perf_counter()
+        sync()
+        if b:
+            samples.append((stop - start) / batch * 1e6)
+    return statistics.median(samples)
+
+
+def cpp_here_us(op, ptrs, n, s, sync, batch, batches):
+    """gpuk::Operation::launch in a C++ loop (Operation.launch_repeated), timed from this process:
+    the C++ figure beside the Python rows, without another process's clock, placement and caches."""
+    if not hasattr(op, "launch_repeated"):
+        return None
+    return batch_us(lambda count: op.launch_repeated(ptrs, n, s, count), sync, batch, batches)
 
 
 def python_calls(call):
@@ -249,12 +273,18 @@ def bench(n, batch, batches, cpp):
     breakdown.append(("  the producer: the same, a Python producer behind a wrapper", per_call_us(
         lambda: (px.__dlpack_device__(), px.__dlpack__(stream=ds)), sync, batch, batches)))
 
-    cpp_us, cpp_out = cpp_launch_us(cpp, n, batch, batches) if cpp and Path(cpp).exists() else (None, "no C++ bench")
+    here_us = cpp_here_us(op._native, ptrs, n, s, sync, batch, batches)
+    check("C++ loop")
+    other_us, cpp_out = cpp_launch_us(cpp, n, batch, batches) if cpp and Path(cpp).exists() else (None, "no C++ bench")
+    # The reference: the C++ call timed from this process where the module has the loop.
+    cpp_us = here_us if here_us is not None else other_us
     print(f"argmax of {n} float32 on {info['name']}, variant {op.variant}; host time per call "
           f"(median of {batches} batches of {batch}); Python layer {Path(gpuk.__file__).parent}:")
-    if cpp_us is not None:
-        print(f"  {'C++ gpuk::Operation::launch (build/bench_api)':62s} {cpp_us:8.3f} us")
-    else:
+    if here_us is not None:
+        print(f"  {'C++ gpuk::Operation::launch, this process (a C++ loop)':62s} {here_us:8.3f} us")
+    if other_us is not None:
+        print(f"  {'C++ gpuk::Operation::launch, build/bench_api (its process)':62s} {other_us:8.3f} us")
+    elif cpp_us is None:
         print(f"  C++ figure missing: {cpp_out}")
     verdicts = []
     for name, kind, us, calls in results:
@@ -334,7 +364,7 @@ def bench_declared(batch, batches, cpp):
     op = k.prepare(nx=nx, ny=ny)
     ptrs = [y_mem.ptr, x_mem.ptr]
     want = 0.5 * host
-    rows = [("Operation.launch (device pointers)", lambda: op._native.launch(ptrs, op.max_n, s)),
+    rows = [("Operation.launch (device pointers)", lambda: op.launch(ptrs, op.max_n, s)),
             ("k(y, x, stream=s) (CAI, gpuk.DeviceArray)", lambda: k(y, x, stream=s)),
             ("k(y, x, stream=s) (DLPack, _gpuk.DLPackArray)", lambda: k(dy, dx, stream=s))]
     results = []
@@ -344,13 +374,17 @@ def bench_declared(batch, batches, cpp):
         sync()
         assert np.array_equal(y.numpy(), want), f"{name}: wrong answer"
         results.append((name, per_call_us(call, sync, batch, batches), python_calls(call)))
-    bare, cpp_us, cpp_out = cpp_declared_us(cpp) if cpp and Path(cpp).exists() else (None, None, "no C++ bench")
+    here_us = cpp_here_us(op._native, ptrs, op.max_n, s, sync, batch, batches)
+    bare, other_us, cpp_out = cpp_declared_us(cpp) if cpp and Path(cpp).exists() else (None, None, "no C++ bench")
+    cpp_us = here_us if here_us is not None else other_us
     print(f"declared kernel scale2d ({op.variant}), nx {nx} ny {ny} float32, every answer verified; host time per "
           f"call (median of {batches} batches of {batch}):")
-    if cpp_us is not None:
-        print(f"  {'C++ bare cuLaunchKernel (build/bench_declared)':62s} {bare:8.3f} us")
-        print(f"  {'C++ gpuk::Operation::launch (build/bench_declared)':62s} {cpp_us:8.3f} us")
-    else:
+    if here_us is not None:
+        print(f"  {'C++ gpuk::Operation::launch, this process (a C++ loop)':62s} {here_us:8.3f} us")
+    if other_us is not None:
+        print(f"  {'C++ bare cuLaunchKernel (build/bench_declared, its process)':62s} {bare:8.3f} us")
+        print(f"  {'C++ gpuk::Operation::launch (build/bench_declared, its process)':62s} {other_us:8.3f} us")
+    elif cpp_us is None:
         print(f"  C++ figure missing: {cpp_out}")
     for name, us, calls in results:
         extra = f"  ({us - cpp_us:+.3f} us over C++)" if cpp_us is not None else ""
