@@ -32,7 +32,7 @@ dtypes: [float32, int32]
 warmup: 2
 repeats: 7
 kernels: [onepass]
-params: {BLOCK: [128, 256, 512], UNROLL: [1, 2, 4, 8], BLOCKS_PER_SM: [2]}
+params: {BLOCK: [128, 256, 512], UNROLL: [1, 2, 4, 8], BLOCKS_PER_SM: [2], LOAD: [0], SPLIT: [0], WAVES: [1], FOLD: [1]}
 operations:
   - operation: argmax
     abs: [false, true]
@@ -201,7 +201,7 @@ TEST_CASE("a second run of a tuning matrix measures only the cells missing") {
   const auto ok = results.read(m.cells[0]);
   REQUIRE(ok);
   CHECK(ok->status == CellResult::Status::ok);
-  CHECK(ok->winner_label == "onepass BLOCK=256 UNROLL=4 BLOCKS_PER_SM=2");
+  CHECK(ok->winner_label == "onepass BLOCK=256 UNROLL=4 BLOCKS_PER_SM=2 LOAD=0 SPLIT=0 WAVES=1 FOLD=1");
   CHECK(ok->speedup() == doctest::Approx(2.0).epsilon(0.01));
   CHECK(ok->counts.at("ok") == 12);
   const auto failed = results.read(m.cells[7]);
@@ -295,7 +295,8 @@ TEST_CASE("the matrix's export is a shipped file that the variant lookup reads")
   Choice c = choose("family: reduce\noperation: argmax\ndtype: float32\nsize: 4096\n");
   CHECK(c.source == Choice::Source::shipped);
   CHECK(c.file->name == "onepass");
-  CHECK(c.params == std::map<std::string, std::int64_t>{{"BLOCK", 256}, {"UNROLL", 4}, {"BLOCKS_PER_SM", 2}});
+  CHECK(c.params == std::map<std::string, std::int64_t>{{"BLOCK", 256}, {"UNROLL", 4}, {"BLOCKS_PER_SM", 2},
+                                                      {"LOAD", 0}, {"SPLIT", 0}, {"WAVES", 1}, {"FOLD", 1}});
   CHECK(c.why.find("n within 4x of the tuned 2^14") != std::string::npos);
   c = choose("family: reduce\noperation: sum\ndtype: float64\nsize: 2^21\n");
   CHECK(c.source == Choice::Source::shipped);

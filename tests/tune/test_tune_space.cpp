@@ -135,7 +135,8 @@ TEST_CASE("a tune config: kernels, the space, constraints, strategy, budget, see
 
   const Space space = Space::from_spec(t, kernels());
   REQUIRE(space.files().size() == 1);
-  CHECK(space.size() == 2 * 2 * 4);  // BLOCKS_PER_SM keeps its four metadata values
+  // BLOCKS_PER_SM, LOAD, SPLIT, WAVES and FOLD keep their metadata values (4, 3, 2, 4, 2).
+  CHECK(space.size() == 2 * 2 * 4 * 3 * 2 * 4 * 2);
 }
 
 TEST_CASE("kernels: all takes every kernel file of the family that implements the operation and dtype") {
