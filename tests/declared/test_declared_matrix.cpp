@@ -196,3 +196,18 @@ TEST_CASE("gpuk tune MATRIX --merge --export of a declared kernel's shards throu
   CHECK(winners(TuningDb::read(dir.path() / "e.json").entries()) == winners(matrix_entries(m, whole)));
   CHECK(!std::filesystem::exists(dir.path() / "db.json"));  // the user's database untouched
 }
+
+TEST_CASE("the shipped declared kernels' matrix: each cell verified against its naive kernel and timed against it") {
+  const TuneMatrix m = load_tune_matrix(test::source_dir() / "configs" / "tune_matrix_kernel.yaml", plugins(), kernels());
+  REQUIRE(m.cells.size() == 4);
+  for (const auto& cell : m.cells) {
+    CAPTURE(cell.id);
+    CHECK(cell.spec.run.reference_kernel == cell.spec.run.operation + "_naive");
+    CHECK(cell.spec.run.baseline_kernel == cell.spec.run.operation + "_naive");
+    CHECK(cell.spec.run.verify);
+    const Space space = Space::from_spec(cell.spec, kernels());
+    CHECK(space.size() >= 16);
+  }
+  CHECK(m.cells.front().id == "stencil2d nx=4099 ny=4097");
+  CHECK(m.cells.back().id == "matmul k=1001 m=1999 n=2001");
+}

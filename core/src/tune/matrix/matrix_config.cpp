@@ -49,7 +49,7 @@ std::vector<YAML::Node> items_of(const yaml::Source& src, const YAML::Node& node
   if (!node.IsSequence() || node.size() == 0) src.fail(node, what + " must be a value or a non-empty list of values");
   for (const auto& item : node) {
     if (!item.IsScalar() && !(maps && item.IsMap()))
-      src.fail(item, what + ": each item must be a single value" + (maps ? " (or a mapping of named sizes)" : ""));
+      src.fail(item, what + ": each item must be a single value");
     out.push_back(item);
   }
   return out;
@@ -217,8 +217,10 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
                                                         : join(plugin->operations())) + ")");
     const YAML::Node sizes = entry["sizes"] ? entry["sizes"] : root["sizes"];
     if (!sizes)
-      src.fail(entry, "no sizes: give sizes: [2^10, 2^14, ...] (a declared kernel's: [{nx: 4096, ny: 4096}, ...]) at "
-                      "the top or in this entry");
+      src.fail(entry, std::string("no sizes: give sizes: ") +
+                          (plugin->operations().empty() ? "[{nx: 4096, ny: 4096}, ...] (each a set of the kernel's named sizes)"
+                                                        : "[2^10, 2^14, ...]") +
+                          " at the top or in this entry");
     const auto size_nodes = items_of(src, sizes, "sizes", /*maps=*/true);
     // Named-size sets: the cells of a declared kernel, whose arrays have their dtypes.
     const bool named = size_nodes.front().IsMap();

@@ -207,8 +207,11 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
                          const std::function<void(const MatrixProgress&)>& progress,
                          const std::function<bool()>& stop) {
   MatrixSummary s;
+  // A shard's cells keep their matrix index; the progress counts them within the shard.
   const std::size_t total = matrix.cells.size();
+  std::size_t position = 0;
   for (const auto& cell : matrix.cells) {
+    ++position;
     if (const auto r = results.read(cell); r && r->fingerprint == cell_fingerprint(cell)) {
       ++s.skipped;
       continue;
@@ -217,7 +220,7 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
       ++s.left;
       continue;
     }
-    if (progress) progress({cell.index + 1, total, &cell, nullptr});
+    if (progress) progress({position, total, &cell, nullptr});
     CellResult r;
     try {
       r = sweep(cell);
@@ -231,7 +234,7 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
     results.write(cell, r);
     ++s.measured;
     if (r.status == CellResult::Status::failed) ++s.failed;
-    if (progress) progress({cell.index + 1, total, &cell, &r});
+    if (progress) progress({position, total, &cell, &r});
   }
   return s;
 }
