@@ -13,8 +13,8 @@
 #include <regex>
 
 #include "config/config.hpp"
+#include "device/host_memory.hpp"
 #include "helpers.hpp"
-#include "run/host_memory.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/sweep.hpp"
 

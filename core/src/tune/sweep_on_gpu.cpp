@@ -2,9 +2,9 @@
 // once, the GPU measurer, the journal, and the report; and the options it derives from a TuneSpec.
 #include <chrono>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "run/declared_run.hpp"
-#include "run/device.hpp"
 #include "run/runner.hpp"
 #include "tune/measure/energy.hpp"
 #include "tune/report/journal.hpp"

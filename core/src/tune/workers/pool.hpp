@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 #include "tune/measure/bulk_compiler.hpp"
 #include "tune/sweep/sweep.hpp"
 
