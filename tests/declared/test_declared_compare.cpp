@@ -9,7 +9,7 @@
 
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
-#include "run/compare.hpp"
+#include "report/compare.hpp"
 #include "util/regular_file.hpp"
 
 using namespace gpuk;
