@@ -17,6 +17,7 @@
 #include "helpers.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep_on_gpu.hpp"
 
 using namespace gpuk;
 

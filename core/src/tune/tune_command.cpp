@@ -28,6 +28,7 @@
 #include "tune/report/journal.hpp"
 #include "tune/report/progress_bar.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep_on_gpu.hpp"
 #include "tune/workers/isolate.hpp"
 #include "tune/workers/pool.hpp"
 #include "util/text.hpp"

@@ -26,6 +26,7 @@
 
 #include "device/device.hpp"
 #include "tune/measure/bulk_compiler.hpp"
+#include "tune/measure/sweep_options.hpp"
 #include "tune/sweep/sweep.hpp"
 
 namespace gpuk {

@@ -10,6 +10,7 @@
 #include "run/declared_run.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
+#include "tune/measure/sweep_options.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune/workers/pool.hpp"
 
