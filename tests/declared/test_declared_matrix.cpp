@@ -17,7 +17,9 @@ using namespace gpuk;
 
 namespace {
 
+using test::error_of;
 using test::kernels;
+using test::matrix_of;
 using test::plugins;
 
 const char* kMatrix = R"(family: kernel
@@ -39,17 +41,6 @@ operations:
     sizes: {nx: 64, ny: 64}
     params: {block_size_x: [16, 32], block_size_y: [2, 4], tile_size_y: [1]}
 )";
-
-TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
-
-std::string error_of(const std::string& text) {
-  try {
-    matrix_of(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // kernel + params per key: what a cell's winner is.
 std::map<std::string, std::string> winners(const std::vector<TuningEntry>& entries) {
