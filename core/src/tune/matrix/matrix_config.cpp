@@ -50,19 +50,25 @@ std::string file_piece(const std::string& text) {
   return out;
 }
 
-// Ordered key -> node, later settings replacing earlier ones.
+// Ordered key -> node, later settings replacing earlier ones. A YAML::Node is a handle whose
+// assignment writes into the node it refers to (a node of the matrix's own tree): so a setting is
+// replaced with reset() and removed by building the list again, never by assigning nodes (an
+// entry's kernels: once overwrote the matrix's strategy: that way, through remove_if).
 struct Settings {
   std::vector<std::pair<std::string, YAML::Node>> items;
   void set(const std::string& key, const YAML::Node& value) {
     for (auto& item : items)
       if (item.first == key) {
-        item.second = value;
+        item.second.reset(value);
         return;
       }
     items.emplace_back(key, value);
   }
   void erase(const std::string& key) {
-    items.erase(std::remove_if(items.begin(), items.end(), [&](const auto& i) { return i.first == key; }), items.end());
+    std::vector<std::pair<std::string, YAML::Node>> kept;
+    for (const auto& item : items)
+      if (item.first != key) kept.emplace_back(item.first, item.second);
+    items.swap(kept);
   }
   YAML::Node node() const {
     YAML::Node map(YAML::NodeType::Map);

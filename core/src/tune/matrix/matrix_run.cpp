@@ -388,8 +388,8 @@ std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixRe
     } else {
       const auto c = std::find_if(choices.begin(), choices.end(), [&](const KindChoice& k) { return k.group == cell.group; });
       if (c->first != &cell) continue;  // the group exports once, at its first kind
-      if (!c->why_not.empty()) {
-        refuse(cell.group, c->why_not);
+      if (!c->why_not.empty()) {  // a kind not measured yet is missing, as a cell would be
+        refuse(cell.group, c->why_not.ends_with(" not measured ok") ? "-" : c->why_not);
         continue;
       }
       entry = *results.read(cell)->winner;
