@@ -14,7 +14,8 @@
 # unrouted pass). A case's seventh word picks
 # such data (default: 50 distinct keys in [-1000, 1000]).
 # Usage: tools/dev/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
-# TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
+# TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype;
+# MATCH=REGEX: only the cases whose line below matches, e.g. MATCH='SHORT:2')
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 size_for() {  # a moderate size each file accepts
@@ -45,6 +46,7 @@ for kernel in kernels_src/sort/*.cu; do
               "argsort float32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:2} two-sorted"; do
     set -- $case
     [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
+    [ -n "${MATCH:-}" ] && [[ ! "$case" =~ $MATCH ]] && continue
     # radix: every case but onesweep's; onesweep: the passes cases; the others: the first two.
     if [ "$name" = onesweep ]; then [[ "$5" == passes* ]] || continue
     elif [ "$5" = passes-onesweep ]; then continue
