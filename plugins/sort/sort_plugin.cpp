@@ -55,7 +55,7 @@ class SortPlugin final : public Sorter {
              "one past the highest bit that counts (CUB's end_bit; default: the key's width)", true},
             {"float_order", OptionSpec::Kind::choice, "total", {"total", "cub"},
              "total: IEEE total order, -0.0 before +0.0, NaNs equal and last; cub: as cub::DeviceRadixSort, "
-             "-0.0 equal to +0.0, NaNs by their sign and bits",
+             "-0.0 equal to +0.0, NaNs by their sign and bits (integer keys have the one order either way)",
              true}};
   }
 

@@ -8,6 +8,8 @@
     op = gpuk.Engine().prepare("reduce", "argmax", "float32", x.numel())
     op.variant, op.chosen                           # what runs, and why
     report = gpuk.run("configs/argmax.yaml")        # `gpuk run --json`, as a dict
+    k = gpuk.Kernel("configs/kernel_stencil2d.yaml") # a declared kernel (docs/declared.md) ...
+    k(out, grid)                                    # ... on arrays, nx and ny from grid's shape
 
 The families (``gpuk.reduce``, ``gpuk.search``, ``gpuk.sort``, and any other plugin) are built
 from the loaded plugins: one function per operation. See docs/python.md.
@@ -19,12 +21,13 @@ from ._arrays import DTYPES, DeviceArray
 from ._cli import FaultError, WrongAnswerError, check, compare, executable, run, to_numpy, tune
 from ._engine import Engine, GpukWarning, Operation, Prepared, default_engine, set_default_engine
 from ._families import Family, family_namespaces
+from ._kernel import Kernel
 from ._gpuk import CompileError, ConfigError, DeviceError, Error, NoDeviceError
 
 __version__ = _gpuk.version()
 
 __all__ = ["DTYPES", "CompileError", "ConfigError", "DeviceArray", "DeviceError", "Engine", "Error", "Family",
-           "FaultError", "GpukWarning", "NoDeviceError", "Operation", "Prepared", "WrongAnswerError", "check",
+           "FaultError", "GpukWarning", "Kernel", "NoDeviceError", "Operation", "Prepared", "WrongAnswerError", "check",
            "compare", "default_engine", "device_info", "executable", "families", "kernels", "run",
            "set_default_engine", "to_numpy", "tune"]
 

@@ -256,23 +256,27 @@ def _check_pointer(arg: Arg, what: str, device: int) -> None:
                           f"(gpuk.Engine(device={ordinal}), or move the array)")
 
 
-class DeviceArray:
+class DeviceArray(_gpuk.DLPackArray):
     """Device memory that gpuk allocated for a result, when the inputs came from no framework it
     can allocate with (not PyTorch or CuPy): it speaks ``__cuda_array_interface__`` (CuPy, Numba,
-    PyTorch's ``torch.as_tensor(a, device="cuda")`` take it zero-copy) and ``numpy()`` copies it back.
-    A view into records (a segmented argmax's values or indices) has byte ``strides`` and an
-    ``offset`` into the memory it shares."""
+    PyTorch's ``torch.as_tensor(a, device="cuda")`` take it zero-copy) and DLPack from C++
+    (``__dlpack__``, ``__dlpack_device__``: ``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``; the
+    array stays alive while the consumer's tensor is; work on the stream it was written on comes
+    before the consumer's stream), and ``numpy()`` copies it back. A view into records (a segmented
+    argmax's values or indices) has byte ``strides`` and an ``offset`` into the memory it shares,
+    and no DLPack capsule (BufferError)."""
 
     def __init__(self, memory: "_gpuk.DeviceMemory", dtype: str, shape: Tuple[int, ...], stream: int = 0,
                  strides: Optional[Tuple[int, ...]] = None, offset: int = 0):
+        dt = np.dtype(dtype)
+        super().__init__(memory, memory.ptr + int(offset), {"i": 0, "u": 1, "f": 2}[dt.kind], dt.itemsize * 8,
+                         [int(e) for e in shape], memory.device, stream, strides is not None)
         self._memory = memory
-        self.dtype = np.dtype(dtype)
+        self.dtype = dt
         self.shape = tuple(shape)
         self._stream = stream
         self.strides = None if strides is None else tuple(int(s) for s in strides)
         self._offset = int(offset)
-        self._dlpack_dtype = ({"i": 0, "u": 1, "f": 2}[self.dtype.kind], self.dtype.itemsize * 8)
-        self._dlpack_shape = list(self.shape)
         # Its memory, shape and stream never change: the interface is built once.
         self._interface = {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
                            "strides": self.strides, "stream": self._stream if self._stream else 1}
@@ -292,22 +296,6 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self) -> dict:
         return self._interface
-
-    def __dlpack_device__(self) -> Tuple[int, int]:
-        return (_DL_CUDA, self.device)
-
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        """A DLPack capsule (``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``, ``jax.dlpack``), zero-copy;
-        the array stays alive while the consumer's tensor is. Work on the stream it was written on comes
-        before the consumer's `stream` (1: the legacy default stream). A strided view has no capsule."""
-        if self.strides is not None:
-            raise BufferError("a strided view of gpuk records: use __cuda_array_interface__ or numpy()")
-        if stream is not None and stream != -1:
-            consumer = 0 if stream == 1 else int(stream)
-            if consumer != self._stream:
-                _gpuk.order_streams(self.device, self._stream, consumer)
-        code, bits = self._dlpack_dtype
-        return _gpuk.dlpack_capsule(self.ptr, code, bits, self._dlpack_shape, _DL_CUDA, self.device, self._memory)
 
     def numpy(self) -> np.ndarray:
         """A host copy, C-contiguous (waits for the stream it was written on)."""

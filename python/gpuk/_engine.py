@@ -329,14 +329,19 @@ class Engine:
 
     def prepare(self, family: str, operation: str, dtype: Any = "float32", n: int = 1, *,
                 options: Optional[Mapping[str, Any]] = None, kernel: Optional[str] = None,
-                params: Optional[Mapping[str, int]] = None, **option_kwargs: Any) -> Operation:
+                params: Optional[Mapping[str, int]] = None, sizes: Optional[Mapping[str, int]] = None,
+                **option_kwargs: Any) -> Operation:
         """Chooses, compiles (or takes from the cache), loads and checks a variant for n's size
         bucket. Options as keywords (``abs=True``, ``order="descending"``) or ``options=``;
-        ``kernel=`` and ``params=`` run exactly that variant."""
+        ``kernel=`` and ``params=`` run exactly that variant. ``sizes=`` prepares a declared
+        kernel (family "kernel", operation its name) for exactly those named sizes
+        (gpuk::OperationSpec::sizes; n is left out): see gpuk.Kernel."""
         opts = _options_text({**(options or {}), **option_kwargs})
         n = count_arg(n, "n")
+        named_sizes = {str(k): count_arg(v, f"sizes[{k!r}]", minimum=1) for k, v in (sizes or {}).items()}
         try:
-            native = self._native.prepare(family, operation, dtype_name(dtype), n, opts, kernel, _params(params))
+            native = self._native.prepare(family, operation, dtype_name(dtype), n, opts, kernel, _params(params),
+                                          named_sizes)
         finally:
             self._emit_warnings()
         return Operation(self, native, family, operation, dtype_name(dtype), opts)

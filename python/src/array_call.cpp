@@ -31,13 +31,16 @@ const Names& names() {
   return *n;
 }
 
-constexpr int kMaxArrays = 8;
+constexpr int kMaxArrays = 16;
+constexpr int kMaxDims = 8;  // more: the general path's
 
 // One array of a call, read from its protocol.
 struct Arg {
   std::uintptr_t ptr = 0;
   DType dtype = DType::float32;
   std::uint64_t size = 0;  // elements
+  std::int64_t shape[kMaxDims] = {};
+  int ndim = 0;
   bool readonly = false;
   bool from_cai = false;
   std::optional<std::uintptr_t> producer;  // __cuda_array_interface__'s stream
@@ -88,25 +91,28 @@ std::optional<long long> int_of(PyObject* o) {
   return v;
 }
 
-// The element count of a shape tuple; nullopt for anything else (or an overflow).
-std::optional<std::uint64_t> size_of_shape(PyObject* shape, std::vector<long long>* extents) {
+// The element count of a shape tuple, its extents into a.shape; nullopt for anything else (an
+// overflow, more than kMaxDims dimensions).
+std::optional<std::uint64_t> size_of_shape(PyObject* shape, Arg& a) {
   if (!shape || !PyTuple_Check(shape)) return std::nullopt;
   const Py_ssize_t ndim = PyTuple_Size(shape);
+  if (ndim > kMaxDims) return std::nullopt;
   std::uint64_t size = 1;
   for (Py_ssize_t i = 0; i < ndim; ++i) {
     const auto e = int_of(PyTuple_GetItem(shape, i));
     if (!e || *e < 0) return std::nullopt;
     if (__builtin_mul_overflow(size, static_cast<std::uint64_t>(*e), &size)) return std::nullopt;
-    if (extents) extents->push_back(*e);
+    a.shape[i] = *e;
   }
+  a.ndim = static_cast<int>(ndim);
   return size;
 }
 
 // C order: strides (in units of `unit`) are those of a dense row-major array of `extents`.
 template <class Stride>
-bool c_contiguous(const std::vector<long long>& extents, Stride stride_at, long long unit) {
+bool c_contiguous(const std::int64_t* extents, int ndim, Stride stride_at, long long unit) {
   long long expected = unit;
-  for (std::size_t k = extents.size(); k-- > 0;) {
+  for (int k = ndim; k-- > 0;) {
     if (extents[k] != 1 && stride_at(k) != expected) return false;
     expected *= extents[k];
   }
@@ -119,16 +125,15 @@ bool read_cai(PyObject* cai, Arg& a) {
   const Names& n = names();
   const auto dtype = dtype_of_typestr(PyDict_GetItem(cai, n.typestr));
   if (!dtype) return false;
-  std::vector<long long> extents;
   PyObject* strides = PyDict_GetItem(cai, n.strides);
-  const auto size = size_of_shape(PyDict_GetItem(cai, n.shape), strides && strides != Py_None ? &extents : nullptr);
+  const auto size = size_of_shape(PyDict_GetItem(cai, n.shape), a);
   if (!size || *size == 0) return false;
   if (strides && strides != Py_None) {
-    if (!PyTuple_Check(strides) || PyTuple_Size(strides) != static_cast<Py_ssize_t>(extents.size())) return false;
+    if (!PyTuple_Check(strides) || PyTuple_Size(strides) != a.ndim) return false;
     bool ok = true;
     const bool dense = c_contiguous(
-        extents,
-        [&](std::size_t k) {
+        a.shape, a.ndim,
+        [&](int k) {
           const auto s = int_of(PyTuple_GetItem(strides, static_cast<Py_ssize_t>(k)));
           ok = ok && s.has_value();
           return s.value_or(0);
@@ -176,6 +181,22 @@ std::optional<DType> dtype_of_dlpack(const DLDataType& t) {
 
 constexpr int kDLCUDA = 2, kDLCUDAManaged = 13;
 
+// The stream= handed to __dlpack__, as a Python int: the last one of this thread is kept, so a
+// loop on one stream makes no int per call. A borrowed reference; null with an error set.
+PyObject* stream_object(std::uintptr_t stream) {
+  struct Last {
+    std::uintptr_t value = 0;
+    PyObject* object = nullptr;  // owned; never freed at thread exit (an int)
+  };
+  thread_local Last last;
+  if (last.object && last.value == stream) return last.object;
+  PyObject* o = PyLong_FromUnsignedLongLong(stream);
+  if (!o) return nullptr;
+  Py_XDECREF(last.object);
+  last = Last{stream, o};
+  return o;
+}
+
 // DLPack: __dlpack_device__, then __dlpack__(stream=...) (the producer orders its work before
 // `stream`). False: not one the fast path takes; nothing is kept.
 bool read_dlpack(PyObject* x, int device, std::uintptr_t stream, Arg& a) {
@@ -195,14 +216,13 @@ bool read_dlpack(PyObject* x, int device, std::uintptr_t stream, Arg& a) {
   Py_DECREF(where);
   if (!kind || (*kind != kDLCUDA && *kind != kDLCUDAManaged) || ordinal != device) return false;
   // DLPack's CUDA streams: 1 is the legacy default stream (0 is not allowed).
-  PyObject* s = PyLong_FromUnsignedLongLong(stream == 0 ? 1 : stream);
+  PyObject* s = stream_object(stream == 0 ? 1 : stream);
   if (!s) {
     PyErr_Clear();
     return false;
   }
   PyObject* call[3] = {nullptr, x, s};
   PyObject* capsule = PyObject_VectorcallMethod(n.dlpack, call + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.stream_kwnames);
-  Py_DECREF(s);
   if (!capsule) {
     PyErr_Clear();
     return false;
@@ -221,12 +241,17 @@ bool read_dlpack(PyObject* x, int device, std::uintptr_t stream, Arg& a) {
   a.dl = t;  // released by Args, or below
   const DLTensor& d = t->dl_tensor;
   const auto dtype = dtype_of_dlpack(d.dtype);
-  std::vector<long long> extents(d.shape, d.shape + (d.ndim > 0 ? d.ndim : 0));
   std::uint64_t size = 1;
-  bool ok = dtype.has_value() && d.ndim >= 0 && d.device.device_type == *kind && d.device.device_id == device;
-  for (long long e : extents) ok = ok && e >= 0 && !__builtin_mul_overflow(size, static_cast<std::uint64_t>(e), &size);
-  if (ok && d.strides) ok = c_contiguous(extents, [&](std::size_t k) { return static_cast<long long>(d.strides[k]); }, 1);
+  bool ok = dtype.has_value() && d.ndim >= 0 && d.ndim <= kMaxDims && d.device.device_type == *kind &&
+            d.device.device_id == device;
+  for (int k = 0; ok && k < d.ndim; ++k) {
+    const std::int64_t e = d.shape[k];
+    ok = e >= 0 && !__builtin_mul_overflow(size, static_cast<std::uint64_t>(e), &size);
+    a.shape[k] = e;
+  }
+  if (ok && d.strides) ok = c_contiguous(a.shape, d.ndim, [&](int k) { return static_cast<long long>(d.strides[k]); }, 1);
   if (!ok || size == 0) return false;  // the caller releases a.dl
+  a.ndim = d.ndim;
   a.ptr = reinterpret_cast<std::uintptr_t>(d.data) + d.byte_offset;
   a.dtype = *dtype;
   a.size = size;
@@ -293,9 +318,17 @@ bool on_device(std::uintptr_t ptr, int device) {
   return true;
 }
 
+// Some of an Operation's slots (its inputs, or its outputs), without allocating.
+struct Slots {
+  const ArraySlot* v[kMaxArrays];
+  std::size_t count = 0;
+  std::size_t size() const { return count; }
+  const ArraySlot* operator[](std::size_t i) const { return v[i]; }
+};
+
 // The arrays of `seq` (a tuple, or one array when `single`) into args from `first`, checked
 // against `slots`. False: the general path's turn.
-bool read_all(PyObject* seq, bool single, const std::vector<const ArraySlot*>& slots, int device,
+bool read_all(PyObject* seq, bool single, const Slots& slots, int device,
               std::uintptr_t stream, Args& args, int first, std::uint64_t* n) {
   const Py_ssize_t count = single ? 1 : PyTuple_Size(seq);
   if (count != static_cast<Py_ssize_t>(slots.size()) || first + count > kMaxArrays) return false;
@@ -322,12 +355,14 @@ bool read_all(PyObject* seq, bool single, const std::vector<const ArraySlot*>& s
 PyObject* launch(Operation& op, PyObject* inputs, PyObject* out, std::uintptr_t stream, int device, Args& args) {
   if (op.scalar()) return nb::handle(Py_NotImplemented).inc_ref().ptr();  // value=: the general path
   const std::vector<ArraySlot>& slots = op.arrays();
-  std::vector<const ArraySlot*> ins, outs;
-  ins.reserve(slots.size());
-  outs.reserve(slots.size());
-  for (const ArraySlot& s : slots) (s.output ? outs : ins).push_back(&s);
-  std::uint64_t n = args.count > 0 ? args.v[0].size : 0;
   const auto fallback = [] { return nb::handle(Py_NotImplemented).inc_ref().ptr(); };
+  if (slots.size() > static_cast<std::size_t>(kMaxArrays)) return fallback();
+  Slots ins, outs;
+  for (const ArraySlot& s : slots) {
+    Slots& to = s.output ? outs : ins;
+    to.v[to.count++] = &s;
+  }
+  std::uint64_t n = args.count > 0 ? args.v[0].size : 0;
   if (!PyTuple_Check(inputs) || !read_all(inputs, false, ins, device, stream, args, 0, &n)) return fallback();
   const int first_out = static_cast<int>(ins.size());
   bool read = false;
@@ -407,6 +442,99 @@ PyObject* Dispatch::call(PyObject* inputs, PyObject* out, std::uintptr_t stream)
     return result;
   }
   return nb::handle(Py_NotImplemented).inc_ref().ptr();
+}
+
+namespace {
+
+// Every array of `arrays` (a tuple) read into args. False: one is not a device array the fast path
+// reads.
+bool read_in_order(PyObject* arrays, int device, std::uintptr_t stream, Args& args) {
+  if (!PyTuple_Check(arrays)) return false;
+  const Py_ssize_t count = PyTuple_Size(arrays);
+  if (count < 1 || count > kMaxArrays) return false;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    args.count = static_cast<int>(i + 1);
+    if (!read_array(PyTuple_GetItem(arrays, i), device, stream, args.v[i])) return false;
+  }
+  return true;
+}
+
+bool same_shapes(const std::vector<std::int64_t>& key, const Args& args) {
+  std::size_t k = 0;
+  for (int i = 0; i < args.count; ++i) {
+    const Arg& a = args.v[i];
+    if (k >= key.size() || key[k++] != a.ndim) return false;
+    for (int d = 0; d < a.ndim; ++d)
+      if (k >= key.size() || key[k++] != a.shape[d]) return false;
+  }
+  return k == key.size();
+}
+
+}  // namespace
+
+bool ShapeDispatch::add(PyObject* arrays, PyObject* extra, std::uintptr_t stream, PyObject* holder, Operation* op) {
+  Args args;
+  if (!read_in_order(arrays, device_, stream, args)) {
+    if (PyErr_Occurred()) PyErr_Clear();
+    return false;
+  }
+  Entry e{{}, extra, stream, PyThread_get_thread_ident(), holder, op};
+  for (int i = 0; i < args.count; ++i) {
+    e.shapes.push_back(args.v[i].ndim);
+    e.shapes.insert(e.shapes.end(), args.v[i].shape, args.v[i].shape + args.v[i].ndim);
+  }
+  Py_INCREF(extra);
+  Py_INCREF(holder);
+  entries_.push_back(std::move(e));
+  return true;
+}
+
+ShapeDispatch::~ShapeDispatch() {
+  for (Entry& e : entries_) {
+    Py_XDECREF(e.extra);
+    Py_XDECREF(e.holder);
+  }
+}
+
+PyObject* ShapeDispatch::call(PyObject* arrays, PyObject* extra, std::uintptr_t stream) {
+  const auto fallback = [] { return nb::handle(Py_NotImplemented).inc_ref().ptr(); };
+  if (entries_.empty()) return fallback();
+  Args args;
+  if (!read_in_order(arrays, device_, stream, args)) return fallback();
+  const unsigned long thread = PyThread_get_thread_ident();
+  for (const Entry& e : entries_) {
+    if (e.stream != stream || e.thread != thread || !same_shapes(e.shapes, args)) continue;
+    if (e.extra != extra) {
+      const int equal = PyObject_RichCompareBool(e.extra, extra, Py_EQ);
+      if (equal < 0) PyErr_Clear();
+      if (equal != 1) continue;
+    }
+    nb::object keep = nb::borrow(e.holder);  // alive while it runs, whatever the entries do
+    const std::vector<ArraySlot>& slots = e.op->arrays();
+    if (slots.size() != static_cast<std::size_t>(args.count) || e.op->scalar()) return fallback();
+    CUdeviceptr pointers[kMaxArrays] = {};
+    for (int i = 0; i < args.count; ++i) {
+      const Arg& a = args.v[i];
+      const ArraySlot& slot = slots[i];
+      const auto want = parse_dtype(slot.type);
+      if (!want || a.dtype != *want || a.size * dtype_size(a.dtype) != slot.bytes || (slot.output && a.readonly))
+        return fallback();
+      pointers[i] = a.ptr;
+    }
+    for (int i = 0; i < args.count; ++i) {
+      const Arg& a = args.v[i];
+      if (!a.from_cai) continue;
+      if (!on_device(a.ptr, device_)) return fallback();
+      if (a.producer && *a.producer != stream && !(*a.producer == 1 && stream == 0))
+        order_streams(device_, *a.producer, stream);
+    }
+    {
+      nb::gil_scoped_release release;
+      e.op->launch(DeviceArrays(pointers, slots.size()), e.op->max_n(), reinterpret_cast<CUstream>(stream));
+    }
+    Py_RETURN_NONE;
+  }
+  return fallback();
 }
 
 }  // namespace gpuk::python

@@ -50,4 +50,38 @@ class Dispatch {
   std::vector<Entry> entries_;
 };
 
+// gpuk.Kernel's calls (a declared kernel on device arrays, python/gpuk/_kernel.py): the
+// Operations prepared for the shapes of a call's arrays (every one, in the declaration's order),
+// its size keywords (`extra`, compared by value), stream and thread. A call whose arrays have the
+// shapes of one prepared before is read, checked (dtype, bytes, read-only outputs, the pointer's
+// device) and launched in C++, for the Operation's sizes (n = max_n).
+class ShapeDispatch {
+ public:
+  explicit ShapeDispatch(int device) : device_(device) {}
+  // Serves `holder` (a gpuk.Operation whose native Operation is `op`) for calls on arrays of the
+  // shapes that `arrays` have, `extra` and `stream`, from this thread. False: the arrays are not
+  // all device arrays that the fast path reads (host arrays: the general path's every time).
+  bool add(PyObject* arrays, PyObject* extra, std::uintptr_t stream, PyObject* holder, Operation* op);
+  // None when launched; NotImplemented: the general path's turn (no Operation for these shapes
+  // yet, host arrays, anything to refuse with an explanation). Null with a Python error set when
+  // the launch failed.
+  PyObject* call(PyObject* arrays, PyObject* extra, std::uintptr_t stream);
+  std::size_t size() const { return entries_.size(); }
+  ~ShapeDispatch();
+  ShapeDispatch(const ShapeDispatch&) = delete;
+  ShapeDispatch& operator=(const ShapeDispatch&) = delete;
+
+ private:
+  struct Entry {
+    std::vector<std::int64_t> shapes;  // per array: ndim, then its extents
+    PyObject* extra;                   // owned reference
+    std::uintptr_t stream;
+    unsigned long thread;
+    PyObject* holder;  // owned reference
+    Operation* op;
+  };
+  int device_;
+  std::vector<Entry> entries_;
+};
+
 }  // namespace gpuk::python

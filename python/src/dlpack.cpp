@@ -1,8 +1,10 @@
 #include "dlpack.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "cuda_memory.hpp"
 #include "gpuk/error.hpp"
 
 namespace gpuk::python {
@@ -45,10 +47,13 @@ std::vector<std::int64_t> DLPackView::strides() const {
 
 namespace {
 
-// The tensor, its shape and the reference that keeps its memory alive, in one allocation.
+// The tensor, its shape and the reference that keeps its memory alive, in one allocation (a
+// shape of up to kInline dimensions inside it, a longer one beside it).
+constexpr std::size_t kInline = 4;
 struct OwnedTensor {
   DLManagedTensor managed;
-  std::vector<std::int64_t> shape;
+  std::int64_t inline_shape[kInline];
+  std::vector<std::int64_t> long_shape;
   PyObject* owner;
 };
 
@@ -72,18 +77,24 @@ void capsule_destructor(PyObject* capsule) {
 
 }  // namespace
 
-PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::vector<std::int64_t>& shape, int device_type,
+PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::int64_t* shape, int ndim, int device_type,
                        int device_id, PyObject* owner) {
   auto* owned = new OwnedTensor{};
-  owned->shape = shape;
+  std::int64_t* dims = owned->inline_shape;
+  if (ndim > static_cast<int>(kInline)) {
+    owned->long_shape.assign(shape, shape + ndim);
+    dims = owned->long_shape.data();
+  } else {
+    std::copy(shape, shape + ndim, dims);
+  }
   Py_XINCREF(owner);
   owned->owner = owner;
   DLTensor& t = owned->managed.dl_tensor;
   t.data = reinterpret_cast<void*>(ptr);
   t.device = DLDevice{device_type, device_id};
-  t.ndim = static_cast<std::int32_t>(owned->shape.size());
+  t.ndim = ndim;
   t.dtype = DLDataType{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1};
-  t.shape = owned->shape.data();
+  t.shape = dims;
   t.strides = nullptr;
   t.byte_offset = 0;
   owned->managed.manager_ctx = owned;
@@ -91,6 +102,45 @@ PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::vector
   PyObject* capsule = PyCapsule_New(&owned->managed, "dltensor", capsule_destructor);
   if (!capsule) delete_tensor(&owned->managed);
   return capsule;
+}
+
+DLPackArray::DLPackArray(PyObject* owner, std::uintptr_t ptr, int code, int bits, std::vector<std::int64_t> shape,
+                         int device, std::uintptr_t stream, bool strided)
+    : owner_(owner), ptr_(ptr), code_(code), bits_(bits), shape_(std::move(shape)), device_(device), stream_(stream),
+      strided_(strided) {
+  Py_XINCREF(owner_);
+  where_ = Py_BuildValue("(ii)", 2, device_);  // kDLCUDA
+}
+
+DLPackArray::~DLPackArray() {
+  Py_XDECREF(where_);
+  Py_XDECREF(owner_);
+}
+
+PyObject* DLPackArray::device_tuple() const {
+  Py_INCREF(where_);
+  return where_;
+}
+
+PyObject* DLPackArray::capsule(PyObject* stream) const {
+  if (strided_) {
+    PyErr_SetString(PyExc_BufferError, "a strided view of gpuk records: use __cuda_array_interface__ or numpy()");
+    return nullptr;
+  }
+  if (stream && stream != Py_None) {
+    const long long s = PyLong_AsLongLong(stream);
+    if (s == -1 && PyErr_Occurred()) return nullptr;
+    // -1: the consumer asks for no synchronisation; 1: the legacy default stream (0 here).
+    if (s != -1) {
+      if (s < 0) {
+        PyErr_Format(PyExc_ValueError, "__dlpack__(stream=%lld): not a CUDA stream", s);
+        return nullptr;
+      }
+      const std::uintptr_t consumer = s == 1 ? 0 : static_cast<std::uintptr_t>(s);
+      if (consumer != stream_) order_streams(device_, stream_, consumer);
+    }
+  }
+  return make_capsule(ptr_, code_, bits_, shape_.data(), static_cast<int>(shape_.size()), 2, device_, owner_);
 }
 
 }  // namespace gpuk::python

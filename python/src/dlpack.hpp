@@ -56,11 +56,37 @@ class DLPackView {
   DLManagedTensor* tensor_ = nullptr;
 };
 
-// A new "dltensor" capsule over device memory that `owner` keeps alive (gpuk.DeviceArray's
-// __dlpack__): C order, `shape` copied into the tensor; it holds a reference to `owner` until
-// the consumer's deleter call, or the capsule's end when no one consumed it. dtype: DLPack's
-// (code, bits).
-PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::vector<std::int64_t>& shape, int device_type,
+// A new "dltensor" capsule over device memory that `owner` keeps alive: C order, `shape` (ndim
+// extents) copied into the tensor; it holds a reference to `owner` until the consumer's deleter
+// call, or the capsule's end when no one consumed it. dtype: DLPack's (code, bits).
+PyObject* make_capsule(std::uintptr_t ptr, int code, int bits, const std::int64_t* shape, int ndim, int device_type,
                        int device_id, PyObject* owner);
+
+// A C-ordered device array that speaks DLPack from C++ (`__dlpack__`, `__dlpack_device__`):
+// _gpuk.DLPackArray, the base of gpuk.DeviceArray, and on its own a producer of DLPack alone (what
+// tools/bench/bench_api.py measures the protocol with). Written on `stream`: a consumer's other
+// stream waits for it (an event, no host wait). A strided view has no capsule (BufferError).
+class DLPackArray {
+ public:
+  DLPackArray(PyObject* owner, std::uintptr_t ptr, int code, int bits, std::vector<std::int64_t> shape, int device,
+              std::uintptr_t stream, bool strided);
+  ~DLPackArray();
+  DLPackArray(const DLPackArray&) = delete;
+  DLPackArray& operator=(const DLPackArray&) = delete;
+  // __dlpack_device__: (kDLCUDA, device), one tuple made once. A new reference.
+  PyObject* device_tuple() const;
+  // __dlpack__(stream=...): a new reference, or null with a Python error set.
+  PyObject* capsule(PyObject* stream) const;
+
+ private:
+  PyObject* owner_;  // a strong reference: the memory
+  std::uintptr_t ptr_;
+  int code_, bits_;
+  std::vector<std::int64_t> shape_;
+  int device_;
+  std::uintptr_t stream_;
+  bool strided_;
+  PyObject* where_ = nullptr;
+};
 
 }  // namespace gpuk::python

@@ -18,6 +18,7 @@
 #include "api/engine_internals.hpp"
 #include "array_call.hpp"
 #include "cuda_memory.hpp"
+#include "declared.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
@@ -230,6 +231,16 @@ void bind_operation(nb::module_& m) {
       .def_prop_ro("scratch_bytes", &Operation::scratch_bytes);
   def_launches(c, "Enqueues the variant on `stream` for n elements of `arrays` (device pointers, in `arrays` order).");
   c.def(
+      "launch_repeated",
+      [](Operation& op, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream, int count) {
+        const DeviceArrays a(arrays.data(), arrays.size());
+        nb::gil_scoped_release release;
+        for (int i = 0; i < count; ++i) op.launch(a, n, reinterpret_cast<CUstream>(stream));
+      },
+      "arrays"_a, "n"_a, "stream"_a, "count"_a,
+      "gpuk::Operation::launch `count` times in a C++ loop: the C++ call's cost, timed from the same process as "
+      "the Python calls (tools/bench/bench_api.py).");
+  c.def(
       "call_arrays",
       [](Operation& op, nb::handle inputs, nb::handle out, std::uintptr_t stream, int device) {
         PyObject* result = call_arrays(op, inputs.ptr(), out.ptr(), stream, device);
@@ -265,6 +276,28 @@ void bind_dispatch(nb::module_& m) {
           "inputs"_a, "out"_a.none(), "stream"_a,
           "As Operation.call_arrays, with the Operation found; a read answer is (bytes, the gpuk.Operation).")
       .def("__len__", &Dispatch::size);
+  nb::class_<ShapeDispatch>(m, "ShapeDispatch", "A declared kernel's prepared Operations by the shapes of a call's "
+                                                "arrays, its size keywords, stream and thread: gpuk.Kernel's one call "
+                                                "into C++.")
+      .def(nb::init<int>(), "device"_a)
+      .def(
+          "add",
+          [](ShapeDispatch& d, nb::handle arrays, nb::handle extra, std::uintptr_t stream, nb::handle holder) {
+            Operation* op = nb::cast<Operation*>(holder.attr("_native"));
+            return d.add(arrays.ptr(), extra.ptr(), stream, holder.ptr(), op);
+          },
+          "arrays"_a, "extra"_a, "stream"_a, "operation"_a,
+          "Serves `operation` (a gpuk.Operation) for arrays of these shapes, `extra` and `stream` from this thread; "
+          "False when the arrays are not all device arrays the fast path reads.")
+      .def(
+          "call",
+          [](ShapeDispatch& d, nb::handle arrays, nb::handle extra, std::uintptr_t stream) {
+            PyObject* result = d.call(arrays.ptr(), extra.ptr(), stream);
+            if (!result) throw nb::python_error();
+            return nb::steal(result);
+          },
+          "arrays"_a, "extra"_a, "stream"_a, "None: launched; NotImplemented: the general path's turn.")
+      .def("__len__", &ShapeDispatch::size);
 }
 
 // gpuk::PreparedSizes: what every prepared handle of the C++ API is (gpuk::sort::prepare_pairs,
@@ -306,8 +339,10 @@ void bind_prepared_sizes(nb::module_& m) {
 // Engine.prepare's and prepare_sizes's arguments as the OperationSpec they name.
 OperationSpec operation_spec(const std::string& family, const std::string& operation, const std::string& dtype,
                              std::uint64_t n, const std::map<std::string, std::string>& options,
-                             const std::optional<std::string>& kernel, const std::map<std::string, std::int64_t>& params) {
+                             const std::optional<std::string>& kernel, const std::map<std::string, std::int64_t>& params,
+                             const std::map<std::string, std::int64_t>& sizes = {}) {
   OperationSpec spec;
+  spec.sizes = sizes;
   spec.family = family;
   spec.operation = operation;
   spec.dtype = dtype_named(dtype);
@@ -361,13 +396,34 @@ void bind_engine(nb::module_& m) {
           "prepare",
           [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
              std::uint64_t n, const std::map<std::string, std::string>& options, const std::optional<std::string>& kernel,
-             const std::map<std::string, std::int64_t>& params) {
-            const OperationSpec spec = operation_spec(family, operation, dtype, n, options, kernel, params);
+             const std::map<std::string, std::int64_t>& params, const std::map<std::string, std::int64_t>& sizes) {
+            const OperationSpec spec = operation_spec(family, operation, dtype, n, options, kernel, params, sizes);
             nb::gil_scoped_release release;
             return e.engine->prepare(spec);
           },
           "family"_a, "operation"_a, "dtype"_a, "n"_a, "options"_a = std::map<std::string, std::string>{},
-          "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{})
+          "kernel"_a = nb::none(), "params"_a = std::map<std::string, std::int64_t>{},
+          "sizes"_a = std::map<std::string, std::int64_t>{},
+          "gpuk::Engine::prepare; `sizes` (a declared kernel's named sizes, OperationSpec::sizes) prepares the "
+          "declared kernel `kernel` (or `operation`) for exactly those sizes.")
+      .def(
+          "declared_kernel", [](const PyEngine& e, const std::string& name) { return declared_kernel(*e.engine, name); },
+          "name"_a, "A declared kernel's declaration (sizes, arrays, scalars, parameters), without the GPU.")
+      .def(
+          "declared_config", [](const PyEngine& e, const std::string& path) { return declared_config(*e.engine, path); },
+          "path"_a, "A declared kernel's run config: its kernel, sizes, parameters, how the variant is picked.")
+      .def(
+          "declare_kernel",
+          [](const PyEngine& e, const std::string& name, const std::string& declare) {
+            return declare_kernel(*e.engine, name, declare);
+          },
+          "name"_a, "declare"_a, "A declaration's keys (YAML or JSON text) over kernel `name`'s, for this Engine.")
+      .def(
+          "declared_arrays",
+          [](const PyEngine& e, const std::string& name, const std::map<std::string, std::int64_t>& sizes) {
+            return slots_list(declared_arrays(*e.engine, name, sizes));
+          },
+          "name"_a, "sizes"_a, "The arrays a call of the declared kernel takes for these sizes, without the GPU.")
       .def(
           "prepare_sizes",
           [](const PyEngine& e, const std::string& family, const std::string& operation, const std::string& dtype,
@@ -451,13 +507,39 @@ void bind_memory(nb::module_& m) {
       "dlpack_capsule",
       [](std::uintptr_t ptr, int code, int bits, const std::vector<std::int64_t>& shape, int device_type,
          int device_id, nb::handle owner) {
-        PyObject* capsule = make_capsule(ptr, code, bits, shape, device_type, device_id, owner.ptr());
+        PyObject* capsule = make_capsule(ptr, code, bits, shape.data(), static_cast<int>(shape.size()), device_type,
+                                         device_id, owner.ptr());
         if (!capsule) throw nb::python_error();
         return nb::steal(capsule);
       },
       "ptr"_a, "code"_a, "bits"_a, "shape"_a, "device_type"_a, "device_id"_a, "owner"_a,
       "A DLPack capsule over C-ordered memory that `owner` keeps alive, referenced until the consumer's "
-      "tensor goes (gpuk.DeviceArray.__dlpack__).");
+      "tensor goes.");
+
+  nb::class_<DLPackArray>(m, "DLPackArray",
+                          "C-ordered device memory that speaks DLPack from C++ (__dlpack__, __dlpack_device__): the "
+                          "base of gpuk.DeviceArray, and alone a producer of DLPack only.")
+      .def(
+          "__init__",
+          [](DLPackArray* self, nb::handle owner, std::uintptr_t ptr, int code, int bits,
+             const std::vector<std::int64_t>& shape, int device, std::uintptr_t stream, bool strided) {
+            new (self) DLPackArray(owner.ptr(), ptr, code, bits, shape, device, stream, strided);
+          },
+          "owner"_a.none(), "ptr"_a, "code"_a, "bits"_a, "shape"_a, "device"_a, "stream"_a = 0, "strided"_a = false,
+          "`owner` keeps the memory alive; (code, bits) is DLPack's dtype; written on `stream`.")
+      .def("__dlpack_device__", [](const DLPackArray& a) { return nb::steal(a.device_tuple()); })
+      .def(
+          "__dlpack__",
+          [](const DLPackArray& a, nb::handle stream, nb::handle, nb::handle, nb::handle) {
+            PyObject* capsule = a.capsule(stream.ptr());
+            if (!capsule) throw nb::python_error();
+            return nb::steal(capsule);
+          },
+          "stream"_a.none() = nb::none(), "max_version"_a.none() = nb::none(), "dl_device"_a.none() = nb::none(),
+          "copy"_a.none() = nb::none(),
+          "A DLPack capsule (torch.from_dlpack, cupy.from_dlpack, jax.dlpack), zero-copy; the memory stays alive "
+          "while the consumer's tensor is. Work on the stream it was written on comes before the consumer's "
+          "`stream` (1: the legacy default stream; -1: no ordering).");
 
   nb::class_<DeviceMemory>(m, "DeviceMemory", "Device memory in a GPU's primary context, freed when dropped.")
       .def(nb::init<int, std::size_t>(), "device"_a, "bytes"_a)

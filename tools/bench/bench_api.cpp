@@ -34,7 +34,9 @@
 #include "plugin/plugin.hpp"
 #include "run/prepare.hpp"
 
+#ifdef GPUK_BENCH_CUB
 double cub_argmax_host_us(const float* d_in, long long n, void* stream, int batch, int batches);
+#endif
 
 namespace {
 
@@ -134,7 +136,9 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
          [&] { amax_new(px, pb, n - 1 - (++step % spread), stream.get()); }});
     for (std::size_t r = 0; r < one.size(); ++r) us[r].push_back(one[r]);
   }
+#ifdef GPUK_BENCH_CUB
   const double cub = cub_argmax_host_us(px, static_cast<long long>(n), stream.get(), batch, batches);
+#endif
 
   std::printf("\nargmax of %llu float32 on %s, every gpuk row and the bare launch on variant %s\n"
               "host time per call: median of %d batches of %d, candidates in turn; %d trials (median, then each):\n",
@@ -156,7 +160,11 @@ bool compare_at(const Engine& engine, const DeviceInfo& info, const Stream& stre
       std::printf("  %-44s %8.3f us  %+.3f us over bare  (trials:%s)\n", names[r], median_of(us[r]), over[r],
                   each.c_str());
   }
+#ifdef GPUK_BENCH_CUB
   std::printf("  %-44s %8.3f us  %+.3f us over bare\n", "cub::DeviceReduce::ArgMax", cub, cub - median_of(us[0]));
+#else
+  std::printf("  %-44s (not built: GPUK_BASELINES=OFF)\n", "cub::DeviceReduce::ArgMax");
+#endif
   const bool sizes_met = over[2] <= 0.5, handle_met = over[3] <= 0.5;
   std::printf("target (n = %llu): Operation::launch within 1 us of the bare launch: %s (%+.3f us)\n",
               static_cast<unsigned long long>(n), over[1] <= 1.0 ? "met" : "NOT met", over[1]);

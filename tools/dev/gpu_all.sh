@@ -7,7 +7,8 @@
 #
 # Usage: tools/dev/gpu_all.sh [BUILD_DIR (default /tmp/gpuk-gpu-all)]
 # Writes summary.txt, build.log, lane<i>.log, pytest.log, stress.log and declared.log under $OUT
-# (default out/gpu_all); prints the summary last. Sources .deps/env.sh when it is there.
+# (default out/gpu_all; each lane log names its programs' three slowest test cases); prints the
+# summary last. Sources .deps/env.sh when it is there.
 source "$(dirname "$0")/help.sh"
 set -u
 cd "$(dirname "$0")/../.."
@@ -27,10 +28,11 @@ lane() {  # lane i runs every ngpu-th program on GPU i
   for p in $progs; do
     if [ $(( k % ngpu )) -eq $i ]; then
       local s=$(date +%s)
-      ( cd $B/tests && CUDA_VISIBLE_DEVICES=$i timeout 180 ./$p ) > /tmp/lane_$p.log 2>&1
+      ( cd $B/tests && CUDA_VISIBLE_DEVICES=$i timeout 180 ./$p --duration=true ) > /tmp/lane_$p.log 2>&1
       local rc=$?
       echo "$p rc=$rc $(( $(date +%s) - s )) s GPU $i $(grep -E '^\[doctest\] (test cases|assertions)' /tmp/lane_$p.log | tr '\n' ' ')" >> $OUT/summary.txt
-      { echo "===== $p rc=$rc"; [ $rc -ne 0 ] && tail -80 /tmp/lane_$p.log || tail -5 /tmp/lane_$p.log; } >> $OUT/lane$i.log
+      { echo "===== $p rc=$rc"; [ $rc -ne 0 ] && tail -80 /tmp/lane_$p.log || tail -5 /tmp/lane_$p.log
+        echo "slowest test cases:"; grep -E '^[0-9]+\.[0-9]+ s: ' /tmp/lane_$p.log | sort -rn | head -3; } >> $OUT/lane$i.log
     fi
     k=$((k + 1))
   done

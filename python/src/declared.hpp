@@ -1,0 +1,38 @@
+// What gpuk.Kernel (python/gpuk/_kernel.py) needs to know about a declared kernel (the `kernel`
+// family, docs/declared.md) without a GPU: its declaration (sizes, arrays, scalars, parameters),
+// a run config's choice of kernel, sizes and parameters, a declaration given from Python, and the
+// arrays a call takes for given sizes.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "gpuk/gpuk.hpp"
+
+namespace gpuk::python {
+
+// The family whose kernels are declared.
+inline constexpr const char* kDeclaredFamily = "kernel";
+
+// {name, path, summary, sizes, params_as, params: [{name, default, values}], constraints,
+//  arrays: [{name, dtype, role, length}], scalars: [{name, dtype, value}]}. ConfigError when there
+// is no such kernel, or it has no declaration.
+nanobind::dict declared_kernel(const Engine& engine, const std::string& name);
+
+// A run config of the family (`gpuk run`'s, docs/declared.md): {kernel, sizes, params, pick:
+// "lookup" | "named" | "defaults", declaration: declared_kernel's dict}. A config's `declare:`
+// holds for this Engine from then on (KernelLibrary::declare), as for the CLI's run.
+nanobind::dict declared_config(const Engine& engine, const std::string& path);
+
+// `declare` (YAML or JSON text: a declaration's keys) over kernel `name`'s own, for this Engine
+// from then on, as a config's `declare:`; the declared kernel's dict.
+nanobind::dict declare_kernel(const Engine& engine, const std::string& name, const std::string& declare);
+
+// The arrays a call takes for these sizes (as Operation.arrays: name, output, dtype, bytes),
+// checked as Engine::prepare checks them, without the GPU.
+std::vector<ArraySlot> declared_arrays(const Engine& engine, const std::string& name,
+                                       const std::map<std::string, std::int64_t>& sizes);
+
+}  // namespace gpuk::python
