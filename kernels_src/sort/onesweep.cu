@@ -71,8 +71,10 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 // with the keys (0), after the keys are written (1, CUB's order: fewer registers through the
 // ranking) or copied to shared memory at their rank (2; 8-byte keys or values: as 1); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
 // LB, look-back entries read per round; BATCH (below); SHORT, a tile whose keys all have one
-// digit is copied to its place, not ranked (Pass::write_direct); SKIP, a pass in which every key
-// has one digit is not run (Route, below). Both default to 0: docs/kernels/sort.md says why.
+// digit is not ranked: copied to its place (1, Pass::write_direct) or put through the exchange in
+// its own order (2, Pass::place_in_order); SKIP, a pass in which every key has one digit is not
+// run (Route, below). Both default to 0 (the shipped entries name them per GPU model and cell):
+// docs/kernels/sort.md says why.
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
