@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 
 int main(int argc, char** argv) {
 #ifdef GPUK_NEEDS_GPU

@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "declared_workload.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/declaration.hpp"
-#include "run/device.hpp"
 
 namespace gpuk::declared {
 

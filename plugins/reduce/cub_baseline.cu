@@ -23,7 +23,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "cub_common.cuh"
-#include "run/timing.hpp"
+#include "device/timing.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -113,7 +113,7 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   r.enqueued = true;
   // Bytes CUB does not write (the upper half of a Sum's 16 bytes, everything when n == 0) read back as zero.
   check(cudaMemsetAsync(out, 0, 16, stream), "cudaMemsetAsync");
-  // Timed exactly as gpuk's own variants are (run/timing.hpp), so the speed-up compares like with like.
+  // Timed exactly as gpuk's own variants are (device/timing.hpp), so the speed-up compares like with like.
   const DeviceTiming timing = time_device(
       stream, warmup, repeats, [&] { check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName); },
       nullptr, kName);

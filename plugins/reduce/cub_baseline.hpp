@@ -12,7 +12,7 @@ namespace gpuk::reduce {
 
 struct CubRun {
   std::vector<double> kernel_ms;     // one per timed repeat: CUDA events around the CUB call(s)
-  bool gated = false;                // timed behind a stream gate (run/timing.hpp), as gpuk's kernels are
+  bool gated = false;                // timed behind a stream gate (device/timing.hpp), as gpuk's kernels are
   unsigned char result[16] = {};     // CUB's answer in gpuk's Acc layout (see docs/kernels/reduce.md)
   std::string error;                 // non-empty when CUB could not run; kernel_ms is then empty
 };

@@ -23,7 +23,7 @@
 
 #include "cub_baseline.hpp"
 #include "cub_common.cuh"
-#include "run/timing.hpp"
+#include "device/timing.hpp"
 
 namespace gpuk::reduce::cub_segmented {
 

@@ -9,12 +9,12 @@
 
 
 #include "cub_baseline.hpp"
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "layout.hpp"
 #include "reducer.hpp"
 #include "segmented.hpp"
 #include "semantics.hpp"
-#include "run/host_memory.hpp"
 #include "util/host.hpp"
 
 namespace gpuk::reduce {

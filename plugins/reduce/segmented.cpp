@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "cub_baseline.hpp"
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
-#include "run/host_memory.hpp"
 #include "semantics.hpp"
 #include "util/host.hpp"
 

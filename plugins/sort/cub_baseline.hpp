@@ -15,7 +15,7 @@ enum class CubValues { none, uint32, uint64 };
 struct CubSortRun {
   std::string name;               // "cub::DeviceRadixSort::SortPairsDescending"
   std::vector<double> kernel_ms;  // one per timed repeat, timed by gpuk::time_device as gpuk's kernels are
-  bool gated = false;             // timed behind a stream gate (run/timing.hpp)
+  bool gated = false;             // timed behind a stream gate (device/timing.hpp)
   std::string error;              // non-empty when CUB could not run; kernel_ms is then empty
 };
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cub_baseline.hpp"
-#include "run/timing.hpp"
+#include "device/timing.hpp"
 
 namespace gpuk::sort::detail {
 
@@ -72,7 +72,7 @@ void run_typed(CubSortRun& run, const K* keys_in, const void* values_in_raw, int
   check(cub_call<K, V, DESC>(nullptr, bytes, keys_in, keys_out, values_in, values_out, n, begin_bit, end_bit, stream), run.name.c_str());
   check(cudaMalloc(&r.d_temp, bytes > 0 ? bytes : 16), "cudaMalloc");
   r.enqueued = true;
-  // Timed exactly as gpuk's own variants are (run/timing.hpp: repeats queued behind a stream
+  // Timed exactly as gpuk's own variants are (device/timing.hpp: repeats queued behind a stream
   // gate, so the events measure device time), so the speed-up compares like with like.
   const DeviceTiming timing = time_device(
       stream, warmup, repeats,

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "host_order.hpp"
-#include "run/host_memory.hpp"
 #include "run/prepare.hpp"
 #include "sort_launcher.hpp"
 #include "sort_workload.hpp"

@@ -11,9 +11,9 @@
 #include <type_traits>
 
 #include "cub_baseline.hpp"
+#include "device/host_memory.hpp"
 #include "host_order.hpp"
 #include "host_radix_sort.hpp"
-#include "run/host_memory.hpp"
 #include "util/host.hpp"
 
 namespace gpuk::sort {

@@ -19,12 +19,12 @@
 #include "array_call.hpp"
 #include "cuda_memory.hpp"
 #include "declared.hpp"
+#include "device/device.hpp"
 #include "dlpack.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "plugin/problem.hpp"
-#include "run/device.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

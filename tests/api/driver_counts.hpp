@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 
 namespace gpuk::counts {
 

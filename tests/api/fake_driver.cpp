@@ -5,7 +5,7 @@
 // real), so that a prepared handle's call can be counted and timed on any machine: everything
 // gpuk does on the host, nothing that the driver or the GPU does.
 //
-// Every entry point gpuk loads (core/src/run/driver_functions.inc) exists, under its versioned
+// Every entry point gpuk loads (core/src/device/driver_functions.inc) exists, under its versioned
 // name; those this file does not write out answer CUDA_ERROR_NOT_SUPPORTED.
 //
 // Built with GPUK_FAKE_HOST_MEMORY (tests/declared/test_declared_runs.cpp's driver), its device

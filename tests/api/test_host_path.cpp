@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "api/driver_counts.hpp"
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
-#include "api/driver_counts.hpp"
-#include "run/device.hpp"
 
 using namespace gpuk;
 using counts::kMallocsCounted;

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <iterator>
 
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 
 namespace {
 

@@ -2,9 +2,9 @@
 // (tests/gpu/test_api_handles_gpu.cpp runs them on one).
 #include <doctest/doctest.h>
 
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
-#include "run/device.hpp"
 
 using namespace gpuk;
 

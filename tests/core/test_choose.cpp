@@ -6,9 +6,9 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/sweep.hpp"

@@ -6,7 +6,7 @@
 
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
-#include "run/compare.hpp"
+#include "report/compare.hpp"
 
 using namespace gpuk;
 

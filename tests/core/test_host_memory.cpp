@@ -7,9 +7,10 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
-#include "run/host_memory.hpp"
+#include "run/host_side.hpp"
 
 using namespace gpuk;
 

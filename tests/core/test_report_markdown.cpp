@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "helpers.hpp"
+#include "report/run_report.hpp"
 #include "run/runner.hpp"
 
 using namespace gpuk;

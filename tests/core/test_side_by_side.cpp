@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "run/side_by_side.hpp"
+#include "report/side_by_side.hpp"
 
 using namespace gpuk;
 

@@ -12,12 +12,12 @@
 #include <sstream>
 #include <thread>
 
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 
 using namespace gpuk;

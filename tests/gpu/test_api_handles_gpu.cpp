@@ -21,12 +21,12 @@
 #include <string>
 #include <thread>
 
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/search.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 
 using namespace gpuk;
 

@@ -10,13 +10,13 @@
 #include <random>
 
 #include "api/engine_internals.hpp"
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "gpuk/sort.hpp"
 #include "helpers.hpp"
 #include "plugin/plugin.hpp"
 #include "plugin/problem.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "tuning/tuning_db.hpp"
 

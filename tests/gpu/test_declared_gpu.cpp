@@ -10,9 +10,9 @@
 #include <fstream>
 #include <regex>
 
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;

@@ -13,10 +13,11 @@
 #include <regex>
 
 #include "config/config.hpp"
+#include "device/host_memory.hpp"
 #include "helpers.hpp"
-#include "run/host_memory.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep_on_gpu.hpp"
 
 using namespace gpuk;
 

@@ -14,13 +14,13 @@
 #include <sstream>
 
 #include "api/engine_internals.hpp"
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
 #include "helpers.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "reduce/reducer.hpp"
-#include "run/device.hpp"
 
 using namespace gpuk;
 

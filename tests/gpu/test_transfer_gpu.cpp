@@ -13,8 +13,8 @@
 
 #include "config/config.hpp"
 #include "data/data.hpp"
+#include "device/device.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 #include "run/runner.hpp"
 
 using namespace gpuk;

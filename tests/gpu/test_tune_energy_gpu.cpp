@@ -13,6 +13,7 @@
 #include "tune/measure/energy.hpp"
 #include "tune/report/journal.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep_on_gpu.hpp"
 
 using namespace gpuk;
 

@@ -9,10 +9,10 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "reduce/reducer.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 #include "run/runner.hpp"
 
 using namespace gpuk;

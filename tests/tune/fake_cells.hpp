@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "builtins.hpp"
-#include "run/device.hpp"
+#include "device/device.hpp"
 #include "tune/matrix/matrix.hpp"
 #include "tune_helpers.hpp"
 

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "builtins.hpp"
+#include "device/device.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
 #include "jit/jit.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 
 using namespace gpuk;

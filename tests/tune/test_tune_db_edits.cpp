@@ -10,11 +10,11 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/sweep.hpp"

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "builtins.hpp"
+#include "device/device.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 #include "tune/report/journal.hpp"
 #include "tune_helpers.hpp"
 

@@ -10,10 +10,10 @@
 #include <set>
 
 #include "builtins.hpp"
+#include "device/device.hpp"
 #include "fake_cells.hpp"
 #include "gpuk/error.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "tune/matrix/matrix.hpp"

@@ -9,9 +9,9 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
-#include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 

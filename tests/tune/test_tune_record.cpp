@@ -4,7 +4,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
-#include "run/device.hpp"
+#include "device/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune_helpers.hpp"
 

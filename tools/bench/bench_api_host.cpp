@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
+#include "api/driver_counts.hpp"
 #include "api/engine_internals.hpp"
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "gpuk/reduce.hpp"
-#include "api/driver_counts.hpp"
-#include "run/device.hpp"
 
 namespace {
 

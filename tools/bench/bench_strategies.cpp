@@ -20,11 +20,11 @@
 #include <numeric>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "tune/sweep/sweep.hpp"
 

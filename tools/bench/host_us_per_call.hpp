@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 
 namespace gpuk {
 

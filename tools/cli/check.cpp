@@ -5,9 +5,9 @@
 
 #include "cli.hpp"
 #include "config/config.hpp"
-#include "kernel/declaration.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
+#include "kernel/declaration.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "tune/matrix/matrix.hpp"

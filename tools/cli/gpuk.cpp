@@ -15,10 +15,11 @@
 
 #include "cli.hpp"
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
-#include "run/compare.hpp"
-#include "run/device.hpp"
+#include "report/compare.hpp"
+#include "report/run_report.hpp"
 #include "run/runner.hpp"
 #include "run/runtime.hpp"
 #include "tune/tune_command.hpp"

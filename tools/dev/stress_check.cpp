@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "jit/jit.hpp"
-#include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/regular_file.hpp"
 

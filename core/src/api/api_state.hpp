@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "api/operation_cache.hpp"
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runtime.hpp"
 

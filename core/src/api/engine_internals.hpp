@@ -2,10 +2,10 @@
 // Engine besides the public API: core's own types, whose headers are not installed. An
 // application has gpuk/gpuk.hpp's Engine::families(), kernel_files() and device() instead.
 #pragma once
+#include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 
 namespace gpuk {
 

@@ -19,8 +19,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/edge.hpp"
-#include "run/host_memory.hpp"
 #include "util/install_dirs.hpp"
 #include "util/safe_dirs.hpp"
 #include "util/text.hpp"

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "data/data.hpp"
+#include "device/device.hpp"
 #include "gpuk/dtype.hpp"
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
-#include "run/device.hpp"
 
 #define GPUK_PLUGIN_ABI_VERSION 7
 
@@ -169,7 +169,7 @@ class FamilyPlugin {
   virtual std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const = 0;
   // The host memory a run of `problem` holds at its peak (input, CPU reference, downloaded
   // outputs, the baseline's copies): a run that needs more than the machine has available is
-  // refused before any data is generated (run/host_memory.hpp). The default is twice the input.
+  // refused before any data is generated (run/host_side.hpp). The default is twice the input.
   virtual std::uint64_t host_bytes(const Problem& problem) const;
   // The family's own interface named `name` (its CPU semantics for the tests: Reducer, Searcher,
   // Sorter), or nullptr: asked for by name, so that no dynamic_cast crosses dlopen (interface_of).

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "device/host_memory.hpp"
+#include "device/timing.hpp"
 #include "gpuk/error.hpp"
-#include "run/host_memory.hpp"
 #include "run/host_side.hpp"
-#include "run/timing.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -132,7 +132,7 @@ std::vector<double> Bench::time(int warmup, int repeats, bool flush_l2) {
 std::vector<double> Bench::time(const LaunchTarget& target, int warmup, int repeats, bool flush_l2) {
   if (flush_l2 && !flush_ && device_.info().l2_bytes > 0)
     flush_.emplace(static_cast<std::size_t>(2 * device_.info().l2_bytes));
-  // run/timing.hpp: behind a stream gate, as the library baselines are timed.
+  // device/timing.hpp: behind a stream gate, as the library baselines are timed.
   unsigned char fill = 0;
   return time_device(
              stream_->get(), warmup, repeats, [&] { launch(target); },

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 

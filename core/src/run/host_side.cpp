@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "config/config.hpp"
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
-#include "run/host_memory.hpp"
 
 namespace gpuk {
 
@@ -89,6 +89,19 @@ HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin) {
   worker.join();
   if (failed) std::rethrow_exception(failed);
   return side;
+}
+
+void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin) {
+  refuse_if_host_memory_short(spec, plugin.host_bytes(problem_of(spec)));
+}
+
+void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed) {
+  const HostMemory host = available_host_memory();
+  if (needed <= host.available) return;
+  throw Error("the " + spec.family + " run of " + std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)) +
+              " elements needs " + bytes_text(needed) +
+              " of host memory (its input, CPU reference and downloaded result); this machine has " +
+              bytes_text(host.available) + " available (" + host.source + ")");
 }
 
 }  // namespace gpuk

@@ -3,6 +3,7 @@
 // parent before it forks its workers; each worker inherits it (copy-on-write) and only uploads,
 // instead of generating the input and computing the reference again (tune/workers/pool.hpp).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,5 +39,11 @@ struct HostSide {
 // process that forks afterwards must not have used OpenMP on its own thread (the child's first
 // parallel region would wait forever for threads that were not copied).
 HostSide make_host_side(const RunSpec& spec, const FamilyPlugin& plugin);
+
+// Throws Error with the bytes needed and the bytes available when the family's host arrays for
+// `spec` (FamilyPlugin::host_bytes) do not fit in available_host_memory().
+void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin);
+// The same with the family's host bytes asked already (FamilyParts::host_bytes, plugin/edge.hpp).
+void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed);
 
 }  // namespace gpuk

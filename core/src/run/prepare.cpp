@@ -10,10 +10,11 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/edge.hpp"
 #include "plugin/plugin.hpp"
-#include "run/host_memory.hpp"
+#include "run/host_side.hpp"
 #include "run/runtime.hpp"
 
 namespace gpuk {

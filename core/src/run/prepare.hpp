@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "device/device.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 #include "run/choose.hpp"
-#include "run/device.hpp"
 
 namespace gpuk {
 
@@ -126,8 +126,9 @@ std::uint64_t run_device_bytes(const RunSpec& spec, const FamilyPlugin& plugin);
 // Throws DeviceError with the bytes needed and free when a run of `spec` does not fit in the
 // device's free memory: the family's arrays (its `launcher`'s), `scratch_bytes`, and with
 // flush_l2 the buffer that flushes the L2; then Error when its host arrays (`host_bytes`, the
-// family's) do not fit in the host's (run/host_memory.hpp). Called before any data is generated,
-// so that a run that cannot fit stops in a second instead of after minutes of generating data.
+// family's) do not fit in the host's (refuse_if_host_memory_short, run/host_side.hpp). Called
+// before any data is generated, so that a run that cannot fit stops in a second instead of after
+// minutes of generating data.
 void refuse_if_run_does_not_fit(const RunSpec& spec, const Launcher& launcher, std::uint64_t host_bytes,
                                 std::uint64_t scratch_bytes, bool flush_l2, Device& device);
 // The same, the family asked for its Launcher and host bytes here.

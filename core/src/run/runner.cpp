@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "device/host_memory.hpp"
+#include "device/timing.hpp"
 #include "gpuk/error.hpp"
 #include "run/declared_run.hpp"
-#include "run/host_memory.hpp"
-#include "run/timing.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
 

@@ -1,4 +1,5 @@
-// One config, end to end: data, JIT, upload, launch, verify, baselines, and the report.
+// One config, end to end: data, JIT, upload, launch, verify, baselines, and the report's values
+// (printed and written by report/run_report.hpp).
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -8,10 +9,10 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runtime.hpp"
 
@@ -185,12 +186,5 @@ void throw_if_faulted(const std::string& where, const Error& error);
 // synchronous driver calls, and so itself. (The library API, gpuk/gpuk.hpp, times nothing.)
 RunReport run(const RunSpec& spec, const RunContext& context, Device& device,
               const CompiledKernels* precompiled = nullptr);
-
-void print_report(std::ostream& out, const RunReport& report);
-// The report as a Markdown section (a heading, what ran, a table of times): for a pull request.
-void write_markdown(const std::filesystem::path& path, const RunReport& report);
-void print_markdown(std::ostream& out, const RunReport& report);
-void write_json(const std::filesystem::path& path, const RunReport& report);
-void write_csv(const std::filesystem::path& path, const RunReport& report);
 
 }  // namespace gpuk

@@ -3,12 +3,13 @@
 #include <iostream>
 #include <set>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
+#include "report/run_report.hpp"
+#include "report/side_by_side.hpp"
 #include "run/runner.hpp"
-#include "run/side_by_side.hpp"
-#include "tune/workers/pool.hpp"
 #include "tune/tune_command.hpp"
+#include "tune/workers/pool.hpp"
 
 namespace gpuk {
 

@@ -17,19 +17,20 @@
 #include <thread>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
-#include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/workers/isolate.hpp"
-#include "tune/report/journal.hpp"
 #include "tune/matrix/matrix.hpp"
-#include "tune/workers/pool.hpp"
+#include "tune/report/journal.hpp"
 #include "tune/report/progress_bar.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/sweep_on_gpu.hpp"
+#include "tune/workers/isolate.hpp"
+#include "tune/workers/pool.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {

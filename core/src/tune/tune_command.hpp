@@ -52,7 +52,7 @@ using ErrorGuard = std::function<int(const std::function<int()>&)>;
 int run_tune_command(const TuneCommand& command, const ErrorGuard& guard);
 
 // `gpuk run --devices all|0,1,...`: the config on each GPU, one after another, and a row per GPU
-// side by side (run/side_by_side.hpp); with `json`/`csv`, a file per GPU (NAME-gpuN.json).
+// side by side (report/side_by_side.hpp); with `json`/`csv`, a file per GPU (NAME-gpuN.json).
 // False when a GPU's run failed or gave a wrong answer (its row says which); a ConfigError,
 // the same on every GPU, is thrown.
 bool run_on_devices(const RunSpec& spec, const RunContext& context, const std::string& devices,

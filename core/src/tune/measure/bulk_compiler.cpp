@@ -5,10 +5,10 @@
 #include <map>
 #include <set>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "jit/same_code.hpp"
 #include "kernel/kernel_file.hpp"
-#include "run/device.hpp"
 
 namespace gpuk {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "device/device.hpp"
 #include "jit/jit.hpp"
-#include "run/device.hpp"
 #include "run/prepare.hpp"
 
 namespace gpuk {

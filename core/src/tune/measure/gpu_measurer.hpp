@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 #include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "tune/measure/bulk_compiler.hpp"

@@ -4,8 +4,8 @@
 
 #include <mutex>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
 #include "tune/measure/energy.hpp"
 
 namespace gpuk {

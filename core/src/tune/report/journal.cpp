@@ -14,8 +14,8 @@
 #include <random>
 #include <sstream>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
 #include "tune/measure/energy.hpp"
 #include "tune/report/outcome_json.hpp"
 

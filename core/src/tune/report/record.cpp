@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "jit/jit.hpp"
 #include "plugin/plugin.hpp"
 #include "run/declared_run.hpp"
-#include "run/device.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
 

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "gpuk/error.hpp"
-#include "run/report_head.hpp"
+#include "report/report_head.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text.hpp"

@@ -12,9 +12,10 @@
 //               cut short measures only what is missing (tune/report/journal.hpp);
 //   TuningDb  - the database on disk: atomic, merged under a lock with concurrent writers.
 //
-// This header: the sweep (tune(), its options and result), its report, and one process's part of
-// a sweep on the GPU. The space is tune/sweep/space.hpp, measuring tune/sweep/measurer.hpp, the database
-// tuning/tuning_db.hpp.
+// This header: the sweep (tune(), its options and result), its report and its winner. The space
+// is tune/sweep/space.hpp, measuring tune/sweep/measurer.hpp, the database tuning/tuning_db.hpp;
+// one process's part of a sweep on the GPU is tune/sweep_on_gpu.hpp, its options
+// tune/measure/sweep_options.hpp.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -35,8 +36,6 @@
 namespace gpuk {
 
 struct DeviceInfo;
-struct RunContext;
-class Device;
 
 // --- The sweep -------------------------------------------------------------------------------
 
@@ -149,44 +148,10 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
 void write_tune_json(const std::filesystem::path& path, const TuneReport& report);
 void write_tune_csv(const std::filesystem::path& path, const TuneReport& report);
 
-// --- One process's part of a sweep on the GPU, and what it records ----------------------------
+// --- What a sweep records -------------------------------------------------------------------
 
 // The sweep's winner as a tuning database entry (TuningDb::merge_into writes it); nullopt when
 // there is none or the sweep was cut short by the GPU.
 std::optional<TuningEntry> winner_entry(const TuneReport& report, const Space& space);
-
-struct SweepOptions {
-  int threads = 0;          // compile threads; 0: every core
-  double time_limit_s = 0;  // per run of a variant; 0: the default
-  std::vector<Evaluation> prior;  // measured before, taken as they are (with the journal's)
-  std::function<void(const Progress&)> progress;
-  bool baseline = false;  // also time the family's library baseline (the tuning matrix does)
-  // The journal (tune/report/journal.hpp): its directory ("" for none); this sweep's run id
-  // (every process of one `gpuk tune` shares it); fresh: entries of other runs are ignored.
-  std::filesystem::path journal_dir;
-  std::string run_id;
-  bool fresh = false;
-};
-
-// The options of tune() for a sweep of `t`: its strategy, budget, seed and recheck, with the
-// sweep's prior evaluations and progress.
-TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep);
-// The GPU measurer's options for a sweep of `t` (warm-ups, repeats or auto, compile threads, the
-// time limit), flushing the L2 before each timed run when `flush`.
-GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& sweep, bool flush);
-
-// Whether the sweep of `t` flushes the L2 before each timed run on `device` (flush_l2 on, or auto
-// and the input fits in the L2).
-bool flushes_l2(const TuneSpec& t, const DeviceInfo& device);
-
-// One process's part of a sweep of `space` for `t` on `device`: refuses a run that does not fit
-// (before any data exists: the data, the family's buffers, the L2 flush buffer), uploads the
-// data once, measures with the GPU measurer (bulk compile) and ranks. When a variant took the
-// CUDA context down, report.result.context_lost is set: go on in a fresh
-// process. With a journal, every measured point is appended to it as it is measured and what it
-// has for this sweep is taken instead of measured (report.result.reused counts those of other
-// runs).
-TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext& context, Device& device,
-                        const SweepOptions& options);
 
 }  // namespace gpuk

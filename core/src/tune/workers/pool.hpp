@@ -24,8 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "run/device.hpp"
+#include "device/device.hpp"
 #include "tune/measure/bulk_compiler.hpp"
+#include "tune/measure/sweep_options.hpp"
 #include "tune/sweep/sweep.hpp"
 
 namespace gpuk {

@@ -4,14 +4,15 @@
 #include <cstdlib>
 
 #include "config/config.hpp"
+#include "device/device.hpp"
 #include "plugin/plugin.hpp"
 #include "run/choose.hpp"
 #include "run/declared_run.hpp"
-#include "run/device.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
-#include "tune/workers/pool.hpp"
+#include "tune/measure/sweep_options.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "tune/workers/pool.hpp"
 
 namespace gpuk {
 

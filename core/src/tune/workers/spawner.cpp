@@ -14,8 +14,8 @@
 #include <iostream>
 #include <string>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
 
 namespace gpuk::detail {
 

@@ -1,4 +1,4 @@
-#include "run/side_by_side.hpp"
+#include "report/side_by_side.hpp"
 
 #include <algorithm>
 #include <iomanip>

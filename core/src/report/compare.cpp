@@ -1,5 +1,5 @@
-// Two JSON reports compared row by row (run/compare.hpp).
-#include "run/compare.hpp"
+// Two JSON reports compared row by row (report/compare.hpp).
+#include "report/compare.hpp"
 
 #include <cmath>
 #include <fstream>

@@ -1,5 +1,5 @@
-// The report of one run: printed, JSON and CSV.
-#include "run/runner.hpp"
+// The report of one run: printed, JSON, CSV and Markdown (report/run_report.hpp).
+#include "report/run_report.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "device/timing.hpp"
 #include "gpuk/error.hpp"
-#include "run/report_head.hpp"
-#include "run/timing.hpp"
+#include "report/report_head.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text.hpp"
 

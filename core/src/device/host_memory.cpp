@@ -1,4 +1,4 @@
-#include "run/host_memory.hpp"
+#include "device/host_memory.hpp"
 
 #include <unistd.h>
 
@@ -7,9 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "config/config.hpp"
 #include "gpuk/error.hpp"
-#include "plugin/plugin.hpp"
 #include "util/text.hpp"
 
 namespace gpuk {
@@ -81,11 +79,6 @@ std::optional<std::uint64_t> cgroup_available() {
   return least;
 }
 
-std::string bytes_text(std::uint64_t bytes) {
-  if (bytes == kMost) return "more than " + std::to_string(kMost) + " bytes";
-  return std::to_string(bytes) + " bytes (" + human_bytes(static_cast<double>(bytes)) + ")";
-}
-
 }  // namespace
 
 std::uint64_t bytes_for(std::uint64_t count, std::uint64_t each) {
@@ -94,6 +87,11 @@ std::uint64_t bytes_for(std::uint64_t count, std::uint64_t each) {
 }
 
 std::uint64_t add_bytes(std::uint64_t a, std::uint64_t b) { return a > kMost - b ? kMost : a + b; }
+
+std::string bytes_text(std::uint64_t bytes) {
+  if (bytes == kMost) return "more than " + std::to_string(kMost) + " bytes";
+  return std::to_string(bytes) + " bytes (" + human_bytes(static_cast<double>(bytes)) + ")";
+}
 
 HostMemory available_host_memory() {
   HostMemory m;
@@ -110,19 +108,6 @@ HostMemory available_host_memory() {
     m.source = "the memory limit of this process's cgroup, less what it uses";
   }
   return m;
-}
-
-void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin) {
-  refuse_if_host_memory_short(spec, plugin.host_bytes(problem_of(spec)));
-}
-
-void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed) {
-  const HostMemory host = available_host_memory();
-  if (needed <= host.available) return;
-  throw Error("the " + spec.family + " run of " + std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)) +
-              " elements needs " + bytes_text(needed) +
-              " of host memory (its input, CPU reference and downloaded result); this machine has " +
-              bytes_text(host.available) + " available (" + host.source + ")");
 }
 
 }  // namespace gpuk

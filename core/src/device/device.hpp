@@ -17,7 +17,7 @@ namespace gpuk {
 // The driver entry points gpuk uses, resolved from libcuda.so.1.
 struct DriverApi {
 #define GPUK_DRIVER_FN(name) decltype(&::name) name = nullptr;
-#include "run/driver_functions.inc"
+#include "device/driver_functions.inc"
 #undef GPUK_DRIVER_FN
 };
 

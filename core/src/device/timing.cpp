@@ -1,4 +1,4 @@
-#include "run/timing.hpp"
+#include "device/timing.hpp"
 
 #include <pthread.h>
 
@@ -13,8 +13,8 @@
 #include <thread>
 #include <utility>
 
+#include "device/device.hpp"
 #include "gpuk/error.hpp"
-#include "run/device.hpp"
 
 namespace gpuk {
 

@@ -1,4 +1,4 @@
-#include "run/device.hpp"
+#include "device/device.hpp"
 
 #include <dlfcn.h>
 
@@ -37,7 +37,7 @@ LoadedDriver load_driver() {
 #define GPUK_DRIVER_FN(name)                                                      \
   loaded.api.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, GPUK_STR(name))); \
   if (!loaded.api.name) missing += std::string(missing.empty() ? "" : ", ") + GPUK_STR(name);
-#include "run/driver_functions.inc"
+#include "device/driver_functions.inc"
 #undef GPUK_DRIVER_FN
   if (!missing.empty()) {
     loaded.failure = "the NVIDIA driver is too old for gpuk (libcuda.so.1 lacks " + missing +

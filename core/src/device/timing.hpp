@@ -38,7 +38,7 @@ struct DeviceTiming {
 //
 // `limit_per_run_seconds` > 0 is a watchdog: the stream is polled instead of waited on, each
 // warm-up run may take that long and the timed repeats that long each; past it, TimeLimitError
-// (run/device.hpp) says that `where` was abandoned.
+// (device/device.hpp) says that `where` was abandoned.
 DeviceTiming time_device(CUstream stream, int warmup, int repeats, const std::function<void()>& timed,
                          const std::function<void()>& untimed, const std::string& where,
                          double limit_per_run_seconds = 0);
