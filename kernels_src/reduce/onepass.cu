@@ -1,7 +1,7 @@
 /* gpuk
 family: reduce
 operations: [max, min, sum, argmax, argmin]
-summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches whose defaults keep the code as before them are LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid), FOLD (32-bit keys per element).
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread.
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   UNROLL: {default: 4, values: [1, 2, 4, 8]}
@@ -51,8 +51,11 @@ scratch: sm_count * BLOCKS_PER_SM * WAVES
 //   winning key instead of read back from in[i], one dependent memory round trip less. On the
 //   H100, argmax of 250,000 float32 |x|: 6.7 us before, 5.6 us (docs/PERFORMANCE.md).
 // - The switches (issue 35: the H200 has 1.4x the H100's bandwidth; the experiment that measured
-//   them is tools/experiments/reduce_h200/, its results docs/PERFORMANCE.md). Their defaults are
-//   the code as it was before them, so a variant that names none compiles as before.
+//   them is tools/experiments/reduce_h200/, its results docs/PERFORMANCE.md). LOAD, SPLIT and
+//   WAVES default to the code as it was before them; FOLD defaults to 1, which was faster in
+//   every cell of the H200's matrix (FOLD 0 1.01-1.18x slower: the packed 64-bit compare and
+//   select per element fell behind HBM3e), so the packed path above is FOLD 0's per element and
+//   FOLD 1's per thread.
 //   LOAD 0 ld.global.nc (__ldg); 1 ld.global.nc.L1::no_allocate.L2::256B (no L1 line kept for
 //   data read once, and a hint to fetch 256 bytes into L2); 2 ld.global.cs (__ldcs, evict first).
 //   SPLIT 0 tiles strided over the blocks; 1 each block a contiguous run of tiles, whole_tiles
