@@ -23,7 +23,7 @@ const char* kKinds = R"(family: reduce
 sizes: [2^14]
 dtypes: [float32]
 kernels: [onepass]
-params: {BLOCK: [128, 256, 512], UNROLL: [1], BLOCKS_PER_SM: [2]}
+params: {BLOCK: [128, 256, 512], UNROLL: [1], BLOCKS_PER_SM: [2], LOAD: [0], SPLIT: [0], WAVES: [1], FOLD: [1]}
 operations:
   - operation: argmax
     abs: [false]
