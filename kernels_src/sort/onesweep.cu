@@ -12,7 +12,7 @@ params:
   LB: {default: 8, values: [1, 4, 8]}
   KLOAD: {default: 0, values: [0, 1]}
   BATCH: {default: 0, values: [0, 1]}
-  SHORT: {default: 0, values: [0, 1]}
+  SHORT: {default: 0, values: [0, 1, 2]}
   SKIP: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * MIN_BLOCKS <= 2048
@@ -71,8 +71,10 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 // with the keys (0), after the keys are written (1, CUB's order: fewer registers through the
 // ranking) or copied to shared memory at their rank (2; 8-byte keys or values: as 1); MATCH; LB32, 32-bit look-back entries (a 29-bit count: n < 2^29) instead of 64-bit;
 // LB, look-back entries read per round; BATCH (below); SHORT, a tile whose keys all have one
-// digit is copied to its place, not ranked (Pass::write_direct); SKIP, a pass in which every key
-// has one digit is not run (Route, below). Both default to 0: docs/kernels/sort.md says why.
+// digit is not ranked: copied to its place (1, Pass::write_direct) or put through the exchange in
+// its own order (2, Pass::place_in_order); SKIP, a pass in which every key has one digit is not
+// run (Route, below). Both default to 0 (the shipped entries name them per GPU model and cell):
+// docs/kernels/sort.md says why.
 //
 // Scratch (u32 words, zero when bound): [0, 16) the passes' tile counters (blocks take tiles in
 // the order they start, so a block only waits on tiles already held by running blocks); [16] the
@@ -187,6 +189,9 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
   static constexpr int kPackedWords = kPacked ? (ITEMS + 3) / 4 : 1;  // 4 digits a register
   static constexpr int kValues = S::kHasValues ? ITEMS : 1;
   static constexpr int kRankWords = kKeepRanks ? (ITEMS + 1) / 2 : 1;  // 16-bit ranks, 2 a register
+  // SHORT 2's placement of a one-digit tile: a loop of its own (place_in_order), or a flag of
+  // rank_and_place's for argsort of 8-byte keys (place_in_order says why).
+  static constexpr bool kInOrderApart = !(S::kIndex && sizeof(K) == 8);
   static_assert(BLOCK % 32 == 0 && BLOCK >= O::kRadix, "a thread per digit");
   static_assert(kTile <= 65536, "ranks are kept in 16 bits");
 
@@ -273,13 +278,14 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
   // Rank and place: the lanes with item k's digit (peers) take consecutive positions after the
   // warp's counter, which their highest lane advances for all of them; each key goes to its
   // position at once (and its digit byte, and its value where kPlaceValues); kKeepRanks: the
-  // ranks kept as 16-bit halves for the values' round.
+  // ranks kept as 16-bit halves for the values' round. `in_order` (SHORT 2's one-digit tile where
+  // !kInOrderApart): each item's rank is its own place in the tile, as place_in_order's.
   static __device__ __forceinline__ void rank_and_place(const gpuk::SortArgs<S>& a, Shared& ps, gpuk::i64 tile_begin,
                                                         int valid, int pass, const B (&held)[ITEMS],
                                                         const gpuk::u32 (&packed)[kPackedWords],
                                                         const V (&value)[kValues], gpuk::u32 (&ranks)[kRankWords],
                                                         B* const kbuf, V* const vbuf, unsigned char* const dbuf,
-                                                        int warp) {
+                                                        int warp, bool in_order) {
     const int lane = threadIdx.x & 31;
     gpuk::u32 le;
     asm("mov.u32 %0, %%lanemask_le;" : "=r"(le));
@@ -293,13 +299,18 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::u32 d = digit_of(held, packed, k, pass);
-      const gpuk::u32 peers = gpuk::match_peers<8, MATCH>(d);
-      const int leader = 31 - __clz(peers);
-      const gpuk::u32 upto = __popc(peers & le);
-      gpuk::u32 offset = 0;
-      if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
-      offset = __shfl_sync(0xffffffffu, offset, leader);
-      const gpuk::u32 rank = offset + upto - 1;
+      gpuk::u32 rank;
+      if (!kInOrderApart && in_order) {
+        rank = static_cast<gpuk::u32>(here + k * 32);  // SHORT 2's one-digit tile: its own place
+      } else {
+        const gpuk::u32 peers = gpuk::match_peers<8, MATCH>(d);
+        const int leader = 31 - __clz(peers);
+        const gpuk::u32 upto = __popc(peers & le);
+        gpuk::u32 offset = 0;
+        if (lane == leader) offset = atomicAdd(&ps.warp_offset[warp][d], upto);
+        offset = __shfl_sync(0xffffffffu, offset, leader);
+        rank = offset + upto - 1;
+      }
       if constexpr (kAsyncKeys) {
         if (k * 32 < valid_here) gpuk::copy_async<sizeof(K)>(kbuf + rank, keys_here + k * 32);
       } else {
@@ -374,18 +385,81 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
     }
   }
 
+  // SHORT 2, a tile whose keys all have one digit: its order is the input's, so each item's rank
+  // is its own place in the tile (no peers, no warp counters), and it goes to the exchange
+  // there, with its digit byte, its value (or the value's cp.async) and its rank as
+  // rank_and_place would put them; the look-back and write_out are as for any tile. Nothing is
+  // held longer than in any other tile, so other tiles' registers are as without SHORT.
+  // (kInOrderApart false, argsort of 8-byte keys: ptxas of CUDA 13.0 fails to allocate this
+  // loop's registers beside rank_and_place's there, so rank_and_place takes `in_order` itself;
+  // elsewhere that form spills more: 48-112 bytes of stack against 0-24, 384 x 20 shapes.)
+  static __device__ __forceinline__ void place_in_order(const gpuk::SortArgs<S>& a, gpuk::i64 tile_begin, int valid,
+                                                        int pass, const B (&held)[ITEMS],
+                                                        const gpuk::u32 (&packed)[kPackedWords],
+                                                        const V (&value)[kValues], gpuk::u32 (&ranks)[kRankWords],
+                                                        B* const kbuf, V* const vbuf, unsigned char* const dbuf) {
+    const int here = gpuk::striped_index<ITEMS>(0);
+    const int valid_here = valid - here;
+    const bool indices = S::kIndex && a.values_in == nullptr;  // argsort's first pass
+    const V* const values_here = kAsyncValues && !indices ? a.values_in + tile_begin + here : nullptr;
+    const gpuk::u32 first_index = static_cast<gpuk::u32>(tile_begin + here);
+    const K* const keys_here = a.keys_in + tile_begin + here;  // KLOAD 1
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::u32 rank = static_cast<gpuk::u32>(here + k * 32);
+      if constexpr (kAsyncKeys) {
+        if (k * 32 < valid_here) gpuk::copy_async<sizeof(K)>(kbuf + rank, keys_here + k * 32);
+      } else {
+        kbuf[rank] = held[k];
+      }
+      if constexpr (kDigitBytes) dbuf[rank] = static_cast<unsigned char>(digit_of(held, packed, k, pass));
+      if constexpr (S::kHasValues && kOneRound && VLOAD == 0) vbuf[rank] = value[k];
+      if constexpr (kAsyncValues) {
+        if (k * 32 < valid_here) {
+          if (indices) vbuf[rank] = static_cast<V>(first_index + k * 32);
+          else gpuk::copy_async<4>(vbuf + rank, values_here + k * 32);
+        }
+      }
+      if constexpr (kKeepRanks) {
+        if (k % 2 == 0) ranks[k / 2] = rank;
+        else ranks[k / 2] |= rank << 16;
+      }
+    }
+  }
+
   // SHORT 1, a tile whose keys all have one digit (ps.tile): its order is the input's, so it is
   // copied to offset[d] onward (CUB's TryShortCircuit), its keys and values read again (from L2,
   // mostly) rather than kept in registers through the look-back, where every other tile has let
-  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1). This loop has
-  // one load in flight per thread, which made keys of few distinct values slower than without
-  // SHORT (docs/kernels/sort.md: why SHORT defaults to 0).
+  // them go: held there they cost the other tiles spills (uint32 pairs, VLOAD 1). Each thread
+  // issues all its ITEMS loads (warp-striped, as the tile was loaded) before its first store: a
+  // loop of one load at a time in flight made keys of few distinct values slower than without
+  // SHORT (docs/kernels/sort.md).
   static __device__ __forceinline__ void write_direct(const gpuk::SortArgs<S>& a, const Shared& ps,
                                                       gpuk::i64 tile_begin, int valid) {
     const gpuk::u32 to = ps.offset[ps.tile];
-    for (int i = threadIdx.x; i < valid; i += BLOCK) {
-      a.keys_out[to + i] = a.keys_in[tile_begin + i];
-      if constexpr (S::kHasValues) a.values_out[to + i] = S::value_at(a.values_in, tile_begin + i);
+    K key[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      if (e < valid) key[k] = a.keys_in[tile_begin + e];
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int e = gpuk::striped_index<ITEMS>(k);
+      if (e < valid) a.keys_out[to + e] = key[k];
+    }
+    if constexpr (S::kHasValues) {
+      V value[ITEMS];
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        if (e < valid) value[k] = S::value_at(a.values_in, tile_begin + e);
+      }
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int e = gpuk::striped_index<ITEMS>(k);
+        if (e < valid) a.values_out[to + e] = value[k];
+      }
     }
   }
 };
@@ -401,19 +475,23 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
 // indices) where they differ. An odd number of passes (a bit window) runs every pass.
 template <class S>
 struct Route {
-  bool run = true;    // this pass sorts
-  bool copies = false;  // this pass copies the input to the outputs instead
-  int order = 0;      // its place among the passes run: its look-back parity
-  static __device__ __forceinline__ Route of(gpuk::SortArgs<S>& a) {
+  bool identity = true;  // every pass runs, on the buffers a launch without SKIP has: `a` as it is
+  bool run = true;       // this pass sorts
+  bool copies = false;   // this pass copies the input to the outputs instead
+  int order = 0;         // its place among the passes run: its look-back parity
+  // `mask`: the histogram's scratch word [17] (the histogram launch ran before this pass).
+  static __device__ __forceinline__ Route of(gpuk::SortArgs<S>& a, gpuk::u32 mask) {
     Route r;
     r.order = a.pass;
     // An odd number of passes (a bit window) runs them all, as without SKIP: the launcher may
     // have copied an input sorted in place to the spare buffer, which such a run starts from.
     if (a.passes % 2 == 1) return r;
     const gpuk::u32 all = (1u << a.passes) - 1u, me = 1u << a.pass;
-    const gpuk::u32 one_digit = __ldcg(a.scratch + 17) & all;  // the histogram launch ran before
+    const gpuk::u32 one_digit = mask & all;
     gpuk::u32 runs = all & ~one_digit;
     if (__popc(runs) % 2 == 1) runs |= one_digit & (0u - one_digit);
+    if (runs == all) return r;
+    r.identity = false;
     if (runs == 0) {
       r.run = false;
       r.copies = a.pass == a.passes - 1;
@@ -468,7 +546,7 @@ __global__ void __launch_bounds__(BLOCK) onesweep_histogram(gpuk::SortArgs<S> a)
 
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
           int SHORT, int SKIP>
-__device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order) {
+__device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order, gpuk::u32 taken, gpuk::u32 taken_base) {
   using P = Pass<S, BLOCK, ITEMS, VLOAD, MATCH, LB32, KLOAD, BATCH>;
   using O = typename P::O;
   using B = typename P::B;
@@ -489,8 +567,9 @@ __device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order)
   const E parity = E((SKIP == 1 ? order : pass) & 1);  // SKIP 0: the pass itself
   const E kAggregate = (E(2) | parity) << kShift, kInclusive = (E(4) | parity) << kShift;
 
-  gpuk::u32 base;
-  const gpuk::u32 tile = gpuk::take_tile(a, O::bases(a.scratch), ps, base);
+  // SKIP 1 took its tile before choosing its route (onesweep_pass); SKIP 0 takes it here.
+  gpuk::u32 base = taken_base;
+  const gpuk::u32 tile = SKIP == 1 ? taken : gpuk::take_tile(a, O::bases(a.scratch), ps, base);
   const gpuk::i64 tile_begin = gpuk::i64(tile) * kTile;
   const int valid = static_cast<int>(n - tile_begin < kTile ? n - tile_begin : kTile);
 
@@ -521,10 +600,10 @@ __device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order)
     }
     if (lane == 31) ps.scan_tmp[warp] = inclusive;
   }
-  // SHORT 1: whether every key of the tile has one digit (then its start is 0); that digit's
-  // thread leaves it in ps.tile (every thread read the tile before the counts' barrier).
+  // SHORT 1 and 2: whether every key of the tile has one digit (then its start is 0); that
+  // digit's thread leaves it in ps.tile (every thread read the tile before the counts' barrier).
   bool one_digit = false;
-  if constexpr (SHORT == 1) {
+  if constexpr (SHORT != 0) {
     if (t < kRadix && count == kTile) ps.tile = t;
     one_digit = __syncthreads_or(t < kRadix && count == kTile);
   } else {
@@ -544,7 +623,11 @@ __device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order)
   }
   __syncthreads();
   gpuk::u32 ranks[P::kRankWords];
-  if (!one_digit) P::rank_and_place(a, ps, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf, warp);
+  if (SHORT == 2 && P::kInOrderApart && one_digit)
+    P::place_in_order(a, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf);
+  else if (SHORT != 1 || !one_digit)
+    P::rank_and_place(a, ps, tile_begin, valid, pass, held, packed, value, ranks, kbuf, vbuf, dbuf, warp,
+                      SHORT == 2 && one_digit);
 
   // Decoupled look-back, one thread per digit: add the counts of the tiles before this one,
   // walking back until a tile that already knows its inclusive prefix, LB entries per round.
@@ -583,19 +666,33 @@ __device__ __forceinline__ void pass_body(const gpuk::SortArgs<S>& a, int order)
 template <class S, int BLOCK, int ITEMS, int MIN_BLOCKS, int VLOAD, int MATCH, int LB32, int LB, int KLOAD, int BATCH,
           int SHORT, int SKIP>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) onesweep_pass(gpuk::SortArgs<S> a) {
+  using O = Onesweep8<S, BLOCK, ITEMS, LB32>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto& ps = *reinterpret_cast<gpuk::PassShared<BLOCK, O::kRadix>*>(smem + O::kTile * 8);
   if constexpr (SKIP == 1) {
-    // The pass's buffers, as Route picked them, in shared memory: in registers they were live
-    // through the whole pass. Either way they cost uniform keys a few percent against the
-    // kernel's constant parameters (docs/kernels/sort.md: why SKIP defaults to 0).
+    // The histogram's mask of one-digit passes, read by thread 0 beside its tile's atomic (the
+    // two latencies overlap) and published by take_tile's barrier. Where no pass is left out (the
+    // route is the identity: uniform keys) the pass is the SKIP 0 code, on the kernel's constant
+    // parameters; only where passes are left out do the routed buffers (in shared memory, not
+    // registers, which they held through the whole pass) serve.
+    __shared__ gpuk::u32 one_digit_passes;
     __shared__ gpuk::SortArgs<S> routed;
+    if (threadIdx.x == 0) one_digit_passes = __ldcg(a.scratch + 17);
+    gpuk::u32 base;
+    const gpuk::u32 tile = gpuk::take_tile(a, O::bases(a.scratch), ps, base);
     gpuk::SortArgs<S> r = a;
-    const Route<S> route = Route<S>::of(r);
+    const Route<S> route = Route<S>::of(r, one_digit_passes);
+    if (route.identity) {
+      pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(a, a.pass, tile, base);
+      return;
+    }
     if (route.copies) Route<S>::template copy<BLOCK * ITEMS, BLOCK>(r);
     if (!route.run) return;
     if (threadIdx.x == 0) routed = r;
     __syncthreads();
-    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(routed, route.order);
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(routed, route.order, tile,
+                                                                                           base);
   } else {
-    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(a, a.pass);
+    pass_body<S, BLOCK, ITEMS, MIN_BLOCKS, VLOAD, MATCH, LB32, LB, KLOAD, BATCH, SHORT, SKIP>(a, a.pass, 0, 0);
   }
 }

@@ -1,8 +1,9 @@
 // onesweep.cu's shortcuts against the CPU reference on the inputs that take them: SKIP 1 (a pass
 // in which every key has one digit is not run; which passes run, and which buffers each reads and
-// writes, decided on the device) and SHORT 1 (a tile whose keys all have one digit is written
-// straight from its registers). Keys, pairs (stability through the values) and argsort; every
-// answer element by element. Sizes from the device: a few tiles per SM. Needs a GPU: without one
+// writes, decided on the device; where none is left out, the pass without routing), SHORT 1 (a
+// tile whose keys all have one digit is copied from the input to its place) and SHORT 2 (such a
+// tile goes through the exchange in its own order, unranked). Keys, pairs (stability through the
+// values) and argsort; every answer element by element. Sizes from the device: a few tiles per SM. Needs a GPU: without one
 // this program prints why and exits 77, which CTest reports as skipped.
 #include <doctest/doctest.h>
 
@@ -58,6 +59,7 @@ std::vector<Kind> kinds(DType dtype, std::uint64_t n) {
       {"16 labels", "{generator: uniform, low: 0, high: 15" + seed},
       {"16 labels sorted", "{generator: sorted, low: 0, high: 15" + seed},
       {"16 labels reversed", "{generator: reversed, low: 0, high: 15" + seed},
+      {"16 distinct", "{generator: few_distinct, distinct: 16, " + range_of(dtype) + seed},
   };
   if (!dtype_is_float(dtype)) {
     k.push_back({"digits 0 and 1 vary", "{generator: uniform, low: 16777216, high: 16842751" + seed});
@@ -77,9 +79,13 @@ struct Params {
 TEST_CASE("onesweep's SKIP and SHORT shortcuts match std::stable_sort on the inputs that take them") {
   // Two tiles per SM (384 x 16 keys at the defaults) and a ragged end.
   const std::uint64_t n = static_cast<std::uint64_t>(gpu().device.info().sm_count) * 2 * 384 * 16 + 77;
+  // Pairs take the first two (the full set of shortcuts, and SHORT 2's); keys and argsort all.
   const std::vector<Params> params = {{"SKIP 1 SHORT 1", "{SKIP: 1, SHORT: 1}"},
+                                      {"SKIP 1 SHORT 2", "{SKIP: 1, SHORT: 2}"},
                                       {"SKIP 0 SHORT 1", "{SKIP: 0, SHORT: 1}"},
-                                      {"SKIP 1 SHORT 1 KLOAD 1 VLOAD 1", "{SKIP: 1, SHORT: 1, KLOAD: 1, VLOAD: 1}"}};
+                                      {"SKIP 1 SHORT 1 KLOAD 1 VLOAD 1", "{SKIP: 1, SHORT: 1, KLOAD: 1, VLOAD: 1}"},
+                                      {"SKIP 0 SHORT 2 VLOAD 1", "{SKIP: 0, SHORT: 2, VLOAD: 1}"},
+                                      {"SKIP 1 SHORT 2 KLOAD 1 VLOAD 2", "{SKIP: 1, SHORT: 2, KLOAD: 1, VLOAD: 2}"}};
   const std::vector<Case> cases = {{"sort", "uint32", false},
                                    {"sort_pairs", "uint32", true},
                                    {"argsort", "uint32", false}};
@@ -91,7 +97,7 @@ TEST_CASE("onesweep's SKIP and SHORT shortcuts match std::stable_sort on the inp
     for (const Kind& kind : kinds(dtype, n))
       for (const Params& p : params)
         for (const Case& c : cases) {
-          if (c.op == "sort_pairs" && p.name != params.front().name) continue;  // pairs: the full set once
+          if (c.op == "sort_pairs" && p.name != params[0].name && p.name != params[1].name) continue;
           const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + p.yaml +
                                    "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
                                    (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +

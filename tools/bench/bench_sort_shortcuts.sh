@@ -3,8 +3,9 @@
 # input kind, against CUB in the same run (docs/PERFORMANCE.md, "Sort: input kinds"): for each
 # SHORT/SKIP setting, a copy of the build whose kernel directory holds kernels_src/ with
 # onesweep.cu's two defaults set so, then tools/bench/bench_defaults.sh on it; every answer
-# verified. The default path's shipped entries name no SHORT or SKIP, so they take these
-# defaults. One table per setting (bench_defaults.sh's, with each case's worst ratio over the
+# verified. Shipped entries that name no SHORT or SKIP (the H100's) take these defaults; the
+# H200's entries from configs/tune_matrix_sort_kinds.yaml name them, so there this compares the
+# settings only in the cells those entries do not cover. One table per setting (bench_defaults.sh's, with each case's worst ratio over the
 # kinds), in OUT_DIR/SHORT-SKIP.txt.
 # Usage: tools/bench/bench_sort_shortcuts.sh BUILD_DIR [OUT_DIR]
 #   SETTINGS="0/0 0/1 1/1": the SHORT/SKIP pairs (default those three)

@@ -7,12 +7,15 @@
 # float32 pairs in one exchange round, uint32 pairs with the values loaded late, and argsort of
 # int32 at a 256 x 12 tile, with each of its three warp matches; and int32 pairs and float32
 # argsort with the values copied to shared memory at their rank (VLOAD 2), and int64 keys copied
-# there the same way (KLOAD 1); and onesweep's shortcuts (SHORT 1, SKIP 1) on the inputs that take
-# them: sorted keys of two values (tiles of one digit, three passes of one digit) for keys and
-# pairs, and keys all equal (no pass run but the copy) for argsort. A case's seventh word picks
+# there the same way (KLOAD 1); and onesweep's shortcuts (SHORT 1 and 2, SKIP 1) on the inputs that
+# take them: sorted keys of two values (tiles of one digit, three passes of one digit) for keys,
+# pairs and argsort (SHORT 2 for 8-byte argsort: its in-order ranks), keys all equal (no pass run
+# but the copy) for argsort, and float32 pairs of 50 values with SKIP 1 (no pass left out: the
+# unrouted pass). A case's seventh word picks
 # such data (default: 50 distinct keys in [-1000, 1000]).
 # Usage: tools/dev/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
-# TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype)
+# TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype;
+# MATCH=REGEX: only the cases whose line below matches, e.g. MATCH='SHORT:2')
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 size_for() {  # a moderate size each file accepts
@@ -35,9 +38,15 @@ for kernel in kernels_src/sort/*.cu; do
               "sort int64 descending uint32 passes-onesweep {KLOAD:1,MIN_BLOCKS:3,ITEMS:20}" \
               "sort uint32 ascending uint32 passes-onesweep {SHORT:1,SKIP:1} two-sorted" \
               "sort_pairs uint32 descending uint32 passes-onesweep {SHORT:1,SKIP:1,VLOAD:1} two-sorted" \
-              "argsort int64 ascending uint32 passes-onesweep {SHORT:1,SKIP:1} equal"; do
+              "argsort int64 ascending uint32 passes-onesweep {SHORT:1,SKIP:1} equal" \
+              "sort uint32 ascending uint32 passes-onesweep {SHORT:2,SKIP:1} two-sorted" \
+              "sort_pairs uint32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:1} two-sorted" \
+              "sort_pairs float32 ascending uint32 passes-onesweep {SHORT:2,SKIP:1}" \
+              "argsort int64 ascending uint32 passes-onesweep {SHORT:2,SKIP:0,VLOAD:1} two-sorted" \
+              "argsort float32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:2} two-sorted"; do
     set -- $case
     [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
+    [ -n "${MATCH:-}" ] && [[ ! "$case" =~ $MATCH ]] && continue
     # radix: every case but onesweep's; onesweep: the passes cases; the others: the first two.
     if [ "$name" = onesweep ]; then [[ "$5" == passes* ]] || continue
     elif [ "$5" = passes-onesweep ]; then continue

@@ -426,6 +426,19 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
   for (const auto& [status, count] : tally)
     if (count > 0 || status != "missing") std::cout << " " << count << " " << status << ";";
   std::cout << " results in " << results.dir().string() << "\n";
+  // Cells of input kinds: each group's choice (the best worst-case ratio over its kinds), and per
+  // kind the choice's ratio beside the kind's own winner's.
+  for (const auto& c : kind_choices(matrix, results)) {
+    std::cout << "  " << c.group << ": ";
+    if (!c.why_not.empty()) {
+      std::cout << "no choice (" << c.why_not << ")\n";
+      continue;
+    }
+    std::cout << c.chosen.label << ", worst " << fixed(c.worst, 2) << "x (" << c.worst_kind << "):";
+    for (const auto& k : c.kinds)
+      std::cout << " " << k.name << " " << fixed(k.ratio, 2) << "x (best " << fixed(k.winner_ratio, 2) << "x)";
+    std::cout << "\n";
+  }
   if (a.export_file) {
     std::vector<std::string> without;
     const auto entries = matrix_entries(matrix, results, &without, &kernels);

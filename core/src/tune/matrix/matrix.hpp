@@ -35,6 +35,11 @@ struct MatrixCell {
   std::string file;       // its results file's name, "sort.order-descending.values-uint32.float32.n1048576.json"
   std::string settings;   // the cell's config as YAML: what it sweeps and how (part of its fingerprint)
   int line = 0;           // the line of its entry under `operations:`
+  // Input kinds (an entry's `kinds:`, a name for each data: uniform, d16, labels, ...): the
+  // cell's kind, "" without; `group` is the id without it, the same for every kind of one
+  // operation, options, dtype and size. A group's kinds export as one entry (matrix_entries).
+  std::string kind;
+  std::string group;
 };
 
 struct TuneMatrix {
@@ -66,6 +71,14 @@ struct CellResult {
   std::uint64_t size = 0;
   std::string gpu, arch;
   std::optional<TuningEntry> winner;
+  // Every variant that ran and matched the CPU reference, with its median: what the export
+  // compares across a group's input kinds.
+  struct Variant {
+    std::string kernel, label;
+    std::map<std::string, std::int64_t> params;
+    double median_ms = 0;
+  };
+  std::vector<Variant> variants;
   bool verified = true;      // the file's "verified": false (a hand edit) makes its winner unusable
   std::string winner_label;  // "radix BLOCK=256 ITEMS=16 ..."
   std::string baseline;      // the library call, "" when the family has none
@@ -178,8 +191,31 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<st
 // reduce matrix's export, and argmin abs=true for argmax abs=false.
 std::string winner_mismatch(const MatrixCell& cell, const CellResult& result);
 
+// A group of cells that differ only in their input kind (MatrixCell::kind), measured ok in every
+// kind: the variant with the best worst-case ratio to the library baseline over the kinds (each
+// kind's baseline median over the variant's; without a baseline, over the kind's fastest
+// variant), among the variants verified in every kind; a tie goes to the better mean ratio.
+struct KindChoice {
+  std::string group;
+  const MatrixCell* first = nullptr;  // the group's first cell (its first kind)
+  CellResult::Variant chosen;
+  double worst = 0;                   // the chosen variant's worst ratio over the kinds
+  std::string worst_kind;
+  struct Kind {
+    std::string name;
+    double ratio = 0;         // the chosen variant's
+    double winner_ratio = 0;  // the kind's own winner's (the best any variant did in that kind)
+    std::string winner_label;
+  };
+  std::vector<Kind> kinds;
+  std::string why_not;  // "" when chosen; else why the group has no choice (a kind not measured ok, no variant in all)
+};
+std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResults& results);
+
 // The winners of the matrix's cells measured ok, as tuning database entries (the shipped files'
-// format); `missing` receives the ids of the cells without one. A winner that is not the cell's
+// format); `missing` receives the ids of the cells without one. Cells of input kinds export one
+// entry per group, its kind_choices() variant (the first kind's cell's entry with that variant's
+// kernel, parameters and time), or none, the group's cells then missing. A winner that is not the cell's
 // (winner_mismatch) is left out with its cell id and why; with `kernels`, so is one that breaks
 // one of its kernel's constraints for some n of its size bucket (rank_bucket tuned at 2^12
 // cannot sort 8,191 keys).

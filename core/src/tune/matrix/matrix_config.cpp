@@ -27,7 +27,7 @@ namespace gpuk {
 namespace {
 
 // The matrix's own keys; the rest of the top level (and of an entry) goes to every cell.
-const std::vector<std::string> kMatrixKeys = {"family", "operations", "sizes", "dtypes"};
+const std::vector<std::string> kMatrixKeys = {"family", "operations", "sizes", "dtypes", "kinds"};
 // The last four are a declared kernel's (its config's reference, comparison, declaration and
 // baseline kernel); another family's cell refuses them as its plain config would, at their line.
 const std::vector<std::string> kSharedKeys = {"data",     "warmup",   "repeats", "kernel",   "kernels",
@@ -37,7 +37,7 @@ const std::vector<std::string> kSharedKeys = {"data",     "warmup",   "repeats",
 const std::vector<std::string> kEntryKeys = {"operation", "sizes",  "dtypes",   "data",   "warmup",  "repeats",
                                              "kernel",    "kernels", "params", "constraints", "strategy",
                                              "budget",    "recheck", "flush_l2", "reference", "compare",
-                                             "declare",   "baseline"};
+                                             "declare",   "baseline", "kinds"};
 
 // A list node's items, or the node itself when it is a single value.
 // A list node's items, or the node itself when it is a single value (with `maps`, an item may
@@ -164,6 +164,32 @@ std::vector<std::vector<std::optional<YAML::Node>>> option_combos(const yaml::So
   return combos;
 }
 
+struct Kind {
+  std::string name;  // "" : the entry has no kinds (one cell, its own data:)
+  YAML::Node data;
+};
+
+// An entry's input kinds: its `kinds:` (a mapping, kind name -> data:), else the matrix's unless
+// the entry gives its own data:; none is one kind without a name.
+std::vector<Kind> kinds_of(const yaml::Source& src, const YAML::Node& entry, const YAML::Node& root) {
+  if (entry["kinds"] && entry["data"])
+    src.fail(entry["kinds"], "an entry has either data: (one input) or kinds: (a data: per input kind), not both");
+  if (!entry["kinds"] && (entry["data"] || !root["kinds"])) return {Kind{}};
+  const YAML::Node kinds = entry["kinds"] ? entry["kinds"] : root["kinds"];
+  if (!kinds.IsMap() || kinds.size() == 0)
+    src.fail(kinds, "kinds must be a mapping of input kinds, each a name and its data: "
+                    "{uniform: {generator: uniform, ...}, d16: {generator: few_distinct, distinct: 16, ...}}");
+  std::vector<Kind> out;
+  for (const auto& item : kinds) {
+    const std::string name = src.string(item.first, "a kind's name");
+    if (name.empty() || file_piece(name) != name)
+      src.fail(item.first, "a kind's name is letters, digits, _ and - (it names the cell's file): '" + name + "'");
+    if (!item.second.IsMap()) src.fail(item.second, "kind " + name + ": its data is a mapping, as data: is");
+    out.push_back({name, item.second});
+  }
+  return out;
+}
+
 }  // namespace
 
 TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem::path& path,
@@ -244,7 +270,8 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
       settings.erase("kernels");
     }
     for (const auto& key : kEntryKeys)
-      if (key != "sizes" && key != "dtypes" && entry[key]) settings.set(key, entry[key]);
+      if (key != "sizes" && key != "dtypes" && key != "kinds" && entry[key]) settings.set(key, entry[key]);
+    const auto kinds = kinds_of(src, entry, root);
 
     const auto combos = option_combos(src, entry, root, option_names);
 
@@ -262,42 +289,48 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
     for (const auto& operation : items_of(src, entry["operation"], "operation"))
       for (const auto& combo : combos)
         for (const auto& dtype : dtype_nodes)
-          for (const auto& size : size_nodes) {
-            Settings cell_settings = settings;
-            if (!named) cell_settings.set("operation", operation);
-            for (std::size_t i = 0; i < option_names.size(); ++i)
-              if (combo[i]) cell_settings.set(option_names[i], *combo[i]);
-            if (named) {
-              cell_settings.erase("operation");
-              declared_cell(src, cell_settings, operation, size);
-            } else {
-              cell_settings.set("dtype", dtype);
-              cell_settings.set("size", size);
+          for (const auto& size : size_nodes)
+            for (const auto& kind : kinds) {
+              Settings cell_settings = settings;
+              if (!named) cell_settings.set("operation", operation);
+              for (std::size_t i = 0; i < option_names.size(); ++i)
+                if (combo[i]) cell_settings.set(option_names[i], *combo[i]);
+              if (named) {
+                cell_settings.erase("operation");
+                declared_cell(src, cell_settings, operation, size);
+              } else {
+                cell_settings.set("dtype", dtype);
+                cell_settings.set("size", size);
+              }
+              if (!kind.name.empty()) cell_settings.set("data", kind.data);
+              const YAML::Node node = cell_settings.node();
+              MatrixCell cell;
+              cell.index = m.cells.size();
+              cell.line = src.line(operation);
+              cell.spec = parse_tune_root(src, node, plugins, kernels);
+              if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
+              // Timed as `gpuk run` times a variant and the library baseline beside it (no L2
+              // flush), so that the cell's speed-up compares like with like.
+              if (!root["flush_l2"] && !entry["flush_l2"]) cell.spec.flush_l2 = FlushL2::off;
+              const RunSpec& r = cell.spec.run;
+              const std::string options = options_key(r.options);  // a declared kernel's: its sizes
+              cell.id = r.operation;
+              if (!options.empty()) cell.id.append(" ").append(options);
+              if (!named) cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
+              cell.group = cell.id;
+              cell.kind = kind.name;
+              if (!kind.name.empty()) cell.id.append(" kind=").append(kind.name);
+              if (!ids.insert(cell.id).second)
+                src.fail(size, "the cell '" + cell.id + "' is in the matrix twice (an earlier entry has it already)");
+              cell.file = r.operation;
+              for (const auto& [k, v] : r.options) cell.file.append(".").append(file_piece(k)).append("-").append(file_piece(v));
+              if (!named) cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
+              if (!kind.name.empty()) cell.file.append(".kind-").append(file_piece(kind.name));
+              if (!files.insert(cell.file).second) cell.file.append("-").append(std::to_string(cell.index));
+              cell.file += ".json";
+              cell.settings = emit(node);
+              m.cells.push_back(std::move(cell));
             }
-            const YAML::Node node = cell_settings.node();
-            MatrixCell cell;
-            cell.index = m.cells.size();
-            cell.line = src.line(operation);
-            cell.spec = parse_tune_root(src, node, plugins, kernels);
-            if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
-            // Timed as `gpuk run` times a variant and the library baseline beside it (no L2
-            // flush), so that the cell's speed-up compares like with like.
-            if (!root["flush_l2"] && !entry["flush_l2"]) cell.spec.flush_l2 = FlushL2::off;
-            const RunSpec& r = cell.spec.run;
-            const std::string options = options_key(r.options);  // a declared kernel's: its sizes
-            cell.id = r.operation;
-            if (!options.empty()) cell.id.append(" ").append(options);
-            if (!named) cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
-            if (!ids.insert(cell.id).second)
-              src.fail(size, "the cell '" + cell.id + "' is in the matrix twice (an earlier entry has it already)");
-            cell.file = r.operation;
-            for (const auto& [k, v] : r.options) cell.file.append(".").append(file_piece(k)).append("-").append(file_piece(v));
-            if (!named) cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
-            if (!files.insert(cell.file).second) cell.file.append("-").append(std::to_string(cell.index));
-            cell.file += ".json";
-            cell.settings = emit(node);
-            m.cells.push_back(std::move(cell));
-          }
   }
   return m;
 } catch (const YAML::Exception& e) {

@@ -1,6 +1,7 @@
 // The tuning matrix's results: one JSON file per cell, written atomically as soon as the cell is
 // measured, so a run killed at any point loses at most the cell it was measuring, and a second
 // run measures only what is missing.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,9 @@ nlohmann::json to_json(const CellResult& r) {
   j["winner"] = r.winner ? nlohmann::ordered_json::parse(tuning_entry_to_json(*r.winner).dump()) : nlohmann::ordered_json();
   j["winner_label"] = r.winner_label;
   j["winner_ms"] = r.winner ? r.winner->median_ms : 0.0;
+  j["variants"] = nlohmann::ordered_json::array();
+  for (const auto& v : r.variants)
+    j["variants"].push_back({{"kernel", v.kernel}, {"label", v.label}, {"params", v.params}, {"median_ms", v.median_ms}});
   j["verified"] = r.winner.has_value();  // only variants that matched the CPU reference win
   j["baseline"] = r.baseline;
   j["baseline_ms"] = r.baseline_ms;
@@ -76,6 +80,15 @@ CellResult from_json(const nlohmann::json& j) {
   if (j.contains("winner") && !j["winner"].is_null()) r.winner = tuning_entry_from_json(j["winner"]);
   r.verified = !j.contains("verified") || j["verified"] == true;
   if (r.status == CellResult::Status::ok && !r.winner) throw ConfigError("status ok without a winner");
+  if (j.contains("variants"))
+    for (const auto& v : j.at("variants")) {
+      CellResult::Variant x;
+      x.kernel = v.at("kernel").get<std::string>();
+      x.label = v.value("label", "");
+      x.params = v.at("params").get<std::map<std::string, std::int64_t>>();
+      x.median_ms = v.at("median_ms").get<double>();
+      r.variants.push_back(std::move(x));
+    }
   r.winner_label = j.value("winner_label", "");
   r.baseline = j.value("baseline", "");
   r.baseline_ms = j.value("baseline_ms", 0.0);
@@ -143,6 +156,9 @@ CellResult cell_result(const MatrixCell& cell, const TuneReport& report, const S
     r.message = report.result.stopped;
     return r;
   }
+  for (const auto& e : report.result.evaluations)
+    if (e.outcome.status == Status::ok && e.time.median > 0)
+      r.variants.push_back({space.files()[e.candidate.file].file->name, e.label, e.params, e.time.median});
   r.winner = winner_entry(report, space);
   if (r.winner) {
     r.status = CellResult::Status::ok;
@@ -293,24 +309,111 @@ std::string winner_mismatch(const MatrixCell& cell, const CellResult& r) {
   return "";
 }
 
+namespace {
+
+// The cell's result when it is the cell's own to export: measured with these settings, ok, its
+// winner verified and of the cell; else why not ("-": not measured ok).
+std::optional<CellResult> exportable(const MatrixCell& cell, const MatrixResults& results, std::string& why) {
+  const auto r = results.read(cell);
+  why.clear();
+  if (!(r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner))
+    why = "-";
+  else
+    why = winner_mismatch(cell, *r);
+  return why.empty() ? r : std::nullopt;
+}
+
+std::string variant_key(const CellResult::Variant& v) {
+  std::string key = v.kernel;
+  for (const auto& [name, value] : v.params) key += " " + name + "=" + std::to_string(value);
+  return key;
+}
+
+}  // namespace
+
+std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResults& results) {
+  std::vector<KindChoice> out;
+  std::map<std::string, std::vector<const MatrixCell*>> groups;
+  for (const auto& cell : matrix.cells)
+    if (!cell.kind.empty()) {
+      auto& cells = groups[cell.group];
+      if (cells.empty()) out.push_back({cell.group, &cell, {}, 0, "", {}, ""});
+      cells.push_back(&cell);
+    }
+  for (auto& choice : out) {
+    // Per variant (kernel and parameters): its ratio in each kind, where it was verified.
+    std::map<std::string, std::vector<double>> ratios;
+    std::map<std::string, CellResult::Variant> first_kind;
+    const auto& cells = groups[choice.group];
+    for (const MatrixCell* cell : cells) {
+      std::string why;
+      const auto r = exportable(*cell, results, why);
+      if (!r) {
+        choice.why_not = "kind " + cell->kind + (why == "-" ? " not measured ok" : ": " + why);
+        break;
+      }
+      const double reference = r->baseline_ms > 0 ? r->baseline_ms : r->winner->median_ms;
+      choice.kinds.push_back({cell->kind, 0, reference / r->winner->median_ms, r->winner_label});
+      for (const auto& v : r->variants) {
+        auto& list = ratios[variant_key(v)];
+        if (list.size() + 1 != choice.kinds.size()) continue;  // missing in an earlier kind
+        list.push_back(reference / v.median_ms);
+        if (cell == cells.front()) first_kind[variant_key(v)] = v;
+      }
+    }
+    if (!choice.why_not.empty()) continue;
+    double best_mean = 0;
+    for (const auto& [key, list] : ratios) {
+      if (list.size() != cells.size()) continue;  // not verified in every kind
+      const auto worst = std::min_element(list.begin(), list.end());
+      double mean = 0;
+      for (double x : list) mean += x / static_cast<double>(list.size());
+      if (*worst > choice.worst || (*worst == choice.worst && mean > best_mean)) {
+        choice.worst = *worst;
+        best_mean = mean;
+        choice.worst_kind = choice.kinds[static_cast<std::size_t>(worst - list.begin())].name;
+        choice.chosen = first_kind.at(key);
+        for (std::size_t i = 0; i < list.size(); ++i) choice.kinds[i].ratio = list[i];
+      }
+    }
+    if (choice.worst == 0) choice.why_not = "no variant verified in every kind";
+  }
+  return out;
+}
+
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
                                         std::vector<std::string>* missing, const KernelLibrary* kernels) {
   std::vector<TuningEntry> out;
+  const auto choices = kind_choices(matrix, results);
+  const auto refuse = [&](const std::string& id, const std::string& why) {
+    if (missing) missing->push_back(why == "-" ? id : id + " (" + why + ")");
+  };
   for (const auto& cell : matrix.cells) {
-    const auto r = results.read(cell);
-    // Only a cell measured with these settings, whose winner passed verification, is the cell's
-    // own, and serves every size its entry is offered for.
     std::string why;
-    if (!(r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner))
-      why = "-";
-    else if (const std::string wrong = winner_mismatch(cell, *r); !wrong.empty())
-      why = wrong;
-    else if (kernels)
-      why = outside_its_bucket(*r->winner, cell.spec.run, *kernels);
-    if (why.empty())
-      out.push_back(*r->winner);
-    else if (missing)
-      missing->push_back(why == "-" ? cell.id : cell.id + " (" + why + ")");
+    std::optional<TuningEntry> entry;
+    if (cell.kind.empty()) {
+      // Only a cell measured with these settings, whose winner passed verification, is the
+      // cell's own, and serves every size its entry is offered for.
+      if (const auto r = exportable(cell, results, why)) entry = r->winner;
+    } else {
+      const auto c = std::find_if(choices.begin(), choices.end(), [&](const KindChoice& k) { return k.group == cell.group; });
+      if (c->first != &cell) continue;  // the group exports once, at its first kind
+      if (!c->why_not.empty()) {  // a kind not measured yet is missing, as a cell would be
+        refuse(cell.group, c->why_not.ends_with(" not measured ok") ? "-" : c->why_not);
+        continue;
+      }
+      entry = *results.read(cell)->winner;
+      entry->kernel = c->chosen.kernel;
+      entry->params = c->chosen.params;
+      entry->gbs *= entry->median_ms / c->chosen.median_ms;
+      entry->median_ms = c->chosen.median_ms;
+      entry->ties.clear();
+    }
+    if (entry && kernels) why = outside_its_bucket(*entry, cell.spec.run, *kernels);
+    if (entry && why.empty())
+      out.push_back(*entry);
+    else
+      refuse(cell.kind.empty() ? cell.id : cell.group, why.empty() ? "-" : why);
   }
   return out;
 }

@@ -1,0 +1,187 @@
+// A tuning matrix over input kinds without a GPU: an entry's `kinds:` makes a cell per kind (its
+// data the kind's), and the export takes, per group of kinds, the variant with the best worst-case
+// ratio to the library baseline over the kinds, not one kind's winner (the real tune() with the
+// fake measurer, a cost per kind and variant).
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "builtins.hpp"
+#include "fake_cells.hpp"
+#include "gpuk/error.hpp"
+#include "tune/matrix/matrix.hpp"
+#include "tune_helpers.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+using test::kernels;
+using test::plugins;
+
+const char* kKinds = R"(family: reduce
+sizes: [2^14]
+dtypes: [float32]
+kernels: [onepass]
+params: {BLOCK: [128, 256, 512], UNROLL: [1], BLOCKS_PER_SM: [2]}
+operations:
+  - operation: argmax
+    abs: [false]
+    kinds:
+      uniform: {generator: uniform, low: -1, high: 1, seed: 1}
+      d16: {generator: few_distinct, distinct: 16, low: -1, high: 1, seed: 1}
+      sorted: {generator: sorted, low: -1, high: 1, seed: 1}
+  - operation: sum
+    data: {generator: uniform, low: -1, high: 1, seed: 1}
+)";
+
+TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
+
+std::string error_of(const std::string& text) {
+  try {
+    matrix_of(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Milliseconds per kind and BLOCK; the baseline takes 1.2 ms in every kind. Worst ratios over the
+// kinds: BLOCK 512 0.6 (d16), 256 1.09 (d16), 128 1.0 (d16); uniform's own winner is 512.
+const std::map<std::string, std::map<std::int64_t, double>> kCost = {
+    {"uniform", {{128, 1.1}, {256, 1.05}, {512, 1.0}}},
+    {"d16", {{128, 1.2}, {256, 1.1}, {512, 2.0}}},
+    {"sorted", {{128, 1.0}, {256, 1.0}, {512, 1.0}}},
+    {"", {{128, 1.0}, {256, 0.9}, {512, 0.8}}},  // the entry without kinds
+};
+
+// `wrong`: the kind in which BLOCK 256 gives a wrong answer ("" none).
+CellResult kind_sweep(const MatrixCell& cell, const std::string& wrong = "") {
+  const Space space = Space::from_spec(cell.spec, kernels());
+  test::FakeMeasurer measurer;
+  const auto& cost = kCost.at(cell.kind);
+  measurer.outcome = [&](const std::map<std::string, std::int64_t>& p) {
+    Outcome o;
+    const double c = cost.at(p.at("BLOCK"));
+    o.samples = {c, c, c, c, c};
+    if (!wrong.empty() && cell.kind == wrong && p.at("BLOCK") == 256) o.status = Status::invalid;
+    return o;
+  };
+  TuneOptions options;
+  options.recheck_top = 2;
+  options.recheck_repeats = 5;
+  TuneReport report =
+      make_tune_report(cell.spec, options, tune(space, measurer, options), test::test_gpu(), 1 << 14, false, {});
+  report.baseline = BaselineTiming{"cub::DeviceReduce::ArgMax", {1.2, 1.2, 1.2}, ""};
+  return cell_result(cell, report, space);
+}
+
+}  // namespace
+
+TEST_CASE("kinds: a cell per input kind, its data the kind's, one group per operation, dtype and size") {
+  const TuneMatrix m = matrix_of(kKinds);
+  REQUIRE(m.cells.size() == 4);
+  CHECK(m.cells[0].id == "argmax abs=false float32 2^14 kind=uniform");
+  CHECK(m.cells[1].id == "argmax abs=false float32 2^14 kind=d16");
+  CHECK(m.cells[2].id == "argmax abs=false float32 2^14 kind=sorted");
+  CHECK(m.cells[3].id == "sum abs=false float32 2^14");
+  for (int i = 0; i < 3; ++i) {
+    CHECK(m.cells[i].group == "argmax abs=false float32 2^14");
+    CHECK(m.cells[i].file.find(".kind-" + m.cells[i].kind + ".json") != std::string::npos);
+  }
+  CHECK(m.cells[3].kind.empty());
+  CHECK(m.cells[3].group == m.cells[3].id);
+  CHECK(m.cells[0].spec.run.data.generator == Generator::uniform);
+  CHECK(m.cells[1].spec.run.data.generator == Generator::few_distinct);
+  CHECK(m.cells[1].spec.run.data.distinct == 16);
+  CHECK(m.cells[2].spec.run.data.generator == Generator::sorted);
+  // Each kind's data is part of its cell's settings, so each has its own fingerprint.
+  CHECK(cell_fingerprint(m.cells[0]) != cell_fingerprint(m.cells[1]));
+  // Top-level kinds serve every entry without data: of its own.
+  const TuneMatrix top = matrix_of(
+      "family: reduce\nsizes: [2^14]\ndtypes: [float32]\nkinds: {a: {generator: sorted}, b: {generator: reversed}}\n"
+      "operations:\n  - operation: sum\n  - operation: max\n    data: {generator: uniform}\n");
+  REQUIRE(top.cells.size() == 3);
+  CHECK(top.cells[1].id == "sum abs=false float32 2^14 kind=b");
+  CHECK(top.cells[2].id == "max abs=false float32 2^14");
+}
+
+TEST_CASE("an entry's own kernels: leaves the matrix's other settings as they are") {
+  // Removing the matrix's kernels: for the entry's once assigned YAML nodes over the matrix's
+  // own (strategy: became the next key's value).
+  const TuneMatrix m = matrix_of(
+      "family: reduce\nsizes: [2^14]\ndtypes: [float32]\nkernels: [onepass]\nstrategy: random\nbudget: 3\n"
+      "operations:\n  - operation: sum\n    kernels: [warp_shuffle]\n  - operation: max\n");
+  REQUIRE(m.cells.size() == 2);
+  for (const auto& cell : m.cells) {
+    CHECK(cell.spec.strategy == TuneStrategy::random);
+    CHECK(cell.spec.budget_evaluations == 3);
+  }
+}
+
+TEST_CASE("kinds: a malformed kinds: names the matrix file's line") {
+  const std::string head = "family: reduce\nsizes: [2^14]\ndtypes: [float32]\noperations:\n  - operation: sum\n";
+  CHECK(error_of(head + "    data: {generator: sorted}\n    kinds: {a: {generator: sorted}}\n")
+            .find("m.yaml:7:12: an entry has either data:") != std::string::npos);
+  CHECK(error_of(head + "    kinds: [a, b]\n").find("m.yaml:6:12: kinds must be a mapping") != std::string::npos);
+  CHECK(error_of(head + "    kinds: {a b: {generator: sorted}}\n").find("a kind's name is letters") != std::string::npos);
+  CHECK(error_of(head + "    kinds: {a: sorted}\n").find("kind a: its data is a mapping") != std::string::npos);
+}
+
+TEST_CASE("kinds: the export takes the best worst-case ratio over the kinds, not one kind's winner") {
+  test::TempDir dir;
+  const TuneMatrix m = matrix_of(kKinds);
+  const MatrixResults results(dir.path() / "out");
+  run_matrix(m, results, [](const MatrixCell& cell) { return kind_sweep(cell); });
+  // Each cell keeps its every verified variant beside its own winner.
+  const auto uniform = results.read(m.cells[0]);
+  REQUIRE(uniform);
+  CHECK(uniform->winner->params.at("BLOCK") == 512);
+  CHECK(uniform->variants.size() == 3);
+
+  const auto choices = kind_choices(m, results);
+  REQUIRE(choices.size() == 1);
+  const KindChoice& c = choices[0];
+  CHECK(c.why_not.empty());
+  CHECK(c.chosen.params.at("BLOCK") == 256);
+  CHECK(c.worst == doctest::Approx(1.2 / 1.1));
+  CHECK(c.worst_kind == "d16");
+  REQUIRE(c.kinds.size() == 3);
+  CHECK(c.kinds[0].name == "uniform");
+  CHECK(c.kinds[0].ratio == doctest::Approx(1.2 / 1.05));
+  CHECK(c.kinds[0].winner_ratio == doctest::Approx(1.2));  // BLOCK 512's
+
+  std::vector<std::string> missing;
+  const auto entries = matrix_entries(m, results, &missing);
+  CHECK(missing.empty());
+  REQUIRE(entries.size() == 2);  // the group once, and sum
+  CHECK(entries[0].key.operation == "argmax");
+  CHECK(entries[0].params.at("BLOCK") == 256);
+  CHECK(entries[0].median_ms == doctest::Approx(1.05));  // the first kind's time
+  CHECK(entries[0].ties.empty());
+  CHECK(entries[1].key.operation == "sum");
+  CHECK(entries[1].params.at("BLOCK") == 512);  // its own winner: no kinds
+}
+
+TEST_CASE("kinds: a variant wrong in one kind is not chosen; a kind not measured leaves its group out") {
+  test::TempDir dir;
+  const TuneMatrix m = matrix_of(kKinds);
+  const MatrixResults results(dir.path() / "out");
+  run_matrix(m, results, [](const MatrixCell& cell) { return kind_sweep(cell, "sorted"); });
+  auto choices = kind_choices(m, results);
+  REQUIRE(choices.size() == 1);
+  CHECK(choices[0].chosen.params.at("BLOCK") == 128);  // 256 failed verification on sorted input
+  CHECK(choices[0].worst == doctest::Approx(1.0));
+
+  const MatrixResults partial(dir.path() / "partial");
+  run_matrix(m, partial, [](const MatrixCell& cell) {
+    return cell.kind == "d16" ? failed_cell(cell, "no GPU today") : kind_sweep(cell);
+  });
+  choices = kind_choices(m, partial);
+  CHECK(choices[0].why_not == "kind d16 not measured ok");
+  std::vector<std::string> missing;
+  const auto entries = matrix_entries(m, partial, &missing);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].key.operation == "sum");
+  CHECK(missing == std::vector<std::string>{"argmax abs=false float32 2^14"});
+}
