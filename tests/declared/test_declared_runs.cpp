@@ -10,37 +10,23 @@
 
 #include <fstream>
 
-#include "helpers.hpp"
+#include "declared/declared_cli.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path declared_dir() { return test::source_dir() / "tests" / "declared"; }
+using test::declared_dir;
+using test::has;
 
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("gpuk-declared-runs-" + std::to_string(test::fresh_seed()));
-  Scratch() {
-    fs::create_directories(dir);
-    fs::permissions(dir, fs::perms::owner_all);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-};
+test::DeclaredScratch& scratch() { return test::declared_scratch(); }
 
-Scratch& scratch() {
-  static Scratch s;
-  return s;
-}
-
+// `gpuk ARGS` on the driver with host memory, its compile cache in the scratch.
 test::CommandResult gpuk_cli(const std::string& args) {
-  return test::run_command("LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
-                           (scratch().dir / "cache").string() + " timeout -s KILL 120 " + std::string(GPUK_EXE) +
-                           " --kernels " + (declared_dir() / "kernels").string() + " --tuning-db " +
-                           (scratch().dir / "tuning.json").string() + " " + args);
+  return test::declared_gpuk(args, "LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
+                                       (scratch().dir / "cache").string());
 }
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 }  // namespace
 

@@ -12,37 +12,20 @@
 
 #include "device/device.hpp"
 #include "gpuk/gpuk.hpp"
-#include "helpers.hpp"
+#include "declared/declared_cli.hpp"
+#include "declared/scale2d_call.hpp"
 
 using namespace gpuk;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path declared_dir() { return test::source_dir() / "tests" / "declared"; }
+using test::declared_dir;
+using test::has;
 
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("gpuk-declared-gpu-" + std::to_string(test::fresh_seed()));
-  Scratch() { fs::create_directories(dir); }
-  ~Scratch() { fs::remove_all(dir); }
-};
+test::DeclaredScratch& scratch() { return test::declared_scratch(); }
 
-Scratch& scratch() {
-  static Scratch s;
-  return s;
-}
-
-// `gpuk ARGS` with the test kernels and a tuning database of the test's own, killed after
-// `limit` seconds (status 137 then).
-test::CommandResult gpuk_cli(const std::string& args, int limit = 60) {
-  const fs::path data = test::source_dir() / "tests" / "data" / "kernels";
-  std::string kernels = " --kernels " + (declared_dir() / "kernels").string();
-  if (fs::is_directory(data / "kernel")) kernels += " --kernels " + data.string();
-  return test::run_command("timeout -s KILL " + std::to_string(limit) + " " + std::string(GPUK_EXE) + kernels +
-                           " --tuning-db " + (scratch().dir / "tuning.json").string() + " " + args);
-}
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+test::CommandResult gpuk_cli(const std::string& args, int limit = 60) { return test::declared_gpuk(args, "", limit); }
 
 }  // namespace
 
@@ -147,27 +130,12 @@ TEST_CASE("from C++: a declared kernel prepared for its sizes and launched on th
   options.kernel_dirs = {declared_dir() / "kernels"};
   options.tuning = TuningPolicy::none();
   Engine engine(options);
-  OperationSpec spec;
-  spec.family = "kernel";
-  spec.kernel = "scale2d";
-  spec.sizes = {{"nx", 333}, {"ny", 77}};
-  spec.params = {{"block_size_x", 16}, {"block_size_y", 8}};
-  Operation op = engine.prepare(spec);
+  const Stream stream;
+  test::Scale2dCall call(engine, 333, 77, {{"block_size_x", 16}, {"block_size_y", 8}}, stream);
+  Operation& op = call.op;
   CHECK(op.max_n() == 333 * 77);
   REQUIRE(op.arrays().size() == 2);
   CHECK(op.arrays()[0].name == "out");
-  const std::size_t n = 333 * 77;
-  std::vector<float> in(n), out(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i) * 0.25f;
-  const Stream stream;
-  DeviceBuffer d_out(n * 4), d_in(n * 4);
-  d_in.upload(in.data(), n * 4, stream);
-  const CUdeviceptr arrays[] = {d_out.get(), d_in.get()};
-  op.launch(arrays, op.max_n(), stream.get());
-  d_out.download(out.data(), n * 4, stream);
-  stream.synchronize();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
-  CHECK(wrong == 0);
-  CHECK_THROWS_AS(op.launch(arrays, op.max_n() - 1, stream.get()), ConfigError);  // it serves its sizes only
+  CHECK(call.wrong == 0);
+  CHECK_THROWS_AS(op.launch(call.arrays, op.max_n() - 1, stream.get()), ConfigError);  // it serves its sizes only
 }

@@ -1,15 +1,29 @@
 // A tuning matrix's cell swept without a GPU: the real tune() with the fake measurer, as the GPU
-// sweep reports it, each cell with its own winner. Shared by the matrix tests and the fake
-// shard tool of the Slurm test (tests/tune/slurm_shards.sh).
+// sweep reports it, each cell with its own winner; and a matrix read from its text. Shared by the
+// matrix tests and the fake shard tool of the Slurm test (tests/tune/slurm_shards.sh).
 #pragma once
 #include <cmath>
 
 #include "builtins.hpp"
+#include "gpuk/error.hpp"
 #include "device/device.hpp"
 #include "tune/matrix/matrix.hpp"
 #include "tune_helpers.hpp"
 
 namespace gpuk::test {
+
+// A matrix config's text read as the file m.yaml, with the built-in plugins and kernels; or the
+// ConfigError it raises ("(no error)" when none).
+inline TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
+
+inline std::string error_of(const std::string& text) {
+  try {
+    matrix_of(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 inline DeviceInfo test_gpu() {
   DeviceInfo d;

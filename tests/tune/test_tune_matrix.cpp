@@ -23,7 +23,9 @@ using namespace gpuk;
 
 namespace {
 
+using test::error_of;
 using test::kernels;
+using test::matrix_of;
 using test::plugins;
 
 const char* kMatrix = R"(family: reduce
@@ -42,17 +44,6 @@ operations:
     kernels: [warp_shuffle]
     params: {BLOCK: [256], BLOCKS_PER_SM: [2, 4]}
 )";
-
-TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
-
-std::string error_of(const std::string& text) {
-  try {
-    matrix_of(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);

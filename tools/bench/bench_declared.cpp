@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/engine_internals.hpp"
+#include "declared/scale2d_call.hpp"
 #include "gpuk/gpuk.hpp"
 #include "host_us_per_call.hpp"
 #include "plugin/plugin.hpp"
@@ -23,25 +24,12 @@ int main(int argc, char** argv) try {
   options.kernel_dirs = {dir};
   Engine engine(options);
   const std::int64_t nx = 1000, ny = 300;
-  OperationSpec spec;
-  spec.family = "kernel";
-  spec.kernel = "scale2d";
-  spec.sizes = {{"nx", nx}, {"ny", ny}};
-  spec.params = {{"block_size_x", 64}, {"block_size_y", 2}};
-  Operation op = engine.prepare(spec);
-
+  const std::map<std::string, std::int64_t> params = {{"block_size_x", 64}, {"block_size_y", 2}};
   const Stream stream;
-  const std::size_t n = static_cast<std::size_t>(nx * ny);
-  std::vector<float> in(n), out(n);
-  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 1000) * 0.001f - 0.5f;
-  DeviceBuffer d_out(n * 4), d_in(n * 4);
-  d_in.upload(in.data(), n * 4, stream);
-  const CUdeviceptr arrays[] = {d_out.get(), d_in.get()};
-  op.launch(arrays, op.max_n(), stream.get());
-  d_out.download(out.data(), n * 4, stream);
-  stream.synchronize();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < n; ++i) wrong += out[i] != 0.5f * in[i];
+  test::Scale2dCall call(engine, nx, ny, params, stream);  // prepared, launched once, its answer checked
+  Operation& op = call.op;
+  const OperationSpec spec = test::Scale2dCall::spec(nx, ny, params);
+  const std::size_t n = call.n, wrong = call.wrong;
 
   // The same variant along core's road, launched bare: its function, its plan, its arguments.
   const FamilyPlugin& plugin = EngineInternals::plugins(engine).get("kernel");
@@ -55,7 +43,7 @@ int main(int argc, char** argv) try {
   const CompileCache cache(CompileCache::default_dir());
   const ReadyVariant ready = ready_variant(planned, Jit(jit_options(info.arch(), EngineInternals::kernels(engine)), &cache), info);
   const ResolvedLaunch& l = planned.plan.launches[0];
-  CUdeviceptr po = d_out.get(), pi = d_in.get();
+  CUdeviceptr po = call.out.get(), pi = call.in.get();
   int ix = static_cast<int>(nx), iy = static_cast<int>(ny);
   float alpha = 0.5f;
   void* args[] = {&po, &pi, &ix, &iy, &alpha};
@@ -70,7 +58,7 @@ int main(int argc, char** argv) try {
            GPUK_CU(driver().cuLaunchKernel(function, l.grid, l.grid_y, l.grid_z, l.block, l.block_y, l.block_z,
                                            l.shared_bytes, stream.get(), args, nullptr));
          },
-         [&] { op.launch(arrays, op.max_n(), stream.get()); }});
+         [&] { op.launch(call.arrays, op.max_n(), stream.get()); }});
     bare.push_back(one[0]);
     prepared.push_back(one[1]);
   }

@@ -56,12 +56,13 @@ void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& d
   if (reference.planned.plan.scratch_bytes > 0 && bench.has_prepared()) bench.bind(bench.prepared().planned.plan);
 }
 
-BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
+BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench,
+                                     bool flush_l2) {
   const PreparedRun baseline = prepare_other_kernel(spec, spec.baseline_kernel, {}, runtime, device);
   const LaunchTarget target{baseline.planned.plan, baseline.ready.functions.data(), bench.stream().get(),
                             baseline.planned.where};
   if (baseline.planned.plan.scratch_bytes > 0) bench.bind(baseline.planned.plan);  // the run's last use of the Bench
-  return {"kernel " + baseline.planned.variant->label(), bench.time(target, spec.warmup, spec.repeats, false), {}};
+  return {"kernel " + baseline.planned.variant->label(), bench.time(target, spec.warmup, spec.repeats, flush_l2), {}};
 }
 
 NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {

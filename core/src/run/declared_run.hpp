@@ -22,9 +22,11 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
 // its outputs downloaded and kept by the workload as the expected answer.
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
-// The baseline kernel timed on the bench, as the run's kernel is: each repeat's time, or their
-// statistics. The Bench is left bound to the baseline's scratch.
-BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
+// The baseline kernel timed on the bench, as the run's kernel is (a sweep's variants with the
+// L2 flushed before each timed run: `flush_l2`): each repeat's time, or their statistics. The
+// Bench is left bound to the baseline's scratch.
+BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench,
+                                     bool flush_l2 = false);
 NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
 // The report's data line: for a declared kernel, every input array's data by name (each has its

@@ -70,7 +70,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   // A declared kernel's `baseline:` kernel, timed on the same inputs whenever the config names
   // one (a tuning matrix's cell takes its speed-up from it, as from a library baseline).
   if (!baseline && finished && !t.run.baseline_kernel.empty())
-    baseline = baseline_kernel_times(t.run, context.runtime, device, bench);
+    baseline = baseline_kernel_times(t.run, context.runtime, device, bench, flush);  // timed as the variants were
   TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
   if (baseline && !t.run.baseline_kernel.empty()) {
     const double median = Stats::of(baseline->ms).median;
