@@ -14,6 +14,7 @@
 #include "helpers.hpp"
 #include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
+#include "run/declared_run.hpp"
 
 using namespace gpuk;
 using namespace gpuk::test;
@@ -323,4 +324,29 @@ TEST_CASE("metrics are floating-point expressions of the sizes, the parameters a
   CHECK(eval_metric("max(a, 3) + ceil_div(7, 2)", {{"a", 1}}) == 3 + 4);
   CHECK_THROWS_WITH_AS(eval_metric("2 * q", {{"a", 1}}), doctest::Contains("'q' is not a size"), ConfigError);
   CHECK_THROWS_AS(eval_metric("(1 + 2", {}), ConfigError);
+}
+
+TEST_CASE("the report's data line names every input array's data, a file by its name") {
+  test::TempDir dir;
+  // B from a .npy file of its length (k * n = 6 float32), A generated, C the output.
+  HostArray b(DType::float32, 6);
+  write_npy(dir.path() / "b.npy", b);
+  const fs::path config = dir.write("c.yaml", "family: kernel\nkernel: matmul\nsizes: {m: 4, n: 2, k: 3}\n"
+                                              "data:\n  A: {generator: normal, seed: 5}\n  B: {npy: b.npy}\n");
+  const PluginRegistry plugins({plugin_dir()});
+  const KernelLibrary kernels({kernels_dir()});
+  const RunSpec spec = load_run_spec(config, plugins, kernels);
+  const DataSummary d = run_data_summary(spec);
+  CHECK(d.array == "A");
+  CHECK(d.generator == "normal");
+  CHECK(d.seed == 5);
+  REQUIRE(d.others.size() == 1);
+  CHECK(d.others[0].array == "B");
+  CHECK(d.others[0].generator == "file");
+  CHECK(d.text() == "A: normal (mean 0, stddev 1), seed 5; B: file " + (dir.path() / "b.npy").string());
+  // The three families' one input: no names.
+  DataSummary plain = d;
+  plain.array.clear();
+  plain.others.clear();
+  CHECK(plain.text() == "normal (mean 0, stddev 1), seed 5");
 }

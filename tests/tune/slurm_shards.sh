@@ -4,7 +4,7 @@
 # directory, as the user running the test. Three array tasks each run a share of a small matrix
 # (`--shard K/3`) with the fake measurer (gpuk_fake_shard: no GPU), `gpuk tune MATRIX --merge`
 # joins their results directories, and its --export must hold the same winners as one
-# unsharded run's. Exits 77 (skipped) with the reason where Slurm or munge is not installed or
+# unsharded run's; then two tasks of a declared kernels' matrix (cells over named sizes) alike. Exits 77 (skipped) with the reason where Slurm or munge is not installed or
 # will not start.
 #   tests/tune/slurm_shards.sh BUILD_DIR
 set -uo pipefail
@@ -99,7 +99,7 @@ for _ in $(seq 1 60); do
 done
 [ -n "$ready" ] || skip "the Slurm node did not come up (state '${state:-none}'; $(tail -1 "$work/slurmd.log" 2>/dev/null))"
 
-# The matrix: two operations, two dtypes, two sizes, nine cells.
+# A matrix: two operations, two dtypes, two sizes, nine cells.
 cat >"$work/m.yaml" <<'YAML'
 family: reduce
 sizes: [2^10, 2^14]
@@ -118,27 +118,50 @@ operations:
     params: {BLOCK: [128, 256, 512], BLOCKS_PER_SM: [2, 4]}
 YAML
 
-# The job array: one task per shard, as docs/tuning.md's recipe runs `gpuk tune` (one GPU each).
-start=$(date +%s)
-rc=0
-timeout 120 sbatch --array=0-2 --wait --ntasks=1 --cpus-per-task=1 --job-name=gpuk-shards \
-  --output="$work/task-%a.log" --chdir="$work" \
-  --wrap "'$tool' '$work/m.yaml' \"\$SLURM_ARRAY_TASK_ID/\$SLURM_ARRAY_TASK_COUNT\" \"$work/results/shard-\$SLURM_ARRAY_TASK_ID\"" \
-  >"$work/sbatch.log" 2>&1 || rc=$?
-# Three fake shards take a second: an array not done in 2 minutes is Slurm unable to run jobs here.
-[ "$rc" -ne 124 ] || skip "Slurm did not run the job array within 120 s ($(tail -1 "$work/slurmd.log" 2>/dev/null))"
-[ "$rc" -eq 0 ] || fail "the job array did not succeed ($(cat "$work/sbatch.log"))"
-for k in 0 1 2; do
-  grep -q "shard $k/3: 3 of 9 cells measured" "$work/task-$k.log" || fail "task $k: $(cat "$work/task-$k.log")"
-done
-echo "slurm_shards: 3 array tasks ran in $(($(date +%s) - start)) s"
+# The declared kernels' matrix (docs/declared.md): cells over named-size sets, five cells.
+cat >"$work/d.yaml" <<'YAML'
+family: kernel
+warmup: 2
+repeats: 7
+reference: {kernel: stencil2d_naive}
+operations:
+  - operation: stencil2d
+    sizes: [{nx: 1000, ny: 300}, {nx: 300, ny: 1000}, {nx: 4099, ny: 4097}]
+    params: {block_size_x: [16, 32, 64], block_size_y: [2, 4, 8], tile_size_y: [1, 2]}
+  - operation: matmul
+    sizes: [{m: 256, n: 256, k: 256}, {m: 1999, n: 2001, k: 1001}]
+    reference: {kernel: matmul_naive}
+    compare: {C: {atol: 1e-4, rtol: 1e-4}}
+    params: {TILE_M: [32, 64], TILE_N: [32, 64], TILE_K: [16], WORK_M: [2, 4], WORK_N: [2, 4]}
+YAML
 
-# Merged, exported; against one unsharded run.
-"$gpuk" tune "$work/m.yaml" --merge "$work"/results/shard-* --out "$work/merged" --export "$work/merged.json" \
-  >"$work/merge.log" 2>&1 || fail "gpuk tune --merge: $(cat "$work/merge.log")"
-grep -q "9 of 9 cells" "$work/merge.log" || fail "the merge did not find every cell: $(cat "$work/merge.log")"
-"$tool" "$work/m.yaml" 0/1 "$work/whole" >/dev/null || fail "the unsharded run"
-"$gpuk" tune "$work/m.yaml" --merge "$work/whole" --out "$work/whole" --export "$work/whole.json" \
-  >"$work/whole.log" 2>&1 || fail "gpuk tune --export of the unsharded run: $(cat "$work/whole.log")"
-"$tool" --same "$work/merged.json" "$work/whole.json" || fail "the merged shards' winners differ from one run's"
+# A matrix's shards as a job array, one task per shard, as docs/tuning.md's recipe runs `gpuk
+# tune` (one GPU each); merged, exported, and against one unsharded run.
+#   shards NAME SHARDS PER_SHARD CELLS
+shards() {
+  local name="$1" count="$2" per="$3" cells="$4" start rc=0
+  start=$(date +%s)
+  timeout 120 sbatch --array=0-$((count - 1)) --wait --ntasks=1 --cpus-per-task=1 --job-name=gpuk-shards \
+    --output="$work/$name-task-%a.log" --chdir="$work" \
+    --wrap "'$tool' '$work/$name.yaml' \"\$SLURM_ARRAY_TASK_ID/\$SLURM_ARRAY_TASK_COUNT\" \"$work/$name-results/shard-\$SLURM_ARRAY_TASK_ID\"" \
+    >"$work/$name-sbatch.log" 2>&1 || rc=$?
+  # Fake shards take a second: an array not done in 2 minutes is Slurm unable to run jobs here.
+  [ "$rc" -ne 124 ] || skip "Slurm did not run the job array within 120 s ($(tail -1 "$work/slurmd.log" 2>/dev/null))"
+  [ "$rc" -eq 0 ] || fail "$name: the job array did not succeed ($(cat "$work/$name-sbatch.log"))"
+  for k in $(seq 0 $((count - 1))); do
+    grep -q "shard $k/$count: $per of $cells cells measured" "$work/$name-task-$k.log" ||
+      fail "$name: task $k: $(cat "$work/$name-task-$k.log")"
+  done
+  echo "slurm_shards: $name: $count array tasks ran in $(($(date +%s) - start)) s"
+
+  "$gpuk" tune "$work/$name.yaml" --merge "$work/$name-results"/shard-* --out "$work/$name-merged" \
+    --export "$work/$name-merged.json" >"$work/$name-merge.log" 2>&1 || fail "$name: gpuk tune --merge: $(cat "$work/$name-merge.log")"
+  grep -q "$cells of $cells cells" "$work/$name-merge.log" || fail "$name: the merge did not find every cell: $(cat "$work/$name-merge.log")"
+  "$tool" "$work/$name.yaml" 0/1 "$work/$name-whole" >/dev/null || fail "$name: the unsharded run"
+  "$gpuk" tune "$work/$name.yaml" --merge "$work/$name-whole" --out "$work/$name-whole" --export "$work/$name-whole.json" \
+    >"$work/$name-whole.log" 2>&1 || fail "$name: gpuk tune --export of the unsharded run: $(cat "$work/$name-whole.log")"
+  "$tool" --same "$work/$name-merged.json" "$work/$name-whole.json" || fail "$name: the merged shards' winners differ from one run's"
+}
+shards m 3 3 9
+shards d 2 "[23]" 5
 echo "slurm_shards: passed"

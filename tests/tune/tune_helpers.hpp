@@ -82,7 +82,12 @@ class FakeMeasurer : public Measurer {
       return o;
     };
   }
-  LaunchLimits limits() const override { return {1 << 20, 132, 4, 1024, 48 * 1024}; }
+  std::map<std::string, std::int64_t> sizes;  // a declared kernel's named sizes, for its plans
+  LaunchLimits limits() const override {
+    LaunchLimits l{1 << 20, 132, 4, 1024, 48 * 1024};
+    l.sizes = sizes;
+    return l;
+  }
   std::vector<std::string> leading_args() const override { return {"gpuk::Reduce<float, gpuk::ReduceOp::Max, false>"}; }
   void prepare(const Space&, const std::vector<Candidate>& points) override { batches.push_back(points.size()); }
   Outcome measure(const Space& space, const Candidate& c) override {

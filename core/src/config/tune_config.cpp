@@ -152,9 +152,11 @@ void space_of(const yaml::Source& src, const YAML::Node& root, const std::vector
         src.fail(item, "constraint '" + text + "': " + e.what());
       }
       for (const auto& id : t.constraints.back().expr.identifiers()) {
-        bool known = id == "n" || id == "sm_count" || id == "elem_bytes" || id == "vec";
+        bool known = id == "n" || id == "sm_count" || id == "elem_bytes" || id == "vec" || t.run.sizes.count(id);
         for (const auto& f : files) known = known || f->param(id);
-        if (!known) src.fail(item, "constraint '" + text + "' names '" + id + "', which no kernel being tuned has");
+        if (!known)
+          src.fail(item, "constraint '" + text + "' names '" + id + "', which no kernel being tuned has" +
+                             (t.run.sizes.empty() ? "" : " and which is not one of its sizes"));
       }
     }
   }

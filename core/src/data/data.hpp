@@ -138,7 +138,13 @@ struct DataSummary {
   std::optional<std::uint64_t> distinct_at_most;  // permutation: exactly this many
   std::uint64_t nans = 0;  // NaNs put in (at most this many places: nan.at and nan.count may meet)
   std::string file;        // the data file, when the data came from one
-  std::string text() const;  // one line: "uniform integers in [0, 4294967295], seed 1, ..."
+  // A declared kernel's input array this describes ("" for the three families' one input), and
+  // its other input arrays', in the declaration's order: each array has its own data.
+  std::string array;
+  std::vector<DataSummary> others;
+  // One line: "uniform integers in [0, 4294967295], seed 1, ..."; a declared kernel's names each
+  // input array: "A: uniform in [-1, 1), seed 3; B: file b.npy".
+  std::string text() const;
 };
 DataSummary summarize_data(const DataSpec& spec, DType dtype, std::uint64_t n);
 

@@ -87,14 +87,19 @@ DataSummary summarize_data(const DataSpec& spec, DType dtype, std::uint64_t n) {
 }
 
 std::string DataSummary::text() const {
-  if (generator == "file") return "file " + file;
-  std::string t = generator;
-  if (!range.empty()) t += (generator == "normal" ? " (" : " in ") + range + (generator == "normal" ? ")" : "");
-  t += ", seed " + std::to_string(seed);
-  if (distinct_at_most)
-    t += generator == "permutation" ? ", " + std::to_string(*distinct_at_most) + " distinct values"
-                                    : ", at most " + std::to_string(*distinct_at_most) + " distinct values";
-  if (nans) t += ", " + std::to_string(nans) + " NaN" + (nans == 1 ? "" : "s");
+  std::string t = array.empty() ? "" : array + ": ";
+  if (generator == "file") {
+    t += "file " + file;
+  } else {
+    t += generator;
+    if (!range.empty()) t += (generator == "normal" ? " (" : " in ") + range + (generator == "normal" ? ")" : "");
+    t += ", seed " + std::to_string(seed);
+    if (distinct_at_most)
+      t += generator == "permutation" ? ", " + std::to_string(*distinct_at_most) + " distinct values"
+                                      : ", at most " + std::to_string(*distinct_at_most) + " distinct values";
+    if (nans) t += ", " + std::to_string(nans) + " NaN" + (nans == 1 ? "" : "s");
+  }
+  for (const DataSummary& other : others) t += "; " + other.text();
   return t;
 }
 

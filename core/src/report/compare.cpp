@@ -149,11 +149,19 @@ Comparison compare_json(const json& a, const json& b, const std::string& a_name,
   c.kind = ka;
   c.threshold = threshold;
   // What differs besides the times: said, not refused (comparing two variants is a use).
-  for (const char* key : {"dtype", "size", "variant"}) {
+  // The options too: a declared kernel's named sizes are its options (nx=1000 ny=300 against
+  // nx=300 ny=1000 is the same n); and the data each input was made from.
+  for (const char* key : {"dtype", "size", "options", "variant"}) {
     if (!a.contains(key) || !b.contains(key) || a[key] == b[key]) continue;
-    c.notes.push_back(std::string(key) + " differs: " + printable(a[key].dump()) + " in " + a_name + ", " +
-                      printable(b[key].dump()) + " in " + b_name);
+    c.notes.push_back(std::string(key) + " differ" + (std::string_view(key) == "options" ? "" : "s") + ": " +
+                      printable(a[key].dump()) + " in " + a_name + ", " + printable(b[key].dump()) + " in " + b_name);
   }
+  const auto data = [](const json& j) {
+    return j.contains("data") && j["data"].is_object() ? string_or(j["data"], "text", "") : std::string();
+  };
+  if (!data(a).empty() && !data(b).empty() && data(a) != data(b))
+    c.notes.push_back("the data differ: " + printable(data(a)) + " in " + a_name + ", " + printable(data(b)) + " in " +
+                      b_name);
   const json none = json::object();
   const auto device = [&](const json& j) {
     return j.contains("device") && j["device"].is_object() ? printable(string_or(j["device"], "name", "")) : "";

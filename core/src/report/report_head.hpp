@@ -3,8 +3,19 @@
 // data).
 #pragma once
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include "data/data.hpp"
 
 namespace gpuk {
+
+inline nlohmann::json data_json(const DataSummary& d) {
+  nlohmann::json j = {{"generator", d.generator}, {"range", d.range}, {"seed", d.seed},
+                      {"distinct_at_most", d.distinct_at_most ? nlohmann::json(*d.distinct_at_most) : nlohmann::json()},
+                      {"nans", d.nans}, {"text", d.text()}};
+  if (!d.file.empty()) j["file"] = d.file;
+  return j;
+}
 
 template <class Report> nlohmann::json report_head(const Report& r) {
   nlohmann::json j;
@@ -15,10 +26,20 @@ template <class Report> nlohmann::json report_head(const Report& r) {
   for (const auto& [k, v] : r.options) j["options"][k] = v;
   j["dtype"] = r.dtype;
   j["size"] = r.size;
-  j["data"] = {{"generator", r.data.generator}, {"range", r.data.range}, {"seed", r.data.seed},
-               {"distinct_at_most", r.data.distinct_at_most ? nlohmann::json(*r.data.distinct_at_most) : nlohmann::json()},
-               {"nans", r.data.nans}, {"text", r.data.text()}};
-  if (!r.data.file.empty()) j["data"]["file"] = r.data.file;
+  // The fields of the (first) input's data; a declared kernel's "arrays" has every input array's,
+  // each with its name, and "text" names them all.
+  j["data"] = data_json(r.data);
+  if (!r.data.array.empty()) {
+    DataSummary first = r.data;
+    first.others.clear();
+    std::vector<const DataSummary*> inputs = {&first};
+    for (const DataSummary& other : r.data.others) inputs.push_back(&other);
+    j["data"]["arrays"] = nlohmann::json::array();
+    for (const DataSummary* d : inputs) {
+      j["data"]["arrays"].push_back(data_json(*d));
+      j["data"]["arrays"].back()["array"] = d->array;
+    }
+  }
   return j;
 }
 

@@ -56,23 +56,31 @@ void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& d
   if (reference.planned.plan.scratch_bytes > 0 && bench.has_prepared()) bench.bind(bench.prepared().planned.plan);
 }
 
-NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
+BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
   const PreparedRun baseline = prepare_other_kernel(spec, spec.baseline_kernel, {}, runtime, device);
   const LaunchTarget target{baseline.planned.plan, baseline.ready.functions.data(), bench.stream().get(),
                             baseline.planned.where};
   if (baseline.planned.plan.scratch_bytes > 0) bench.bind(baseline.planned.plan);  // the run's last use of the Bench
-  return {"kernel " + baseline.planned.variant->label(), Stats::of(bench.time(target, spec.warmup, spec.repeats, false)), {}};
+  return {"kernel " + baseline.planned.variant->label(), bench.time(target, spec.warmup, spec.repeats, false), {}};
+}
+
+NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
+  BaselineTiming b = baseline_kernel_times(spec, runtime, device, bench);
+  return {b.name, Stats::of(std::move(b.ms)), b.note};
 }
 
 DataSummary run_data_summary(const RunSpec& spec) {
-  if (spec.declared)
-    for (const DeclaredArg* a : spec.declared->declaration->arrays())
-      if (const auto it = spec.arg_data.find(a->name); it != spec.arg_data.end()) {
-        DataSummary s = summarize_data(it->second, a->dtype, static_cast<std::uint64_t>(eval_sizes(a->length, spec.sizes)));
-        s.generator = a->name + ": " + s.generator;
-        return s;
-      }
-  return summarize_data(spec.data, spec.dtype, spec.size);
+  if (!spec.declared) return summarize_data(spec.data, spec.dtype, spec.size);
+  std::vector<DataSummary> inputs;
+  for (const DeclaredArg* a : spec.declared->declaration->arrays())
+    if (const auto it = spec.arg_data.find(a->name); it != spec.arg_data.end()) {
+      inputs.push_back(summarize_data(it->second, a->dtype, static_cast<std::uint64_t>(eval_sizes(a->length, spec.sizes))));
+      inputs.back().array = a->name;
+    }
+  if (inputs.empty()) return summarize_data(spec.data, spec.dtype, spec.size);  // no input array
+  DataSummary first = inputs.front();
+  first.others.assign(inputs.begin() + 1, inputs.end());
+  return first;
 }
 
 std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec, const Variant& variant,

@@ -22,11 +22,13 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
 // its outputs downloaded and kept by the workload as the expected answer.
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
-// The baseline kernel timed on the bench, as the run's kernel is.
+// The baseline kernel timed on the bench, as the run's kernel is: each repeat's time, or their
+// statistics. The Bench is left bound to the baseline's scratch.
+BaselineTiming baseline_kernel_times(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 NamedStats time_baseline_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
-// The report's data line: for a declared kernel, its first input array's data (each input array
-// has its own; the config's data: names them), else the run's data.
+// The report's data line: for a declared kernel, every input array's data by name (each has its
+// own: the config's data: sets it), the first's in the summary's own fields; else the run's data.
 DataSummary run_data_summary(const RunSpec& spec);
 
 // The declaration's metrics for a kernel median of `median_ms`, in order.

@@ -11,6 +11,7 @@
 #include "tune/measure/energy.hpp"
 #include "tune/report/journal.hpp"
 #include "tune/sweep/sweep.hpp"
+#include "util/text.hpp"
 
 namespace gpuk {
 
@@ -63,9 +64,21 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   const std::vector<std::string> notes = measurer->notes();
   measurer.reset();  // its compiles and its copy of the answer, before the baseline's memory
   std::optional<BaselineTiming> baseline;
-  if (sweep.baseline && !result.aborted && !result.context_lost)
+  const bool finished = !result.aborted && !result.context_lost;
+  if (sweep.baseline && finished)
     baseline = bench.workload().library_baseline(t.run.warmup, t.run.repeats, bench.stream());
+  // A declared kernel's `baseline:` kernel, timed on the same inputs whenever the config names
+  // one (a tuning matrix's cell takes its speed-up from it, as from a library baseline).
+  if (!baseline && finished && !t.run.baseline_kernel.empty())
+    baseline = baseline_kernel_times(t.run, context.runtime, device, bench);
   TuneReport report = make_tune_report(t, options, std::move(result), info, bench.bytes_moved(), flush, stats);
+  if (baseline && !t.run.baseline_kernel.empty()) {
+    const double median = Stats::of(baseline->ms).median;
+    const auto* best = report.result.winner();
+    std::string note = "baseline " + baseline->name + ": " + ms_text(median) + " ms";
+    if (best && best->time.median > 0 && median > 0) note += "; the best " + fixed(median / best->time.median, 2) + "x its speed";
+    report.notes.push_back(note);
+  }
   report.baseline = std::move(baseline);
   report.times.data = std::chrono::duration<double>(data_end - data_start).count();
   report.times.reference = std::chrono::duration<double>(reference_end - reference_start).count();

@@ -119,7 +119,7 @@ MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results);
 using CellSweep = std::function<CellResult(const MatrixCell& cell)>;
 
 struct MatrixProgress {
-  std::size_t position = 0, total = 0;  // this cell is cell `position` of `total` (1-based)
+  std::size_t position = 0, total = 0;  // this cell is cell `position` of `total` (1-based; of a shard's cells in a shard)
   const MatrixCell* cell = nullptr;
   const CellResult* result = nullptr;   // null: the cell starts; else it is done
 };

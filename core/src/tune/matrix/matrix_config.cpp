@@ -1,7 +1,10 @@
 // A tuning matrix config read into cells. Each cell's config is assembled from nodes of the
 // matrix's own YAML (the top-level settings, its `operations:` entry, one dtype, one size, one
 // value per family option) and read by the plain tune config's parser, so a cell is checked
-// exactly as `gpuk tune` checks a config, and every error names the matrix file's line.
+// exactly as `gpuk tune` checks a config, and every error names the matrix file's line. A
+// declared kernel's cells are its named-size sets (`sizes: [{nx: 4096, ny: 4096}, ...]`): each
+// cell's config is then a declared kernel's tune config (`kernel:` the entry's operation, `sizes:`
+// one set), with no dtype, since its arrays have theirs in the declaration.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -25,20 +28,28 @@ namespace {
 
 // The matrix's own keys; the rest of the top level (and of an entry) goes to every cell.
 const std::vector<std::string> kMatrixKeys = {"family", "operations", "sizes", "dtypes"};
+// The last four are a declared kernel's (its config's reference, comparison, declaration and
+// baseline kernel); another family's cell refuses them as its plain config would, at their line.
 const std::vector<std::string> kSharedKeys = {"data",     "warmup",   "repeats", "kernel",   "kernels",
                                               "params",   "constraints", "strategy", "budget", "seed",
-                                              "recheck",  "flush_l2", "show",    "save"};
+                                              "recheck",  "flush_l2", "show",    "save",   "reference",
+                                              "compare",  "declare",  "baseline"};
 const std::vector<std::string> kEntryKeys = {"operation", "sizes",  "dtypes",   "data",   "warmup",  "repeats",
                                              "kernel",    "kernels", "params", "constraints", "strategy",
-                                             "budget",    "recheck", "flush_l2"};
+                                             "budget",    "recheck", "flush_l2", "reference", "compare",
+                                             "declare",   "baseline"};
 
 // A list node's items, or the node itself when it is a single value.
-std::vector<YAML::Node> items_of(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
+// A list node's items, or the node itself when it is a single value (with `maps`, an item may
+// also be a mapping: a declared kernel's named sizes).
+std::vector<YAML::Node> items_of(const yaml::Source& src, const YAML::Node& node, const std::string& what,
+                                 bool maps = false) {
   std::vector<YAML::Node> out;
-  if (node.IsScalar()) return {node};
+  if (node.IsScalar() || (maps && node.IsMap())) return {node};
   if (!node.IsSequence() || node.size() == 0) src.fail(node, what + " must be a value or a non-empty list of values");
   for (const auto& item : node) {
-    if (!item.IsScalar()) src.fail(item, what + ": each item must be a single value");
+    if (!item.IsScalar() && !(maps && item.IsMap()))
+      src.fail(item, what + ": each item must be a single value");
     out.push_back(item);
   }
   return out;
@@ -50,19 +61,25 @@ std::string file_piece(const std::string& text) {
   return out;
 }
 
-// Ordered key -> node, later settings replacing earlier ones.
+// Ordered key -> node, later settings replacing earlier ones. A YAML::Node's operator= writes
+// through to the node it refers to (yaml-cpp's set_ref): assigning an entry's `data:` over the
+// top level's would change the matrix's own tree, and every later entry would read the first
+// entry's data. So a handle is only ever re-pointed (reset), and erase copies the others.
 struct Settings {
   std::vector<std::pair<std::string, YAML::Node>> items;
   void set(const std::string& key, const YAML::Node& value) {
     for (auto& item : items)
       if (item.first == key) {
-        item.second = value;
+        item.second.reset(value);
         return;
       }
     items.emplace_back(key, value);
   }
   void erase(const std::string& key) {
-    items.erase(std::remove_if(items.begin(), items.end(), [&](const auto& i) { return i.first == key; }), items.end());
+    std::vector<std::pair<std::string, YAML::Node>> kept;
+    for (const auto& item : items)
+      if (item.first != key) kept.emplace_back(item.first, item.second);
+    items.swap(kept);
   }
   YAML::Node node() const {
     YAML::Node map(YAML::NodeType::Map);
@@ -70,6 +87,24 @@ struct Settings {
     return map;
   }
 };
+
+// A declared kernel's cell: its config names the kernel (the entry's operation: a declared kernel
+// is its own operation) and one set of its named sizes. `kernels:` may list more kernels to sweep
+// beside it (taking its arrays), the operation first.
+void declared_cell(const yaml::Source& src, Settings& settings, const YAML::Node& operation, const YAML::Node& sizes) {
+  const YAML::Node* kernels = nullptr;
+  for (const auto& [key, value] : settings.items)
+    if (key == "kernels" || key == "kernel") kernels = &value;
+  if (!kernels) {
+    settings.set("kernel", operation);
+  } else {
+    const YAML::Node first = kernels->IsSequence() && kernels->size() > 0 ? (*kernels)[0] : *kernels;
+    if (!first.IsScalar() || first.Scalar() != operation.Scalar())
+      src.fail(first, "a declared kernel is its own operation: this entry's kernels start with its operation, '" +
+                          operation.Scalar() + "' (the others are swept beside it, on its arrays)");
+  }
+  settings.set("sizes", sizes);
+}
 
 std::string emit(const YAML::Node& node) {
   YAML::Emitter out;
@@ -177,11 +212,31 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
   for (const auto& entry : operations) {
     src.check_keys(entry, entry_allowed, "an entry of operations");
     if (!entry["operation"])
-      src.fail(entry, "an entry of operations needs operation: (one or a list of " + join(plugin->operations()) + ")");
+      src.fail(entry, "an entry of operations needs operation: (one or a list of " +
+                          (plugin->operations().empty() ? std::string("declared kernels")
+                                                        : join(plugin->operations())) + ")");
     const YAML::Node sizes = entry["sizes"] ? entry["sizes"] : root["sizes"];
-    if (!sizes) src.fail(entry, "no sizes: give sizes: [2^10, 2^14, ...] at the top or in this entry");
+    if (!sizes)
+      src.fail(entry, std::string("no sizes: give sizes: ") +
+                          (plugin->operations().empty() ? "[{nx: 4096, ny: 4096}, ...] (each a set of the kernel's named sizes)"
+                                                        : "[2^10, 2^14, ...]") +
+                          " at the top or in this entry");
+    const auto size_nodes = items_of(src, sizes, "sizes", /*maps=*/true);
+    // Named-size sets: the cells of a declared kernel, whose arrays have their dtypes.
+    const bool named = size_nodes.front().IsMap();
+    for (const auto& s : size_nodes) {
+      if (s.IsMap() != named)
+        src.fail(s, "sizes are all numbers (n) or all mappings of a declared kernel's named sizes, not both");
+      if (!named && src.integer(s, "a size") < 1) src.fail(s, "sizes must be at least 1");
+    }
+    if (!named && plugin->operations().empty())  // a family whose operations are declared kernels
+      src.fail(size_nodes.front(), "the " + m.family + " family's operations are declared kernels, whose cells are "
+                                   "their named sizes: sizes: [{nx: 4096, ny: 4096}, ...]");
     const YAML::Node dtypes = entry["dtypes"] ? entry["dtypes"] : root["dtypes"];
-    if (!dtypes) src.fail(entry, "no dtypes: give dtypes: [float32, ...] at the top or in this entry");
+    if (!dtypes && !named) src.fail(entry, "no dtypes: give dtypes: [float32, ...] at the top or in this entry");
+    if (dtypes && named)
+      src.fail(dtypes, "a declared kernel's cells are its named sizes; each array has its dtype in the declaration, "
+                       "so leave dtypes: out");
 
     Settings settings = shared;
     if (entry["kernel"] || entry["kernels"]) {
@@ -193,28 +248,32 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
 
     const auto combos = option_combos(src, entry, root, option_names);
 
-    const auto dtype_items = dtypes.IsScalar() && dtypes.Scalar() == "all" ? std::vector<YAML::Node>{}
-                                                                            : items_of(src, dtypes, "dtypes");
-    std::vector<YAML::Node> dtype_nodes = dtype_items;
-    if (dtype_nodes.empty())  // `dtypes: all`: every dtype the family supports
+    std::vector<YAML::Node> dtype_nodes;
+    if (named)
+      dtype_nodes.emplace_back();  // one pass, no dtype
+    else if (!(dtypes.IsScalar() && dtypes.Scalar() == "all"))
+      dtype_nodes = items_of(src, dtypes, "dtypes");
+    else  // `dtypes: all`: every dtype the family supports
       for (DType t : plugin->dtypes()) {
         YAML::Node n(std::string(dtype_name(t)));
         dtype_nodes.push_back(n);
       }
-    const auto size_nodes = items_of(src, sizes, "sizes");
-    for (const auto& s : size_nodes)
-      if (src.integer(s, "a size") < 1) src.fail(s, "sizes must be at least 1");
 
     for (const auto& operation : items_of(src, entry["operation"], "operation"))
       for (const auto& combo : combos)
         for (const auto& dtype : dtype_nodes)
           for (const auto& size : size_nodes) {
             Settings cell_settings = settings;
-            cell_settings.set("operation", operation);
+            if (!named) cell_settings.set("operation", operation);
             for (std::size_t i = 0; i < option_names.size(); ++i)
               if (combo[i]) cell_settings.set(option_names[i], *combo[i]);
-            cell_settings.set("dtype", dtype);
-            cell_settings.set("size", size);
+            if (named) {
+              cell_settings.erase("operation");
+              declared_cell(src, cell_settings, operation, size);
+            } else {
+              cell_settings.set("dtype", dtype);
+              cell_settings.set("size", size);
+            }
             const YAML::Node node = cell_settings.node();
             MatrixCell cell;
             cell.index = m.cells.size();
@@ -225,15 +284,15 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
             // flush), so that the cell's speed-up compares like with like.
             if (!root["flush_l2"] && !entry["flush_l2"]) cell.spec.flush_l2 = FlushL2::off;
             const RunSpec& r = cell.spec.run;
-            const std::string options = options_key(r.options);
+            const std::string options = options_key(r.options);  // a declared kernel's: its sizes
             cell.id = r.operation;
             if (!options.empty()) cell.id.append(" ").append(options);
-            cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
+            if (!named) cell.id.append(" ").append(dtype_name(r.dtype)).append(" ").append(size_text(r.size));
             if (!ids.insert(cell.id).second)
               src.fail(size, "the cell '" + cell.id + "' is in the matrix twice (an earlier entry has it already)");
             cell.file = r.operation;
             for (const auto& [k, v] : r.options) cell.file.append(".").append(file_piece(k)).append("-").append(file_piece(v));
-            cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
+            if (!named) cell.file.append(".").append(dtype_name(r.dtype)).append(".n").append(std::to_string(r.size));
             if (!files.insert(cell.file).second) cell.file.append("-").append(std::to_string(cell.index));
             cell.file += ".json";
             cell.settings = emit(node);

@@ -207,8 +207,11 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
                          const std::function<void(const MatrixProgress&)>& progress,
                          const std::function<bool()>& stop) {
   MatrixSummary s;
+  // A shard's cells keep their matrix index; the progress counts them within the shard.
   const std::size_t total = matrix.cells.size();
+  std::size_t position = 0;
   for (const auto& cell : matrix.cells) {
+    ++position;
     if (const auto r = results.read(cell); r && r->fingerprint == cell_fingerprint(cell)) {
       ++s.skipped;
       continue;
@@ -217,7 +220,7 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
       ++s.left;
       continue;
     }
-    if (progress) progress({cell.index + 1, total, &cell, nullptr});
+    if (progress) progress({position, total, &cell, nullptr});
     CellResult r;
     try {
       r = sweep(cell);
@@ -231,7 +234,7 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
     results.write(cell, r);
     ++s.measured;
     if (r.status == CellResult::Status::failed) ++s.failed;
-    if (progress) progress({cell.index + 1, total, &cell, &r});
+    if (progress) progress({position, total, &cell, &r});
   }
   return s;
 }
@@ -240,17 +243,24 @@ namespace {
 
 // Why `e`'s variant cannot serve every n of its size bucket (the lookup offers an entry tuned at
 // 2^12 for 4,096..8,191), or "" when it can. Constraints are checked at the bucket's ends and
-// middle; those naming sm_count are left to the lookup, which knows the GPU.
-std::string outside_its_bucket(const TuningEntry& e, const KernelLibrary& kernels) {
+// middle; those naming sm_count are left to the lookup, which knows the GPU. A declared kernel's
+// entry serves only the named sizes of its key (`run`'s): its constraints are checked there.
+std::string outside_its_bucket(const TuningEntry& e, const RunSpec& run, const KernelLibrary& kernels) {
   try {
     const auto file = kernels.find(e.key.family, e.kernel);
     const Variant variant(file, {}, e.params);
     const auto dtype = parse_dtype(e.key.dtype);
     const std::int64_t low = std::int64_t{1} << e.key.bucket, high = 2 * low - 1;
-    for (const std::int64_t n : {low, low + low / 2, high}) {
-      const LaunchLimits limits{n, 0, dtype ? static_cast<int>(dtype_size(*dtype)) : 0};
+    std::vector<std::int64_t> ns = {low, low + low / 2, high};
+    if (!run.sizes.empty()) ns = {static_cast<std::int64_t>(run.size)};
+    for (const std::int64_t n : ns) {
+      LaunchLimits limits;
+      limits.n = n;
+      limits.elem_bytes = dtype ? static_cast<int>(dtype_size(*dtype)) : 0;
+      limits.sizes = run.sizes;
       if (const Constraint* c = broken_constraint(variant, limits))
-        return variant.label() + " breaks '" + c->expr.text() + "' for n = " + std::to_string(n);
+        return variant.label() + " breaks '" + c->expr.text() + "' for " +
+               (run.sizes.empty() ? "n = " + std::to_string(n) : options_key(run.options));
     }
   } catch (const ConfigError& error) {
     return error.what();
@@ -296,7 +306,7 @@ std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixRe
     else if (const std::string wrong = winner_mismatch(cell, *r); !wrong.empty())
       why = wrong;
     else if (kernels)
-      why = outside_its_bucket(*r->winner, *kernels);
+      why = outside_its_bucket(*r->winner, cell.spec.run, *kernels);
     if (why.empty())
       out.push_back(*r->winner);
     else if (missing)

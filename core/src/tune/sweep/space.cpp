@@ -160,14 +160,16 @@ std::optional<std::string> Space::prune(const Candidate& c, const std::vector<st
   } catch (const ConfigError& e) {
     return fail(e.what());
   }
-  const std::map<std::string, std::int64_t, std::less<>> extra = {
+  std::map<std::string, std::int64_t, std::less<>> extra = {
       {"n", limits.n},
       {"sm_count", limits.sm_count},
       {"elem_bytes", limits.elem_bytes},
       {"vec", limits.elem_bytes ? 16 / limits.elem_bytes : 1}};
+  extra.insert(limits.sizes.begin(), limits.sizes.end());  // a declared kernel's named sizes
   for (const auto& constraint : constraints_) {
     bool binds = true;
-    for (const auto& id : constraint.expr.identifiers()) binds = binds && (builtin_name(id) || file.param(id));
+    for (const auto& id : constraint.expr.identifiers())
+      binds = binds && (builtin_name(id) || file.param(id) || limits.sizes.count(id));
     if (!binds) continue;
     try {
       if (constraint.expr.eval([&](std::string_view n) { return v->lookup(n, extra); }) == 0)
