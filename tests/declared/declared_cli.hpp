@@ -3,7 +3,12 @@
 // tests' declared kernels and configs, a scratch directory of the program's own, and `gpuk` run
 // with them.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 
 #include "helpers.hpp"
@@ -40,5 +45,50 @@ inline CommandResult declared_gpuk(const std::string& args, const std::string& e
 }
 
 inline bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// A declared kernels' tuning matrix of scale2d (three sizes swept in full, one by random within a
+// budget of 3) in two shards, merged and exported, then `variant: auto` from the export: what
+// the fake-driver and GPU programs both check, `gpuk` running the command line.
+inline void check_declared_matrix(const std::function<CommandResult(const std::string&)>& gpuk) {
+  const std::filesystem::path dir = declared_scratch().dir / "matrix";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path matrix = dir / "m.yaml";
+  std::ofstream(matrix) << "family: kernel\nwarmup: 1\nrepeats: 3\nrecheck: {top: 2, repeats: 3}\n"
+                           "reference: {kernel: scale2d_naive}\nbaseline: scale2d_naive\noperations:\n"
+                           "  - operation: scale2d\n    sizes: [{nx: 1000, ny: 300}, {nx: 300, ny: 1000}, {nx: 64, ny: 64}]\n"
+                           "    params: {block_size_x: [16, 64], block_size_y: [1, 8]}\n"
+                           "  - operation: scale2d\n    sizes: {nx: 100, ny: 100}\n    strategy: random\n    budget: 3\n";
+  const std::string m = "tune " + matrix.string() + " ";
+  const auto s0 = gpuk(m + "--shard 0/2 --out " + (dir / "s0").string());
+  CAPTURE(s0.output);
+  CHECK(s0.status == 0);
+  CHECK(has(s0.output, "shard 0/2, 2 of 4 cells of kernel"));
+  CHECK(has(s0.output, "cell 1/2  scale2d nx=1000 ny=300: scale2d block_size_x="));
+  CHECK(has(s0.output, "cell 2/2  scale2d nx=64 ny=64: "));  // counted within the shard
+  CHECK(has(s0.output, "; kernel scale2d_naive "));  // the baseline kernel, timed after the sweep
+  const auto s1 = gpuk(m + "--shard 1/2 --out " + (dir / "s1").string());
+  CAPTURE(s1.output);
+  CHECK(s1.status == 0);
+  const auto merged = gpuk(m + "--merge " + (dir / "s0").string() + " " + (dir / "s1").string() + " --out " +
+                               (dir / "merged").string() + " --export " + (dir / "e.json").string());
+  CAPTURE(merged.output);
+  CHECK(merged.status == 0);
+  CHECK(has(merged.output, ": 4 of 4 cells;"));
+  CHECK(has(merged.output, "exported 4 verified winners to"));
+  // The random cell measured its budget and no more.
+  std::ifstream cell(dir / "merged" / "cells" / "scale2d.nx-100.ny-100.json");
+  const std::string text((std::istreambuf_iterator<char>(cell)), std::istreambuf_iterator<char>());
+  CHECK(has(text, "\"ok\": 3"));
+
+  const std::filesystem::path run = dir / "auto.yaml";
+  std::ofstream(run) << "family: kernel\nkernel: scale2d\nsizes: {nx: 300, ny: 1000}\nvariant: auto\ntuning: e.json\n"
+                        "reference: {kernel: scale2d_naive}\nwarmup: 1\nrepeats: 3\n";
+  const auto r = gpuk("run " + run.string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "chosen   tuning file "));
+  CHECK(has(r.output, "e.json (tuned at n = 300000"));
+  CHECK(has(r.output, "verify      PASS"));
+}
 
 }  // namespace gpuk::test

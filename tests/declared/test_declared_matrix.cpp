@@ -99,8 +99,11 @@ TEST_CASE("a declared kernel's matrix says what is wrong at the matrix file's li
   const std::string first = error_of(
       "family: kernel\noperations:\n  - operation: stencil2d\n    kernels: [matmul]\n    sizes: [{nx: 8, ny: 8}]\n");
   CHECK(first.find("m.yaml:4:15: a declared kernel is its own operation") != std::string::npos);
-  const std::string twice = error_of(
-      "family: kernel\noperations:\n  - operation: stencil2d\n    sizes: [{nx: 8, ny: 8}, {ny: 8, nx: 8}]\n");
+  const std::string unverified = error_of("family: kernel\noperations:\n  - operation: stencil2d\n    sizes: [{nx: 8, ny: 8}]\n");
+  CHECK(unverified.find("m.yaml:4:13: a tuning matrix exports verified winners, and this cell has nothing to verify "
+                        "against: give reference:") != std::string::npos);
+  const std::string twice = error_of("family: kernel\nreference: {kernel: stencil2d_naive}\noperations:\n"
+                                     "  - operation: stencil2d\n    sizes: [{nx: 8, ny: 8}, {ny: 8, nx: 8}]\n");
   CHECK(twice.find("the cell 'stencil2d nx=8 ny=8' is in the matrix twice") != std::string::npos);
   // A number for a declared kernel's size: a family whose operations are declared kernels (it
   // lists none of its own) takes named sizes.

@@ -92,43 +92,5 @@ TEST_CASE("a declared kernel's data line names every input array") {
 }
 
 TEST_CASE("a declared kernel's tuning matrix: two shards, merged, exported, and variant: auto runs the winner") {
-  const fs::path dir = scratch().dir / "matrix";
-  fs::create_directories(dir);
-  const fs::path matrix = dir / "m.yaml";
-  std::ofstream(matrix) << "family: kernel\nwarmup: 1\nrepeats: 3\nrecheck: {top: 2, repeats: 3}\n"
-                           "reference: {kernel: scale2d_naive}\nbaseline: scale2d_naive\noperations:\n"
-                           "  - operation: scale2d\n    sizes: [{nx: 1000, ny: 300}, {nx: 300, ny: 1000}, {nx: 64, ny: 64}]\n"
-                           "    params: {block_size_x: [16, 64], block_size_y: [1, 8]}\n"
-                           "  - operation: scale2d\n    sizes: {nx: 100, ny: 100}\n    strategy: random\n    budget: 3\n";
-  const std::string m = "tune " + matrix.string() + " ";
-  const auto s0 = gpuk_cli(m + "--shard 0/2 --out " + (dir / "s0").string());
-  CAPTURE(s0.output);
-  CHECK(s0.status == 0);
-  CHECK(has(s0.output, "shard 0/2, 2 of 4 cells of kernel"));
-  CHECK(has(s0.output, "cell 1/2  scale2d nx=1000 ny=300: scale2d block_size_x="));
-  CHECK(has(s0.output, "cell 2/2  scale2d nx=64 ny=64: "));  // counted within the shard
-  CHECK(has(s0.output, "; kernel scale2d_naive "));  // the baseline kernel, timed after the sweep
-  const auto s1 = gpuk_cli(m + "--shard 1/2 --out " + (dir / "s1").string());
-  CAPTURE(s1.output);
-  CHECK(s1.status == 0);
-  const auto merged = gpuk_cli(m + "--merge " + (dir / "s0").string() + " " + (dir / "s1").string() + " --out " +
-                               (dir / "merged").string() + " --export " + (dir / "e.json").string());
-  CAPTURE(merged.output);
-  CHECK(merged.status == 0);
-  CHECK(has(merged.output, ": 4 of 4 cells;"));
-  CHECK(has(merged.output, "exported 4 verified winners to"));
-  // The random cell measured its budget and no more.
-  std::ifstream cell(dir / "merged" / "cells" / "scale2d.nx-100.ny-100.json");
-  const std::string text((std::istreambuf_iterator<char>(cell)), std::istreambuf_iterator<char>());
-  CHECK(has(text, "\"ok\": 3"));
-
-  const fs::path run = dir / "auto.yaml";
-  std::ofstream(run) << "family: kernel\nkernel: scale2d\nsizes: {nx: 300, ny: 1000}\nvariant: auto\ntuning: e.json\n"
-                        "reference: {kernel: scale2d_naive}\nwarmup: 1\nrepeats: 3\n";
-  const auto r = gpuk_cli("run " + run.string());
-  CAPTURE(r.output);
-  CHECK(r.status == 0);
-  CHECK(has(r.output, "chosen   tuning file "));
-  CHECK(has(r.output, "e.json (tuned at n = 300000"));
-  CHECK(has(r.output, "verify      PASS"));
+  test::check_declared_matrix(gpuk_cli);
 }

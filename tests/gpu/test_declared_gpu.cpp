@@ -4,7 +4,8 @@
 // kernel with -D parameters against its reference, an in-place kernel restored before every
 // timed run, two launches with scratch and an exact integer answer, an off-by-one variant failed
 // with its first bad index, and a sweep whose faulting and hanging variants are isolated while
-// it finishes. Without a GPU it prints why and exits 77 (skipped).
+// it finishes; a tuning matrix of a declared kernel in two shards, merged, exported and run from
+// the export. Without a GPU it prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -103,6 +104,10 @@ TEST_CASE("a sweep of a declared kernel: every variant verified, the winner save
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(has(r.output, "chosen   user tuning database"));
+}
+
+TEST_CASE("a declared kernel's tuning matrix on the GPU: two shards, merged, exported, variant: auto runs the winner") {
+  test::check_declared_matrix([](const std::string& args) { return gpuk_cli(args, 120); });
 }
 
 TEST_CASE("faulting and hanging variants of a declared kernel are isolated; the sweep finishes") {

@@ -5,7 +5,7 @@
   plot_matrix.py RESULTS_DIR [RESULTS_DIR ...] [--out matrix.png] [--no-plot]
 
 RESULTS_DIR is a `gpuk tune MATRIX --out DIR` directory (its cells/*.json). Prints a markdown
-table, one row per operation, options and dtype, one column per size: the speed-up of the cell's
+table, one row per operation, options and dtype (and input kind, for a matrix of kinds), one column per size: the speed-up of the cell's
 winner over the library baseline timed on the same input in the same process (baseline median /
 gpuk median, as the issue and docs/PERFORMANCE.md tables give "gpuk / CUB": above 1.00x gpuk is
 faster). Then draws the same as a PNG, one panel per operation and options, one line per dtype,
@@ -41,6 +41,12 @@ def panel_of(c):
     return f"{c['family']} {c['operation']}" + (f" ({c['options']})" if c["options"] else "")
 
 
+def dtype_of(c):
+    """The dtype, with the cell's input kind where its matrix lists kinds: ("uint32 d16")."""
+    kind = c["cell"].rsplit(" kind=", 1)
+    return c["dtype"] + (f" {kind[1]}" if len(kind) == 2 else "")
+
+
 def table(cells):
     """The markdown table, and the cells left out (not verified ok, or without a baseline)."""
     sizes = sorted({c["size"] for c in cells})
@@ -50,7 +56,7 @@ def table(cells):
             left_out.append(f"{c['cell']}: {c['status']}" + (f" ({c['message']})" if c.get("message") else "")
                             + ("" if c["status"] != "ok" else " (no baseline)"))
             continue
-        rows.setdefault((panel_of(c), c["dtype"]), {})[c["size"]] = c
+        rows.setdefault((panel_of(c), dtype_of(c)), {})[c["size"]] = c
     lines = ["| operation | dtype | " + " | ".join(size_text(s) for s in sizes) + " |",
              "| --- | --- | " + " | ".join("---" for _ in sizes) + " |"]
     for (panel, dtype), by_size in sorted(rows.items()):

@@ -3,7 +3,7 @@
 # a GPU, the programs spread over the machine's GPUs, one lane per GPU), the stress test
 # (tools/dev/stress.sh --gpu --rounds 3), pytest, and the declared-kernel family from the CLI
 # (each configs/kernel_*.yaml run, each configs/tune_kernel_*.yaml swept, memcheck on the
-# stencil). docs/reliability.md quotes its summary.
+# stencil, configs/tune_matrix_kernel.yaml in two shards merged). docs/reliability.md quotes its summary.
 #
 # Usage: tools/dev/gpu_all.sh [BUILD_DIR (default /tmp/gpuk-gpu-all)]
 # Writes summary.txt, build.log, lane<i>.log, pytest.log, stress.log and declared.log under $OUT
@@ -54,6 +54,10 @@ declared() {  # the declared-kernel family from the CLI: each shipped config, a 
     for c in configs/kernel_*.yaml; do echo "== gpuk run $c"; CUDA_VISIBLE_DEVICES=$1 timeout 60 $B/gpuk run $c; echo "rc=$?"; done
     for c in configs/tune_kernel_*.yaml; do echo "== gpuk tune $c"; /usr/bin/time -f "wall %e s" env CUDA_VISIBLE_DEVICES=$1 timeout 90 $B/gpuk tune $c --no-save; echo "rc=$?"; done
     echo "== memcheck kernel_stencil2d"; CUDA_VISIBLE_DEVICES=$1 timeout 90 compute-sanitizer --tool memcheck $B/gpuk run configs/kernel_stencil2d.yaml --repeats 2 2>&1 | tail -5
+    # The declared kernels' matrix in two shards, merged: each cell's winner against its naive kernel.
+    local m=configs/tune_matrix_kernel.yaml w=/tmp/gpuk-gpu-all-matrix; rm -rf $w
+    for k in 0 1; do echo "== gpuk tune $m --shard $k/2"; CUDA_VISIBLE_DEVICES=$1 timeout 120 $B/gpuk tune $m --shard $k/2 --out $w/s$k; echo "rc=$?"; done
+    echo "== gpuk tune $m --merge"; $B/gpuk tune $m --merge $w/s0 $w/s1 --out $w/merged --export $w/e.json; echo "rc=$?"
   } > $OUT/declared.log 2>&1
   echo "declared family CLI $(( $(date +%s) - s )) s: $(grep -c '^rc=0' $OUT/declared.log) of $(grep -c '^rc=' $OUT/declared.log) rc=0" >> $OUT/summary.txt
 }

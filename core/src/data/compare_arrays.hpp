@@ -1,4 +1,4 @@
-// One output array compared with its expected value, by a CompareRule (plugin/problem.hpp):
+// One output array compared with its expected value, by a CompareRule (data/compare_rule.hpp):
 // integers exactly unless a tolerance is given, floats within atol + rtol * |expected| or within
 // `ulps` units in the last place, NaN only where NaN is expected. The result says how many
 // elements differ, the first bad index, and the largest absolute and relative error.
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "data/compare_rule.hpp"
 #include "data/data.hpp"
-#include "plugin/problem.hpp"
 
 namespace gpuk {
 

@@ -5,24 +5,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
+#include "data/compare_rule.hpp"
 #include "gpuk/dtype.hpp"
 
 namespace gpuk {
 
 class FamilyPlugin;
 struct Declaration;
-
-// How one output is compared with its expected value (a declared kernel's `compare:`): exact for
-// integers unless given; for floats |got - want| <= atol + rtol * |want|, or within `ulps` units
-// in the last place; NaN matches NaN; `skip` leaves the output uncompared.
-struct CompareRule {
-  std::optional<double> atol, rtol;
-  std::optional<std::int64_t> ulps;
-  bool skip = false;
-};
 
 struct Problem {
   std::string family;
