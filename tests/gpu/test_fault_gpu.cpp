@@ -76,7 +76,7 @@ TEST_CASE("gpuk tune over faulting variants finishes, marks each with its CUDA e
       "family: reduce\noperation: max\ndtype: float32\nsize: 1_000_000\n"
       "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
       "kernels: [onepass, faulty]\n"
-      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [256]\n  UNROLL: [1, 4]\n"
+      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [256]\n  UNROLL: [1, 4]\n  LOAD: [0]\n  SPLIT: [0]\n  WAVES: [1]\n  FOLD: [1]\n"
       "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
   const fs::path json = dir.path() / "tune.json";
   const Cli r = gpuk_cli("--tuning-db " + (dir.path() / "db.json").string() + " tune " + config.string() +
@@ -190,7 +190,9 @@ TEST_CASE("an input larger than the device's memory is refused up front by run a
       {"run", "family: reduce\noperation: argmax\n" + data},
       {"run", "family: search\noperation: find\nvalue_index: 5\n" + data},
       {"run", "family: sort\noperation: sort\n" + data},
-      {"tune", "family: reduce\noperation: max\nkernels: [onepass]\nparams: {BLOCK: [256, 512]}\n" + data}};
+      {"tune", "family: reduce\noperation: max\nkernels: [onepass]\n"
+               "params: {BLOCK: [256, 512], LOAD: [0], SPLIT: [0], WAVES: [1], FOLD: [1]}\n" +
+                   data}};
   int i = 0;
   for (const auto& entry : configs) {
     const std::string& command = entry.first;  // not a structured binding: CAPTURE takes it by reference
@@ -261,7 +263,7 @@ TEST_CASE("gpuk tune --devices 0,0: two worker processes share a sweep over faul
       "family: reduce\noperation: max\ndtype: float32\nsize: 1_000_000\n"
       "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
       "kernels: [onepass, faulty]\n"
-      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [128, 256]\n  UNROLL: [1, 2, 4]\n"
+      "params:\n  FAULT: [0, 1, 2]\n  BLOCK: [128, 256]\n  UNROLL: [1, 2, 4]\n  LOAD: [0]\n  SPLIT: [0]\n  WAVES: [1]\n  FOLD: [1]\n"
       "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n");
   const fs::path json = dir.path() / "tune.json";
   // --fresh: the journal of the tests before (the same problem) would give points no worker measured.

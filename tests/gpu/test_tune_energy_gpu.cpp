@@ -38,7 +38,8 @@ TuneSpec spec(const std::string& extra,
               const std::string& timing = "warmup: 2\nrepeats: 10\nrecheck: {top: 2, repeats: 10}\n",
               const std::string& size = "2^24") {
   return parse_tune_spec("family: reduce\noperation: argmax\ndtype: float32\nsize: " + size + "\nkernels: [onepass]\n"
-                         "params: {BLOCK: [256, 512], UNROLL: [2, 4], BLOCKS_PER_SM: [2, 4]}\n" +
+                         "params: {BLOCK: [256, 512], UNROLL: [2, 4], BLOCKS_PER_SM: [2, 4], LOAD: [0], SPLIT: [0], WAVES: [1],\n"
+                         "         FOLD: [1]}\n" +
                              timing + extra,
                          "t.yaml", gpu().plugins, gpu().kernels);
 }

@@ -55,6 +55,7 @@ TEST_CASE("a small argmax sweep: every variant verified and timed, the best rech
       "data: {generator: uniform, low: -1, high: 1, seed: 11}\n"
       "kernels: [onepass, block_partials, broken]\n"
       "params:\n  BLOCK: [128, 256]\n  UNROLL: [1, 4]\n  BLOCKS_PER_SM: [4]\n  GRID: [128]\n"
+      "  LOAD: [0]\n  SPLIT: [0]\n  WAVES: [1]\n  FOLD: [1]\n"
       "warmup: 2\nrepeats: 5\nrecheck: {top: 3, repeats: 8}\n";
   const TuneSpec t = parse_tune_spec(yaml, dir.path() / "t.yaml", gpu().plugins, kernels);
   const Space space = Space::from_spec(t, kernels);

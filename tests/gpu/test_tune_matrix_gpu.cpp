@@ -44,7 +44,8 @@ TEST_CASE("gpuk tune of a matrix: every cell verified, timed against CUB, resume
                                     "data: {generator: uniform, low: -1, high: 1, seed: 3}\n"
                                     "warmup: 2\nrepeats: 5\nrecheck: {top: 2, repeats: 8}\n"
                                     "operations:\n  - operation: argmax\n    kernels: [onepass, faulty]\n"
-                                    "    params: {BLOCK: [256], UNROLL: [1, 4], BLOCKS_PER_SM: [4], FAULT: [0, 1]}\n");
+                                    "    params: {BLOCK: [256], UNROLL: [1, 4], BLOCKS_PER_SM: [4], FAULT: [0, 1], LOAD: [0], SPLIT: [0], WAVES: [1],\n"
+                                    "             FOLD: [1]}\n");
   const fs::path out = dir.path() / "out", exported = dir.path() / "sm.json", db = dir.path() / "db.json";
   const std::string tune = "--tuning-db " + db.string() + " tune " + config.string() + " --out " + out.string() +
                            " --export " + exported.string();
