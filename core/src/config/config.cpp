@@ -33,15 +33,52 @@ const std::string& RunSpec::option(const std::string& name) const {
   return it->second;
 }
 
-const char* objective_name(TuneObjective o) {
-  return o == TuneObjective::time ? "time" : o == TuneObjective::energy ? "energy" : "edp";
+namespace {
+
+template <class E> struct Named {
+  E value;
+  const char* name;
+};
+
+constexpr Named<TuneStrategy> kStrategies[] = {{TuneStrategy::exhaustive, "exhaustive"},
+                                               {TuneStrategy::random, "random"},
+                                               {TuneStrategy::anneal, "anneal"},
+                                               {TuneStrategy::bayes, "bayes"}};
+constexpr Named<TuneObjective> kObjectives[] = {
+    {TuneObjective::time, "time"}, {TuneObjective::energy, "energy"}, {TuneObjective::edp, "edp"}};
+
+template <class E, std::size_t N> const char* name_in(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
 }
 
-std::optional<TuneObjective> parse_objective(std::string_view name) {
-  if (name == "time") return TuneObjective::time;
-  if (name == "energy") return TuneObjective::energy;
-  if (name == "edp") return TuneObjective::edp;
+template <class E, std::size_t N> std::optional<E> value_in(const Named<E> (&table)[N], std::string_view name) {
+  for (const auto& n : table)
+    if (name == n.name) return n.value;
   return std::nullopt;
+}
+
+template <class E, std::size_t N> std::vector<std::string> names_in(const Named<E> (&table)[N]) {
+  std::vector<std::string> names;
+  for (const auto& n : table) names.emplace_back(n.name);
+  return names;
+}
+
+}  // namespace
+
+const char* strategy_name(TuneStrategy s) { return name_in(kStrategies, s); }
+std::optional<TuneStrategy> parse_strategy(std::string_view name) { return value_in(kStrategies, name); }
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names = names_in(kStrategies);
+  return names;
+}
+
+const char* objective_name(TuneObjective o) { return name_in(kObjectives, o); }
+std::optional<TuneObjective> parse_objective(std::string_view name) { return value_in(kObjectives, name); }
+const std::vector<std::string>& objective_names() {
+  static const std::vector<std::string> names = names_in(kObjectives);
+  return names;
 }
 
 }  // namespace gpuk

@@ -92,11 +92,17 @@ struct TuneConstraint {
   int line = 0;
 };
 
+// How a sweep picks its points, and what it ranks them by: kernel time, energy per call, or
+// energy x delay (docs/tuning.md). Their names, one table each (config.cpp), are what configs,
+// the command line, reports and the tuning database say.
 enum class TuneStrategy { exhaustive, random, anneal, bayes };
-// What a sweep ranks by: kernel time, energy per call, or energy x delay (docs/tuning.md).
+const char* strategy_name(TuneStrategy s);  // "exhaustive", "random", "anneal", "bayes"
+std::optional<TuneStrategy> parse_strategy(std::string_view name);
+const std::vector<std::string>& strategy_names();
 enum class TuneObjective { time, energy, edp };
 const char* objective_name(TuneObjective o);  // "time", "energy", "edp"
 std::optional<TuneObjective> parse_objective(std::string_view name);
+const std::vector<std::string>& objective_names();
 enum class FlushL2 { automatic, on, off };
 
 struct TuneSpec {

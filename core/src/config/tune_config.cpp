@@ -166,12 +166,11 @@ void space_of(const yaml::Source& src, const YAML::Node& root, const std::vector
 void search_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec& t) {
   if (const YAML::Node s = root["strategy"]) {
     const std::string name = src.string(s, "strategy");
-    const std::vector<std::string> names = {"exhaustive", "random", "anneal", "bayes"};
-    if (name == "exhaustive") t.strategy = TuneStrategy::exhaustive;
-    else if (name == "random") t.strategy = TuneStrategy::random;
-    else if (name == "anneal") t.strategy = TuneStrategy::anneal;
-    else if (name == "bayes") t.strategy = TuneStrategy::bayes;
-    else src.fail(s, "unknown strategy '" + name + "'" + did_you_mean(name, names) + "; strategies: " + join(names));
+    const auto strategy = parse_strategy(name);
+    if (!strategy)
+      src.fail(s, "unknown strategy '" + name + "'" + did_you_mean(name, strategy_names()) +
+                      "; strategies: " + join(strategy_names()));
+    t.strategy = *strategy;
   }
   if (const YAML::Node b = root["budget"]) {
     const auto evaluations = [&](const YAML::Node& n) {
@@ -231,11 +230,11 @@ void measure_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec&
   if (root["save"]) t.save = src.boolean(root["save"], "save");
   if (const YAML::Node o = root["objective"]) {
     const std::string name = src.string(o, "objective");
-    const std::vector<std::string> names = {"time", "energy", "edp"};
-    if (name == "time") t.objective = TuneObjective::time;
-    else if (name == "energy") t.objective = TuneObjective::energy;
-    else if (name == "edp") t.objective = TuneObjective::edp;
-    else src.fail(o, "unknown objective '" + name + "'" + did_you_mean(name, names) + "; objectives: " + join(names));
+    const auto objective = parse_objective(name);
+    if (!objective)
+      src.fail(o, "unknown objective '" + name + "'" + did_you_mean(name, objective_names()) +
+                      "; objectives: " + join(objective_names()));
+    t.objective = *objective;
   }
   if (root["energy"]) t.energy = src.boolean(root["energy"], "energy");
   if (const YAML::Node a = root["auto_repeats"]) {

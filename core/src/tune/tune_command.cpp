@@ -93,16 +93,22 @@ int finish_sweep(const TuneCommand& a, const TuneSpec& t, const Space& space, Tu
   return report.result.winner() ? 0 : 3;
 }
 
+// "a, b or c": the names a command-line value may take.
+std::string one_of(const std::vector<std::string>& names) {
+  if (names.size() < 2) return join(names);
+  return join(std::vector<std::string>(names.begin(), names.end() - 1)) + " or " + names.back();
+}
+
 // The command line's overrides of a tune config.
 void apply_tune_args(TuneSpec& t, const TuneCommand& a) {
   if (!a.strategy.empty()) {
     const auto s = parse_strategy(a.strategy);
-    if (!s) throw ConfigError("--strategy must be exhaustive, random, anneal or bayes, not '" + a.strategy + "'");
+    if (!s) throw ConfigError("--strategy must be " + one_of(strategy_names()) + ", not '" + a.strategy + "'");
     t.strategy = *s;
   }
   if (!a.objective.empty()) {
     const auto o = parse_objective(a.objective);
-    if (!o) throw ConfigError("--objective must be time, energy or edp, not '" + a.objective + "'");
+    if (!o) throw ConfigError("--objective must be " + one_of(objective_names()) + ", not '" + a.objective + "'");
     t.objective = *o;
   }
   if (a.energy) t.energy = true;

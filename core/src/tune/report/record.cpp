@@ -34,16 +34,6 @@ std::string mib(std::int64_t bytes) {
 
 }  // namespace
 
-const char* strategy_name(TuneStrategy s) {
-  switch (s) {
-    case TuneStrategy::exhaustive: return "exhaustive";
-    case TuneStrategy::random: return "random";
-    case TuneStrategy::anneal: return "anneal";
-    case TuneStrategy::bayes: return "bayes";
-  }
-  return "?";
-}
-
 TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneResult result, const DeviceInfo& info,
                             std::uint64_t bytes_moved, bool flushed, const CompileStats& stats) {
   TuneReport report;

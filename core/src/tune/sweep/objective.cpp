@@ -41,14 +41,6 @@ Spread Spread::of(std::vector<double> samples) {
 
 bool needs_energy(TuneObjective o) { return o != TuneObjective::time; }
 
-std::optional<TuneStrategy> parse_strategy(std::string_view name) {
-  if (name == "exhaustive") return TuneStrategy::exhaustive;
-  if (name == "random") return TuneStrategy::random;
-  if (name == "anneal") return TuneStrategy::anneal;
-  if (name == "bayes") return TuneStrategy::bayes;
-  return std::nullopt;
-}
-
 std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective) {
   if (e.outcome.status != Status::ok || e.time.count == 0) return std::nullopt;
   const Spread& t = e.time;

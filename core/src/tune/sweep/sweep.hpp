@@ -89,7 +89,6 @@ struct Cost {
 };
 std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective);
 bool needs_energy(TuneObjective objective);
-std::optional<TuneStrategy> parse_strategy(std::string_view name);
 
 struct TuneResult {
   std::vector<Evaluation> evaluations;  // in the order they were evaluated, pruned ones included
@@ -134,9 +133,6 @@ struct TuneReport {
   std::optional<BaselineTiming> baseline;
 };
 void print_tune_report(std::ostream& out, const TuneReport& report, int show);
-
-// "exhaustive", "random", "anneal", "bayes".
-const char* strategy_name(TuneStrategy s);
 
 // The report of a sweep of `t` on `info`: the problem, the device, the strategy, and the timing
 // sentence (repeats, recheck, whether and how the L2 was flushed). wall_seconds is left to the
