@@ -10,7 +10,7 @@
 #include <sstream>
 #include <type_traits>
 
-#include "cub_baseline.hpp"
+#include "cub/cub_baseline.hpp"
 #include "device/host_memory.hpp"
 #include "host_order.hpp"
 #include "host_radix_sort.hpp"
