@@ -135,6 +135,7 @@ TEST_CASE("from C++: a declared kernel prepared for its sizes and launched on th
   options.kernel_dirs = {declared_dir() / "kernels"};
   options.tuning = TuningPolicy::none();
   Engine engine(options);
+  (void)engine.device();  // opens the device: its context is current for the Stream made next
   const Stream stream;
   test::Scale2dCall call(engine, 333, 77, {{"block_size_x", 16}, {"block_size_y", 8}}, stream);
   Operation& op = call.op;

@@ -25,6 +25,7 @@ int main(int argc, char** argv) try {
   Engine engine(options);
   const std::int64_t nx = 1000, ny = 300;
   const std::map<std::string, std::int64_t> params = {{"block_size_x", 64}, {"block_size_y", 2}};
+  (void)engine.device();  // opens the device: its context is current for the Stream made next
   const Stream stream;
   test::Scale2dCall call(engine, nx, ny, params, stream);  // prepared, launched once, its answer checked
   Operation& op = call.op;
