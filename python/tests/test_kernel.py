@@ -31,7 +31,7 @@ def test_a_config_gives_the_kernel_its_sizes_and_its_variant(repo):
     assert [(a["name"], a["dtype"], a["role"], a["length"]) for a in k.arrays] == [
         ("out", "float32", "out", "nx * ny"), ("in", "float32", "in", "nx * ny")]
     assert k.pick == "named"
-    assert k.params == {"block_size_x": 32, "block_size_y": 8, "tile_size_y": 2}
+    assert k.params == {"block_size_x": 64, "block_size_y": 4, "tile_size_y": 16}
     assert "stencil2d" in repr(k)
 
 
