@@ -29,24 +29,9 @@ const char* role_name(ArgRole r) {
 
 nb::dict kernel_dict(const KernelFile& f) {
   const Declaration& d = *f.declaration;
-  nb::dict out;
-  out["name"] = f.name;
-  out["path"] = f.path.string();
-  out["summary"] = f.summary;
+  nb::dict out = kernel_file_dict(f);
   out["sizes"] = d.sizes;
   out["params_as"] = f.params_as == ParamsAs::defines ? "defines" : "template";
-  nb::list params;
-  for (const ParamSpec& p : f.params) {
-    nb::dict pd;
-    pd["name"] = p.name;
-    pd["default"] = p.default_value;
-    pd["values"] = p.values;
-    params.append(pd);
-  }
-  out["params"] = params;
-  std::vector<std::string> constraints;
-  for (const Constraint& c : f.constraints) constraints.push_back(c.expr.text());
-  out["constraints"] = constraints;
   nb::list arrays, scalars;
   for (const DeclaredArg& a : d.args) {
     nb::dict ad;

@@ -11,13 +11,21 @@
 
 #include "gpuk/gpuk.hpp"
 
+namespace gpuk {
+struct KernelFile;
+}
+
 namespace gpuk::python {
+
+// Every kernel file's dict (module.cpp; Engine.kernel_files()): {name, family, path, summary,
+// operations, dtypes, params: [{name, default, values}], constraints}.
+nanobind::dict kernel_file_dict(const KernelFile& f);
 
 // The family whose kernels are declared.
 inline constexpr const char* kDeclaredFamily = "kernel";
 
-// {name, path, summary, sizes, params_as, params: [{name, default, values}], constraints,
-//  arrays: [{name, dtype, role, length}], scalars: [{name, dtype, value}]}. ConfigError when there
+// kernel_file_dict's keys and {sizes, params_as, arrays: [{name, dtype, role, length}],
+// scalars: [{name, dtype, value}]}. ConfigError when there
 // is no such kernel, or it has no declaration.
 nanobind::dict declared_kernel(const Engine& engine, const std::string& name);
 

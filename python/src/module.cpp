@@ -74,6 +74,33 @@ std::vector<std::string> dtype_names(const std::vector<DType>& dtypes) {
   return out;
 }
 
+}  // namespace
+
+nb::dict kernel_file_dict(const KernelFile& f) {
+  nb::dict d;
+  d["name"] = f.name;
+  d["family"] = f.family;
+  d["path"] = f.path.string();
+  d["summary"] = f.summary;
+  d["operations"] = f.operations;
+  d["dtypes"] = dtype_names(f.dtypes);
+  nb::list params;
+  for (const auto& p : f.params) {
+    nb::dict pd;
+    pd["name"] = p.name;
+    pd["default"] = p.default_value;
+    pd["values"] = p.values;
+    params.append(pd);
+  }
+  d["params"] = params;
+  std::vector<std::string> constraints;
+  for (const auto& c : f.constraints) constraints.push_back(c.expr.text());
+  d["constraints"] = constraints;
+  return d;
+}
+
+namespace {
+
 const char* kind_name(OptionSpec::Kind k) {
   switch (k) {
     case OptionSpec::Kind::boolean: return "boolean";
@@ -103,29 +130,6 @@ nb::dict family_dict(const FamilyPlugin& p, const PluginRegistry& plugins) {
   }
   d["options"] = options;
   d["default_kernel"] = p.default_kernel();
-  return d;
-}
-
-nb::dict kernel_dict(const KernelFile& f) {
-  nb::dict d;
-  d["name"] = f.name;
-  d["family"] = f.family;
-  d["path"] = f.path.string();
-  d["summary"] = f.summary;
-  d["operations"] = f.operations;
-  d["dtypes"] = dtype_names(f.dtypes);
-  nb::list params;
-  for (const auto& p : f.params) {
-    nb::dict pd;
-    pd["name"] = p.name;
-    pd["default"] = p.default_value;
-    pd["values"] = p.values;
-    params.append(pd);
-  }
-  d["params"] = params;
-  std::vector<std::string> constraints;
-  for (const auto& c : f.constraints) constraints.push_back(c.expr.text());
-  d["constraints"] = constraints;
   return d;
 }
 
@@ -463,7 +467,7 @@ void bind_engine(nb::module_& m) {
       .def("kernel_files",
            [](const PyEngine& e) {
              nb::list out;
-             for (const auto& f : EngineInternals::kernels(*e.engine).files()) out.append(kernel_dict(*f));
+             for (const auto& f : EngineInternals::kernels(*e.engine).files()) out.append(kernel_file_dict(*f));
              return out;
            })
       .def("kernel_errors", [](const PyEngine& e) { return EngineInternals::kernels(*e.engine).errors(); })
