@@ -432,15 +432,18 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
   for (const auto& [status, count] : tally)
     if (count > 0 || status != "missing") std::cout << " " << count << " " << status << ";";
   std::cout << " results in " << results.dir().string() << "\n";
-  // Cells of input kinds: each group's choice (the best worst-case ratio over its kinds), and per
-  // kind the choice's ratio beside the kind's own winner's.
+  // Cells of input kinds: each group's choice (the best mean ratio among the variants whose worst
+  // ratio over the kinds is within the tolerance of the best), and per kind the choice's ratio
+  // beside the kind's own winner's.
   for (const auto& c : kind_choices(matrix, results)) {
     std::cout << "  " << c.group << ": ";
     if (!c.why_not.empty()) {
       std::cout << "no choice (" << c.why_not << ")\n";
       continue;
     }
-    std::cout << c.chosen.label << ", worst " << fixed(c.worst, 2) << "x (" << c.worst_kind << "):";
+    std::cout << c.chosen.label << ", worst " << fixed(c.worst, 3) << "x (" << c.worst_kind << ")";
+    if (c.worst < c.best_worst) std::cout << ", the best worst " << fixed(c.best_worst, 3) << "x";
+    std::cout << ":";
     for (const auto& k : c.kinds)
       std::cout << " " << k.name << " " << fixed(k.ratio, 2) << "x (best " << fixed(k.winner_ratio, 2) << "x)";
     std::cout << "\n";

@@ -46,6 +46,9 @@ struct TuneMatrix {
   std::filesystem::path path;
   std::string family;
   std::vector<MatrixCell> cells;
+  // `kind_tolerance:` the export's rule over input kinds (kind_choices): worst-case ratios within
+  // this fraction of the best one count as equal, and the better mean ratio decides among them.
+  double kind_tolerance = 0.01;
 };
 
 // True when the YAML text is a tuning matrix (it has `operations:`), not a plain tune config.
@@ -192,15 +195,18 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<st
 std::string winner_mismatch(const MatrixCell& cell, const CellResult& result);
 
 // A group of cells that differ only in their input kind (MatrixCell::kind), measured ok in every
-// kind: the variant with the best worst-case ratio to the library baseline over the kinds (each
-// kind's baseline median over the variant's; without a baseline, over the kind's fastest
-// variant), among the variants verified in every kind; a tie goes to the better mean ratio.
+// kind: among the variants verified in every kind, those whose worst-case ratio to the library
+// baseline over the kinds (each kind's baseline median over the variant's; without a baseline,
+// over the kind's fastest variant) is within TuneMatrix::kind_tolerance of the best worst ratio,
+// and of those the one with the best mean ratio (the geometric mean over the kinds). A 1%
+// difference of worst ratios is within a median's noise; a kind's 1.6x gain is not.
 struct KindChoice {
   std::string group;
   const MatrixCell* first = nullptr;  // the group's first cell (its first kind)
   CellResult::Variant chosen;
   double worst = 0;                   // the chosen variant's worst ratio over the kinds
   std::string worst_kind;
+  double best_worst = 0;              // the best worst ratio of any variant (>= worst, within the tolerance)
   struct Kind {
     std::string name;
     double ratio = 0;         // the chosen variant's

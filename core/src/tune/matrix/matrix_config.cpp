@@ -27,7 +27,7 @@ namespace gpuk {
 namespace {
 
 // The matrix's own keys; the rest of the top level (and of an entry) goes to every cell.
-const std::vector<std::string> kMatrixKeys = {"family", "operations", "sizes", "dtypes", "kinds"};
+const std::vector<std::string> kMatrixKeys = {"family", "operations", "sizes", "dtypes", "kinds", "kind_tolerance"};
 // The last four are a declared kernel's (its config's reference, comparison, declaration and
 // baseline kernel); another family's cell refuses them as its plain config would, at their line.
 const std::vector<std::string> kSharedKeys = {"data",     "warmup",   "repeats", "kernel",   "kernels",
@@ -221,6 +221,12 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
   allowed.insert(allowed.end(), kSharedKeys.begin(), kSharedKeys.end());
   allowed.insert(allowed.end(), option_names.begin(), option_names.end());
   src.check_keys(root, allowed, "the tuning matrix");
+  if (const YAML::Node t = root["kind_tolerance"]) {
+    m.kind_tolerance = src.number(t, "kind_tolerance");
+    if (!(m.kind_tolerance >= 0 && m.kind_tolerance < 0.5))
+      src.fail(t, "kind_tolerance is a fraction of the best worst-case ratio, from 0 (the best worst ratio only) "
+                  "to below 0.5 (0.01 by default)");
+  }
 
   // What every cell shares.
   Settings shared;

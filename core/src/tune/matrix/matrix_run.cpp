@@ -2,6 +2,7 @@
 // measured, so a run killed at any point loses at most the cell it was measuring, and a second
 // run measures only what is missing.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -337,7 +338,7 @@ std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResul
   for (const auto& cell : matrix.cells)
     if (!cell.kind.empty()) {
       auto& cells = groups[cell.group];
-      if (cells.empty()) out.push_back({cell.group, &cell, {}, 0, "", {}, ""});
+      if (cells.empty()) out.push_back({.group = cell.group, .first = &cell});
       cells.push_back(&cell);
     }
   for (auto& choice : out) {
@@ -362,19 +363,33 @@ std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResul
       }
     }
     if (!choice.why_not.empty()) continue;
-    double best_mean = 0;
+    // Each variant verified in every kind: its worst ratio, where, and its geometric mean.
+    struct Candidate {
+      std::string key;
+      const std::vector<double>* ratios;
+      double worst, mean;
+      std::size_t worst_at;
+    };
+    std::vector<Candidate> candidates;
     for (const auto& [key, list] : ratios) {
       if (list.size() != cells.size()) continue;  // not verified in every kind
       const auto worst = std::min_element(list.begin(), list.end());
-      double mean = 0;
-      for (double x : list) mean += x / static_cast<double>(list.size());
-      if (*worst > choice.worst || (*worst == choice.worst && mean > best_mean)) {
-        choice.worst = *worst;
-        best_mean = mean;
-        choice.worst_kind = choice.kinds[static_cast<std::size_t>(worst - list.begin())].name;
-        choice.chosen = first_kind.at(key);
-        for (std::size_t i = 0; i < list.size(); ++i) choice.kinds[i].ratio = list[i];
-      }
+      double log_sum = 0;
+      for (double x : list) log_sum += std::log(x);
+      candidates.push_back({key, &list, *worst, std::exp(log_sum / static_cast<double>(list.size())),
+                            static_cast<std::size_t>(worst - list.begin())});
+    }
+    for (const auto& c : candidates) choice.best_worst = std::max(choice.best_worst, c.worst);
+    const double floor = choice.best_worst * (1 - matrix.kind_tolerance);
+    const Candidate* pick = nullptr;
+    for (const auto& c : candidates)
+      if (c.worst >= floor && (!pick || c.mean > pick->mean || (c.mean == pick->mean && c.worst > pick->worst)))
+        pick = &c;
+    if (pick) {
+      choice.worst = pick->worst;
+      choice.worst_kind = choice.kinds[pick->worst_at].name;
+      choice.chosen = first_kind.at(pick->key);
+      for (std::size_t i = 0; i < pick->ratios->size(); ++i) choice.kinds[i].ratio = (*pick->ratios)[i];
     }
     if (choice.worst == 0) choice.why_not = "no variant verified in every kind";
   }
