@@ -338,7 +338,12 @@ std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResul
   for (const auto& cell : matrix.cells)
     if (!cell.kind.empty()) {
       auto& cells = groups[cell.group];
-      if (cells.empty()) out.push_back({.group = cell.group, .first = &cell});
+      if (cells.empty()) {
+        KindChoice choice;
+        choice.group = cell.group;
+        choice.first = &cell;
+        out.push_back(choice);
+      }
       cells.push_back(&cell);
     }
   for (auto& choice : out) {
