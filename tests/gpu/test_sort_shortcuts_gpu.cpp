@@ -1,4 +1,5 @@
-// onesweep.cu's shortcuts against the CPU reference on the inputs that take them: SKIP 1 (a pass
+// onesweep.cu's shortcuts against the CPU reference on the inputs that take them, alone and with
+// BATCH 1 (as the H200's shipped entries take them): SKIP 1 (a pass
 // in which every key has one digit is not run; which passes run, and which buffers each reads and
 // writes, decided on the device; where none is left out, the pass without routing), SHORT 1 (a
 // tile whose keys all have one digit is copied from the input to its place) and SHORT 2 (such a
@@ -74,11 +75,51 @@ struct Params {
   std::string yaml;
 };
 
+// Two tiles per SM (384 x 16 keys at the defaults) and a ragged end.
+std::uint64_t tiles_size() { return static_cast<std::uint64_t>(gpu().device.info().sm_count) * 2 * 384 * 16 + 77; }
+
+// One run: its spec and what a failure names.
+struct Job {
+  RunSpec spec;
+  std::string label;
+};
+
+Job job(const Params& p, DType dtype, const Case& c, const Kind& kind, std::uint64_t n) {
+  const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + p.yaml +
+                           "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
+                           (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
+                           "\nsize: " + std::to_string(n) + "\ndata: " + kind.data +
+                           "\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
+  return {parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels),
+          std::string(p.name) + " " + std::string(dtype_name(dtype)) + " " + c.op + " " +
+              (c.descending ? "descending " : "") + kind.name + " n=" + std::to_string(n)};
+}
+
+// Every job's variants compiled at once, then each run and checked element by element.
+void run_all(const std::vector<Job>& jobs) {
+  const auto file = gpu().kernels.find("sort", "onesweep");
+  REQUIRE(file);
+  const auto names = [&](const RunSpec& spec) {
+    const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), spec.params);
+    std::vector<std::string> out;
+    for (const auto& l : file->launches) out.push_back(v.name_expression(l));
+    return out;
+  };
+  test::CompiledSet set;
+  std::vector<std::vector<std::string>> variants;
+  for (const auto& j : jobs) variants.push_back(names(j.spec));
+  set.add(file, variants, 2);
+  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
+  for (const auto& j : jobs) {
+    const RunReport r = run(j.spec, {gpu().runtime}, gpu().device, &set.holding(*file, names(j.spec).front()));
+    CHECK_MESSAGE(r.verification.passed, (j.label + ": " + r.verification.detail));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("onesweep's SKIP and SHORT shortcuts match std::stable_sort on the inputs that take them") {
-  // Two tiles per SM (384 x 16 keys at the defaults) and a ragged end.
-  const std::uint64_t n = static_cast<std::uint64_t>(gpu().device.info().sm_count) * 2 * 384 * 16 + 77;
+  const std::uint64_t n = tiles_size();
   // Pairs take the first two (the full set of shortcuts, and SHORT 2's); keys and argsort all.
   const std::vector<Params> params = {{"SKIP 1 SHORT 1", "{SKIP: 1, SHORT: 1}"},
                                       {"SKIP 1 SHORT 2", "{SKIP: 1, SHORT: 2}"},
@@ -89,37 +130,35 @@ TEST_CASE("onesweep's SKIP and SHORT shortcuts match std::stable_sort on the inp
   const std::vector<Case> cases = {{"sort", "uint32", false},
                                    {"sort_pairs", "uint32", true},
                                    {"argsort", "uint32", false}};
-  const auto file = gpu().kernels.find("sort", "onesweep");
-  REQUIRE(file);
-  std::vector<RunSpec> specs;
-  std::vector<std::string> labels;
+  std::vector<Job> jobs;
   for (DType dtype : {DType::uint32, DType::int64, DType::float32})
     for (const Kind& kind : kinds(dtype, n))
       for (const Params& p : params)
         for (const Case& c : cases) {
           if (c.op == "sort_pairs" && p.name != params[0].name && p.name != params[1].name) continue;
-          const std::string yaml = "family: sort\noperation: " + c.op + "\nkernel: onesweep\nparams: " + p.yaml +
-                                   "\ndtype: " + std::string(dtype_name(dtype)) + "\norder: " +
-                                   (c.descending ? "descending" : "ascending") + "\nvalues: " + c.values +
-                                   "\nsize: " + std::to_string(n) + "\ndata: " + kind.data +
-                                   "\nwarmup: 1\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n";
-          specs.push_back(parse_run_spec(yaml, "gpu-test.yaml", gpu().plugins, gpu().kernels));
-          labels.push_back(std::string(p.name) + " " + std::string(dtype_name(dtype)) + " " + c.op + " " +
-                           (c.descending ? "descending " : "") + kind.name + " n=" + std::to_string(n));
+          jobs.push_back(job(p, dtype, c, kind, n));
         }
-  const auto names = [&](const RunSpec& spec) {
-    const Variant v(file, gpu().plugins.get("sort").template_args(problem_of(spec)), spec.params);
-    std::vector<std::string> out;
-    for (const auto& l : file->launches) out.push_back(v.name_expression(l));
-    return out;
-  };
-  test::CompiledSet set;
-  std::vector<std::vector<std::string>> variants;
-  for (const auto& spec : specs) variants.push_back(names(spec));
-  set.add(file, variants, 2);
-  set.compile(Jit(jit_options(gpu().device.info().arch(), gpu().kernels), &gpu().cache));
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const RunReport r = run(specs[i], {gpu().runtime}, gpu().device, &set.holding(*file, names(specs[i]).front()));
-    CHECK_MESSAGE(r.verification.passed, (labels[i] + ": " + r.verification.detail));
-  }
+  run_all(jobs);
+}
+
+TEST_CASE("the shortcuts with a tile's loads issued together (BATCH 1): keys flipped to be held, float pairs, both orders") {
+  // The shapes the H200's shipped entries take: keys flipped to be held (descending unsigned,
+  // signed) and float32 pairs with BATCH 1 and SHORT 1 or 2 and SKIP 1 or 0.
+  const std::uint64_t n = tiles_size();
+  const Params keys{"BATCH 1 SKIP 1 SHORT 1", "{BATCH: 1, SKIP: 1, SHORT: 1, MIN_BLOCKS: 3, LB32: 1}"};
+  const Params pairs{"BATCH 1 SKIP 1 SHORT 2", "{BATCH: 1, SKIP: 1, SHORT: 2, LB32: 1}"};
+  const Params index64{"BATCH 1 SKIP 0 SHORT 2 VLOAD 1", "{BATCH: 1, SKIP: 0, SHORT: 2, VLOAD: 1, LB32: 1}"};
+  std::vector<Job> jobs;
+  for (DType dtype : {DType::uint32, DType::int32, DType::float32, DType::int64})
+    for (const Kind& kind : kinds(dtype, n))
+      for (bool descending : {false, true}) {
+        if (dtype == DType::uint32 && !descending) continue;  // not flipped: the case above
+        if (dtype == DType::int64) {
+          jobs.push_back(job(index64, dtype, {"argsort", "uint32", descending}, kind, n));
+          continue;
+        }
+        jobs.push_back(job(dtype == DType::float32 ? pairs : keys, dtype, {"sort", "uint32", descending}, kind, n));
+        jobs.push_back(job(pairs, dtype, {"sort_pairs", "uint32", descending}, kind, n));
+      }
+  run_all(jobs);
 }
