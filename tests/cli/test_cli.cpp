@@ -42,6 +42,9 @@ TEST_CASE("gpuk list shows the reduce family, its kernel files and their paramet
   // An option with no default (reduce's segments, channels) says so, not "(default )".
   CHECK(list.output.find("(default )") == std::string::npos);
   CHECK(list.output.find("option      segments (none unless given)") != std::string::npos);
+  // A family whose operations are declared (kernel) says so, not an empty line.
+  CHECK(list.output.find("operations  \n") == std::string::npos);
+  CHECK(list.output.find("operations  declared by each kernel file") != std::string::npos);
 }
 
 TEST_CASE("gpuk list picks up a kernel directory given on the command line") {

@@ -102,3 +102,29 @@ TEST_CASE("every form of a run's report states the data it measured") {
   CHECK(header.find(",data_generator,data_range,data_seed,data_distinct_at_most,data") != std::string::npos);
   CHECK(row.find(",few_distinct,\"[0, 4294967295]\",3,16,\"" + text + "\"") != std::string::npos);
 }
+
+TEST_CASE("a declared kernel's report names its sizes, not a dtype and their product") {
+  RunReport r = sample();
+  r.family = "kernel";
+  r.operation = "matmul";
+  r.options.clear();
+  r.sizes = {{"k", 512}, {"m", 256}, {"n", 128}};
+  r.size = 512 * 256 * 128;
+  std::ostringstream printed, md;
+  print_report(printed, r);
+  print_markdown(md, r);
+  CAPTURE(printed.str());
+  CHECK(printed.str().find("  kernel matmul  sizes k=512 m=256 n=128\n") != std::string::npos);
+  CHECK(printed.str().find(std::to_string(r.size)) == std::string::npos);
+  CHECK(md.str().find("- **kernel matmul**, sizes k=512 m=256 n=128\n") != std::string::npos);
+  const test::TempDir dir;
+  write_json(dir.path() / "r.json", r);
+  std::ifstream json_in(dir.path() / "r.json");
+  const auto j = nlohmann::json::parse(json_in);
+  CHECK(j["sizes"]["m"] == 256);
+  CHECK(j["size"] == r.size);
+  // A family's run has no sizes object.
+  write_json(dir.path() / "f.json", sample());
+  std::ifstream f_in(dir.path() / "f.json");
+  CHECK(!nlohmann::json::parse(f_in).contains("sizes"));
+}

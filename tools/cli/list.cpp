@@ -22,7 +22,10 @@ void print_plugins(const PluginRegistry& plugins) {
   for (const FamilyPlugin* p : plugins.all()) {
     std::cout << "  " << p->name() << "  " << p->description() << "\n"
               << "    plugin      " << plugins.path_of(p->name()).string() << "\n"
-              << "    operations  " << join(p->operations()) << "\n"
+              << "    operations  "
+              << (p->operations().empty() ? "declared by each kernel file (its sizes, arguments and launches: below)"
+                                          : join(p->operations()))
+              << "\n"
               << "    dtypes      " << dtype_list(p->dtypes()) << "\n";
     for (const auto& o : p->options())
       std::cout << "    option      " << o.name

@@ -11,7 +11,8 @@
 # take them: sorted keys of two values (tiles of one digit, three passes of one digit) for keys,
 # pairs and argsort (SHORT 2 for 8-byte argsort: its in-order ranks), keys all equal (no pass run
 # but the copy) for argsort, and float32 pairs of 50 values with SKIP 1 (no pass left out: the
-# unrouted pass). A case's seventh word picks
+# unrouted pass); and the shortcuts with BATCH 1 as the H200's shipped entries take them (keys
+# flipped to be held, float32 pairs, int64 argsort). A case's seventh word picks
 # such data (default: 50 distinct keys in [-1000, 1000]).
 # Usage: tools/dev/sanitize_sort.sh BUILD_DIR [OUT_DIR]   (KERNELS=radix,rank_bucket: only those files;
 # TOOLS=memcheck: only that tool; CASES=argsort-int64: only the cases of that operation and dtype;
@@ -43,7 +44,12 @@ for kernel in kernels_src/sort/*.cu; do
               "sort_pairs uint32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:1} two-sorted" \
               "sort_pairs float32 ascending uint32 passes-onesweep {SHORT:2,SKIP:1}" \
               "argsort int64 ascending uint32 passes-onesweep {SHORT:2,SKIP:0,VLOAD:1} two-sorted" \
-              "argsort float32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:2} two-sorted"; do
+              "argsort float32 descending uint32 passes-onesweep {SHORT:2,SKIP:1,VLOAD:2} two-sorted" \
+              "sort uint32 descending uint32 passes-onesweep {BATCH:1,SHORT:1,SKIP:1,MIN_BLOCKS:3,LB32:1} two-sorted" \
+              "sort_pairs uint32 descending uint32 passes-onesweep {BATCH:1,SHORT:2,SKIP:1,LB32:1} two-sorted" \
+              "sort_pairs float32 ascending uint32 passes-onesweep {BATCH:1,SHORT:2,LB32:1}" \
+              "sort int32 ascending uint32 passes-onesweep {BATCH:1,SHORT:2,SKIP:1,MIN_BLOCKS:3}" \
+              "argsort int64 descending uint32 passes-onesweep {BATCH:1,SHORT:2,VLOAD:1,LB32:1} two-sorted"; do
     set -- $case
     [ -n "${CASES:-}" ] && [[ ",$CASES," != *",$1-$2,"* ]] && continue
     [ -n "${MATCH:-}" ] && [[ ! "$case" =~ $MATCH ]] && continue

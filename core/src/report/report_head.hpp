@@ -26,6 +26,12 @@ template <class Report> nlohmann::json report_head(const Report& r) {
   for (const auto& [k, v] : r.options) j["options"][k] = v;
   j["dtype"] = r.dtype;
   j["size"] = r.size;
+  // A declared kernel's named sizes (`size` is their product).
+  if constexpr (requires { r.sizes; })
+    if (!r.sizes.empty()) {
+      j["sizes"] = nlohmann::json::object();
+      for (const auto& [name, value] : r.sizes) j["sizes"][name] = value;
+    }
   // The fields of the (first) input's data; a declared kernel's "arrays" has every input array's,
   // each with its name, and "text" names them all.
   j["data"] = data_json(r.data);

@@ -17,6 +17,17 @@
 namespace gpuk {
 
 namespace {
+// A declared kernel's named sizes, "m=512 n=512 k=512", shown in place of dtype and n (their
+// product); "" for a family's run.
+std::string named_sizes(const RunReport& r) {
+  std::string out;
+  for (const auto& [name, value] : r.sizes) {
+    if (!out.empty()) out += ' ';
+    out.append(name).append("=").append(std::to_string(value));
+  }
+  return out;
+}
+
 double gbs_of_copy(std::uint64_t bytes, double ms) {
   return ms > 0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0;
 }
@@ -26,12 +37,18 @@ void print_report(std::ostream& out, const RunReport& r) {
   out << "gpuk run " << r.config << "\n";
   out << "  " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
-  out << "  dtype " << r.dtype << "  n " << r.size << "\n";
+  if (r.sizes.empty())
+    out << "  dtype " << r.dtype << "  n " << r.size << "\n";
+  else
+    out << "  sizes " << named_sizes(r) << "\n";
   out << "  data     " << r.data.text() << "\n";
   out << "  variant  " << r.variant << "  (" << r.kernel_file << ")\n";
   if (!r.variant_source.empty()) out << "  chosen   " << r.variant_source << "\n";
   const auto dims = [](std::uint32_t x, std::uint32_t y, std::uint32_t z) {
-    return std::to_string(x) + (y > 1 || z > 1 ? "x" + std::to_string(y) : "") + (z > 1 ? "x" + std::to_string(z) : "");
+    std::string out = std::to_string(x);
+    if (y > 1 || z > 1) out.append("x").append(std::to_string(y));
+    if (z > 1) out.append("x").append(std::to_string(z));
+    return out;
   };
   for (const auto& l : r.launches)
     out << "  launch   " << l.name_expression << "  grid " << dims(l.grid, l.grid_y, l.grid_z) << "  block "
@@ -132,7 +149,10 @@ void print_markdown(std::ostream& out, const RunReport& r) {
   out << "### gpuk run `" << r.config << "`\n\n";
   out << "- **" << r.family << " " << r.operation << "**";
   for (const auto& [k, v] : r.options) out << " " << k << "=" << v;
-  out << ", " << r.dtype << ", n = " << r.size << "\n";
+  if (r.sizes.empty())
+    out << ", " << r.dtype << ", n = " << r.size << "\n";
+  else
+    out << ", sizes " << named_sizes(r) << "\n";
   out << "- data: " << r.data.text() << "\n";
   out << "- variant `" << r.variant << "` (`" << r.kernel_file << "`)\n";
   if (!r.variant_source.empty()) out << "- chosen: " << r.variant_source << "\n";

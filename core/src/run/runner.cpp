@@ -88,6 +88,7 @@ RunReport report_head(const RunSpec& spec, const TuningSources& tuning, const De
   report.dtype = std::string(dtype_name(spec.dtype));
   report.options.assign(spec.options.begin(), spec.options.end());
   report.size = spec.size;
+  report.sizes.assign(spec.sizes.begin(), spec.sizes.end());
   report.data = run_data_summary(spec);
   report.gpu = info.name;
   report.arch = info.arch();

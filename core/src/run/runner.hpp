@@ -39,6 +39,9 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> options;
   std::vector<ResolvedLaunch> launches;
   std::uint64_t size = 0;
+  // A declared kernel's named sizes (m, n, k), which the report shows in place of dtype and n
+  // (`size` is then their product: the tuning database's size bucket).
+  std::vector<std::pair<std::string, std::int64_t>> sizes;
   DataSummary data;  // what the input was: generator, range, seed, distinct values
   // Where.
   std::string gpu, arch, nvrtc;

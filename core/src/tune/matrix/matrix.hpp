@@ -198,8 +198,9 @@ std::string winner_mismatch(const MatrixCell& cell, const CellResult& result);
 // kind: among the variants verified in every kind, those whose worst-case ratio to the library
 // baseline over the kinds (each kind's baseline median over the variant's; without a baseline,
 // over the kind's fastest variant) is within TuneMatrix::kind_tolerance of the best worst ratio,
-// and of those the one with the best mean ratio (the geometric mean over the kinds). A 1%
-// difference of worst ratios is within a median's noise; a kind's 1.6x gain is not.
+// and of those the one with the best mean ratio (the geometric mean over the kinds); where some
+// variant is at least as fast as the baseline in every kind, only those are. A 1% difference of
+// worst ratios is within a median's noise; a kind's 1.6x gain is not.
 struct KindChoice {
   std::string group;
   const MatrixCell* first = nullptr;  // the group's first cell (its first kind)

@@ -314,12 +314,12 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
               cell.index = m.cells.size();
               cell.line = src.line(operation);
               cell.spec = parse_tune_root(src, node, plugins, kernels);
-            // Its winner goes into a tuning file as verified: a declared kernel's cell needs the
-            // answer to verify against.
-            if (!cell.spec.run.verify)
-              src.fail(named ? size : operation,
-                       "a tuning matrix exports verified winners, and this cell has nothing to verify against: give "
-                       "reference: {kernel: NAME} (a kernel run once on the same inputs) or {npy: {OUTPUT: FILE}}");
+              // Its winner goes into a tuning file as verified: a declared kernel's cell needs the
+              // answer to verify against.
+              if (!cell.spec.run.verify)
+                src.fail(named ? size : operation,
+                         "a tuning matrix exports verified winners, and this cell has nothing to verify against: give "
+                         "reference: {kernel: NAME} (a kernel run once on the same inputs) or {npy: {OUTPUT: FILE}}");
               if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
               // Timed as `gpuk run` times a variant and the library baseline beside it (no L2
               // flush), so that the cell's speed-up compares like with like.

@@ -385,7 +385,10 @@ std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResul
                             static_cast<std::size_t>(worst - list.begin())});
     }
     for (const auto& c : candidates) choice.best_worst = std::max(choice.best_worst, c.worst);
-    const double floor = choice.best_worst * (1 - matrix.kind_tolerance);
+    // Within the tolerance; but a variant that loses to the baseline in no kind is never traded
+    // for one that loses in some kind (a 1.004x worst against a 0.995x one).
+    double floor = choice.best_worst * (1 - matrix.kind_tolerance);
+    if (choice.best_worst >= 1) floor = std::max(floor, 1.0);
     const Candidate* pick = nullptr;
     for (const auto& c : candidates)
       if (c.worst >= floor && (!pick || c.mean > pick->mean || (c.mean == pick->mean && c.worst > pick->worst)))
