@@ -64,8 +64,7 @@ scratch: 32 + 4 * elem_bytes * 256 + (2 - LB32) * ceil_div(n, BLOCK * ITEMS) * 2
 //   that depends on every key (their OR, and a.pass >> 31, which ptxas cannot know is 0), so
 //   that no map can start before the last key load is issued; items past n get digit 255 by an
 //   OR instead of a branch. The SASS then has all 20 key loads (and 20 value loads) before the
-//   first map, as ascending unsigned keys (nothing to map) have. A descending unsigned key's flip
-//   is such a map: with BATCH 0 too it comes after the last load (kFlipAfter, values first).
+//   first map, as integer keys have.
 //
 // Parameters: the tile (BLOCK x ITEMS keys); MIN_BLOCKS, the pass's __launch_bounds__ minimum of
 // resident blocks per SM (a register cap of 65536 / (BLOCK * MIN_BLOCKS)); VLOAD, values loaded
@@ -182,17 +181,9 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
   // no key registers (8-byte keys: 2 x ITEMS fewer); the exchange then has the keys as they are.
   static constexpr bool kAsyncKeys = KLOAD == 1;
   static constexpr bool kPacked = O::kFloat || kAsyncKeys;
-  // Integer keys that are flipped to be held, loaded as they are (positions past n as ~kFlip) and
-  // flipped after the last load: with BATCH 1 signed and descending keys; with BATCH 0 descending
-  // unsigned keys held in registers (KLOAD 0), so that their loads are issued together as the
-  // ascending keys' (not flipped) are: ptxas put each flip right after its own key's load, 4 to
-  // 11 loads in flight at the first wait against 20 (40 with values). Signed keys with BATCH 0
-  // keep the flip at the load, in both orders.
-  static constexpr bool kFlipAfter =
-      !O::kFloat && O::kFlip != B(0) && (BATCH == 1 || (K(-1) > K(0) && !kAsyncKeys));
-  // VLOAD 0's values loaded before any key is mapped or flipped (BATCH 1; kFlipAfter); BATCH 0
-  // otherwise loads them after the keys' maps.
-  static constexpr bool kValuesFirst = S::kHasValues && VLOAD == 0 && (BATCH == 1 || kFlipAfter);
+  // BATCH 1 with integer keys that are flipped to be held (signed, descending): loaded as they
+  // are (positions past n as ~kFlip) and flipped after the last load.
+  static constexpr bool kFlipAfter = BATCH == 1 && !O::kFloat && O::kFlip != B(0);
   // Two rounds through the exchange: each key's destination kept for its value.
   static constexpr bool kDestinations = S::kHasValues && !kOneRound;
   static constexpr int kPackedWords = kPacked ? (ITEMS + 3) / 4 : 1;  // 4 digits a register
@@ -242,13 +233,9 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
       if constexpr (kFlipAfter) held[k] = e < valid ? static_cast<B>(a.keys_in[tile_begin + e]) : B(~O::kFlip);
       else held[k] = e < valid ? O::hold(a.keys_in[tile_begin + e]) : ~B(0);
     }
-    // The tile's values (VLOAD 0) before any key is mapped or flipped (VLOAD 1 loads them so too):
-    // BATCH 1 with the nullptr test once per tile, BATCH 0 as it loads them otherwise.
-    if constexpr (kValuesFirst) {
-      if constexpr (BATCH == 1) load_values(a, tile_begin, valid, value);
-      else gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
-    }
-    if constexpr ((BATCH == 1 && kPacked) || kFlipAfter) {
+    // BATCH 1: the tile's values (VLOAD 0) before any key is mapped (VLOAD 1 loads them so too).
+    if constexpr (BATCH == 1 && S::kHasValues && VLOAD == 0) load_values(a, tile_begin, valid, value);
+    if constexpr (BATCH == 1 && (kPacked || kFlipAfter)) {
       // A zero that depends on every key (a.pass >= 0, which ptxas cannot know): every map takes
       // it, so none can be scheduled before the last key load is issued.
       B every = held[0];
@@ -277,7 +264,7 @@ struct Pass : Onesweep8<S, BLOCK, ITEMS, LB32> {
         else packed[k / 4] |= d << (8 * (k % 4));
       }
     }
-    if constexpr (S::kHasValues && VLOAD == 0 && !kValuesFirst)
+    if constexpr (BATCH == 0 && S::kHasValues && VLOAD == 0)
       gpuk::load_striped_values<S>(a.values_in, tile_begin, valid, value);
   }
 
