@@ -16,9 +16,10 @@
 #               uniform data ordered), normal (floats: mean 0, stddev 1; integers skip it)
 #   GPUK="gpuk --kernels DIR": the command instead of BUILD_DIR/gpuk
 # Data: as KINDS says; reduce and search take uniform data (unique int32 for search); pairs carry
-# uint32 values. Large sizes take fewer repeats. The sort's CPU reference is sequential up to
-# 2^26 (about 7 s a run there) and parallel above (the plugin's rule): the whole matrix at one
-# kind, 250 runs, should take 9 to 12 minutes on an H100 (SIZES, ONLY and KINDS trim it).
+# uint32 values. Large sizes take fewer repeats. The sort's CPU reference runs on every core
+# (and, timed, on one thread too up to 2^24: the plugin's rule): the whole matrix at one kind,
+# 250 runs, should take 9 to 12 minutes on an H100 (SIZES, ONLY and KINDS trim it); on an H200
+# host of 16 cores a GPU, 2^24 takes about 2 s a run, 2^26 3 s, 2^28 6 s.
 source "$(dirname "$0")/../dev/help.sh" "$@"
 set -uo pipefail
 build=${1:-build}
