@@ -273,6 +273,9 @@ void add_matrix_options(CLI::App* tune_cmd, TuneCommand& ta) {
                        "CONFIG-results), then --export reads them as one run's")
       ->type_name("DIR...")
       ->check(CLI::ExistingDirectory);
+  tune_cmd->add_flag("--allow-missing", ta.allow_missing,
+                     "a tuning matrix: exit 0 although cells have no usable result (not measured, failed, a cell "
+                     "file unusable or refused by the merge or the export); each is still named, and left out");
   tune_cmd->add_option("--stop-after", ta.stop_after,
                        "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
       ->check(finite_number(false))
