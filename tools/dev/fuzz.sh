@@ -10,13 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-${GPUK_FUZZ_SECONDS:-20}}
 cmake --preset sanitize > /dev/null
-cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_npy
+cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_npy fuzz_cell_file
 status=0
 ctest --preset sanitize || status=$?
 
 artifacts=build-sanitize/fuzz-artifacts
 mkdir -p "$artifacts"
-for name in config kernel_file npy; do
+for name in config kernel_file npy cell_file; do
   work=$(mktemp -d)
   echo "fuzzing $name for ${seconds}s (seeds: tests/fuzz/corpus/$name)"
   # Limits: -malloc_limit_mb catches a header or config that makes the code allocate more
