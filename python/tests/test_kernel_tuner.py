@@ -38,6 +38,12 @@ def points_of(config):
     return [dict(zip(names, v)) for v in itertools.product(*config["params"].values())]
 
 
+def satisfied(constraint, point):
+    """A constraint in gpuk's language, evaluated as the tuner does (C's integer division)."""
+    text = constraint.replace("&&", " and ").replace("||", " or ").replace("/", "//")
+    return bool(eval(text, {"__builtins__": {}, "min": min, "max": max}, dict(point)))
+
+
 class FakeTuner:
     """Records the call; answers every point measured at 1 ms per 64 threads of x, except what
     `fail` says (params tuple -> (status, reason))."""
@@ -52,6 +58,9 @@ class FakeTuner:
         results = []
         for p in points_of(config):
             status, reason = self.fail.get(tuple(p.values()), ("ok", ""))
+            broken = [c for c in config.get("constraints", []) if not satisfied(c, p)]
+            if broken:
+                status, reason = "pruned", f"breaks the constraint '{broken[0]}'"
             ok = status == "ok"
             t = 0.01 * (1 + abs(p.get("block_size_x", 64) - 256) / 64)
             results.append({"params": p, "time": t if ok else None, "times": [t] * config["repeats"] if ok else [],
