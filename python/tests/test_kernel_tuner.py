@@ -406,3 +406,30 @@ def test_the_docs_page_has_the_option_table_as_the_code_has_it(repo):
     page = (repo / "docs" / "kernel-tuner.md").read_text()
     assert options.markdown_table(options.TUNE_OPTIONS) in page
     assert options.markdown_table({"params": options.RUN_OPTIONS["params"]}) in page
+
+
+def test_run_kernel_refuses_what_gpuk_kernel_cannot_do_before_the_gpu():
+    args, _ = vector_args()
+    with pytest.raises(gpuk.ConfigError, match="run_kernel: cmem_args"):
+        kernel_tuner.run_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": 64},
+                                cmem_args={"c": np.zeros(4, np.float32)})
+    with pytest.raises(gpuk.ConfigError, match="run_kernel: params must be a dict"):
+        kernel_tuner.run_kernel("vector_add", VECTOR_ADD, 1000, args, [64])
+    with pytest.raises(TypeError, match="answer"):  # a keyword run_kernel lacks, as in Kernel Tuner
+        kernel_tuner.run_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": 64}, answer=[None] * 4)
+
+
+def test_a_single_grid_divisor_string_is_one_divisor():
+    t = translate_call(dict(kernel_name="k", kernel_source="__global__ void k(float *x) {}", problem_size=1000,
+                            arguments=[np.zeros(1000, np.float32)], tune_params={"block_size_x": [32, 64]},
+                            grid_div_x="block_size_x*2"))
+    try:
+        assert t.config["declare"]["launch"][0]["grid"][0] == "ceil_div(problem_size_x, (block_size_x * 2))"
+    finally:
+        t.kernel_dir.close()
+
+
+def test_the_option_table_holds_exactly_the_signatures_keywords():
+    import inspect
+    assert list(inspect.signature(kernel_tuner.tune_kernel).parameters) == list(options.TUNE_OPTIONS)
+    assert set(inspect.signature(kernel_tuner.run_kernel).parameters) == set(options.RUN_OPTIONS)

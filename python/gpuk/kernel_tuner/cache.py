@@ -72,6 +72,7 @@ class CacheFile:
     def __init__(self, cache: Any, device_name: str, kernel_name: str, problem_size: Any,
                  tune_params: Dict[str, List[Any]], objective: str):
         self.path = cache_path(cache)
+        self.device_name = device_name
         self.names = list(tune_params)
         self.entries: Dict[str, Dict[str, Any]] = {}
         if not os.path.isfile(self.path):

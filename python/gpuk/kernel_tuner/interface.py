@@ -72,6 +72,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 cache_file.store(cache_.key_of(r, t.space.names), r)
         results = cached + results
         env = environment(report, t.notes, iterations)
+        if not env["device_name"] and cache_file is not None:
+            env["device_name"] = cache_file.device_name
         env["compiler_options"] = compiler_options
         if "arch" in env["gpuk_device"]:
             env["compute_capability"] = str(env["gpuk_device"]["arch"]).replace("sm_", "")

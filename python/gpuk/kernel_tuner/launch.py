@@ -76,8 +76,11 @@ class Launch:
         self.defines: Dict[str, str] = {}
         self._c_grid: List[Optional[str]] = []
         names = space.names
+        grid_div = list(grid_div)
         for i, g in enumerate(grid_div):
-            if g is not None and not callable(g) and not isinstance(g, (list, tuple)):
+            if isinstance(g, (str, int, np.integer)) and not isinstance(g, bool):
+                grid_div[i] = [g]  # one divisor, as Kernel Tuner takes it
+            elif g is not None and not callable(g) and not isinstance(g, (list, tuple)):
                 raise ConfigError(f"grid_div_{DIMS[i]} must be a list (names, expressions, integers) or a callable")
         if callable(problem_size):
             # The whole problem size per point: every grid dimension too.

@@ -203,7 +203,7 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         "repeats": int(o.get("iterations", 7)),
         "compare": args.compare,
         "objective": {"metric": objective if declared_metrics or objective == "time" else "time",
-                      "higher_is_better": bool(higher) if declared_metrics else False},
+                      "higher_is_better": bool(higher) if declared_metrics or objective == "time" else False},
     }
     if points is not None:
         config["points"] = points
