@@ -120,9 +120,9 @@ def test_vector_add_becomes_a_declared_kernel_with_kernel_tuners_launch_and_defi
 
 
 def test_results_come_back_in_kernel_tuners_form_with_failures_marked_and_never_ranked(fake):
-    fake.fail = {(128,): ("compile_error", "ptxas error: too much shared data"),
-                 (192,): ("wrong_answer", "c: 3 of 1000 differ"),
-                 (320,): ("fault", "an illegal memory access"),
+    fake.fail = {(128,): ("compile error", "ptxas error: too much shared data"),
+                 (192,): ("wrong answer", "c: 3 of 1000 differ"),
+                 (320,): ("faulted", "an illegal memory access"),
                  (384,): ("pruned", "breaks the constraint 'block_size_x * 1 <= 1024'")}
     args, expected = vector_args()
     metrics = {"GB/s": lambda p: 12e3 / p["time"] / 1e6, "x": "1000 / time", "x2": "x * x"}
@@ -151,7 +151,7 @@ def test_results_come_back_in_kernel_tuners_form_with_failures_marked_and_never_
 
 
 def test_every_failure_leaves_no_best_config(fake):
-    fake.fail = {(128,): ("compile_error", "x"), (256,): ("timeout", "ran past 10 s")}
+    fake.fail = {(128,): ("compile error", "x"), (256,): ("timed out", "ran past 10 s")}
     args, _ = vector_args()
     results, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [128, 256]},
                                             quiet=True)
@@ -165,7 +165,9 @@ def test_the_tuner_gets_the_arrays_the_answers_the_devices_and_quiet(fake):
                              answer=[expected, None, None, None], device=[0, 1], quiet=True)
     call = fake.calls[0]
     assert call["devices"] == [0, 1] and call["quiet"] is True and call["journal"] is None
-    assert call["arrays"]["a"] is args[1] and list(call["answers"]) == ["c"] and call["verify"] is None
+    # host arrays as they are (no copy), in C order
+    assert np.shares_memory(call["arrays"]["a"], args[1]) and call["arrays"]["a"].shape == (1000,)
+    assert list(call["answers"]) == ["c"] and call["verify"] is None
 
 
 def test_restrictions_strings_become_constraints_and_callables_points():
@@ -324,9 +326,13 @@ def test_verify_gets_kernel_tuners_lists(fake):
                              [partial, x, np.int32(6)], {"block_size_x": [32], "num_blocks": [1, 2]}, grid_div_x=[],
                              answer=[np.float32(6), None, None], verify=verify, atol=1e-3, quiet=True)
     call = fake.calls[-1]
-    assert call["answers"] == {} and call["config"]["compare"] == {"out": {"skip": True}}
+    assert call["answers"] == {} and call["config"]["compare"] == {}
+    assert [a.get("role") for a in call["config"]["declare"]["args"]] == ["inout", "in", None]
     assert call["config"]["declare"]["launch"][0]["grid"][0] == "num_blocks"
-    assert call["verify"]({"out": np.array([2, 4, 0, 0], np.float32), "x": x}) is True
+    # gpuk's tuner calls it with the expected outputs (here the first variant's) and the variant's
+    got = {"out": np.array([2, 4, 0, 0], np.float32)}
+    assert call["verify"]({"out": np.zeros(4, np.float32)}, got) is True
+    assert call["verify"]({"out": np.zeros(4, np.float32)}, {"out": np.ones(4, np.float32)}) is False
     answer, result, atol = seen[0]
     assert answer[0] == 6 and result[1] is None and result[2] is None and atol == 1e-3
 
@@ -334,7 +340,7 @@ def test_verify_gets_kernel_tuners_lists(fake):
 def test_the_cache_is_kernel_tuners_file_and_resumes(fake, tmp_path):
     args, expected = vector_args()
     tp = {"block_size_x": [64, 128, 256]}
-    fake.fail = {(128,): ("compile_error", "x")}
+    fake.fail = {(128,): ("compile error", "x")}
     cache = tmp_path / "vector_add"
     first, _ = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [64, 128]},
                                         cache=str(cache), quiet=True)
@@ -369,7 +375,7 @@ def test_a_cut_cache_is_read_and_the_rest_run(fake, tmp_path):
 
 
 def test_store_output_file_writes_t4(fake, tmp_path):
-    fake.fail = {(128,): ("wrong_answer", "c differs")}
+    fake.fail = {(128,): ("wrong answer", "c differs")}
     args, _ = vector_args()
     tp = {"block_size_x": [64, 128]}
     results, _ = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, quiet=True)
@@ -433,3 +439,15 @@ def test_the_option_table_holds_exactly_the_signatures_keywords():
     import inspect
     assert list(inspect.signature(kernel_tuner.tune_kernel).parameters) == list(options.TUNE_OPTIONS)
     assert set(inspect.signature(kernel_tuner.run_kernel).parameters) == set(options.RUN_OPTIONS)
+
+
+def test_a_cache_of_another_gpu_is_refused(fake, tmp_path):
+    args, _ = vector_args()
+    tp = {"block_size_x": [64, 128]}
+    path = tmp_path / "other.json"
+    head = {"device_name": "Other GPU", "kernel_name": "vector_add", "problem_size": 1000,
+            "tune_params_keys": ["block_size_x"], "tune_params": tp, "objective": "time", "cache": {}}
+    path.write_text(json.dumps(head, indent="")[:-3] + "}\n}")
+    with pytest.raises(ValueError, match="different device \\(cache: Other GPU, actual: Fake GPU\\)"):
+        kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, cache=str(path), quiet=True)
+    assert json.loads(path.read_text())["cache"] == {}

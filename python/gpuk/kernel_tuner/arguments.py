@@ -76,7 +76,10 @@ def declare(arguments: List[Any], names: List[str], const: List[bool], answer: O
         else:
             output = not const[i]
         out.args.append({"name": name, "array": dtype, "length": max(1, length), "role": "inout" if output else "in"})
-        out.arrays[name] = x
+        # The tuner takes host memory (it uploads to every GPU it measures on); a device array is
+        # copied by its own framework, so that gpuk starts no CUDA in this process before the sweep
+        # (whose workers are then forked: a faulting variant ends a worker, not the caller).
+        out.arrays[name] = np.ascontiguousarray(_host(x)).reshape(-1)
         out.shapes[name] = tuple(arg.shape)
         if output:
             out.outputs.append(name)
@@ -88,8 +91,8 @@ def declare(arguments: List[Any], names: List[str], const: List[bool], answer: O
                 raise ConfigError(f"answer {i} ({name}) is {expected.dtype}, which the argument's {dtype} cannot "
                                   f"be compared in")
             out.answers[name] = np.ascontiguousarray(expected.reshape(-1)).astype(dtype, copy=False)
-        if output:
-            out.compare[name] = {"skip": True} if verify is not None else {"atol": float(atol), "rtol": 1e-5}
+        if output and verify is None:
+            out.compare[name] = {"atol": float(atol), "rtol": 1e-5}
     if answer is None and verify is None and out.outputs:
         out.notes.append("no answer given: each variant's outputs (" + ", ".join(out.outputs) +
                          ") are compared with the first variant's")
@@ -116,14 +119,17 @@ def constants(cmem_args: Optional[Dict[str, Any]]) -> tuple:
 
 
 def verify_function(verify: Callable, answer: Optional[List[Any]], atol: float, a: Arguments) -> Callable:
-    """gpuk calls verify(outputs: {name: NumPy array}) -> bool; Kernel Tuner's function takes
-    (answer, result_host, atol=) with one entry per argument (None where not synchronised)."""
+    """gpuk's tuner calls verify(expected, got) with the outputs by name (NumPy arrays; `expected`
+    the answers or the first variant's, which Kernel Tuner's function does not take) and reads a
+    bool; Kernel Tuner's function takes (answer, result_host, atol=) with one entry per argument,
+    None where an argument is not an output."""
     try:
         takes_atol = "atol" in inspect.signature(verify).parameters
     except (TypeError, ValueError):
         takes_atol = False
 
-    def call(outputs: Dict[str, np.ndarray]) -> bool:
+    def call(*maps: Dict[str, np.ndarray]) -> bool:
+        outputs = maps[-1]
         result = [np.asarray(outputs[n]).reshape(a.shapes[n]) if n in outputs and n in a.outputs else None
                   for n in a.names]
         ok = verify(answer, result, atol=atol) if takes_atol else verify(answer, result)

@@ -66,27 +66,25 @@ def read(path: str) -> Dict[str, Any]:
 
 
 class CacheFile:
-    """Opened before the tune: checked against the call (device, kernel, problem size,
-    parameters), its entries kept; `store` appends, `close` ends the JSON."""
+    """Read before the tune and checked against the call (kernel, problem size, parameters); the
+    device is checked, or the header written, by `open` once the tune has said which GPU it ran on
+    (asking the driver before the sweep would start CUDA in this process, and gpuk's tuner then
+    measures in it rather than in worker processes). `store` appends, `close` ends the JSON."""
 
-    def __init__(self, cache: Any, device_name: str, kernel_name: str, problem_size: Any,
-                 tune_params: Dict[str, List[Any]], objective: str):
+    def __init__(self, cache: Any, kernel_name: str, problem_size: Any, tune_params: Dict[str, List[Any]],
+                 objective: str):
         self.path = cache_path(cache)
-        self.device_name = device_name
         self.names = list(tune_params)
         self.entries: Dict[str, Dict[str, Any]] = {}
+        self.device_name: Optional[str] = None
+        self._header = {"kernel_name": kernel_name,
+                        "problem_size": problem_size if not callable(problem_size) else "callable",
+                        "tune_params_keys": self.names, "tune_params": tune_params, "objective": objective}
+        self._cached_device: Optional[str] = None
+        self._opened = False
         if not os.path.isfile(self.path):
-            header = {"device_name": device_name, "kernel_name": kernel_name,
-                      "problem_size": problem_size if not callable(problem_size) else "callable",
-                      "tune_params_keys": self.names, "tune_params": tune_params, "objective": objective,
-                      "cache": {}}
-            with open(self.path, "w") as f:
-                f.write(json.dumps(header, cls=_NpEncoder, indent="")[:-3])
             return
         data = read(self.path)
-        if data.get("device_name") != device_name:
-            raise ValueError(f"Cannot load cache which contains results for different device (cache: "
-                             f"{data.get('device_name')}, actual: {device_name})")
         if data.get("kernel_name") != kernel_name:
             raise ValueError(f"Cannot load cache which contains results for different kernel (cache: "
                              f"{data.get('kernel_name')}, actual: {kernel_name})")
@@ -100,13 +98,29 @@ class CacheFile:
             raise ValueError(f"Cannot load cache which contains results obtained with different tunable parameters. "
                              f"Cache at '{self.path}' has: {data.get('tune_params_keys')}, tuning_options has: "
                              f"{self.names}")
+        self._cached_device = data.get("device_name")
+        self.device_name = self._cached_device
         self.entries = data.get("cache", {})
+
+    def open(self, device_name: str) -> None:
+        """The device checked (an existing file) or the header written (a new one)."""
+        self.device_name = device_name
+        if self._cached_device is None and not self.entries and not os.path.isfile(self.path):
+            header = {"device_name": device_name, **self._header, "cache": {}}
+            with open(self.path, "w") as f:
+                f.write(json.dumps(header, cls=_NpEncoder, indent="")[:-3])
+            self._opened = True
+            return
+        if self._cached_device != device_name:
+            raise ValueError(f"Cannot load cache which contains results for different device (cache: "
+                             f"{self._cached_device}, actual: {device_name})")
         with open(self.path) as f:
             text = f.read().strip()
         if text[-3:] in ("}\n}", "}}}"):
             # closed: reopened for appending, as Kernel Tuner does
             with open(self.path, "w") as f:
                 f.write(text[:-3] + ("," if self.entries else ""))
+        self._opened = True
 
     def store(self, key: str, result: Dict[str, Any]) -> None:
         if key in self.entries:
@@ -117,6 +131,8 @@ class CacheFile:
             f.write("\n" + json.dumps({key: out}, cls=_NpEncoder)[1:-1] + ",")
 
     def close(self) -> None:
+        if not self._opened:
+            return
         with open(self.path) as f:
             text = f.read()
         if text.endswith(","):

@@ -46,8 +46,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     cache_file = None
     todo = None
     if cache:
-        cache_file = cache_.CacheFile(cache, _device_name(devices[0]), kernel_name, problem_size, tune_params,
-                                      objective or "time")
+        cache_file = cache_.CacheFile(cache, kernel_name, problem_size, tune_params, objective or "time")
     t = translate_call({**given, "_force_points": bool(cache_file and cache_file.entries)})
     try:
         cached: List[Dict[str, Any]] = []
@@ -68,6 +67,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report = _engine_tune(t, devices, quiet)
         results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
         if cache_file is not None:
+            # nothing ran: the driver says which GPU this is
+            cache_file.open((report.get("device") or {}).get("name") or _device_name(devices[0]))
             for r in results:
                 cache_file.store(cache_.key_of(r, t.space.names), r)
         results = cached + results

@@ -14,23 +14,20 @@ from .util import (CompilationFailedConfig, ErrorConfig, InvalidConfig, RuntimeF
 
 # Configurations the space leaves out (restrictions, the given points) are not results, as
 # Kernel Tuner's search space never holds them.
-_OUTSIDE = ("constraint", "not among the given points", "restriction")
+_OUTSIDE = ("constraint", "not among the given points", "value not allowed")
+
+
+# gpuk's variant statuses (gpuk/tuning.hpp, VariantStatus) and Kernel Tuner's marks.
+STATUS_MARKS = {"ok": None, "compile error": CompilationFailedConfig, "wrong answer": WrongAnswerConfig,
+                "timed out": TimeoutConfig, "does not fit": InvalidConfig, "pruned": InvalidConfig,
+                "launch failed": RuntimeFailedConfig, "faulted": RuntimeFailedConfig}
 
 
 def mark_of(status: str, reason: str) -> Optional[ErrorConfig]:
-    """The Kernel Tuner mark of gpuk's status (None: measured)."""
-    s = (status or "").lower()
-    if s in ("ok", "measured", "verified"):
-        return None
-    if "compile" in s:
-        return CompilationFailedConfig(reason)
-    if any(w in s for w in ("wrong", "mismatch", "verif", "answer")):
-        return WrongAnswerConfig(reason)
-    if any(w in s for w in ("timeout", "hang", "time limit", "abandon")):
-        return TimeoutConfig(reason)
-    if any(w in s for w in ("prune", "invalid", "fit", "resource")):
-        return InvalidConfig(reason)
-    return RuntimeFailedConfig(reason)
+    """The Kernel Tuner mark of gpuk's status (None: measured); a status this table lacks is a
+    RuntimeFailedConfig, never a measurement."""
+    mark = STATUS_MARKS.get((status or "ok").lower().replace("_", " "), RuntimeFailedConfig)
+    return mark(reason) if mark else None
 
 
 def outside_space(entry: Dict[str, Any]) -> bool:
