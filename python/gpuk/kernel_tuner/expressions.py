@@ -63,10 +63,8 @@ class _Translator:
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
             if isinstance(node.op, ast.Div) and not (top and self.truncated):
                 raise _Untranslatable("/")
-            if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
-                # Python floors, C truncates: equal for the non-negative values sizes and
-                # parameters have; negative operands are refused where the space is checked.
-                pass
+            # `//` and `%`: Python floors, C truncates; the same for non-negative operands, which
+            # sizes and block-size parameters are.
             a, ca = self.run(node.left, False)
             b, cb = self.run(node.right, False)
             op = _BIN[type(node.op)]
@@ -115,8 +113,3 @@ def translate(text: str, names: Iterable[str], truncated: bool = False) -> Optio
         return _Translator(names, truncated).run(tree, True)
     except _Untranslatable:
         return None
-
-
-def ceil_div(numerator: str, divisor: str) -> tuple:
-    """gpuk and C text of ceil(numerator / divisor), as Kernel Tuner computes a grid dimension."""
-    return f"ceil_div({numerator}, {divisor})", f"((({numerator}) + ({divisor}) - 1) / ({divisor}))"

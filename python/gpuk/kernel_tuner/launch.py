@@ -180,12 +180,16 @@ class Launch:
             if k in space.names:
                 raise ConfigError(f"defines: {k} is a tunable parameter, which gpuk defines with its value")
             if callable(v):
-                space.derive(k, lambda p, f=v: int(f(p)) if str(f(p)).lstrip("-").isdigit() else _not_int(k, f(p)))
+                space.derive(k, lambda p, f=v, k=k: _integer_define(k, f(p)))
             else:
                 # A string's parameter names are macros (-D) themselves: the same value after preprocessing.
                 self.defines[k] = str(v)
 
 
-def _not_int(name: str, value: Any):
+def _integer_define(name: str, value: Any) -> int:
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
     raise ConfigError(f"defines[{name!r}] returned {value!r}: gpuk passes a callable definition per point as an "
                       f"integer parameter; give a string or a number")

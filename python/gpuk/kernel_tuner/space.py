@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 
@@ -97,14 +97,14 @@ class Space:
     def size(self) -> int:
         return math.prod(len(v) for v in self.values.values())
 
-    def points(self, with_constraints: bool = True) -> List[Dict[str, int]]:
-        """Every allowed point (the constraints too, in Python, when `with_constraints`), each
-        with its derived values."""
+    def points(self) -> List[Dict[str, int]]:
+        """Every allowed point (the constraints too, evaluated in Python as the caller wrote them),
+        each with its derived values."""
         if self.size() > MAX_POINTS:
             raise ConfigError(f"the space has {self.size()} points; gpuk enumerates at most {MAX_POINTS} in "
                               f"Python (for a callable restriction, a callable grid or a cache file): write the "
                               f"restrictions as strings or narrow tune_params")
-        constraint_checks = [python_value(c) for c in self.constraint_sources] if with_constraints else []
+        constraint_checks = [python_value(c) for c in self.constraint_sources]
         out = []
         for values in itertools.product(*(self.values[n] for n in self.names)):
             p = dict(zip(self.names, values))

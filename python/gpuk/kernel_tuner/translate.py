@@ -76,7 +76,7 @@ def _metric(node: ast.AST, names: List[str], done: Dict[str, str]) -> str:
     raise ValueError(type(node).__name__)
 
 
-def _budget(strategy: str, options: Optional[Dict], space: Space) -> tuple:
+def _budget(strategy: str, options: Optional[Dict]) -> tuple:
     """gpuk's budget from strategy_options; whether the points must be counted (fraction)."""
     if options is None:
         return {}, None
@@ -134,7 +134,7 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
     declared_constants, constants = arguments_.constants(o.get("cmem_args"))
 
     strategy = o.get("strategy") or "brute_force"
-    budget, fraction = _budget(strategy, o.get("strategy_options"), space) if tune else ({}, None)
+    budget, fraction = _budget(strategy, o.get("strategy_options")) if tune else ({}, None)
     objective, higher = get_objective_defaults(o.get("objective"), o.get("objective_higher_is_better"))
     metrics = o.get("metrics") or {}
     if metrics and not isinstance(metrics, dict):
