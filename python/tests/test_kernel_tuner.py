@@ -96,7 +96,7 @@ def test_vector_add_becomes_a_declared_kernel_with_kernel_tuners_launch_and_defi
     try:
         c = t.config
         d = c["declare"]
-        assert c["kernel"] == "vector_add" and c["sizes"] == {"problem_size_x": 1000, "problem_size_y": 1,
+        assert c["kernel"] == "kt_vector_add" and c["sizes"] == {"problem_size_x": 1000, "problem_size_y": 1,
                                                              "problem_size_z": 1}
         assert d["params_as"] == "defines" and d["params"]["block_size_x"]["values"] == [128, 192, 256]
         assert d["launch"] == [{"entry": "vector_add", "grid": ["ceil_div(problem_size_x, block_size_x)",

@@ -99,7 +99,7 @@ def prefix(defines: Dict[str, str]) -> str:
 
 
 class KernelDir:
-    """A temporary kernels directory holding the kernel file (kernel/KERNEL.cu: a plain file's
+    """A temporary kernels directory holding the kernel file (kernel/kt_NAME.cu: a plain file's
     family is its folder's name) and the files beside it; removed when closed."""
 
     def __init__(self, kernel_name: str, files: List[Tuple[str, str]], head: str):
@@ -107,7 +107,8 @@ class KernelDir:
         self.path = self._tmp.name
         folder = Path(self.path) / "kernel"
         folder.mkdir()
-        stem = re.sub(r"\W", "_", kernel_name)
+        # kt_: never the name of a kernel file gpuk ships (kernels_src/kernel/matmul.cu)
+        stem = "kt_" + re.sub(r"\W", "_", kernel_name)
         self.kernel = stem
         for name, code in files[1:]:
             (folder / name).write_text(code)
