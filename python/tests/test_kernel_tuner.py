@@ -451,3 +451,25 @@ def test_a_cache_of_another_gpu_is_refused(fake, tmp_path):
     with pytest.raises(ValueError, match="different device \\(cache: Other GPU, actual: Fake GPU\\)"):
         kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, cache=str(path), quiet=True)
     assert json.loads(path.read_text())["cache"] == {}
+
+
+@pytest.mark.parametrize("call", [
+    dict(tune_params={"block_size_x": [64, 128]}),
+    dict(tune_params={"block_size_x": [32, 64], "tile": [1, 2]}, grid_div_x=["block_size_x", "tile"],
+         restrictions=["block_size_x * tile <= 128 and not tile == 3"], smem_args={"size": "block_size_x * 4"},
+         metrics={"GFLOP/s": "1000 / 1e9 / (time / 1e3)"}, objective="GFLOP/s"),
+    dict(tune_params={"block_size_x": [32, 64], "tile": [1, 2]}, grid_div_x=[lambda p: p["block_size_x"] * p["tile"]],
+         smem_args={"size": lambda p: p["block_size_x"] * 4}, defines={"TWICE": lambda p: 2 * p["tile"]}),
+    dict(problem_size="block_size_x * 4", grid_div_x=[], tune_params={"block_size_x": [32, 64]}),
+])
+def test_every_declaration_made_is_one_gpuks_parser_takes(call):
+    """The translation's declaration read by gpuk's own parser (the Kernel's declare=), no GPU."""
+    args, _ = vector_args()
+    t = translate_call({**dict(kernel_name="vector_add", kernel_source=VECTOR_ADD, problem_size=1000,
+                               arguments=args), **call})
+    try:
+        k = gpuk.Kernel(t.kernel_dir.file, declare=t.config["declare"], engine=gpuk.Engine(kernels=[t.kernel_dir.path]),
+                        params=(t.config.get("points") or [{n: v[0] for n, v in t.config["params"].items()}])[0])
+        assert [a["name"] for a in k.arrays] == ["c", "a", "b"] and k.sizes == list(t.config["sizes"])
+    finally:
+        t.kernel_dir.close()
