@@ -169,7 +169,7 @@ def points_tune(e, points, **extra):
     """gpuk's tune of exactly these points (in this order), with the example's options."""
     values = {k: sorted({p[k] for p in points}) for k in e["tune_params"]}
     wanted = [key(e, p) for p in points]
-    options = {k: v for k, v in e["options"].items() if k not in ("restrictions", "iterations", "answer", "atol")}
+    options = {k: v for k, v in e["options"].items() if k not in ("restrictions", "iterations")}
     options.update(extra)
     results, _ = gk.tune_kernel(e["name"], e["source"], e["problem_size"], e["args"], values,
                                 restrictions=lambda p: key(e, p) in wanted, quiet=True, **options)
