@@ -287,6 +287,8 @@ def test_what_gpuk_cannot_honour_is_refused_by_name(fake, keyword, value, words)
     (dict(answer=[np.zeros(7, np.float32), None, None, None]), "has 7 elements, the argument 1000"),
     (dict(answer=[None, None, None, np.int32(3)]), "a scalar has no output"),
     (dict(restrictions=[("x", ["block_size_x"])]), "gpuk takes strings and callables"),
+    (dict(restrictions=["block_size_x / 2 > width"]), "'block_size_x / 2 > width': name 'width' is not defined"),
+    (dict(restrictions=["block_size_x >"]), "is not a Python expression"),
     (dict(objective="GFLOP/s"), "ranks by time or by one of the metrics"),
     (dict(objective="GFLOP/s", metrics={"GFLOP/s": lambda p: 1 / p["time"]}, strategy="bayes_opt"),
      "could not be guided by it"),

@@ -17,6 +17,8 @@ import ast
 import re
 from typing import Callable, Dict, Iterable, Optional
 
+from .._gpuk import ConfigError
+
 _TOKEN = re.compile(r"([a-zA-Z0-9_]+)")
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/", ast.Mod: "%", ast.Div: "/"}
@@ -30,10 +32,16 @@ def replace_param_occurrences(string: str, params: Dict) -> str:
 
 def python_value(text: str) -> Callable[[Dict], object]:
     """`text` evaluated as Kernel Tuner evaluates it, for one point (a dict of names to values)."""
-    code = compile(text, "<expression>", "eval")
+    try:
+        code = compile(text, "<expression>", "eval")
+    except SyntaxError as e:
+        raise ConfigError(f"{text!r} is not a Python expression: {e.msg}") from None
 
     def value(point: Dict) -> object:
-        return eval(code, {"__builtins__": {"min": min, "max": max, "int": int, "abs": abs}}, dict(point))
+        try:
+            return eval(code, {"__builtins__": {"min": min, "max": max, "int": int, "abs": abs}}, dict(point))
+        except NameError as e:
+            raise ConfigError(f"{text!r}: {e} (the names it may use: {', '.join(point)})") from None
 
     return value
 
@@ -108,7 +116,7 @@ def translate(text: str, names: Iterable[str], truncated: bool = False) -> Optio
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        raise ValueError(f"{text!r} is not a Python expression: {e.msg}") from None
+        raise ConfigError(f"{text!r} is not a Python expression: {e.msg}") from None
     try:
         return _Translator(names, truncated).run(tree, True)
     except _Untranslatable:
