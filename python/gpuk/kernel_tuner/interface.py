@@ -43,67 +43,72 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     del given["start"]
     options.check(options.TUNE_OPTIONS, given, "tune_kernel")
     devices = _devices(device)
-    cache_file = None
-    todo = None
-    if cache:
-        cache_file = cache_.CacheFile(cache, kernel_name, problem_size, tune_params, objective or "time")
+    cache_file = cache_.CacheFile(cache, kernel_name, problem_size, tune_params, objective or "time") \
+        if cache else None
     t = translate_call({**given, "_force_points": bool(cache_file and cache_file.entries)})
     try:
-        cached: List[Dict[str, Any]] = []
-        if cache_file is not None and cache_file.entries:
-            todo = []
-            for p in t.points:
-                key = cache_.key_of({n: t.space.original(n, p[n]) for n in t.space.names}, t.space.names)
-                entry = cache_file.entries.get(key)
-                if entry is None:
-                    todo.append(p)
-                else:
-                    r = dict(entry)
-                    r.update(compile_time=0, verification_time=0, benchmark_time=0)
-                    cached.append(r)
-            t.config["points"] = todo
+        cached = _cached(t, cache_file)
         report: Dict[str, Any] = {"results": [], "device": {}, "notes": []}
-        if todo is None or todo:
+        if t.config.get("points", True):  # empty: every point came from the cache
             report = _engine_tune(t, devices, quiet)
         results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
+        env = environment(report, t.notes, iterations)
         if cache_file is not None:
-            # nothing ran: the driver says which GPU this is
-            cache_file.open((report.get("device") or {}).get("name") or _device_name(devices[0]))
+            # the GPU the tuner ran on (when every point was cached, the driver's first GPU)
+            cache_file.open(env["device_name"] or _device_name(devices[0]))
+            env["device_name"] = cache_file.device_name
             for r in results:
                 cache_file.store(cache_.key_of(r, t.space.names), r)
         results = cached + results
-        env = environment(report, t.notes, iterations)
-        if not env["device_name"] and cache_file is not None:
-            env["device_name"] = cache_file.device_name
         env["compiler_options"] = compiler_options
         if "arch" in env["gpuk_device"]:
             env["compute_capability"] = str(env["gpuk_device"]["arch"]).replace("sm_", "")
-        if not quiet and env["device_name"]:
-            print("Using: " + env["device_name"])
-        keys = list(tune_params) + ["time"] + list(metrics or {})
-        if not quiet:
-            for r in results:
-                print(get_config_string(r, keys))
-        if results:
-            best = get_best_config(results, t.objective, t.higher_is_better)
-            if "__error__" not in best:
-                env["best_config"] = best
-                if not quiet:
-                    print(f"\nBEST PERFORMING CONFIGURATION FOR OBJECTIVE {t.objective}:")
-                    print(get_config_string(best, list(tune_params) + [t.objective] + list(metrics or {})))
-            elif not quiet:
-                print("no configuration ran and verified")
-        elif not quiet:
-            print("no results to report")
-        for note in t.notes:
-            if not quiet:
-                print("gpuk: " + note)
+        _best(results, env, t, list(tune_params), list(metrics or {}), quiet)
     finally:
         if cache_file is not None:
             cache_file.close()
         t.kernel_dir.close()
-    env = total_timings(results, env, 1000.0 * (time.perf_counter() - start))
-    return results, env
+    return results, total_timings(results, env, 1000.0 * (time.perf_counter() - start))
+
+
+def _cached(t, cache_file) -> List[Dict[str, Any]]:
+    """The cache's results for the space's points (zero compile, verification and benchmark
+    time, as Kernel Tuner returns cached ones); the tuner gets the other points."""
+    if cache_file is None or not cache_file.entries:
+        return []
+    cached, todo = [], []
+    for p in t.points:
+        entry = cache_file.entries.get(cache_.key_of({n: t.space.original(n, p[n]) for n in t.space.names},
+                                                     t.space.names))
+        if entry is None:
+            todo.append(p)
+        else:
+            cached.append({**entry, "compile_time": 0, "verification_time": 0, "benchmark_time": 0})
+    t.config["points"] = todo
+    return cached
+
+
+def _best(results, env, t, params: List[str], metrics: List[str], quiet: bool) -> None:
+    """env["best_config"] (a configuration that ran and verified), and what Kernel Tuner prints."""
+    if not quiet:
+        if env["device_name"]:
+            print("Using: " + env["device_name"])
+        for r in results:
+            print(get_config_string(r, params + ["time"] + metrics))
+    best = get_best_config(results, t.objective, t.higher_is_better) if results else None
+    if best is not None and "__error__" not in best:
+        env["best_config"] = best
+    if quiet:
+        return
+    if best is None:
+        print("no results to report")
+    elif "best_config" not in env:
+        print("no configuration ran and verified")
+    else:
+        print(f"\nBEST PERFORMING CONFIGURATION FOR OBJECTIVE {t.objective}:")
+        print(get_config_string(best, params + [t.objective] + metrics))
+    for note in env["gpuk_notes"]:
+        print("gpuk: " + note)
 
 
 def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
