@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 from .._gpuk import ConfigError
 from . import arguments as arguments_
 from .launch import Launch
-from .options import GPUK_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS
+from .options import STRATEGIES, STRATEGY_OPTIONS
 from .source import KernelDir, argument_names, prefix, read_sources, unroll_guard
 from .space import Space
 from .util import get_objective_defaults
@@ -105,8 +105,33 @@ def _budget(strategy: str, options: Optional[Dict]) -> tuple:
     return budget, fraction
 
 
+def _objective(o: Dict[str, Any], strategy: str, names: List[str]) -> tuple:
+    """(objective, higher_is_better, the declaration's metrics, a note): a string metric gpuk's
+    language holds is declared and ranks the search; a callable one only with brute_force."""
+    objective, higher = get_objective_defaults(o.get("objective"), o.get("objective_higher_is_better"))
+    metrics = o.get("metrics") or {}
+    if not isinstance(metrics, dict):
+        raise ConfigError("metrics should be a dictionary to preserve order and support composability")
+    if objective == "time":
+        return objective, bool(higher), {}, None
+    if objective not in metrics:
+        raise ConfigError(f"objective={objective!r}: gpuk ranks by time or by one of the metrics "
+                          f"({', '.join(metrics) or 'none given'})")
+    expression = metric_expression(objective, metrics, names)
+    if expression is not None:
+        return objective, bool(higher), {objective: expression}, None
+    if strategy != "brute_force":
+        raise ConfigError(f"objective={objective!r} is a callable or a metric gpuk's language cannot hold, so "
+                          f"gpuk's {STRATEGIES[strategy]} search could not be guided by it; write it as a "
+                          f"string of time, the parameters and numbers, or use brute_force")
+    return objective, bool(higher), {}, (f"{objective} is computed in Python: the tuner measured every "
+                                         f"configuration and ranked them by time; the best by {objective} is "
+                                         f"chosen from the results")
+
+
 def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
-    """`o`: every keyword of tune_kernel (run_kernel: with params as one-value lists)."""
+    """`o`: every keyword of tune_kernel (run_kernel: with params as one-value lists). Everything
+    is checked before the temporary kernel file is written."""
     files = read_sources(o["kernel_source"])
     code = files[0][1]
     name = o["kernel_name"]
@@ -132,29 +157,14 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
     args = arguments_.declare(o["arguments"], names, const, o.get("answer"), o.get("atol", 1e-6), o.get("verify"),
                               name, device=first_device)
     declared_constants, constants = arguments_.constants(o.get("cmem_args"))
+    compiler_options = list(o.get("compiler_options") or [])
+    if isinstance(o.get("compiler_options"), str) or not all(isinstance(x, str) for x in compiler_options):
+        raise ConfigError("compiler_options must be a list of strings")
 
     strategy = o.get("strategy") or "brute_force"
     budget, fraction = _budget(strategy, o.get("strategy_options")) if tune else ({}, None)
-    objective, higher = get_objective_defaults(o.get("objective"), o.get("objective_higher_is_better"))
-    metrics = o.get("metrics") or {}
-    if metrics and not isinstance(metrics, dict):
-        raise ConfigError("metrics should be a dictionary to preserve order and support composability")
-    notes = list(args.notes)
-    declared_metrics: Dict[str, str] = {}
-    if objective != "time":
-        if objective not in metrics:
-            raise ConfigError(f"objective={objective!r}: gpuk ranks by time or by one of the metrics "
-                              f"({', '.join(metrics) or 'none given'})")
-        expression = metric_expression(objective, metrics, space.names + list(launch.sizes))
-        if expression is not None:
-            declared_metrics[objective] = expression
-        elif strategy != "brute_force":
-            raise ConfigError(f"objective={objective!r} is a callable or a metric gpuk's language cannot hold, so "
-                              f"gpuk's {STRATEGIES[strategy]} search could not be guided by it; write it as a "
-                              f"string of time, the parameters and numbers, or use brute_force")
-        else:
-            notes.append(f"{objective} is computed in Python: the tuner measured every configuration and ranked "
-                         f"them by time; the best by {objective} is chosen from the results")
+    objective, higher, declared_metrics, note = _objective(o, strategy, space.names + list(launch.sizes))
+    notes = list(args.notes) + ([note] if note else [])
 
     points = None
     if space.needs_points() or fraction is not None or o.get("_force_points"):
@@ -164,11 +174,9 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         if fraction is not None and "evaluations" not in budget:
             budget["evaluations"] = max(1, int(math.ceil(len(points) * fraction)))
 
-    code = unroll_guard(code, space.names)
-    kernel_dir = KernelDir(name, [(files[0][0], code)] + files[1:], prefix(launch.defines))
     params = dict(space.values)
     for d in space.derived:
-        params[d] = sorted({p[d] for p in points}) if points else [0]
+        params[d] = sorted({p[d] for p in points})
     launch_entry: Dict[str, Any] = {"entry": name, "grid": launch.grid, "block": launch.block}
     if launch.shared != 0:
         launch_entry["shared_bytes"] = launch.shared
@@ -184,13 +192,12 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
     }
     if declared_constants:
         declaration["constants"] = declared_constants
-    if o.get("compiler_options"):
-        opts = o["compiler_options"]
-        if isinstance(opts, str) or not all(isinstance(x, str) for x in opts):
-            raise ConfigError("compiler_options must be a list of strings")
-        declaration["compiler_options"] = list(opts)
+    if compiler_options:
+        declaration["compiler_options"] = compiler_options
     if declared_metrics:
         declaration["metrics"] = declared_metrics
+    kernel_dir = KernelDir(name, [(files[0][0], unroll_guard(code, space.names))] + files[1:],
+                           prefix(launch.defines))
     config: Dict[str, Any] = {
         "family": "kernel",
         "kernel": kernel_dir.kernel,
@@ -202,8 +209,9 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         "warmup": 1,
         "repeats": int(o.get("iterations", 7)),
         "compare": args.compare,
+        # a metric only Python computes: the tuner ranks by time, Python by the metric
         "objective": {"metric": objective if declared_metrics or objective == "time" else "time",
-                      "higher_is_better": bool(higher) if declared_metrics or objective == "time" else False},
+                      "higher_is_better": higher if declared_metrics or objective == "time" else False},
     }
     if points is not None:
         config["points"] = points
@@ -215,6 +223,5 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         config["seed"] = int(o["seed"])
     verify = arguments_.verify_function(o["verify"], o.get("answer"), o.get("atol", 1e-6), args) \
         if o.get("verify") is not None else None
-    assert config["strategy"] in GPUK_STRATEGIES
     return Translation(config, args.arrays, args.answers, constants, verify, kernel_dir, space, args, objective,
-                       bool(higher), points, notes)
+                       higher, points, notes)
