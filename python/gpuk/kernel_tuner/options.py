@@ -24,7 +24,6 @@ class Option:
     doc: str                      # Kernel Tuner's meaning, in a sentence
     type: str
     gpuk: str                     # what gpuk does with it
-    default: Any = None
     accepts: Callable[[Any], Optional[str]] = lambda v: None
     run_kernel: bool = False      # run_kernel takes it too
 
@@ -111,17 +110,17 @@ TUNE_OPTIONS: Dict[str, Option] = {
                            "whose allowed points are passed as the tune config's points"),
     "answer": Option("The expected outputs, one per argument, None where not checked.", "list",
                      "the answers of the outputs (role inout); every variant is verified on the GPU"),
-    "atol": Option("The absolute tolerance of numpy.allclose.", "float",
-                   "each output's compare rule {atol, rtol: 1e-5} (numpy.allclose's rtol)", 1e-6),
+    "atol": Option("The absolute tolerance of numpy.allclose (1e-6).", "float",
+                   "each output's compare rule {atol, rtol: 1e-5} (numpy.allclose's rtol)"),
     "verify": Option("A function verify(answer, result, atol=None) -> bool.", "callable",
                      "called by gpuk's tuner for each variant with Kernel Tuner's lists"),
     "verbose": Option("Print the configurations skipped and why.", "bool", "prints each failed configuration "
-                      "with gpuk's reason", False),
+                      "with gpuk's reason"),
     "lang": Option("The kernel language.", "str", "CUDA only (also 'nvcuda' and 'cupy', Kernel Tuner's CUDA "
                    "backends)", accepts=_lang, run_kernel=True),
-    "device": Option("The GPU's index.", "int", "the GPU; a list of indices tunes on several GPUs", 0,
+    "device": Option("The GPU's index (0).", "int", "the GPU; a list of indices tunes on several GPUs",
                      accepts=_devices, run_kernel=True),
-    "platform": Option("The OpenCL platform.", "int", "refused unless 0 (no OpenCL)", 0,
+    "platform": Option("The OpenCL platform.", "int", "refused unless 0 (no OpenCL)",
                        accepts=lambda v: None if v == 0 else "platform: OpenCL platforms are not gpuk's",
                        run_kernel=True),
     "smem_args": Option("Dynamic shared memory: {'size': bytes, an expression or a callable}.", "dict",
@@ -143,11 +142,11 @@ TUNE_OPTIONS: Dict[str, Option] = {
     "log": Option("A logging level for a log file.", "int", "refused: gpuk writes no log file",
                   accepts=_none_only("log: gpuk writes no log file (verbose=True prints every failure)"),
                   run_kernel=True),
-    "iterations": Option("How many times each configuration is timed (7).", "int", "repeats", 7,
+    "iterations": Option("How many times each configuration is timed (7).", "int", "repeats",
                          accepts=_iterations),
     "block_size_names": Option("The names of the block dimensions (default block_size_x/y/z).", "list(str)",
                                "the launch's block", run_kernel=True),
-    "quiet": Option("Do not print the device and the configurations.", "bool", "the same", False,
+    "quiet": Option("Do not print the device and the configurations.", "bool", "the same",
                     run_kernel=True),
     "strategy": Option("The search strategy (brute_force).", "str",
                        "brute_force -> exhaustive, random_sample -> random, simulated_annealing -> anneal, "
