@@ -209,10 +209,11 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         "warmup": 1,
         "repeats": int(o.get("iterations", 7)),
         "compare": args.compare,
-        # a metric only Python computes: the tuner ranks by time, Python by the metric
-        "objective": {"metric": objective if declared_metrics or objective == "time" else "time",
-                      "higher_is_better": higher if declared_metrics or objective == "time" else False},
     }
+    # Time, lower first, is the tuner's default; a metric only Python computes is ranked by time
+    # there and by the metric here.
+    if declared_metrics or (objective == "time" and higher):
+        config["objective"] = {"metric": objective, "higher_is_better": higher}
     if points is not None:
         config["points"] = points
     elif space.constraints:
