@@ -164,7 +164,7 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
     strategy = o.get("strategy") or "brute_force"
     budget, fraction = _budget(strategy, o.get("strategy_options")) if tune else ({}, None)
     objective, higher, declared_metrics, note = _objective(o, strategy, space.names + list(launch.sizes))
-    notes = list(args.notes) + ([note] if note else [])
+    notes = [note] if note else []  # the tuner says itself what it verified against
 
     points = None
     if space.needs_points() or fraction is not None or o.get("_force_points"):
