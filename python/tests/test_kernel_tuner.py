@@ -475,3 +475,56 @@ def test_every_declaration_made_is_one_gpuks_parser_takes(call):
         assert [a["name"] for a in k.arrays] == ["c", "a", "b"] and k.sizes == list(t.config["sizes"])
     finally:
         t.kernel_dir.close()
+
+
+def test_end_to_end_on_gpuks_tuner_over_the_fake_driver(tmp_path):
+    """The real tuner (gpuk._gpuk.tune_kernel) on the driver whose device memory is host memory and
+    whose launches write nothing (tests/api/fake_driver.cpp), in a child process that loads it: the
+    translation taken whole by the tuner, its report made into Kernel Tuner's results."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+    if not hasattr(_gpuk, "tune_kernel"):
+        pytest.skip("this build's _gpuk has no tune_kernel (gpuk's tuner binding)")
+    driver = Path(_gpuk.__file__).parent.parent.parent / "tests" / "fake_memory_driver"
+    if not (driver / "libcuda.so.1").exists():
+        pytest.skip("the fake driver is not built (cmake --build build --target gpuk_fake_memory_driver)")
+    body = textwrap.dedent(f"""
+        import json, sys
+        import numpy as np
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_kernel_tuner import VECTOR_ADD, vector_args
+        from gpuk import kernel_tuner
+        args, expected = vector_args()
+        tp = {{"block_size_x": [64, 128, 2048]}}
+        out = {{}}
+        # a launch writes nothing: c keeps its data (zeros), which is the answer here
+        r, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, quiet=True,
+                                          answer=[np.zeros(1000, np.float32), None, None, None],
+                                          cache={str(tmp_path / "cache")!r}, metrics={{"x": "1 / time"}})
+        out["ok"] = [(x["block_size_x"], "__error__" in x, x["x"] > 0) for x in r]
+        out["best"] = env["best_config"]["block_size_x"]
+        r, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, quiet=True,
+                                          answer=[expected, None, None, None])
+        out["wrong"] = [(repr(x["__error__"]), x["__error__"].reason[:12]) for x in r]
+        r, _ = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, quiet=True,
+                                        verify=lambda a, b, atol=None: False)
+        out["verify"] = sorted({{x["__error__"].reason for x in r}})
+        r, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, tp, quiet=True,
+                                          answer=[np.zeros(1000, np.float32), None, None, None],
+                                          cache={str(tmp_path / "cache")!r})
+        out["resumed"] = [(x["block_size_x"], x["compile_time"]) for x in r]
+        print(json.dumps(out))
+    """)
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{driver}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+               GPUK_CACHE_DIR=str(tmp_path / "gpuk-cache"), PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.run([sys.executable, "-c", body], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["ok"] == [[64, False, True], [128, False, True]]  # 2048 threads: outside the space
+    assert out["best"] in (64, 128)
+    assert out["wrong"] == [["WrongAnswerConfig", "mismatch: c:"]] * 2
+    assert out["verify"] == ["rejected by the verify function"]
+    assert out["resumed"] == [[64, 0], [128, 0]]
