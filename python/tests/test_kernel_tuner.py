@@ -528,3 +528,14 @@ def test_end_to_end_on_gpuks_tuner_over_the_fake_driver(tmp_path):
     assert out["wrong"] == [["WrongAnswerConfig", "mismatch: c:"]] * 2
     assert out["verify"] == ["rejected by the verify function"]
     assert out["resumed"] == [[64, 0], [128, 0]]
+
+
+def test_with_cuda_started_by_another_library_gpuk_starts_it_too_before_the_sweep(fake, monkeypatch):
+    """CUDA does not survive a fork: the tuner must then measure in this process, which it does
+    once gpuk itself has started the driver."""
+    started = []
+    monkeypatch.setattr(interface, "_cuda_started_elsewhere", lambda: True)
+    monkeypatch.setattr(interface, "_device_name", lambda device: started.append(device) or "Fake GPU")
+    args, _ = vector_args()
+    kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [64]}, device=[1], quiet=True)
+    assert started == [1] and len(fake.calls) == 1

@@ -19,7 +19,21 @@ from .util import get_best_config, get_config_string
 
 def _engine_tune(t, devices: Optional[List[int]], quiet: bool) -> Dict[str, Any]:
     """The one call into gpuk's tuner (its NVRTC waves, verification on the GPU, fault isolation)."""
+    if _cuda_started_elsewhere():
+        # CUDA does not survive a fork: with the driver started by another library (PyTorch, CuPy,
+        # cuda-python), gpuk starts it too, and its tuner then measures in this process.
+        _device_name(devices[0] if devices else 0)
     return _gpuk.tune_kernel(t.config, t.arrays, t.answers, t.constants, t.verify, None, devices, quiet)
+
+
+def _cuda_started_elsewhere() -> bool:
+    """Whether the CUDA driver is loaded in this process (gpuk's tuner forks its GPU workers only
+    from a process that has not started CUDA, and knows only of its own start)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return "libcuda.so" in maps.read()
+    except OSError:
+        return False
 
 
 def _device_name(device: int) -> str:
