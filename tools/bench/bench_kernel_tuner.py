@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Kernel Tuner and gpuk on Kernel Tuner's own example kernels and spaces, in one process run.
 
-    CUDA_CACHE_DISABLE=1 python3 tools/bench/bench_kernel_tuner.py KT_EXAMPLES_DIR [--only stencil,spmv] [--no-kt]
+    python3 tools/bench/bench_kernel_tuner.py KT_EXAMPLES_DIR [--only stencil,spmv] [--no-kt]
 
 KT_EXAMPLES_DIR is Kernel Tuner's examples/cuda folder (its .cu files and vector_add.py, read from
 there: nothing of Kernel Tuner is part of gpuk). For each example, with the sizes and the space of
 its script (convolution and pnpoly: a smaller space, said in the table): Kernel Tuner's
 `tune_kernel` (when `kernel_tuner` is installed) and gpuk's (`gpuk.kernel_tuner`) on the same
-arrays, each timed from the call to its return with cold caches (CUDA_CACHE_DISABLE=1, set here
-before CUDA starts; a fresh GPUK_CACHE_DIR); then both winners re-timed by gpuk in one run (a
+arrays, each in a process of its own (CUDA does not survive the fork of gpuk's workers from a
+process where Kernel Tuner started it), timed from the call to its return with cold caches
+(CUDA_CACHE_DISABLE=1, a fresh GPUK_CACHE_DIR); then, in a third process, both winners re-timed
+by gpuk in one run (a
 space of the two points, 100 iterations), and each winner's outputs checked against a NumPy
 reference (given to a gpuk tune of that point as its answer), or, where there is none (pnpoly),
 against the space's first configuration (gpuk compares a variant with the first one's outputs).
@@ -16,23 +18,19 @@ Prints a Markdown table.
 """
 import argparse
 import ast
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ["CUDA_CACHE_DISABLE"] = "1"
-os.environ["GPUK_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuk-bench-kt-cache-")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from gpuk import kernel_tuner as gk  # no CUDA starts on import: the parent process may fork gpuk's workers
 
-from gpuk import kernel_tuner as gk  # noqa: E402
-
-try:
-    import kernel_tuner as kt  # noqa: E402
-except ImportError:
-    kt = None
+NOTES = {"convolution": "filter 15 x 15, a smaller space", "pnpoly": "the device kernel alone, a smaller space"}
 
 
 def inline_kernel(script: Path) -> str:
@@ -127,7 +125,7 @@ def convolution(d: Path):
                 options=dict(grid_div_x=["block_size_x", "tile_size_x"], grid_div_y=["block_size_y", "tile_size_y"],
                              restrictions=["use_padding==0 or (block_size_x % 32 != 0)"],
                              cmem_args={"d_filter": weights}),
-                reference=reference, atol=1e-3, note="filter 15 x 15, a smaller space")
+                reference=reference, atol=1e-3)
 
 
 def pnpoly(d: Path):
@@ -144,21 +142,20 @@ def pnpoly(d: Path):
                              "between_method": [0, 1, 2, 3], "use_precomputed_slopes": [0, 1], "use_method": [0, 1]},
                 options=dict(grid_div_x=["block_size_x", "tile_size"],
                              cmem_args={"d_vertices": xy.reshape(-1), "d_slopes": slopes}),
-                reference=None, atol=0, note="the device kernel alone, a smaller space")
+                reference=None, atol=0)
 
 
 EXAMPLES = {"vector_add": vector_add, "stencil": stencil, "matmul": matmul, "spmv": spmv,
             "convolution": convolution, "pnpoly": pnpoly}
 
 
-def tune(tool, e, quiet=True):
+def tune(tool, e):
     start = time.perf_counter()
     results, env = tool.tune_kernel(e["name"], e["source"], e["problem_size"], e["args"], e["tune_params"],
-                                    quiet=quiet, **e["options"])
+                                    quiet=True, **e["options"])
     wall = time.perf_counter() - start
     best = env.get("best_config")
-    point = {k: best[k] for k in e["tune_params"]} if best else None
-    return wall, len(results), point
+    return {"wall": wall, "n": len(results), "best": {k: int(best[k]) for k in e["tune_params"]} if best else None}
 
 
 def key(e, p):
@@ -181,7 +178,8 @@ def retime(e, points):
     points = [p for p in points if p]
     if not points:
         return {}
-    return {k: r["time"] for k, r in points_tune(e, points, iterations=100).items() if "__error__" not in r}
+    return {",".join(map(str, k)): r["time"] for k, r in points_tune(e, points, iterations=100).items()
+            if "__error__" not in r}
 
 
 def verified(e, point, expected):
@@ -193,7 +191,7 @@ def verified(e, point, expected):
     if expected is not None:
         answer = [expected.astype(e["args"][0].dtype)] + [None] * (len(e["args"]) - 1)
         r = points_tune(e, [point], answer=answer, atol=e["atol"])[key(e, point)]
-        return "yes" if "__error__" not in r else f"NO: {r['__error__'].reason}"
+        return "yes" if "__error__" not in r else "NO: " + r["__error__"].reason[:100].replace("|", "\\|")
     first = dict(zip(e["tune_params"], (v[0] for v in e["tune_params"].values())))
     if key(e, first) == key(e, point):
         return "yes (it is the first configuration)"
@@ -201,30 +199,61 @@ def verified(e, point, expected):
     return "yes, as the first configuration" if r and "__error__" not in r else "NO"
 
 
+def child(role, name, examples, points=None):
+    """One tool's work on one example in a process of its own; its JSON answer."""
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1", GPUK_CACHE_DIR=tempfile.mkdtemp(prefix="gpuk-bench-kt-"))
+    cmd = [sys.executable, __file__, str(examples), "--only", name, "--child", role, "--points", json.dumps(points)]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stdout + p.stderr, file=sys.stderr)
+        raise SystemExit(f"{role} on {name} failed (exit {p.returncode})")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def in_child(role, e, points):
+    if role == "kt":
+        import kernel_tuner as kt
+        return tune(kt, e)
+    if role == "gpuk":
+        return tune(gk, e)
+    expected = np.asarray(e["reference"](), np.float64).reshape(-1) if e["reference"] else None
+    return {"times": retime(e, points), "verified": [verified(e, p, expected) for p in points]}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("examples", type=Path, help="Kernel Tuner's examples/cuda folder")
     parser.add_argument("--only", default=",".join(EXAMPLES), help="examples, comma-separated")
     parser.add_argument("--no-kt", action="store_true", help="gpuk alone")
+    parser.add_argument("--child", choices=["kt", "gpuk", "check"], help=argparse.SUPPRESS)
+    parser.add_argument("--points", default="null", help=argparse.SUPPRESS)
     a = parser.parse_args()
-    use_kt = kt is not None and not a.no_kt
-    if kt is None and not a.no_kt:
+    if a.child:
+        print(json.dumps(in_child(a.child, EXAMPLES[a.only](a.examples), json.loads(a.points))))
+        return
+    use_kt = not a.no_kt
+    if use_kt and subprocess.run([sys.executable, "-c", "import kernel_tuner"], capture_output=True).returncode:
         print("kernel_tuner is not installed: gpuk alone", file=sys.stderr)
+        use_kt = False
     rows = ["| example | configurations KT / gpuk | Kernel Tuner wall (s) | gpuk wall (s) | KT winner | gpuk winner "
             "| KT winner, gpuk-timed (ms) | gpuk winner, gpuk-timed (ms) | KT winner verified | gpuk winner verified |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in a.only.split(","):
-        e = EXAMPLES[name](a.examples)
-        expected = np.asarray(e["reference"](), np.float64).reshape(-1) if e["reference"] else None
-        k_wall, k_n, k_best = tune(kt, e) if use_kt else (None, 0, None)
-        g_wall, g_n, g_best = tune(gk, e)
-        times = retime(e, [k_best, g_best])
-        show = lambda p: " ".join(f"{k}={v}" for k, v in p.items()) if p else "-"
-        timed = lambda p: f"{times[key(e, p)]:.4f}" if p and key(e, p) in times else "-"
-        label = name + (f" ({e['note']})" if e.get("note") else "")
-        rows.append(f"| {label} | {k_n if use_kt else '-'} / {g_n} | {f'{k_wall:.2f}' if use_kt else '-'} | "
-                    f"{g_wall:.2f} | {show(k_best)} | {show(g_best)} | {timed(k_best)} | {timed(g_best)} | "
-                    f"{verified(e, k_best, expected) if use_kt else '-'} | {verified(e, g_best, expected)} |")
+        if name not in EXAMPLES:
+            raise SystemExit(f"no example {name!r}; examples: {', '.join(EXAMPLES)}")
+        k = child("kt", name, a.examples) if use_kt else {"wall": None, "n": "-", "best": None}
+        g = child("gpuk", name, a.examples)
+        c = child("check", name, a.examples, [p for p in (k["best"], g["best"]) if p])
+        checked = dict(zip([json.dumps(p) for p in (k["best"], g["best"]) if p], c["verified"]))
+        show = lambda p: " ".join(f"{x}={v}" for x, v in p.items()) if p else "-"
+        ms = lambda p: c["times"].get(",".join(map(str, p.values()))) if p else None
+        timed = lambda p: f"{ms(p):.4f}" if ms(p) is not None else "-"
+        verdict = lambda p: checked.get(json.dumps(p), "no winner") if p else "no winner"
+        label = name + (f" ({NOTES[name]})" if name in NOTES else "")
+        k_wall = f"{k['wall']:.2f}" if k["wall"] is not None else "-"
+        rows.append(f"| {label} | {k['n']} / {g['n']} | {k_wall} | {g['wall']:.2f} | {show(k['best'])} | "
+                    f"{show(g['best'])} | {timed(k['best'])} | {timed(g['best'])} | "
+                    f"{verdict(k['best']) if use_kt else '-'} | {verdict(g['best'])} |")
         print(rows[-1], file=sys.stderr, flush=True)
     print("\n".join(rows))
 
