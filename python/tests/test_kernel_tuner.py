@@ -281,6 +281,7 @@ def test_what_gpuk_cannot_honour_is_refused_by_name(fake, keyword, value, words)
      "Python int has no width"),
     (dict(arguments=[np.zeros(4, np.float32)]), "takes 4 arguments \\(c, a, b, n\\), not the 1 given"),
     (dict(arguments=[np.zeros(4, np.float16)] * 3 + [np.int32(4)]), "float16"),
+    (dict(arguments=[np.zeros(0, np.float32)] * 3 + [np.int32(0)]), "an empty array"),
     (dict(kernel_source=lambda p: VECTOR_ADD), "code-generating function"),
     (dict(kernel_name="vector_add<float>"), "template instantiations"),
     (dict(answer=[None]), "one per argument"),

@@ -67,6 +67,8 @@ def declare(arguments: List[Any], names: List[str], const: List[bool], answer: O
         arg = resolve(x, f"{kernel_name}: {what}", device=device, stream=0)
         dtype = np.dtype(arg.dtype).name
         length = arg.size
+        if length == 0:
+            raise ConfigError(f"{what}: an empty array; a kernel's array needs at least one element")
         checked = answer is not None and answer[i] is not None
         if answer is not None:
             output = checked
@@ -74,10 +76,9 @@ def declare(arguments: List[Any], names: List[str], const: List[bool], answer: O
             output = True
         else:
             output = not const[i]
-        out.args.append({"name": name, "array": dtype, "length": max(1, length), "role": "inout" if output else "in"})
-        # The tuner takes host memory (it uploads to every GPU it measures on); a device array is
-        # copied by its own framework, so that gpuk starts no CUDA in this process before the sweep
-        # (whose workers are then forked: a faulting variant ends a worker, not the caller).
+        out.args.append({"name": name, "array": dtype, "length": length, "role": "inout" if output else "in"})
+        # The tuner takes host memory (it uploads it to every GPU it measures on): a device array
+        # is copied by its own framework.
         out.arrays[name] = np.ascontiguousarray(_host(x)).reshape(-1)
         out.shapes[name] = tuple(arg.shape)
         if output:
