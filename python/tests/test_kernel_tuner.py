@@ -347,6 +347,9 @@ def test_the_cache_is_kernel_tuners_file_and_resumes(fake, tmp_path):
     cache = tmp_path / "vector_add"
     first, _ = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [64, 128]},
                                         cache=str(cache), quiet=True)
+    # gpuk's journal beside the cache while the tuner runs (a cut tune goes on from it), then removed
+    assert fake.calls[-1]["journal"] == str(tmp_path / "vector_add.gpuk-journal")
+    assert not (tmp_path / "vector_add.gpuk-journal").exists()
     with pytest.raises(ValueError, match="different tunable parameters"):
         kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"bx": [1]}, cache=str(cache), quiet=True)
     data = json.loads((tmp_path / "vector_add.json").read_text())

@@ -3,6 +3,7 @@ against the option table, translated into a tune config (translate.py), handed t
 one call (`_gpuk.tune_kernel`), and its report returned as Kernel Tuner's `(results, env)`."""
 from __future__ import annotations
 
+import shutil
 import time
 from typing import Any, Dict, List, Optional
 
@@ -17,13 +18,13 @@ from .translate import translate_call
 from .util import get_best_config, get_config_string
 
 
-def _engine_tune(t, devices: Optional[List[int]], quiet: bool) -> Dict[str, Any]:
+def _engine_tune(t, devices: Optional[List[int]], quiet: bool, journal: Optional[str]) -> Dict[str, Any]:
     """The one call into gpuk's tuner (its NVRTC waves, verification on the GPU, fault isolation)."""
     if _cuda_started_elsewhere():
         # CUDA does not survive a fork: with the driver started by another library (PyTorch, CuPy,
         # cuda-python), gpuk starts it too, and its tuner then measures in this process.
         _device_name(devices[0] if devices else 0)
-    return _gpuk.tune_kernel(t.config, t.arrays, t.answers, t.constants, t.verify, None, devices, quiet)
+    return _gpuk.tune_kernel(t.config, t.arrays, t.answers, t.constants, t.verify, journal, devices, quiet)
 
 
 def _cuda_started_elsewhere() -> bool:
@@ -64,7 +65,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         cached = _cached(t, cache_file)
         report: Dict[str, Any] = {"results": [], "device": {}, "notes": []}
         if t.config.get("points", True):  # empty: every point came from the cache
-            report = _engine_tune(t, devices, quiet)
+            # With a cache, gpuk's journal beside it: a tune cut short goes on from it when called
+            # again (the cache file is written when the tuner returns); removed once it has.
+            journal = cache_file.path[:-len(".json")] + ".gpuk-journal" if cache_file is not None else None
+            report = _engine_tune(t, devices, quiet, journal)
+            if journal is not None:
+                shutil.rmtree(journal, ignore_errors=True)
         results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
         if cache_file is not None:
