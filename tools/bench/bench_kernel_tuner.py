@@ -201,9 +201,10 @@ def verified(e, point, expected):
 
 def child(role, name, examples, points=None):
     """One tool's work on one example in a process of its own; its JSON answer."""
-    env = dict(os.environ, CUDA_CACHE_DISABLE="1", GPUK_CACHE_DIR=tempfile.mkdtemp(prefix="gpuk-bench-kt-"))
     cmd = [sys.executable, __file__, str(examples), "--only", name, "--child", role, "--points", json.dumps(points)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="gpuk-bench-kt-") as cache:
+        env = dict(os.environ, CUDA_CACHE_DISABLE="1", GPUK_CACHE_DIR=cache)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         print(p.stdout + p.stderr, file=sys.stderr)
         raise SystemExit(f"{role} on {name} failed (exit {p.returncode})")
