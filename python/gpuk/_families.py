@@ -142,10 +142,6 @@ COMPARE_SYMBOLS: Dict[str, str] = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le"
 
 def _find_if(function: Callable[..., Any]) -> Callable[..., Any]:
     def find_if(x: Any, compare: Any = None, value: Any = None, **kwargs: Any) -> Any:
-        if "compare" in kwargs:
-            if compare is not None:
-                raise TypeError("gpuk.search.find_if takes the comparison once: find_if(x, \"<\", value)")
-            compare = kwargs.pop("compare")
         if compare is None:
             raise TypeError("gpuk.search.find_if needs a comparison: find_if(x, \"<\", value) "
                             "(==, !=, <, <=, >, >= or eq, ne, lt, le, gt, ge)")

@@ -47,7 +47,7 @@ CASES = [
     ("a value not exact in the dtype", lambda: gpuk.search.find(I32, 2.5), gpuk.ConfigError, "2.5 is not exact in int32"),
     ("find_if without its comparison", lambda: gpuk.search.find_if(X), TypeError, "needs a comparison"),
     ("find_if's comparison twice", lambda: gpuk.search.find_if(X, "<", 1.0, compare="lt"), TypeError,
-     "takes the comparison once"),
+     "multiple values for argument 'compare'"),
     ("find_if with an unknown comparison", lambda: gpuk.search.find_if(X, "=<", 1.0), gpuk.ConfigError,
      "compare must be one of eq, ne, lt, le, gt, ge, not '=<'"),
     ("find_if without its value", lambda: gpuk.search.find_if(X, "<"), TypeError, "takes value="),
