@@ -508,8 +508,8 @@ class Engine:
 
 
 # The answer of an empty input, as the C++ typed calls give it: an index of -1 (argmax, argmin,
-# max, min; search's find and any), zero values, a zero sum and count.
-_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any")}
+# max, min; search's find, any and find_if), zero values, a zero sum and count.
+_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any"), ("search", "find_if")}
 
 
 def _empty_answer(family: str, operation: str, layout: str) -> Any:

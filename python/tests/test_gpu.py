@@ -54,6 +54,30 @@ def test_search_on_numpy(gpu, dtype):
     assert gpuk.search.count(few, 3) == 3 and gpuk.search.find(few, 3) == 0
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64"])
+def test_find_if_on_numpy(gpu, dtype):
+    x = np.arange(100_001).astype(dtype)  # ascending: the first x >= v is at v
+    assert gpuk.search.find_if(x, ">=", x[777]) == 777
+    assert gpuk.search.find_if(x, "ge", x[777]) == 777
+    assert gpuk.search.find_if(x, ">", x[-1]) == -1
+    assert gpuk.search.find_if(x, "<=", x[0]) == 0
+    assert gpuk.search.find_if(x, "<", x[0]) == -1
+    assert gpuk.search.find_if(x, "!=", x[0]) == 1
+    assert gpuk.search.find_if(x, "==", x[100_000]) == 100_000
+    assert gpuk.search.find_if(x, value=x[5], compare=">") == 6
+    assert gpuk.search.find_if(x[:0], "<", x[0]) == -1  # empty: nothing launched
+
+
+def test_find_if_nan_and_signed_zero(gpu):
+    y = np.array([np.nan, 2.0, -0.0, np.nan, 0.0, -1.0], np.float32)
+    assert gpuk.search.find_if(y, "<", 0.0) == 5  # NaN < 0 and -0.0 < 0 are false
+    assert gpuk.search.find_if(y, "<=", 0.0) == 2
+    assert gpuk.search.find_if(y, "!=", 2.0) == 0  # NaN != 2 is true
+    assert gpuk.search.find_if(y, "!=", np.nan) == 0
+    for op in ("==", "<", "<=", ">", ">="):
+        assert gpuk.search.find_if(y, op, np.nan) == -1
+
+
 @pytest.mark.parametrize("dtype", ["uint32", "int32", "float32", "int64", "float64"])
 @pytest.mark.parametrize("n", [4096, 100_000])
 def test_sort_on_numpy(gpu, dtype, n):

@@ -32,8 +32,10 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
   // Or waiting for the answer on the host (these synchronise the stream):
   gpuk::reduce::Best<float> best = gpuk::reduce::argmax(engine, d_x, n, stream);  // max, min, argmin, sum too
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
+  std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
   (void)best;
   (void)where;
+  (void)first;
 }
 }  // namespace typed_calls
 
@@ -68,6 +70,9 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
 
   auto find = gpuk::search::prepare_find<std::int32_t>(engine, max_n);  // prepare_any, prepare_count
   find(d_i, d_index, n, 42, stream);
+  auto above = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
+  std::int64_t i = above(d_f, n, 0.5f, stream);                     // the first x >= 0.5, or -1; waits
+  (void)i;
 
   auto keys = gpuk::sort::prepare_keys<std::uint32_t>(engine, max_n, {gpuk::sort::Order::ascending, 0, 12});
   auto arg = gpuk::sort::prepare_argsort<float>(engine, max_n);     // uint32 indices
