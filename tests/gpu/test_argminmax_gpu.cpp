@@ -179,7 +179,7 @@ TEST_CASE("a prepared argminmax serves every n up to its max_n, and n = 0 answer
   for (auto& v : x) v = uniform(rng);
   const DeviceBuffer d_x = upload(x, stream);
   const auto* in = reinterpret_cast<const float*>(d_x.get());
-  for (const std::uint64_t n : {1ull, 7ull, 4096ull, 65537ull, 1000003ull, max_n}) {
+  for (const std::uint64_t n : std::vector<std::uint64_t>{1, 7, 4096, 65537, 1000003, max_n}) {
     CAPTURE(n);
     const reduce::MinMax<float> got = handle(in, n, stream.get());
     const auto want = reducer().argminmax_on_cpu(host(std::vector<float>(x.begin(), x.begin() + n)), false);
@@ -196,7 +196,7 @@ TEST_CASE("a prepared argminmax serves every n up to its max_n, and n = 0 answer
 
 TEST_CASE("configs/argminmax.yaml: verified, CUB's ArgMin + ArgMax in the same run, agreeing") {
   const Runtime runtime(test::runtime_options());
-  const Device device(0);
+  Device device(0);
   const RunSpec spec = load_run_spec(test::source_dir() / "configs/argminmax.yaml", runtime.plugins(), runtime.kernels());
   const RunReport r = run(spec, {runtime}, device);
   CHECK_MESSAGE(r.verification.passed, r.verification.detail);
