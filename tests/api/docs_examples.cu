@@ -31,6 +31,8 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
 
   // Or waiting for the answer on the host (these synchronise the stream):
   gpuk::reduce::Best<float> best = gpuk::reduce::argmax(engine, d_x, n, stream);  // max, min, argmin, sum too
+  gpuk::reduce::MinMax<float> both = gpuk::reduce::argminmax(engine, d_x, n, stream);  // both.min, both.max: one pass
+  (void)both;
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
   std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
   (void)best;
@@ -64,7 +66,7 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   std::printf("holds %llu bytes\n", (unsigned long long)sorter.scratch_bytes());
   sorter(d_k, d_ko, d_v, d_vo, n, stream);    // any n <= max_n, on any stream; n = 0: nothing
 
-  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _sum
+  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _argminmax, _sum
   amax(d_x, d_best, n, stream);
   gpuk::reduce::Best<float> b = amax(d_x, n, stream);               // waits
 
