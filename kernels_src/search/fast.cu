@@ -1,6 +1,6 @@
 /* gpuk
 family: search
-operations: [find, any, count]
+operations: [find, any, count, find_if]
 dtypes: [int32, uint32, int64, float32, float64]
 summary: Built for HBM, in one launch. A grid sized to the GPU strides over tiles of BLOCK * UNROLL 16-byte vectors, UNROLL loads in flight per thread. A match goes to one atomicMin per warp on a "best so far" index that every warp polls once every POLL tiles, so find stops at the first tile past the best match (any at the first match) and still returns the lowest index. The last block to finish writes the result.
 fixes: Not one of the write-up's kernels; it fixes what all four leave on the table - 4-byte loads one at a time (here 16-byte vectors, several in flight), a grid that grows with n (here one wave that strides over tiles), and scanning all n after the answer is known (here an early exit).
