@@ -83,6 +83,7 @@ template <class T> bool same(const reduce::Best<T>& a, const reduce::Best<T>& b)
 // call), checked against the CPU reference and against argmin and argmax run apart.
 template <class T> void check_input(const std::vector<T>& x, const std::string& what) {
   CAPTURE(what);
+  engine();  // first: the Engine makes the device's context current, which the stream and buffers need
   const Stream stream;
   const DeviceBuffer d_x = upload(x, stream);
   const auto* in = reinterpret_cast<const T*>(d_x.get());
@@ -170,6 +171,7 @@ TEST_CASE("argminmax of every dtype matches the CPU reference and argmin and arg
 TEST_CASE("a prepared argminmax serves every n up to its max_n, and n = 0 answers index -1") {
   const std::uint64_t seed = test::fresh_seed();
   CAPTURE(seed);
+  engine();  // the context, before the stream
   const Stream stream;
   const std::uint64_t max_n = (1u << 22) + 3;
   auto handle = reduce::prepare_argminmax<float>(engine(), max_n);
