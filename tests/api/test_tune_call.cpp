@@ -86,6 +86,7 @@ TEST_CASE("tune_kernel: inputs from memory, an answer per output, every variant 
   CHECK(!t.device_name.empty());
   CHECK(t.programs == 4);  // one NVRTC program per -D variant
   CHECK(t.wall_seconds > 0);
+  for (const auto& n : t.notes) CHECK(!test::has(n, "CUDA was started in this process"));  // on workers
 }
 
 TEST_CASE("tune_kernel: a wrong answer fails every variant with the first bad index; None leaves an output out") {
@@ -104,6 +105,7 @@ TEST_CASE("tune_kernel: a wrong answer fails every variant with the first bad in
   r.answers["out"] = std::nullopt;  // not compared: nothing is, and the notes say so
   const TuneResults none = tune_kernel(engine(), r);
   for (const auto& v : none.results) CHECK(!v.verified);
+  for (const auto& n : none.notes) CHECK(!test::has(n, "CUDA was started in this process"));  // a second call: on workers too
   CHECK(count(none, VariantStatus::ok) == 4);
   bool said = false;
   for (const auto& n : none.notes) said = said || test::has(n, "no output is compared");
@@ -202,4 +204,21 @@ TEST_CASE("tune_kernel: what the request cannot be is refused by name before the
   r = scale2d_request();
   r.config += "bogus: 1\n";
   CHECK_THROWS_AS(tune_kernel(engine(), r), ConfigError);
+}
+
+// Last: after it, CUDA runs in this test process.
+TEST_CASE("tune_kernel where this process started CUDA: the sweep runs here, and the notes say so") {
+  (void)engine().device();  // opens the GPU: cuInit in this process
+  const auto in = ramp(kNx * kNy);
+  const auto expected = poisoned(kNx * kNy);
+  TuneRequest r = scale2d_request();
+  r.inputs["in"] = HostView::of(in.data(), in.size());
+  r.answers["out"] = HostView::of(expected.data(), expected.size());
+  const TuneResults t = tune_kernel(engine(), r);
+  CHECK(count(t, VariantStatus::ok) == 4);
+  bool said = false;
+  for (const auto& n : t.notes) said = said || test::has(n, "CUDA was started in this process before the sweep");
+  CHECK(said);
+  r.devices = {0, 0};
+  CHECK_THROWS_WITH_AS(tune_kernel(engine(), r), doctest::Contains("sweeps on the Engine's GPU only"), ConfigError);
 }

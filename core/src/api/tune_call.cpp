@@ -3,6 +3,9 @@
 // started CUDA already, in it (tune/sweep_on_gpu.hpp), and the report made into a value.
 #include "gpuk/tuning.hpp"
 
+#include <cuda.h>
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -138,6 +141,21 @@ void apply_request(TuneSpec& t, const TuneRequest& r, const Space& space, const 
   }
 }
 
+// Whether CUDA has started in this process, by gpuk or by anything else (PyTorch, CuPy, NVRTC):
+// asked of the driver already loaded, without starting it. Workers forked from such a process
+// cannot use the GPU.
+bool cuda_started_here() {
+  if (cuda_initialised()) return true;
+  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!driver) return false;  // nothing loaded the driver
+  using GetCurrent = CUresult (*)(CUcontext*);
+  const auto get = reinterpret_cast<GetCurrent>(::dlsym(driver, "cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  const bool started = get && get(&context) != CUDA_ERROR_NOT_INITIALIZED;
+  ::dlclose(driver);
+  return started;
+}
+
 VariantStatus status_of(const Evaluation& e) {
   const std::string& why = e.outcome.why;
   const auto has = [&](const char* s) { return why.find(s) != std::string::npos; };
@@ -235,9 +253,10 @@ TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
     devices += std::to_string(o);
   }
   TuneReport report;
-  if (!cuda_initialised()) {
+  if (!cuda_started_here()) {
     WorkerSweepOptions how;
     how.devices = devices;
+    how.parent_compiles = false;  // this process stays without CUDA: the next call forks workers too
     if (request.journal) {
       how.journal_dir = *request.journal;
       how.run_id = make_run_id();
@@ -250,8 +269,9 @@ TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
                         " models; tune on GPUs of one model at a time");
     report = std::move(sweeps.front().report);
   } else {
-    // CUDA runs in this process already (an Engine prepared an Operation): no worker can be forked
-    // from it, so the sweep runs here, and a variant that faults or hangs ends it.
+    // CUDA runs in this process already (an Engine prepared an Operation, another library started
+    // it): no worker forked from it could use the GPU, so the sweep runs here, and a variant that
+    // faults or hangs ends it.
     if (ordinals.size() > 1 || ordinals.front() != EngineInternals::options(engine).device)
       throw ConfigError("CUDA is started in this process: tune_kernel sweeps on the Engine's GPU only (device " +
                         std::to_string(EngineInternals::options(engine).device) + ")");

@@ -42,7 +42,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
   const RunContext context{runtime};
   SweepOptions sweep;
   sweep.time_limit_s = how.time_limit_s;
-  const WaveOptions wave = gpu_compile_wave(runtime, how.threads);
+  const WaveOptions wave = how.parent_compiles ? gpu_compile_wave(runtime, how.threads) : WaveOptions{};
   // The input and the CPU reference once for every worker, before the fork: each worker inherits
   // them and only uploads (a worker restarted after a fault too).
   if (count < 0 && counting.answered()) take_count();

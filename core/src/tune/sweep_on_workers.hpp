@@ -19,6 +19,11 @@ class Runtime;
 struct WorkerSweepOptions {
   std::string devices = "0";  // "all" or "0,1,...": a worker per GPU (parse_device_list)
   int threads = 0;            // compile threads; 0: every core
+  // Compile waves in this process, once for every worker (tune/measure/compile_wave.hpp); false:
+  // each worker compiles its own points. NVRTC starts CUDA in the process that compiles, and no
+  // worker forked later from a process with CUDA can use the GPU: a caller that sweeps again
+  // (the library's tune_kernel) compiles in its workers.
+  bool parent_compiles = true;
   double time_limit_s = 0;    // per run of a variant; 0: the default
   // The journal (tune/report/journal.hpp): its directory ("" for none), this sweep's run id,
   // fresh: entries of other runs ignored.

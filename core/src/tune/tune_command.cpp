@@ -183,24 +183,19 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   return finish_sweep(a, t, space, report, "", wall_start);
 }
 
-// `gpuk tune CONFIG`: the sweep on worker processes, one per GPU (--devices, else --device;
-// tune/sweep_on_workers.hpp, the road of the library's tune_kernel); this process runs the
-// strategy and prints, and never touches CUDA. GPUs of one model share one ranking; each model
-// gets its own report and database entry. Energy and a declared `baseline:` kernel are measured
-// where the whole sweep runs in one process: on one GPU, in a child process per CUDA context
-// (tune_sweep).
-int tune_on_workers(const TuneCommand& a, const ErrorGuard& guard, std::chrono::steady_clock::time_point wall_start) {
+// `gpuk tune --devices`: the sweep on worker processes, one per GPU (tune/sweep_on_workers.hpp,
+// the road of the library's tune_kernel); this process runs the strategy and prints, and never
+// touches CUDA. GPUs of one model share one ranking; each model gets its own report and database
+// entry.
+int tune_on_workers(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
   const Loaded loaded(a, true);
   const TuneSpec t = tune_spec_of(a, loaded.plugins, loaded.kernels);
   const Space space = Space::from_spec(t, loaded.kernels);
   print_widened(space);
-  const bool one_process = t.objective != TuneObjective::time || t.energy || !t.run.baseline_kernel.empty();
-  if (one_process && a.devices.empty())  // restarts from 1: the warnings and notes are said
-    return run_isolated([&](int restarts) { return guard([&] { return tune_sweep(a, restarts + 1, wall_start); }); });
   ProgressBar bar;
   const SweepOptions sweep = sweep_options_of(a);
   WorkerSweepOptions how;
-  how.devices = a.devices.empty() ? std::to_string(a.device) : a.devices;
+  how.devices = a.devices;
   how.threads = sweep.threads;
   how.time_limit_s = sweep.time_limit_s;
   how.journal_dir = sweep.journal_dir;
@@ -411,8 +406,8 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
 
 }  // namespace
 
-// `gpuk tune`: a sweep on worker processes (tune_on_workers), or a matrix's cells in a child
-// process, forked before this one touches CUDA. A variant that faults or hangs leaves its
+// `gpuk tune`: a sweep or a matrix's cells in a child process (a sweep over several GPUs on worker
+// processes: tune_on_workers), forked before this one touches CUDA. A variant that faults or hangs leaves its
 // process's CUDA context unusable for good; the process then writes what it measured and exits
 // with kGoOnExit, and a fresh one goes on from there (the faulted variant recorded, never
 // measured again).
@@ -452,9 +447,17 @@ int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
     if (!::mkdtemp(name)) throw Error("cannot create a temporary directory for the journal of the sweep");
     args.journal_dir = remove_journal.path = name;
   }
-  if (!matrix) return tune_on_workers(args, guard, wall_start);
-  if (!a.devices.empty()) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
-  return run_isolated([&](int restarts) { return guard([&] { return tune_matrix_process(args, restarts, wall_start); }); });
+  if (!a.devices.empty()) {
+    if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
+    return tune_on_workers(args, wall_start);
+  }
+  // One GPU: the whole sweep in a child process per CUDA context (tune_sweep), where the device's
+  // memory is checked before any data is made, energy is measured and a `baseline:` kernel timed.
+  return run_isolated([&](int restarts) {
+    return guard([&] {
+      return matrix ? tune_matrix_process(args, restarts, wall_start) : tune_sweep(args, restarts, wall_start);
+    });
+  });
 }
 
 }  // namespace gpuk
