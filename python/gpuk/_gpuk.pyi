@@ -61,7 +61,8 @@ def tune_kernel(config: Dict[str, Any], arrays: Mapping[str, HostArray], answers
     compared; {} with no reference in the config: every variant is verified against the first
     variant's outputs (said in notes). constants: __constant__ data by symbol name. verify(expected,
     got): dicts of read-only NumPy arrays by output name; returns a bool or (bool, message); it
-    replaces the comparison and runs in the worker process that measured the variant. journal: a
+    replaces the comparison and runs in the worker process that measured the variant (a variant
+    whose outputs are byte for byte those of the first one it passed is passed without a call). journal: a
     directory; a sweep run again with the same data goes on from it. devices: GPU ordinals (None:
     GPU 0). The GIL is released while tuning. Raises gpuk.ConfigError for a config or data the sweep
     cannot take, gpuk.NoDeviceError without a GPU."""
