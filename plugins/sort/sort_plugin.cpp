@@ -137,7 +137,16 @@ class SortPlugin final : public Sorter {
   // (configs/sort.yaml) and pairs (configs/sort_pairs.yaml). 32-bit look-back entries need
   // n < 2^30 (radix) or 2^29 (onesweep). Other cases keep radix's defaults: nothing was measured.
   std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
-    if (p.operation == "topk") return KernelChoice{"topk_radix", {}, "topk: the radix select (its defaults)"};
+    // topk: the radix select; 11-bit digits for rows of 2^18 keys or more (3 reads of 32-bit keys
+    // instead of 4), 8-bit below, where a row's histogram (2^11 words cleared and scanned each
+    // pass) would cost as much as its keys. Not yet measured (configs/tune_topk.yaml).
+    if (p.operation == "topk") {
+      const TopKSpec s = topk_spec_of(p.options);
+      const bool long_rows = p.max_n / s.rows >= (std::uint64_t{1} << 18);
+      return KernelChoice{"topk_radix", {{"RADIX_BITS", long_rows ? 11 : 8}},
+                          long_rows ? "topk: the radix select, 11-bit digits for rows of 2^18 keys or more"
+                                    : "topk: the radix select, 8-bit digits for rows under 2^18 keys"};
+    }
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
       const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;

@@ -184,6 +184,10 @@ TEST_CASE("topk configs: k, rows and sorted are checked, left out at their defau
   const auto choice = plugins().get("sort").choose_kernel(p);
   REQUIRE(choice.has_value());
   CHECK(choice->kernel == "topk_radix");
+  CHECK(choice->params.at("RADIX_BITS") == 8);  // rows under 2^18 keys
+  Problem long_row = p;
+  long_row.max_n = long_row.n = std::uint64_t{1} << 20;
+  CHECK(plugins().get("sort").choose_kernel(long_row)->params.at("RADIX_BITS") == 11);
 }
 
 TEST_CASE("the typed API's topk spec: largest is the descending order, defaults left out") {
