@@ -12,7 +12,7 @@ for case in "float32 descending 100 1 true 20003 {} nan" \
             "int64 ascending 13 7 false 20027 {} spread" \
             "uint32 descending 3001 1 false 3001 {} equal" \
             "float64 descending 4096 1 true 20003 {} spread" \
-            "int32 ascending 5 61 true 20011 {} spread" \
+            "int32 ascending 5 61 true 20008 {} spread" \
             "float32 ascending 77 1 true 50021 {BLOCK:128,ITEMS:1,RADIX_BITS:11,HISTS:1,WAVES:1} spread"; do
   set -- $case
   params=${7//:/: }; params=${params//,/, }
