@@ -23,6 +23,6 @@ exe="$build/bench_topk"
 if [ ! -x "$exe" ] || [ tools/bench/bench_topk.cu -nt "$exe" ]; then
   echo "building $exe against $include for $arch" >&2
   nvcc -std=c++17 -O2 -arch="$arch" --extended-lambda -I"$include" -Icore/include -Iplugins/sort/include \
-    tools/bench/bench_topk.cu -o "$exe" -L"$build/lib" -lgpuk_core -Xlinker -rpath -Xlinker "$build/lib" -lcuda
+    tools/bench/bench_topk.cu -o "$exe" -L"$build/lib" -lgpuk_core -Xlinker -rpath -Xlinker "$build/lib"
 fi
 "$exe" ${DTYPES:-float32 int32} | tee "$out/bench_topk.md"
