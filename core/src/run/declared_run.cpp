@@ -91,7 +91,7 @@ std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec
   std::map<std::string, double> values = {{"seconds", median_ms * 1e-3}};
   for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
   for (const auto& [name, v] : variant.params()) values[name] = static_cast<double>(v);
-  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, eval_metric(m.expression, values));
+  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, m.expression.eval(values));
   return out;
 }
 
