@@ -71,10 +71,32 @@ void read_sizes(const yaml::Source& src, const YAML::Node& node, const Declarati
   }
   for (const auto& name : d.sizes)
     if (!spec.sizes.count(name)) src.fail(node, "sizes has no '" + name + "' (the kernel's sizes: " + join(d.sizes) + ")");
-  std::uint64_t n = 1;
+  std::int64_t n = 1;
   for (const auto& [name, v] : spec.sizes)
-    n = __builtin_mul_overflow(n, static_cast<std::uint64_t>(v), &n) ? ~std::uint64_t{0} >> 1 : n;
-  spec.size = n;
+    if (__builtin_mul_overflow(n, v, &n))
+      src.fail(node, "the sizes' product is past 2^63 - 1: no run can hold so many elements");
+  spec.size = static_cast<std::uint64_t>(n);
+  // What every run evaluates at these sizes, evaluated now, so that `check` refuses what every
+  // run would: the bytes moved, and each metric that names no parameter (with seconds = 1).
+  if (d.bytes) {
+    try {
+      if (eval_sizes(*d.bytes, spec.sizes) < 0) throw ConfigError("a negative number of bytes");
+    } catch (const ConfigError& e) {
+      src.fail(node, "bytes '" + d.bytes->text() + "' at these sizes: " + e.what());
+    }
+  }
+  std::map<std::string, double> values = {{"seconds", 1.0}};
+  for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
+  for (const auto& m : d.metrics) {
+    bool sizes_only = true;
+    for (const auto& id : m.expression.identifiers()) sizes_only = sizes_only && values.count(id);
+    if (!sizes_only) continue;
+    try {
+      (void)m.expression.eval(values);
+    } catch (const ConfigError& e) {
+      src.fail(node, "metric '" + m.name + "' (" + m.where + ") at these sizes: " + e.what());
+    }
+  }
   for (const auto& a : d.args) {
     if (!a.array) continue;
     std::int64_t length = 0;
@@ -162,7 +184,9 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
     if (g["high"]) ds.high = finite(g["high"], "high");
     if (ds.low > ds.high) src.fail(g["range"] ? g["range"] : g, "low must not be above high");
     if (g["mean"]) ds.mean = finite(g["mean"], "mean");
+    refuse_unused_generator_settings(src, g, ds.generator);
     if (g["stddev"]) ds.stddev = finite(g["stddev"], "stddev");
+    if (ds.stddev < 0) src.fail(g["stddev"], "stddev must not be negative");
     if (g["distinct"]) {
       const auto v = src.integer(g["distinct"], "distinct");
       if (v < 1) src.fail(g["distinct"], "distinct must be at least 1");
