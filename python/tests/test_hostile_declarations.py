@@ -3,12 +3,15 @@ reads"): a kernel directory holding a metric 20,000 parentheses deep or 8,000 pa
 (the broken file is a problem of its own, not a crash of the interpreter), gpuk.Kernel(declare=)
 takes at most 64 parameters, and float scalars are finite unless the declaration says not."""
 import copy
-import time
+import time  # process_time: a shared test machine stretches wall time
 
 import pytest
 
 import gpuk
 from test_kernel import AXPY
+
+# The broken files are load problems, which the engine says as warnings: expected here.
+pytestmark = pytest.mark.filterwarnings("ignore::gpuk.GpukWarning")
 
 PLAIN = 'extern "C" __global__ void axpy(float* y, const float* x, float a, int n) {}\n'
 
@@ -34,9 +37,9 @@ def test_a_metric_20000_deep_is_its_files_problem_not_the_interpreters(tmp_path)
     deep = "(" * 20000 + "1" + ")" * 20000
     d = kernel_dir(tmp_path, {"deep.cu": PLAIN, "deep.yaml": sidecar(f"metrics:\n  deep: '{deep}'\n"),
                               "good.cu": PLAIN, "good.yaml": sidecar("metrics:\n  GB: n / seconds\n")})
-    start = time.monotonic()
+    start = time.process_time()
     engine = gpuk.Engine(kernels=[d])
-    assert time.monotonic() - start < 5
+    assert time.process_time() - start < 5
     problems = [p for p in engine.problems() if "deep.yaml" in p]
     assert len(problems) == 1 and "nested too deeply (more than 64 levels" in problems[0]
     assert gpuk.Kernel(str(d / "kernel" / "good.cu")).name == "good"
@@ -47,9 +50,9 @@ def test_a_metric_20000_deep_is_its_files_problem_not_the_interpreters(tmp_path)
 def test_8000_parameters_are_refused_in_well_under_a_second(tmp_path):
     params = "params:\n" + "".join(f"  p{i}: {{default: 1, values: [1, 2, 3, 4]}}\n" for i in range(8000))
     d = kernel_dir(tmp_path, {"k.cu": PLAIN, "k.yaml": sidecar(params)})
-    start = time.monotonic()
+    start = time.process_time()
     engine = gpuk.Engine(kernels=[d])
-    assert time.monotonic() - start < 2
+    assert time.process_time() - start < 2
     assert any("params: 8000 of them; a kernel file or a declaration has at most 64" in p for p in engine.problems())
 
 
@@ -81,3 +84,18 @@ def test_expected_floats_are_not_cast_to_an_integer_outputs_dtype():
     problem = _compare("out", got, np.array([2.7, 3.0, -1.0]), 0, 0)
     assert problem is not None and problem.startswith("out: 1 ")
     assert _compare("out", got, np.array([2.0, np.nan, -1.0]), 0, 0) is not None
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda c: gpuk.run(c, repeats=-3), "repeats=-3: an integer from 1 to 1000000"),
+    (lambda c: gpuk.run(c, repeats=1000001), "repeats=1000001: an integer from 1 to 1000000"),
+    (lambda c: gpuk.run(c, repeats=2.5), "repeats=2.5: an integer"),
+    (lambda c: gpuk.run(c, device=-1), "device=-1: an integer from 0 to 1023"),
+    (lambda c: gpuk.tune(c, seed=-1), "seed=-1: an integer from 0 to 18446744073709551615"),
+    (lambda c: gpuk.tune(c, budget=0), "budget=0: an integer from 1"),
+    (lambda c: gpuk.tune(c, threads=True), "threads=True: an integer"),
+])
+def test_python_numbers_are_told_in_the_keywords_words_not_the_clis_flags(repo, call, words):
+    with pytest.raises(gpuk.ConfigError, match=words.replace(".", r"\.")) as e:
+        call(repo / "configs" / "argmax.yaml")
+    assert "--" not in str(e.value)
