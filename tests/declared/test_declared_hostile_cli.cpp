@@ -196,6 +196,10 @@ TEST_CASE("settings that would be silently unused are refused by check") {
       check("argsort.yaml", "family: sort\noperation: argsort\ndtype: float32\nsize: 1000\nvalues: uint64\n");
   CHECK(argsort.status == 2);
   CHECK(has(argsort.output, "values: uint64 is the dtype of sort_pairs' values; argsort's indices are uint32"));
+  const CommandResult huge = check("huge.yaml", "family: search\noperation: find\ndtype: float32\nsize: 1000\nvalue: 1e39\n");
+  CHECK(huge.status == 2);
+  CHECK(has(huge.output, "value 1e39 is not a float32 value"));
+  CHECK(check("inf.yaml", "family: search\noperation: find\ndtype: float32\nsize: 1000\nvalue: inf\n").status == 0);
   const CommandResult distinct = check("distinct.yaml", "family: reduce\noperation: argmax\ndtype: float32\nsize: 1000\n"
                                                         "data: {generator: uniform, distinct: 4}\n");
   CHECK(distinct.status == 2);
@@ -241,4 +245,31 @@ TEST_CASE("check refuses what every run refuses: bytes or a metric dividing by z
   const CommandResult product = check("product.yaml", config("flat", "{nx: 2^40, ny: 2^40}"));
   CHECK(product.status == 2);
   CHECK(has(product.output, "the sizes' product is past 2^63 - 1"));
+}
+
+TEST_CASE("check refuses a reference that is the kernel itself, and a reference, a baseline or a sweep's kernel that takes other arrays") {
+  const Scratch s;
+  const std::string other = "sizes: [n]\nargs:\n  - {name: y, array: float64, length: n, role: out}\n"
+                            "  - {name: x, array: float32, length: n, role: in}\n  - {name: n, scalar: int32, value: n}\n"
+                            "launch:\n  - {entry: scale, grid: \"ceil_div(n, 256)\", block: 256}\n";
+  const fs::path dir = s.kernels("k", {{"scale.cu", kScale}, {"scale.yaml", declaration("n")}, {"same.cu", kScale},
+                                       {"same.yaml", declaration("n")}, {"other.cu", kScale}, {"other.yaml", other}});
+  const auto check = [&](const std::string& name, const std::string& text) {
+    return run_gpuk("--kernels " + dir.string() + " check " + s.file(name, text).string());
+  };
+  const CommandResult reference = check("reference.yaml", config("scale", "{n: 1000}", "reference: {kernel: other}\n"));
+  CHECK(reference.status == 2);
+  CHECK(has(reference.output, "reference.yaml:4:21: kernel other takes the arrays y float64[n], x float32[n], but this "
+                              "config's kernel takes y float32[n], x float32[n]; a reference kernel takes the same arrays"));
+  const CommandResult baseline = check("baseline.yaml", config("scale", "{n: 1000}", "baseline: other\n"));
+  CHECK(baseline.status == 2);
+  CHECK(has(baseline.output, "a baseline kernel takes the same arrays"));
+  CHECK(check("fine.yaml", config("scale", "{n: 1000}", "reference: {kernel: same}\nbaseline: same\n")).status == 0);
+  const CommandResult itself = check("itself.yaml", config("scale", "{n: 1000}", "reference: {kernel: scale}\n"));
+  CHECK(itself.status == 2);
+  CHECK(has(itself.output, "itself.yaml:4:21: kernel scale is the kernel this config checks: its own answer verifies nothing"));
+  const CommandResult sweep = check("sweep.yaml", "family: kernel\nkernels: [scale, other]\nsizes: {n: 1000}\n");
+  CHECK(sweep.status == 2);
+  CHECK(has(sweep.output, "sweep.yaml:2:18: kernel other takes the arrays"));
+  CHECK(has(sweep.output, "every kernel of a sweep takes the same arrays"));
 }

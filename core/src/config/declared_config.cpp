@@ -200,6 +200,15 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
   }
 }
 
+// A reference, a baseline or another kernel of a sweep runs on the same arrays: refused here,
+// as every run would refuse it.
+void refuse_other_arrays(const yaml::Source& src, const YAML::Node& where, const KernelFile& other,
+                         const Declaration& d, const std::string& rule) {
+  if (!other.declaration->same_arrays(d))
+    src.fail(where, "kernel " + other.name + " takes the arrays " + other.declaration->arrays_text() + ", but this " +
+                        "config's kernel takes " + d.arrays_text() + "; " + rule);
+}
+
 void read_reference(const yaml::Source& src, const YAML::Node& node, const Declaration& d,
                     const KernelLibrary& kernels, RunSpec& spec) {
   src.check_keys(node, {"kernel", "params", "declare", "npy"}, "reference");
@@ -207,6 +216,11 @@ void read_reference(const yaml::Source& src, const YAML::Node& node, const Decla
   if (node["kernel"]) {
     const YAML::Node declare = node["declare"];
     const auto file = declared_kernel(src, node["kernel"], &declare, spec.family, kernels);
+    refuse_other_arrays(src, node["kernel"], *file, d, "a reference kernel takes the same arrays");
+    if (file->name == spec.kernel)
+      src.fail(node["kernel"], "kernel " + file->name + " is the kernel this config checks: its own answer verifies "
+                               "nothing (other parameters run the same code); name another kernel (a naive one) or "
+                               "give the expected outputs as npy: {OUTPUT: FILE}");
     spec.reference_kernel = file->name;
     if (const YAML::Node params = node["params"]) {
       if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
@@ -316,9 +330,15 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
   if (root["reference"]) read_reference(src, root["reference"], d, kernels, spec);
   if (root["compare"]) read_compare(src, root["compare"], d, spec);
   if (root["baseline"]) {
-    spec.baseline_kernel = declared_kernel(src, root["baseline"], nullptr, spec.family, kernels)->name;
+    const auto baseline = declared_kernel(src, root["baseline"], nullptr, spec.family, kernels);
+    refuse_other_arrays(src, root["baseline"], *baseline, d, "a baseline kernel takes the same arrays");
+    spec.baseline_kernel = baseline->name;
   }
   spec.baseline = !spec.baseline_kernel.empty();
+  if (!root["kernel"] && root["kernels"].IsSequence())
+    for (const auto& item : root["kernels"])
+      refuse_other_arrays(src, item, *declared_kernel(src, item, nullptr, spec.family, kernels), d,
+                          "every kernel of a sweep takes the same arrays");
   read_counts(src, root, spec);
   if (spec.reference_kernel.empty() && spec.expected.empty()) {
     // Verified only against a reference: without one the run says it was not verified.

@@ -231,6 +231,22 @@ std::vector<const DeclaredArg*> Declaration::arrays() const {
   return out;
 }
 
+std::string Declaration::arrays_text() const {
+  std::string out;
+  for (const DeclaredArg* a : arrays())
+    out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
+  return out;
+}
+
+bool Declaration::same_arrays(const Declaration& other) const {
+  const auto ours = arrays(), theirs = other.arrays();
+  bool same = ours.size() == theirs.size();
+  for (std::size_t i = 0; same && i < ours.size(); ++i)
+    same = ours[i]->name == theirs[i]->name && ours[i]->dtype == theirs[i]->dtype &&
+           ours[i]->length.text() == theirs[i]->length.text();
+  return same;
+}
+
 void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
   const auto get = [&](const char* key) -> const std::pair<const yaml::Source*, YAML::Node>* {
     const auto it = keys.find(key);

@@ -57,6 +57,10 @@ struct Declaration {
 
   const DeclaredArg* arg(const std::string& name) const;
   std::vector<const DeclaredArg*> arrays() const;  // the array arguments, in order: DeviceCall::arrays
+  // "name dtype[length], ..."; and whether `other` takes the same arrays (names, dtypes, lengths,
+  // in order), as a reference, a baseline and the kernels of one sweep must.
+  std::string arrays_text() const;
+  bool same_arrays(const Declaration& other) const;
 };
 
 // The keys of a declaration (family, summary, sizes, params_as, params, constraints, args,

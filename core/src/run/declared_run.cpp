@@ -8,16 +8,6 @@
 
 namespace gpuk {
 
-namespace {
-
-std::string arrays_text(const Declaration& d) {
-  std::string out;
-  for (const DeclaredArg* a : d.arrays()) out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
-  return out;
-}
-
-}  // namespace
-
 PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
                                  const std::map<std::string, std::int64_t>& params, const Runtime& runtime,
                                  Device& device) {
@@ -31,16 +21,10 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
   p.planned = plan_variant(problem, request, plugin, runtime.kernels(), device.info(), TuningSources{});
   const Declaration* theirs = p.planned.choice.file->declaration.get();
   const Declaration& ours = *spec.declared->declaration;
-  bool same = theirs && theirs->arrays().size() == ours.arrays().size();
-  for (std::size_t i = 0; same && i < ours.arrays().size(); ++i) {
-    const DeclaredArg& a = *ours.arrays()[i];
-    const DeclaredArg& b = *theirs->arrays()[i];
-    same = a.name == b.name && a.dtype == b.dtype && a.length.text() == b.length.text();
-  }
-  if (!same)
+  if (!theirs || !ours.same_arrays(*theirs))
     throw ConfigError(spec.path.string() + ": kernel " + kernel + " takes the arrays " +
-                      (theirs ? arrays_text(*theirs) : std::string("(none declared)")) + ", but " + spec.kernel +
-                      " takes " + arrays_text(ours) + "; a reference or baseline kernel takes the same arrays");
+                      (theirs ? theirs->arrays_text() : std::string("(none declared)")) + ", but " + spec.kernel +
+                      " takes " + ours.arrays_text() + "; a reference or baseline kernel takes the same arrays");
   p.ready = ready_variant(p.planned, runtime.jit(device.info().arch()), device.info());
   return p;
 }
