@@ -96,11 +96,13 @@ DeclaredArg parse_arg(const yaml::Source& src, const YAML::Node& item, const std
     if (item["finite"] && !dtype_is_float(a.dtype))
       src.fail(item["finite"], "scalar " + a.name + " is an integer: finite: is for float32 and float64 literals");
     // A literal is finite in its dtype unless the declaration says finite: false (inf, nan).
-    const double largest = a.dtype == DType::float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    const bool float32 = a.dtype == DType::float32;
+    const double largest = float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
     if (literal && !(std::abs(*literal) <= largest) && !(item["finite"] && !src.boolean(item["finite"], "finite")))
-      src.fail(item["value"], "value of " + a.name + " '" + text + "' is not a finite " + std::string(dtype_name(a.dtype)) +
-                                  " (its largest is " + (a.dtype == DType::float32 ? "3.4028235e38" : "1.7976931348623157e308") + "); write finite: false beside it to "
-                                  "pass inf or nan");
+      src.fail(item["value"], "value of " + a.name + " '" + text + "' is not a finite " +
+                                  std::string(dtype_name(a.dtype)) + " (its largest is " +
+                                  (float32 ? "3.4028235e38" : "1.7976931348623157e308") +
+                                  "); write finite: false beside it to pass inf or nan");
     if (literal) a.literal = *literal;
     else a.value = parse_metadata_expr(src, item["value"], "value of " + a.name, params, builtins_of(sizes));
   }
@@ -136,8 +138,8 @@ std::vector<Expr> parse_dims(const yaml::Source& src, const YAML::Node& node, co
         known.insert(known.end(), builtins.begin(), builtins.end());
         for (const auto& id : e.identifiers())
           if (std::find(known.begin(), known.end(), id) == known.end())
-            src.fail(first, what + " " + quote_expr(text) + " names '" + id + "', which is not a parameter" + did_you_mean(id, known) +
-                                "; it may use " + join(known));
+            src.fail(first, what + " " + quote_expr(text) + " names '" + id + "', which is not a parameter" +
+                                did_you_mean(id, known) + "; it may use " + join(known));
         out.push_back(std::move(e));
       }
       text.clear();
@@ -203,9 +205,10 @@ DeclaredMetric parse_metric(const yaml::Source& src, const YAML::Node& name, con
   known.insert(known.end(), names.begin(), names.end());
   for (const auto& id : m.expression.identifiers())
     if (std::find(known.begin(), known.end(), id) == known.end())
-      fail_in_expr(src, node, identifier_offset(text, id), "metric '" + m.name + "' " + quote_expr(text) + " names '" + id +
-                                                            "', which is not a size, a parameter or seconds" +
-                                                            did_you_mean(id, known) + "; it may use " + join(known));
+      fail_in_expr(src, node, identifier_offset(text, id),
+                   "metric '" + m.name + "' " + quote_expr(text) + " names '" + id +
+                       "', which is not a size, a parameter or seconds" + did_you_mean(id, known) + "; it may use " +
+                       join(known));
   return m;
 }
 
@@ -262,8 +265,10 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
                         "' (docs/declared.md: sizes, args and launch are needed; the kernel file, the YAML "
                         "file beside it or the config's declare: may give them)");
   // Counted before any is read: loading stays linear in the file's size.
-  for (const auto& [key, most] : {std::pair<const char*, std::size_t>{"params", kMostParams}, {"constraints", kMostConstraints},
-                                  {"launch", kMostLaunches}, {"args", kMostArgs}, {"scratch", kMostArgs}, {"metrics", kMostArgs}})
+  using Bound = std::pair<const char*, std::size_t>;
+  for (const auto& [key, most] : {Bound{"params", kMostParams}, Bound{"constraints", kMostConstraints},
+                                  Bound{"launch", kMostLaunches}, Bound{"args", kMostArgs}, Bound{"scratch", kMostArgs},
+                                  Bound{"metrics", kMostArgs}})
     if (const auto* v = get(key)) refuse_too_many(*v->first, v->second, key, most);
   auto decl = std::make_shared<Declaration>();
   k.plain = false;

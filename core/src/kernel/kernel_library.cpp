@@ -17,8 +17,9 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-      errors_.push_back(dir.string() + (fs::exists(dir, ec) ? ": not a directory; --kernels and $GPUK_KERNELS name directories"
-                                                            : ": kernel directory does not exist"));
+      errors_.push_back(dir.string() + (fs::exists(dir, ec)
+                                            ? ": not a directory; --kernels and $GPUK_KERNELS name directories"
+                                            : ": kernel directory does not exist"));
       continue;
     }
     // Its kernels run on your GPU, as you.
@@ -54,8 +55,9 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
         // A broken file fails alone: listed under Problems, and it shadows a same-named file of
         // an earlier directory all the same, so that a config naming it gets its error rather
         // than silently the other file.
-        errors_.push_back(dynamic_cast<const ConfigError*>(&e) ? e.what()
-                                                               : path.string() + ": cannot load kernel file (" + e.what() + ")");
+        errors_.push_back(dynamic_cast<const ConfigError*>(&e)
+                              ? std::string(e.what())
+                              : path.string() + ": cannot load kernel file (" + e.what() + ")");
         std::erase_if(files_, [&](const auto& f) {
           return f->name == path.stem().string() && f->path.parent_path().filename() == path.parent_path().filename();
         });

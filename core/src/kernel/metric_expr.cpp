@@ -186,7 +186,8 @@ class Parser {
     const FnInfo* info = nullptr;
     for (const FnInfo& f : kFunctions)
       if (f.name == node->name) info = &f;
-    if (!info) fail(node->begin, "unknown function " + quote_expr(node->name) + " (known: " + std::string(kKnownFunctions) + ")");
+    if (!info)
+      fail(node->begin, "unknown function " + quote_expr(node->name) + " (known: " + std::string(kKnownFunctions) + ")");
     node->kind = Node::Kind::Call;
     advance();  // '('
     if (tok_.kind != Tok::RParen) {
@@ -205,9 +206,8 @@ class Parser {
     const std::size_t n = node->kids.size();
     if (n < info->min_args || n > info->max_args) {
       const auto args = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " argument" : " arguments"); };
-      fail(node->begin, node->name + "() takes " +
-                            (info->min_args == info->max_args ? args(info->min_args) : "at least " + args(info->min_args)) +
-                            ", got " + std::to_string(n));
+      const std::string want = info->min_args == info->max_args ? args(info->min_args) : "at least " + args(info->min_args);
+      fail(node->begin, node->name + "() takes " + want + ", got " + std::to_string(n));
     }
     return node;
   }
