@@ -131,7 +131,7 @@ TEST_CASE("declared kernels are planned at the config's sizes: when: n > 4096 lo
   CHECK(has(ok.output, later.string()));  // the later directory's file, not the earlier one's
   const CommandResult small = run_gpuk("--kernels " + later.string() + " check " + s.file("small.yaml", config("big", "{n: 100}")).string());
   CHECK(small.status == 2);
-  CHECK(has(small.output, "every launch's 'when' is 0"));
+  CHECK(has(small.output, (later / "kernel" / "big.yaml").string() + ":7: no launch of big runs for n = 100 (every launch's 'when' is 0)"));
   // A later file that does not load shadows the earlier one all the same: its error, not the other file.
   const fs::path broken = s.kernels("broken", {{"big.cu", kScale}, {"big.yaml", big + "metrics:\n  m: (1\n"}});
   const CommandResult shadowed = run_gpuk("--kernels " + early.string() + " --kernels " + broken.string() + " check " + cfg.string());

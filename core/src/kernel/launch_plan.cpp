@@ -283,7 +283,7 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
     }
   }
   if (plan.launches.empty())
-    throw ConfigError(k.path.string() + ": no launch of " + variant.label() + " runs for n = " +
+    throw ConfigError((k.launches.empty() ? k.path.string() : where(k.launches.front().line)) + ": no launch of " + variant.label() + " runs for n = " +
                       std::to_string(limits.n) + " (every launch's 'when' is 0)");
   plan.scratch_slots = eval(k.scratch, 1, "scratch");
   if (plan.scratch_slots < 0 || plan.scratch_slots > (std::int64_t{1} << 32))
