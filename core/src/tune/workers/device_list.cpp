@@ -1,6 +1,5 @@
 // Which GPUs a pooled sweep uses: `--devices all|0,1,...`, and the count of GPUs taken in a
 // child process, so that the process that forks the workers never initialises CUDA (tune/workers/pool.hpp).
-#include <algorithm>
 #include <poll.h>
 #include <unistd.h>
 
@@ -38,8 +37,6 @@ std::vector<int> parse_device_list(const std::string& text, int count) {
     if (item.empty() || used != item.size() || ordinal < 0)
       throw ConfigError("--devices takes 'all' or GPU ordinals separated by commas (0,1), not '" + text + "'");
     if (ordinal >= count) throw ConfigError("--devices " + text + ": GPU " + item + " does not exist; " + there);
-    if (std::find(out.begin(), out.end(), ordinal) != out.end())
-      throw ConfigError("--devices " + text + ": GPU " + item + " is named twice; name each GPU once");
     out.push_back(ordinal);
   }
   if (out.empty()) throw ConfigError("--devices takes 'all' or GPU ordinals separated by commas (0,1), not '" + text + "'");
