@@ -156,6 +156,13 @@ TEST_CASE("family: reduce in a declaration does not make a reduce kernel") {
   const CommandResult r = run_gpuk("--kernels " + dir.string() + " check " + cfg.string());
   CHECK(r.status == 2);
   CHECK(has(r.output, "argmax_declared is a declared kernel"));
+  // gpuk list shows it as the problem it is, not among the reduce kernels.
+  const CommandResult list = run_gpuk("--kernels " + dir.string() + " list");
+  CHECK(list.status == 0);
+  const std::size_t problems = list.output.find("Problems:");
+  REQUIRE(problems != std::string::npos);
+  CHECK(list.output.find("argmax_declared is a declared kernel", problems) != std::string::npos);
+  CHECK(list.output.find("argmax_declared") > list.output.find("Problems:") - 1);
 }
 
 TEST_CASE("the command line's numbers, architectures and directories are checked") {
