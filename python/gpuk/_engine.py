@@ -508,14 +508,15 @@ class Engine:
 
 
 # The answer of an empty input, as the C++ typed calls give it: an index of -1 (argmax, argmin,
-# max, min; search's find and any), zero values, a zero sum and count.
-_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any")}
+# max, min; search's find, any and find_if), zero values, a zero sum and count.
+_EMPTY_MINUS_ONE = {("search", "find"), ("search", "any"), ("search", "find_if")}
 
 
 def _empty_answer(family: str, operation: str, layout: str) -> Any:
     answer = decode(layout, bytes(64))
-    if hasattr(answer, "_replace") and "index" in answer._fields:
-        return answer._replace(index=-1)
+    indices = [f for f in getattr(answer, "_fields", ()) if f == "index" or f.endswith("_index")]
+    if indices:  # argmax's index, argminmax's min_index and max_index
+        return answer._replace(**{f: -1 for f in indices})
     return -1 if (family, operation) in _EMPTY_MINUS_ONE else answer
 
 

@@ -136,6 +136,25 @@ def _with_scratch_outputs(engine: Engine, family, operation, arrays, out, stream
     return (keys, out)
 
 
+# search.find_if(x, "<", v): the comparison as C++ writes it, or as the `compare` option names it.
+COMPARE_SYMBOLS: Dict[str, str] = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+
+
+def _find_if(function: Callable[..., Any]) -> Callable[..., Any]:
+    def find_if(x: Any, compare: Any = None, value: Any = None, **kwargs: Any) -> Any:
+        if compare is None:
+            raise TypeError("gpuk.search.find_if needs a comparison: find_if(x, \"<\", value) "
+                            "(==, !=, <, <=, >, >= or eq, ne, lt, le, gt, ge)")
+        return function(x, value=value, compare=COMPARE_SYMBOLS.get(compare, compare), **kwargs)
+
+    find_if.__name__ = "find_if"
+    find_if.__qualname__ = "search.find_if"
+    find_if.__doc__ = ("gpuk search find_if(x, compare, value): the lowest index i with x[i] <compare> value, or -1. "
+                       "compare: ==, !=, <, <=, >, >= (or eq, ne, lt, le, gt, ge), as C++ compares: a comparison "
+                       "with NaN is false, != is true.\n\n" + (function.__doc__ or ""))
+    return find_if
+
+
 class Family(types.SimpleNamespace):
     """One family plugin's operations as functions (``gpuk.reduce``)."""
 
@@ -150,6 +169,8 @@ def family_namespaces(engine: Engine) -> Dict[str, Family]:
         for alias, op in ALIASES.get(f["name"], {}).items():
             if op in functions:
                 functions[alias] = functions[op]
+        if f["name"] == "search" and "find_if" in functions:
+            functions["find_if"] = _find_if(functions["find_if"])
         if f["name"] == "reduce":
             from ._layouts import layout_functions
             functions.update(layout_functions(f))

@@ -31,9 +31,13 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
 
   // Or waiting for the answer on the host (these synchronise the stream):
   gpuk::reduce::Best<float> best = gpuk::reduce::argmax(engine, d_x, n, stream);  // max, min, argmin, sum too
+  gpuk::reduce::MinMax<float> both = gpuk::reduce::argminmax(engine, d_x, n, stream);  // both.min, both.max: one pass
+  (void)both;
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
+  std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
   (void)best;
   (void)where;
+  (void)first;
 }
 }  // namespace typed_calls
 
@@ -62,12 +66,15 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   std::printf("holds %llu bytes\n", (unsigned long long)sorter.scratch_bytes());
   sorter(d_k, d_ko, d_v, d_vo, n, stream);    // any n <= max_n, on any stream; n = 0: nothing
 
-  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _sum
+  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _argminmax, _sum
   amax(d_x, d_best, n, stream);
   gpuk::reduce::Best<float> b = amax(d_x, n, stream);               // waits
 
   auto find = gpuk::search::prepare_find<std::int32_t>(engine, max_n);  // prepare_any, prepare_count
   find(d_i, d_index, n, 42, stream);
+  auto above = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
+  std::int64_t i = above(d_f, n, 0.5f, stream);                     // the first x >= 0.5, or -1; waits
+  (void)i;
 
   auto keys = gpuk::sort::prepare_keys<std::uint32_t>(engine, max_n, {gpuk::sort::Order::ascending, 0, 12});
   auto arg = gpuk::sort::prepare_argsort<float>(engine, max_n);     // uint32 indices

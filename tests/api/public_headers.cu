@@ -39,6 +39,15 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
   sorter(d_x, d_y, d_values, d_values_out, n, stream);
   auto amax = gpuk::reduce::prepare_argmax<float>(engine, n);
   amax(d_x, d_best, n, stream);
+  // argminmax: both answers from one pass, into device memory or to the host; its handle.
+  auto* d_pair = reinterpret_cast<gpuk::reduce::MinMax<float>*>(d_best);
+  gpuk::reduce::argminmax(engine, d_x, d_pair, n, stream);
+  const gpuk::reduce::MinMax<float> both = gpuk::reduce::argminmax(engine, d_x, n, stream);
+  (void)both;
+  auto pair = gpuk::reduce::prepare_argminmax<float>(engine, n);
+  pair(d_x, d_pair, n, stream);
+  const gpuk::reduce::MinMax<float> again = pair(d_x, n, stream);
+  (void)again;
   auto finder = gpuk::search::prepare_find<std::uint32_t>(engine, n);
   (void)finder(d_u, n, 42, stream);
 
