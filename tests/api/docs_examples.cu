@@ -174,6 +174,22 @@ void example(int gpus, std::vector<gpuk::Engine>& engines, const float* d_x1, gp
 }
 }  // namespace several_gpus
 
+#include "gpuk/tuning.hpp"
+
+namespace tuning_from_cpp {
+void example(const gpuk::Engine& engine, const std::vector<float>& in, const std::vector<float>& expected) {
+  gpuk::TuneRequest request;
+  request.config = "family: kernel\nkernels: [scale2d]\nsizes: {nx: 1000, ny: 300}\n"
+                   "params: {block_size_x: [16, 32, 64], block_size_y: [1, 2, 4, 8]}\n";
+  request.inputs["in"] = gpuk::HostView::of(in.data(), in.size());        // over the config's data:
+  request.answers["out"] = gpuk::HostView::of(expected.data(), expected.size());  // nullopt: not compared
+  gpuk::TuneResults r = gpuk::tune_kernel(engine, request);
+  for (const gpuk::TunedVariant& v : r.results)             // params, time_ms, times_ms, metrics, ...
+    std::printf("%s %s %s\n", v.kernel.c_str(), gpuk::variant_status_name(v.status), v.reason.c_str());
+  if (r.best) std::printf("best: %.4f ms\n", r.results[*r.best].time_ms);
+}
+}  // namespace tuning_from_cpp
+
 namespace pinning_the_variant {
 void example() {
   gpuk::EngineOptions options;

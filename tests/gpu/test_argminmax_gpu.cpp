@@ -26,7 +26,10 @@ using namespace gpuk;
 
 namespace {
 
+// The device's primary context made current on this thread first (the tests' own streams and
+// buffers need it; the Engine makes it current only inside its calls), then the Engine.
 Engine& engine() {
+  static const Device device(0);
   static Engine e;
   return e;
 }
@@ -83,7 +86,7 @@ template <class T> bool same(const reduce::Best<T>& a, const reduce::Best<T>& b)
 // call), checked against the CPU reference and against argmin and argmax run apart.
 template <class T> void check_input(const std::vector<T>& x, const std::string& what) {
   CAPTURE(what);
-  engine();  // first: the Engine makes the device's context current, which the stream and buffers need
+  engine();  // first: the context the stream and buffers below need
   const Stream stream;
   const DeviceBuffer d_x = upload(x, stream);
   const auto* in = reinterpret_cast<const T*>(d_x.get());

@@ -23,7 +23,7 @@ const std::vector<std::string> kRunKeys = {"family", "kernel", "sizes", "declare
 const std::vector<std::string> kTuneKeys = {"family", "kernel", "kernels", "sizes", "declare", "data", "reference",
                                             "compare", "warmup", "repeats", "params", "constraints", "strategy",
                                             "budget", "seed", "recheck", "flush_l2", "show", "save", "objective",
-                                            "energy", "auto_repeats", "baseline"};
+                                            "energy", "auto_repeats", "baseline", "points"};
 
 fs::path relative_to(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
   fs::path file = src.string(node, what);

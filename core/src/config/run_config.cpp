@@ -25,7 +25,7 @@ const std::vector<std::string> kTuneKeys = {"family", "operation", "dtype",    "
                                             "warmup", "repeats",   "kernel",   "kernels",     "params",
                                             "constraints", "strategy", "budget", "seed", "recheck",
                                             "flush_l2", "show",    "save", "objective", "energy",
-                                            "auto_repeats"};
+                                            "auto_repeats", "points"};
 
 const std::vector<std::string> kDataKeys = {"generator", "low",  "high", "mean", "stddev", "distinct",
                                             "nan",       "seed", "file", "dtype"};

@@ -8,25 +8,22 @@
 
 namespace gpuk {
 
+// The reference or baseline kernel: the run's own road (prepare_run: variant_request, plan, fit,
+// ready_variant) with the run's problem and data, that kernel named instead of the run's.
 PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
                                  const std::map<std::string, std::int64_t>& params, const Runtime& runtime,
                                  Device& device) {
-  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
-  const Problem problem = problem_of(spec);
-  VariantRequest request;
-  request.mode = VariantRequest::Mode::named;
-  request.kernel = kernel;
-  request.params = params;
-  PreparedRun p;
-  p.planned = plan_variant(problem, request, plugin, runtime.kernels(), device.info(), TuningSources{});
-  const Declaration* theirs = p.planned.choice.file->declaration.get();
+  const Declaration* theirs = runtime.kernels().find(spec.family, kernel)->declaration.get();
   const Declaration& ours = *spec.declared->declaration;
   if (!theirs || !ours.same_arrays(*theirs))
     throw ConfigError(spec.path.string() + ": kernel " + kernel + " takes the arrays " +
                       (theirs ? theirs->arrays_text() : std::string("(none declared)")) + ", but " + spec.kernel +
                       " takes " + ours.arrays_text() + "; a reference or baseline kernel takes the same arrays");
-  p.ready = ready_variant(p.planned, runtime.jit(device.info().arch()), device.info());
-  return p;
+  RunSpec other = spec;
+  other.kernel = kernel;
+  other.params = params;
+  other.pick = RunSpec::Pick::named;
+  return prepare_run(other, runtime.plugins().get(spec.family), TuningSources{}, runtime, device);
 }
 
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
