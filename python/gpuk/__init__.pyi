@@ -200,6 +200,9 @@ class _Sort(Family):
     def argsort(self, x: Array, *, out: Any = None, order: str = "ascending", begin_bit: int = 0,
                 end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
                 engine: Optional[Engine] = None) -> Any: ...
+    def topk(self, x: Array, k: int, largest: bool = True, sorted: bool = True, *,
+             out: Optional[Tuple[Any, Any]] = None, float_order: str = "total", stream: Stream = None,
+             engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
 
 reduce: _Reduce
 search: _Search

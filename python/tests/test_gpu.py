@@ -214,3 +214,27 @@ def test_a_framework_imported_first_in_a_fresh_process(gpu, first):
             "assert gpuk.reduce.argmax(x).index == int(np.argmax(x))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def topk_reference(x, k, largest, is_sorted):
+    """The first k of each row's stable sort (descending for the largest), ties by the lower index."""
+    chosen = []
+    for row in x.reshape(-1, x.shape[-1]):
+        key = row.astype(np.float64)  # exact for the test's data
+        order = np.lexsort((np.arange(row.size), -key if largest else key))[:k]
+        chosen.append(order if is_sorted else np.sort(order))
+    idx = np.array(chosen).reshape(x.shape[:-1] + (k,))
+    return np.take_along_axis(x, idx, axis=-1), idx.astype(np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("is_sorted", [True, False])
+def test_topk_on_numpy(gpu, dtype, largest, is_sorted):
+    x = data(dtype, 3 * 10_007).reshape(3, 10_007)
+    for k in (1, 8, 300):
+        values, indices = gpuk.sort.topk(x, k, largest=largest, sorted=is_sorted)
+        want_values, want_indices = topk_reference(x, k, largest, is_sorted)
+        assert values.shape == (3, k) and indices.shape == (3, k) and indices.dtype == np.int64
+        np.testing.assert_array_equal(indices, want_indices)
+        np.testing.assert_array_equal(values, want_values)

@@ -41,6 +41,19 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
 }
 }  // namespace typed_calls
 
+namespace top_k {
+void example(const gpuk::Engine& engine, const float* d_x, float* d_values, std::int64_t* d_indices, std::uint64_t n,
+             std::uint64_t max_n, cudaStream_t stream) {
+  // The 32 largest of n floats and their indices, largest first (ties: the lower index first).
+  gpuk::sort::topk(engine, d_x, d_values, d_indices, n, 32, stream);
+  // The 8 smallest of each of 1024 rows of n / 1024 keys, in input order.
+  gpuk::sort::topk(engine, d_x, d_values, d_indices, n, 8, stream,
+                   gpuk::sort::TopKOptions{/*largest=*/false, /*sorted=*/false, /*rows=*/1024});
+  auto t = gpuk::sort::prepare_topk<float>(engine, max_n, 256);   // k fixed; any n <= max_n
+  t(d_x, d_values, d_indices, n, stream);
+}
+}  // namespace top_k
+
 namespace segments_and_channels {
 void example(const gpuk::Engine& engine, const float* d_x, const std::int64_t* d_off, gpuk::reduce::Best<float>* d_best,
              std::uint64_t n, std::uint64_t segments, cudaStream_t stream, const std::int64_t* d_begin,
