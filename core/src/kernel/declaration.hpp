@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuk/dtype.hpp"
+#include "kernel/constants.hpp"
 #include "kernel/expr.hpp"
 #include "kernel/kernel_file.hpp"
 #include "util/yaml_util.hpp"
@@ -50,13 +51,14 @@ struct Declaration {
   std::vector<DeclaredScratch> scratch;
   std::optional<Expr> bytes;  // bytes moved, for GB/s; absent: the arrays' sizes added up
   std::vector<DeclaredMetric> metrics;
+  std::vector<DeclaredConstant> constants;  // __constant__ symbols and their data (kernel/constants.hpp)
 
   const DeclaredArg* arg(const std::string& name) const;
   std::vector<const DeclaredArg*> arrays() const;  // the array arguments, in order: DeviceCall::arrays
 };
 
 // The keys of a declaration (family, summary, sizes, params_as, params, constraints, args,
-// scratch, launch, bytes, metrics).
+// scratch, launch, bytes, metrics, constants).
 const std::vector<std::string>& declaration_keys();
 
 // Fills `file` (its source and path set) from a declaration's keys: params, constraints,
