@@ -119,8 +119,8 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
   for (const auto& item : node) {
     // A constant's data (kernel/constants.hpp), over its declaration's; checked when it is made.
     const std::string name = src.string(item.first, "a name");
-    if (std::any_of(d.constants.begin(), d.constants.end(), [&](const auto& c) { return c.name == name; })) {
-      const auto c = std::find_if(d.constants.begin(), d.constants.end(), [&](const auto& x) { return x.name == name; });
+    if (const auto c = std::find_if(d.constants.begin(), d.constants.end(), [&](const auto& x) { return x.name == name; });
+        c != d.constants.end()) {
       DataSpec defaults;
       if (!dtype_is_float(c->dtype)) defaults.low = 0, defaults.high = 100;
       spec.constant_data[name] = read_data_spec(src, item.second, "the data of constant " + name, c->data.value_or(defaults));

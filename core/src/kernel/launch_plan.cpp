@@ -3,6 +3,7 @@
 // launch at all.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "gpuk/error.hpp"
@@ -194,7 +195,8 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
   LaunchPlan plan;
   for (const auto& l : k.launches) {
     // A launch with its own parameter values sees them in every expression (LaunchSpec::params).
-    const Variant own = variant.for_launch(l);
+    std::optional<Variant> overridden;
+    const Variant& own = l.params.empty() ? variant : overridden.emplace(variant.for_launch(l));
     const auto eval_launch = [&](const Expr& e, int line, const std::string& what) {
       try {
         return e.eval([&](std::string_view name) { return own.lookup(name, extra); });
@@ -265,7 +267,8 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
     }
     std::size_t i = 0;
     for (const auto& l : k.launches) {
-      const Variant own = variant.for_launch(l);
+      std::optional<Variant> overridden;
+      const Variant& own = l.params.empty() ? variant : overridden.emplace(variant.for_launch(l));
       if (l.when && l.when->eval([&](std::string_view name) { return own.lookup(name, extra); }) == 0) continue;
       plan.launches[i++].args = resolve_args(l, *k.declaration, own, limits.sizes, offsets);
     }
