@@ -1,6 +1,6 @@
 /* gpuk
 family: search
-operations: [find, any, count]
+operations: [find, any, count, find_if]
 dtypes: [int32, uint32, int64, float32, float64]
 summary: Built for HBM, in one launch. A grid sized to the GPU strides over tiles of BLOCK * UNROLL 16-byte vectors, UNROLL loads in flight per thread. A match goes to one atomicMin per warp on a "best so far" index that every warp polls once every POLL tiles, so find stops at the first tile past the best match (any at the first match) and still returns the lowest index. The last block to finish writes the result.
 fixes: Not one of the write-up's kernels; it fixes what all four leave on the table - 4-byte loads one at a time (here 16-byte vectors, several in flight), a grid that grows with n (here one wave that strides over tiles), and scanning all n after the answer is known (here an early exit).
@@ -28,7 +28,9 @@ launch:
 //   decision uses old news, which only means a few tiles more of work, never a wrong answer:
 //   best only ever goes down during a run, and a block stops only at a tile whose first index
 //   is at or above it (find; any stops at any match). Lane 0's value is broadcast, so the whole
-//   warp leaves the loop together (commit_index votes over all 32 lanes).
+//   warp leaves the loop together (commit_index votes over all 32 lanes). A warp's own match
+//   counts at once: where every element matches, a warp stops after its first tile instead of
+//   offering a match per tile until its next poll.
 // - Lowest index. Vector u of thread t in a tile holds elements tile + (u * BLOCK + t) * vec
 //   + [0, vec). A thread's first match in (u, element) order is its lowest in the tile; the warp
 //   takes the minimum over lanes, and atomicMin over warps and blocks. Whatever the scheduling,
@@ -101,6 +103,7 @@ search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T val
         for (int j = 0; j < kVec; ++j) tile_count += (S::match(v[u].v[j], value) && (!partial || index(u, j) < n)) ? 1u : 0u;
       count += tile_count;
     } else {
+      gpuk::i64 mine = gpuk::kNoIndex;  // the warp's lowest match in this tile
       bool hit = false;
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u)
@@ -113,9 +116,10 @@ search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T val
 #pragma unroll
           for (int j = kVec - 1; j >= 0; --j)
             if (S::match(v[u].v[j], value) && (!partial || index(u, j) < n)) found = index(u, j);
-        gpuk::commit_index(state, found);
+        mine = gpuk::commit_index(state, found);
       }
       best = __shfl_sync(0xffffffffu, polled, 0);
+      if (mine < best) best = mine;  // its own match: no tile past it is needed (warp-uniform)
     }
   }
 

@@ -1,5 +1,6 @@
-// The Searcher family: find (the lowest index of a value), any (some index of it) and count, in
-// an unsorted array. Kernel contract: docs/kernels/search.md and kernels_src/include/gpuk/search.cuh.
+// The Searcher family: find (the lowest index of a value), any (some index of it), count, and
+// find_if (the lowest index whose element meets a comparison with a value), in an unsorted array.
+// Kernel contract: docs/kernels/search.md and kernels_src/include/gpuk/search.cuh.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
+#include "search_value.hpp"
 #include "searcher.hpp"
 #include "thrust_baseline.hpp"
 #include "util/host.hpp"
@@ -26,59 +28,36 @@ const std::string kNone = "none";  // the default of `value` and `value_index`: 
 
 Mode parse_mode(const std::string& name) { return table_parse(kModes, name, "search").op; }
 
-std::string leading_arg(DType dtype, Mode mode) {
-  return "gpuk::Search<" + std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device + ">";
+// The `compare` option (find_if's comparison; "eq" for the other operations).
+Compare parse_compare(const std::string& name) {
+  if (const CompareInfo* c = table_find(kCompares, name)) return c->op;
+  throw ConfigError("compare: " + name + " is not a comparison (eq, ne, lt, le, gt, ge)");
+}
+// Absent from a problem while at its default (eq: OptionSpec::omitted_at_default), so that
+// find, any and count keep their tuning keys.
+const std::string& compare_name(const Problem& p) {
+  static const std::string kEq = "eq";
+  const auto it = p.options.find("compare");
+  return it == p.options.end() ? kEq : it->second;
+}
+Compare compare_of(const Problem& p) { return parse_compare(compare_name(p)); }
+
+// find_if names its comparison as the policy's third argument; find, any and count take the
+// policy's default (Eq), so their names and compiled code are what they were.
+std::string leading_arg(DType dtype, Mode mode, Compare compare) {
+  std::string args = std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device;
+  if (mode == Mode::find_if) args += std::string(", ") + info(compare).device;
+  return "gpuk::Search<" + args + ">";
+}
+
+std::vector<std::string> compare_names() {
+  std::vector<std::string> out;
+  for (const CompareInfo& c : kCompares) out.emplace_back(c.name);
+  return out;
 }
 
 // A config the data cannot serve; the runner adds the config's name.
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
-
-template <class T> std::string format_value(T v) {
-  std::ostringstream out;
-  if constexpr (std::is_floating_point_v<T>) out << std::setprecision(std::numeric_limits<T>::max_digits10);
-  out << +v;
-  return out.str();
-}
-
-// `value:` as written in the config, exactly, in T. Integers are parsed as integers (so int64
-// values above 2^53 stay exact); "42.0" is accepted for an integer dtype, "42.5" is not.
-template <class T> std::optional<T> parse_literal(std::string text) {
-  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
-  if constexpr (std::is_integral_v<T>) {
-    using Wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
-    Wide wide{};
-    const char* end = text.data() + text.size();
-    const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
-    if (std::is_unsigned_v<T> && begin != end && *begin == '-') {
-      // "-0" is 0; other negatives are out of range
-      std::int64_t neg{};
-      const auto [p, ec] = std::from_chars(begin, end, neg);
-      if (ec == std::errc() && p == end && neg == 0) return T(0);
-      return std::nullopt;
-    }
-    const auto [p, ec] = std::from_chars(begin, end, wide);
-    if (ec == std::errc() && p == end) {
-      if (wide < static_cast<Wide>(std::numeric_limits<T>::lowest()) ||
-          wide > static_cast<Wide>(std::numeric_limits<T>::max()))
-        return std::nullopt;
-      return static_cast<T>(wide);
-    }
-    if (ec == std::errc::result_out_of_range) return std::nullopt;
-    char* stop = nullptr;
-    const double d = std::strtod(text.c_str(), &stop);
-    if (stop != text.c_str() + text.size() || !std::isfinite(d) || d != std::trunc(d) || std::fabs(d) > 0x1p53)
-      return std::nullopt;
-    if (d < static_cast<double>(std::numeric_limits<T>::lowest()) || d > static_cast<double>(std::numeric_limits<T>::max()))
-      return std::nullopt;
-    return static_cast<T>(d);
-  } else {
-    char* stop = nullptr;
-    const T v = std::is_same_v<T, float> ? static_cast<T>(std::strtof(text.c_str(), &stop))
-                                         : static_cast<T>(std::strtod(text.c_str(), &stop));
-    if (text.empty() || stop != text.c_str() + text.size()) return std::nullopt;
-    return v;
-  }
-}
 
 // Checks the options against each other and against the problem's dtype and size (ConfigError,
 // without a file name: the config reader adds it).
@@ -87,6 +66,9 @@ void check_options(const Problem& p) {
   const std::string& value = p.option("value");
   const std::string& value_at = p.option("value_at");
   const std::string& value_index = p.option("value_index");
+  const Compare compare = compare_of(p);
+  if (compare != Compare::eq && parse_mode(p.operation) != Mode::find_if)
+    fail("compare: " + compare_name(p) + " is find_if's option; " + p.operation + " matches with == (eq)");
   if (value != kNone && value_index != kNone)
     fail("give either value (" + value + ") or value_index (" + value_index + "), not both");
   if ((value != kNone || value_index != kNone) && value_at != "random")
@@ -147,60 +129,10 @@ class SearchLauncher final : public Launcher {
   std::uint64_t n_;
 };
 
-// The splitmix64 mixer: the random position is a pure function of the data seed and n.
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t random_position(std::uint64_t seed, std::uint64_t n) {
-  constexpr std::uint64_t kSalt = 0x5ea4c4'7a46e7ULL;  // "search target": apart from the data's own streams
-  return mix64(mix64(seed + 0x9e3779b97f4a7c15ULL) ^ kSalt) % n;
-}
-
-// A value that no element equals: one above the largest (or below the smallest), else the first
-// gap between the sorted distinct values.
-template <class T> std::optional<T> absent_value(std::span<const T> data) {
-  bool any = false;
-  T lo{}, hi{};
-  for (T x : data) {
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(x)) continue;
-    if (!any || x < lo) lo = x;
-    if (!any || x > hi) hi = x;
-    any = true;
-  }
-  if (!any) return T(0);  // all NaN: 0 equals none of them
-  constexpr T kMax = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
-  constexpr T kLow = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-  const auto next_up = [](T x) {
-    if constexpr (std::is_floating_point_v<T>) return std::nextafter(x, std::numeric_limits<T>::infinity());
-    else return static_cast<T>(x + 1);
-  };
-  if (hi < kMax) return next_up(hi);
-  if (lo > kLow) {
-    if constexpr (std::is_floating_point_v<T>) return std::nextafter(lo, -std::numeric_limits<T>::infinity());
-    else return static_cast<T>(lo - 1);
-  }
-  std::vector<T> sorted;
-  for (T x : data) {
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(x)) continue;
-    sorted.push_back(x == T(0) ? T(0) : x);  // -0.0 and 0.0 are one value
-  }
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i + 1 < sorted.size(); ++i) {
-    const T gap = next_up(sorted[i]);
-    if (gap < sorted[i + 1]) return gap;
-  }
-  return std::nullopt;
-}
-
-
-// The CPU reference: std::find / std::count over [begin, end), on `threads` threads (contiguous
-// chunks; find keeps the lowest chunk's match).
-template <class T> std::int64_t search_range(const T* data, std::int64_t n, T value, Mode mode, int threads) {
+// The CPU reference: std::find / std::count (std::find_if with `x OP value` for find_if) over
+// [begin, end), on `threads` threads (contiguous chunks; find keeps the lowest chunk's match).
+template <class T>
+std::int64_t search_range(const T* data, std::int64_t n, T value, Mode mode, int threads, Compare compare = Compare::eq) {
   threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
   std::vector<std::int64_t> part(threads, -1);
 #if defined(_OPENMP)
@@ -211,6 +143,9 @@ template <class T> std::int64_t search_range(const T* data, std::int64_t n, T va
     const T* end = data + n * (t + 1) / threads;
     if (mode == Mode::count) {
       part[t] = static_cast<std::int64_t>(std::count(begin, end, value));
+    } else if (mode == Mode::find_if) {
+      const T* it = std::find_if(begin, end, [&](T x) { return search::compare(compare, x, value); });
+      part[t] = it == end ? -1 : it - data;
     } else {
       const T* it = std::find(begin, end, value);
       part[t] = it == end ? -1 : it - data;
@@ -229,7 +164,8 @@ template <class T> std::int64_t search_range(const T* data, std::int64_t n, T va
 template <class T>
 class SearchWorkload final : public Workload {
  public:
-  SearchWorkload(InputView input, Mode mode, T value) : input_(input), mode_(mode), value_(value) {}
+  SearchWorkload(InputView input, Mode mode, T value, Compare compare)
+      : input_(input), mode_(mode), value_(value), compare_(compare) {}
 
   std::uint64_t bytes_moved() const override { return input_.bytes(); }
 
@@ -250,13 +186,13 @@ class SearchWorkload final : public Workload {
   }
 
   std::vector<CpuTiming> cpu_reference(int repeats) override {
-    const char* what = mode_ == Mode::count ? "std::count" : "std::find";
+    const char* what = mode_ == Mode::count ? "std::count" : mode_ == Mode::find_if ? "std::find_if" : "std::find";
     CpuTiming sequential{std::string(what) + ", 1 thread", {}};
     CpuTiming parallel{std::string(what) + ", OpenMP, " + std::to_string(cpu_threads()) + " threads", {}};
     const auto timed = [&](CpuTiming& t, int threads) {
       for (int r = 0; r < std::max(1, repeats); ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        ref_ = search_range(input_.as<T>().data(), n_, value_, mode_, threads);
+        ref_ = search_range(input_.as<T>().data(), n_, value_, mode_, threads, compare_);
         t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       }
     };
@@ -272,7 +208,9 @@ class SearchWorkload final : public Workload {
   }
 
   Verification verify() const override {
-    const std::string value = format_value(value_);
+    // find_if says its comparison: "x < 0.5"; the others search for the value itself
+    const std::string value = mode_ == Mode::find_if ? std::string("x ") + info(compare_).symbol + " " + format_value(value_)
+                                                     : format_value(value_);
     if (mode_ == Mode::count) {
       const bool ok = result_ == ref_;
       return {ok, ok ? "count " + std::to_string(ref_) + " of " + value + " (exact)"
@@ -280,10 +218,11 @@ class SearchWorkload final : public Workload {
     }
     if (ref_ < 0) {
       const bool ok = result_ == -1;
-      return {ok, ok ? "not found: no element equals " + value + " (index -1)"
-                     : "mismatch: no element equals " + value + ", but the kernel returned " + show(result_)};
+      const std::string none = mode_ == Mode::find_if ? "no element meets " : "no element equals ";
+      return {ok, ok ? "not found: " + none + value + " (index -1)"
+                     : "mismatch: " + none + value + ", but the kernel returned " + show(result_)};
     }
-    if (mode_ == Mode::find) {
+    if (mode_ == Mode::find || mode_ == Mode::find_if) {
       const bool ok = result_ == ref_;
       return {ok, ok ? "first " + value + " at index " + std::to_string(ref_)
                      : "mismatch: the first " + value + " is at index " + std::to_string(ref_) + ", got " + show(result_)};
@@ -298,9 +237,10 @@ class SearchWorkload final : public Workload {
 
   std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
     const ThrustRun run = run_thrust_search(input_.dtype(), mode_, &value_, d_in_.get(),
-                                            static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get());
+                                            static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get(),
+                                            compare_);
     BaselineTiming b;
-    b.name = info(mode_).thrust;
+    b.name = std::string(info(mode_).thrust) + (run.library.empty() ? "" : " (" + run.library + ")");
     if (!run.error.empty()) {
       b.note = "Thrust did not run: " + run.error;
       return b;
@@ -317,6 +257,8 @@ class SearchWorkload final : public Workload {
   std::vector<std::pair<std::string, std::string>> result() const override {
     const std::string value = format_value(value_);
     if (mode_ == Mode::count) return {{"value", value}, {"count", show(result_)}};
+    if (mode_ == Mode::find_if)
+      return {{"value", value}, {"compare", info(compare_).name}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
     return {{"value", value}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
   }
 
@@ -337,6 +279,7 @@ class SearchWorkload final : public Workload {
   InputView input_;
   Mode mode_;
   T value_;
+  Compare compare_;
   DeviceBuffer d_in_, d_out_;
   std::int64_t n_ = 0;
   std::int64_t result_ = 0;
@@ -348,7 +291,8 @@ class SearchPlugin final : public Searcher {
  public:
   std::string name() const override { return "search"; }
   std::string description() const override {
-    return "find (lowest index), any (some index) or count of a value in an unsorted array";
+    return "find (lowest index), any (some index) or count of a value in an unsorted array, or find_if: the lowest "
+           "index whose element meets a comparison with a value";
   }
   std::vector<std::string> operations() const override { return table_names(kModes); }
   std::vector<DType> dtypes() const override { return kDtypes; }
@@ -360,6 +304,10 @@ class SearchPlugin final : public Searcher {
          "without value / value_index: search for the element at a random position (from data.seed), the first, "
          "the last, the middle one, or a value that is absent"},
         {"value_index", OptionSpec::Kind::integer, kNone, {}, "search for the element at this index"},
+        {"compare", OptionSpec::Kind::choice, "eq", compare_names(),
+         "find_if's comparison x OP value: eq (==), ne (!=), lt (<), le (<=), gt (>), ge (>=); a comparison with NaN "
+         "is false, but != is true. value_at: absent picks a value that no element meets it with",
+         /*omitted_at_default=*/true},
     };
   }
   std::string default_kernel() const override { return "fast"; }
@@ -367,16 +315,19 @@ class SearchPlugin final : public Searcher {
   void check(const Problem& problem) const override { check_options(problem); }
 
   std::vector<std::string> template_args(const Problem& problem) const override {
-    return {leading_arg(problem.dtype, parse_mode(problem.operation))};
+    return {leading_arg(problem.dtype, parse_mode(problem.operation), compare_of(problem))};
   }
 
   std::vector<std::vector<std::string>> all_template_args(const KernelFile& file) const override {
     std::vector<std::vector<std::string>> out;
     for (const ModeInfo& m : kModes) {
       if (!file.supports(m.name)) continue;
-      for (DType dtype : file.dtypes)
-        if (std::find(kDtypes.begin(), kDtypes.end(), dtype) != kDtypes.end())
-          out.push_back({leading_arg(dtype, m.op)});
+      for (DType dtype : file.dtypes) {
+        if (std::find(kDtypes.begin(), kDtypes.end(), dtype) == kDtypes.end()) continue;
+        if (m.op != Mode::find_if) out.push_back({leading_arg(dtype, m.op, Compare::eq)});
+        else
+          for (const CompareInfo& c : kCompares) out.push_back({leading_arg(dtype, m.op, c.op)});
+      }
     }
     return out;
   }
@@ -393,7 +344,7 @@ class SearchPlugin final : public Searcher {
       if constexpr (std::is_same_v<T, std::uint64_t>) {
         throw ConfigError("the search family does not support uint64");
       } else {
-        return std::make_unique<SearchWorkload<T>>(input, mode, value.as<T>());
+        return std::make_unique<SearchWorkload<T>>(input, mode, value.as<T>(), compare_of(problem));
       }
     });
   }
@@ -405,6 +356,17 @@ class SearchPlugin final : public Searcher {
     return visit_dtype(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       return search_range(input.as<T>().data(), static_cast<std::int64_t>(input.size()), value.as<T>(), mode, cpu_threads());
+    });
+  }
+
+  std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare) const override {
+    if (value.dtype != input.dtype())
+      throw Error("find_if_on_cpu: a " + std::string(dtype_name(value.dtype)) + " value for " +
+                  std::string(dtype_name(input.dtype())) + " data");
+    return visit_dtype(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      return search_range(input.as<T>().data(), static_cast<std::int64_t>(input.size()), value.as<T>(), Mode::find_if,
+                          cpu_threads(), compare);
     });
   }
 
@@ -422,8 +384,12 @@ class SearchPlugin final : public Searcher {
       if (value != kNone) return Value::of(*parse_literal<T>(value));
       if (value_index != kNone) return Value::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
       if (at == "absent") {
-        const auto v = absent_value<T>(data);
-        if (!v) fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
+        const Compare compare = compare_of(problem);
+        const auto v = absent_value<T>(data, compare);
+        if (!v && compare == Compare::eq)
+          fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
+        if (!v)
+          fail("value_at: absent, but every value meets compare: " + compare_name(problem) + " with some element");
         return Value::of(*v);
       }
       const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(input.seed(), n);

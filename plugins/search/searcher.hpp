@@ -19,6 +19,8 @@ class Searcher : public FamilyPlugin {
   // find: the lowest matching index or -1; any: some matching index or -1; count: matches.
   // Elements match with ==: a NaN matches nothing, -0.0 matches +0.0. value.dtype must be input's.
   virtual std::int64_t search_on_cpu(const HostArray& input, const Value& value, Mode mode) const = 0;
+  // find_if: the lowest index i with `input[i] OP value` as C++ compares, or -1.
+  virtual std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare) const = 0;
   // The value a run searches for, from the problem's options: `value`, or the element that
   // `value_at` / `value_index` picks in `input` (a random position is drawn from its seed), or
   // one that is not in `input` (value_at: absent). Throws ConfigError (the runner adds the

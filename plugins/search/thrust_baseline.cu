@@ -1,4 +1,4 @@
-// thrust::find / thrust::count as the library baseline (see thrust_baseline.hpp).
+// thrust::find / find_if / count as the library baseline (see thrust_baseline.hpp).
 #include "thrust_baseline.hpp"
 
 #include <cuda_runtime.h>
@@ -34,18 +34,26 @@ struct Events {
   }
 };
 
+// find_if's predicate: `x OP value`, the comparison chosen at run time (one instantiation).
+template <class T> struct Meets {
+  Compare compare;
+  T value;
+  __device__ bool operator()(T x) const { return search::compare(compare, x, value); }
+};
+
 template <class T>
-std::int64_t thrust_call(Mode op, const T* in, std::int64_t n, T value, cudaStream_t stream) {
+std::int64_t thrust_call(Mode op, const T* in, std::int64_t n, T value, cudaStream_t stream, Compare compare) {
   const auto policy = thrust::cuda::par.on(stream);
   if (op == Mode::count) return static_cast<std::int64_t>(thrust::count(policy, in, in + n, value));
-  const T* it = thrust::find(policy, in, in + n, value);
+  const T* it = op == Mode::find_if ? thrust::find_if(policy, in, in + n, Meets<T>{compare, value})
+                                    : thrust::find(policy, in, in + n, value);
   const std::int64_t index = it - in;
   return index == n ? -1 : index;
 }
 
 template <class T>
 void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, int warmup, int repeats,
-               cudaStream_t stream) {
+               cudaStream_t stream, Compare compare) {
   Events ev(stream);
   ev.events.reserve(2 * static_cast<size_t>(repeats));
   for (int i = 0; i < 2 * repeats; ++i) {
@@ -53,10 +61,10 @@ void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, in
     check(cudaEventCreate(&e), "cudaEventCreate");
     ev.events.push_back(e);
   }
-  for (int i = 0; i < warmup; ++i) run.result = thrust_call(op, in, n, value, stream);
+  for (int i = 0; i < warmup; ++i) run.result = thrust_call(op, in, n, value, stream, compare);
   for (int i = 0; i < repeats; ++i) {
     check(cudaEventRecord(ev.events[2 * i], stream), "cudaEventRecord");
-    run.result = thrust_call(op, in, n, value, stream);
+    run.result = thrust_call(op, in, n, value, stream, compare);
     check(cudaEventRecord(ev.events[2 * i + 1], stream), "cudaEventRecord");
   }
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -71,8 +79,10 @@ void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, in
 }  // namespace
 
 ThrustRun run_thrust_search(DType dtype, Mode op, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
-                            int repeats, void* stream) {
+                            int repeats, void* stream, Compare compare) {
   ThrustRun run;
+  run.library = "CCCL " + std::to_string(CCCL_MAJOR_VERSION) + "." + std::to_string(CCCL_MINOR_VERSION) + "." +
+                std::to_string(CCCL_PATCH_VERSION);
   try {
     if (n < 0) {
       run.error = "run_thrust_search: negative element count " + std::to_string(n);
@@ -88,7 +98,7 @@ ThrustRun run_thrust_search(DType dtype, Mode op, const void* value, std::uint64
       T v;
       std::memcpy(&v, value, sizeof v);
       const T* in = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_in));
-      run_typed<T>(run, op, in, n, v, warmup, repeats, s);
+      run_typed<T>(run, op, in, n, v, warmup, repeats, s, compare);
     });
   } catch (const CudaFailure& f) {
     run.error = f.message;

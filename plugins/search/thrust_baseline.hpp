@@ -14,18 +14,20 @@ struct ThrustRun {
   std::vector<float> kernel_ms;  // one per timed repeat: CUDA events around the Thrust call
   std::int64_t result = -1;      // find / any: the index or -1; count: the count
   std::string error;             // non-empty when Thrust could not run; kernel_ms is then empty
+  std::string library;           // the CCCL it was built with: "CCCL 3.0.1" (the report's baseline line)
 };
 
 // Searches n elements of `dtype` at device address d_in (a CUdeviceptr) for the element at host
 // address `value` (one element of `dtype`) on `stream` (a CUstream), in the calling thread's
 // current CUDA context. find and any call thrust::find (Thrust has no "any index" search),
-// count calls thrust::count. Each call is timed as a user makes it: Thrust allocates its
+// count calls thrust::count, find_if thrust::find_if with `x OP value` (`compare`). Each call is timed as a user makes it: Thrust allocates its
 // temporary storage and waits for the answer inside the call.
 #ifndef GPUK_NO_BASELINES
 ThrustRun run_thrust_search(DType dtype, Mode mode, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
-                            int repeats, void* stream);
+                            int repeats, void* stream, Compare compare = Compare::eq);
 #else
-inline ThrustRun run_thrust_search(DType, Mode, const void*, std::uint64_t, std::int64_t, int, int, void*) {
+inline ThrustRun run_thrust_search(DType, Mode, const void*, std::uint64_t, std::int64_t, int, int, void*,
+                                   Compare = Compare::eq) {
   ThrustRun run;
   run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
   return run;

@@ -46,3 +46,21 @@ TEST_CASE("every allowed value of every search parameter compiles (int32 find, o
     MESSAGE(file->name << ": " << variants << " parameter values, " << names.size() << " kernels");
   }
 }
+
+TEST_CASE("find_if compiles in fast for every comparison and dtype (one NVRTC program)") {
+  const KernelLibrary kernels({test::kernels_dir()});
+  JitOptions options;
+  options.arch = "sm_90";
+  options.include_dirs = kernels.include_dirs();
+  const Jit jit(options, nullptr);
+  auto file = std::make_shared<const KernelFile>(*kernels.find("search", "fast"));
+  std::vector<std::string> names;
+  for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
+    for (const char* c : {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}) {
+      const Variant v(file, {std::string("gpuk::Search<") + t + ", gpuk::SearchOp::Find, gpuk::Compare::" + c + ">"}, {});
+      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+    }
+  const CompiledKernels c = jit.compile(*file, names);
+  CHECK(c.lowered_names.size() == 30);
+  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+}

@@ -58,26 +58,29 @@ const std::string kPermutation =
 
 TEST_CASE("the search plugin loads and describes itself") {
   const FamilyPlugin& search = plugins().get("search");
-  CHECK(search.operations() == std::vector<std::string>{"find", "any", "count"});
+  CHECK(search.operations() == std::vector<std::string>{"find", "any", "count", "find_if"});
   CHECK(search.dtypes() ==
         std::vector<DType>{DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64});
   CHECK(search.default_kernel() == "fast");
   std::vector<std::string> options;
   for (const auto& o : search.options()) options.push_back(o.name);
-  CHECK(options == std::vector<std::string>{"value", "value_at", "value_index"});
+  CHECK(options == std::vector<std::string>{"value", "value_at", "value_index", "compare"});
+  CHECK(search.options()[3].omitted_at_default);  // find, any and count keep their tuning keys
   CHECK(search.template_args(problem_of(parse(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
 }
 
-TEST_CASE("every search kernel file declares the five dtypes, the three operations and what it fixes") {
+TEST_CASE("every search kernel file declares the five dtypes, the three operations (fast: and find_if) and what it fixes") {
   const auto files = kernels().family("search");
   std::vector<std::string> names;
   for (const auto& f : files) {
     names.push_back(f->name);
     CAPTURE(f->name);
-    CHECK(f->operations == std::vector<std::string>{"find", "any", "count"});
+    const bool fast = f->name == "fast";
+    CHECK(f->operations == (fast ? std::vector<std::string>{"find", "any", "count", "find_if"}
+                                 : std::vector<std::string>{"find", "any", "count"}));
     CHECK(f->dtypes == searcher().dtypes());
     CHECK_FALSE(f->fixes.empty());
-    CHECK(searcher().all_template_args(*f).size() == 15);
+    CHECK(searcher().all_template_args(*f).size() == (fast ? 15u + 5u * 6u : 15u));
   }
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"coalesced", "coalesced_unrolled", "fast", "per_element", "strided"});
@@ -257,4 +260,98 @@ TEST_CASE("configs/search.yaml is the write-up's setup; configs/search_large.yam
   CHECK(large.data.generator == Generator::permutation);
   CHECK(large.option("value_at") == "absent");
   CHECK_NOTHROW(searcher().template_args(problem_of(large)));
+}
+
+namespace {
+template <class T> std::int64_t find_if(const HostArray& a, search::Compare c, T value) {
+  return searcher().find_if_on_cpu(a, search::Value::of(value), c);
+}
+const std::string kFindIf = "family: search\noperation: find_if\ndtype: float32\nsize: 1000\n"
+                            "data: {generator: uniform, low: -1, high: 1, seed: 3}\n";
+}  // namespace
+
+TEST_CASE("find_if returns the lowest index whose element meets x OP value, or -1") {
+  using search::Compare;
+  const auto a = array<std::int32_t>({5, -3, 9, -3, 0, 7});
+  CHECK(find_if(a, Compare::eq, -3) == 1);
+  CHECK(find_if(a, Compare::ne, 5) == 1);
+  CHECK(find_if(a, Compare::lt, 0) == 1);
+  CHECK(find_if(a, Compare::le, -3) == 1);
+  CHECK(find_if(a, Compare::gt, 5) == 2);
+  CHECK(find_if(a, Compare::ge, 7) == 2);
+  CHECK(find_if(a, Compare::ge, 5) == 0);  // present at the start
+  CHECK(find_if(a, Compare::gt, 9) == -1);
+  CHECK(find_if(a, Compare::lt, -3) == -1);
+  const auto one = array<std::uint32_t>({4u});
+  CHECK(find_if(one, Compare::le, 4u) == 0);
+  CHECK(find_if(one, Compare::lt, 4u) == -1);
+  const std::int64_t big = (std::int64_t{1} << 53) + 1;  // exact above 2^53
+  CHECK(find_if(array<std::int64_t>({big - 1, big, big + 1}), Compare::gt, big) == 2);
+}
+
+TEST_CASE("find_if on floats compares as C++ does: NaN meets only !=, -0.0 equals +0.0") {
+  using search::Compare;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto a = array<float>({nan, 2.0f, -0.0f, nan, 0.0f, -1.0f});
+  CHECK(find_if(a, Compare::lt, 0.0f) == 5);   // NaN < 0 is false, -0.0 < 0 is false
+  CHECK(find_if(a, Compare::le, 0.0f) == 2);   // -0.0 <= +0.0
+  CHECK(find_if(a, Compare::ge, 0.0f) == 1);
+  CHECK(find_if(a, Compare::eq, 0.0f) == 2);
+  CHECK(find_if(a, Compare::ne, 2.0f) == 0);   // NaN != 2 is true
+  CHECK(find_if(a, Compare::ne, nan) == 0);    // x != NaN is true for every x
+  for (Compare c : {Compare::eq, Compare::lt, Compare::le, Compare::gt, Compare::ge}) CHECK(find_if(a, c, nan) == -1);
+  const auto d = array<double>({std::nan(""), -0.0});
+  CHECK(find_if(d, Compare::ge, 0.0) == 1);
+  CHECK(find_if(d, Compare::gt, -0.0) == -1);
+}
+
+TEST_CASE("find_if configs: compare, its default and absent values for each comparison") {
+  const RunSpec spec = parse(kFindIf + "compare: lt\n");
+  CHECK(spec.option("compare") == "lt");
+  CHECK(searcher().template_args(problem_of(spec)) ==
+        std::vector<std::string>{"gpuk::Search<float, gpuk::SearchOp::Find, gpuk::Compare::Lt>"});
+  // eq is the default and leaves the problem's options (and tuning key) alone
+  const RunSpec eq = parse(kFindIf);
+  CHECK(eq.options.count("compare") == 0);
+  CHECK(searcher().template_args(problem_of(eq)) ==
+        std::vector<std::string>{"gpuk::Search<float, gpuk::SearchOp::Find, gpuk::Compare::Eq>"});
+  CHECK(searcher().template_args(problem_of(parse(kPermutation))) ==
+        std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
+  const HostArray data = generate(spec.data, spec.dtype, spec.size);
+  for (const char* c : {"eq", "lt", "le", "gt", "ge"}) {
+    CAPTURE(c);
+    const RunSpec absent = parse(kFindIf + "compare: " + c + "\nvalue_at: absent\n");
+    const search::Value v = searcher().target(problem_of(absent), InputView::borrowed(data, absent.data.seed));
+    for (const search::CompareInfo& info : search::kCompares)
+      if (std::string(info.name) == c) CHECK(searcher().find_if_on_cpu(data, v, info.op) == -1);
+  }
+  // present: value_at middle with ge on sorted data finds the first element equal to the middle one
+  const std::string sorted = "family: search\noperation: find_if\ndtype: int32\nsize: 1001\ncompare: ge\n"
+                             "data: {generator: sorted, low: 0, high: 100000, seed: 4}\nvalue_at: middle\n";
+  const RunSpec s = parse(sorted);
+  const HostArray d = generate(s.data, s.dtype, s.size);
+  const search::Value m = target_of(sorted);
+  const std::int64_t i = searcher().find_if_on_cpu(d, m, search::Compare::ge);
+  CHECK(i <= 500);
+  CHECK(d.as<std::int32_t>()[static_cast<std::size_t>(i)] == d.as<std::int32_t>()[500]);
+}
+
+TEST_CASE("find_if option errors: an unknown comparison, compare on find, absent that cannot be") {
+  CHECK(error_of(kFindIf + "compare: lessthan\n").find("compare must be one of") != std::string::npos);
+  CHECK(error_of(kPermutation + "compare: lt\n").find("compare: lt is find_if's option; find matches with ==") !=
+        std::string::npos);
+  CHECK(error_of(kFindIf + "compare: ne\nvalue_at: absent\n").find("every value meets compare: ne") != std::string::npos);
+  CHECK(error_of(kFindIf + "compare: ge\nvalue: 0.5\n").empty());
+  const std::string ints = "family: search\noperation: find_if\ndtype: int32\nsize: 3\ncompare: le\nvalue_at: absent\n";
+  RunSpec spec = parse(ints);
+  const auto low = array<std::int32_t>({3, std::numeric_limits<std::int32_t>::min(), 9});
+  CHECK_THROWS_WITH_AS(searcher().target(problem_of(spec), InputView::borrowed(low, spec.data.seed)),
+                       doctest::Contains("every value meets compare: le"), ConfigError);
+}
+
+TEST_CASE("configs/find_if.yaml runs find_if with a comparison") {
+  const RunSpec spec = load_run_spec(test::source_dir() / "configs/find_if.yaml", plugins(), kernels());
+  CHECK(spec.operation == "find_if");
+  CHECK(spec.options.count("compare") == 1);
+  CHECK_NOTHROW(searcher().template_args(problem_of(spec)));
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck over every search kernel file: find of int32
 # (the value at a random position), count of float64 (the value in the middle) and any of int64
-# (the value absent), n = 100,003 few_distinct data, two runs each.
+# (the value absent), n = 100,003 few_distinct data, two runs each; and find_if with each
+# comparison where a file declares it.
 # Every file of kernels_src/search is taken, so a new one is sanitized without editing this.
 # Usage: tools/dev/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
@@ -14,6 +15,19 @@ for kernel in kernels_src/search/*.cu; do
     printf 'family: search\noperation: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
       "$1" "$name" "$2" "$3" > "$config"
     sanitize_run "$config" "$out/sanitize-$name-$1-$2" "$name $1 $2 ($3)"
+  done
+done
+# find_if, in the files that declare it: a comparison of each kind, present (random, middle) and
+# absent (the full scan), n odd, data with negatives and ties.
+for kernel in kernels_src/search/*.cu; do
+  grep -q '^operations:.*find_if' "$kernel" || continue
+  name=$(basename "$kernel" .cu)
+  for case in "lt float32 absent" "ge int32 middle" "ne float64 random" "le int64 absent" "gt int32 random" "eq float32 middle"; do
+    set -- $case
+    config="$tmp/$name-find_if-$1-$2.yaml"
+    printf 'family: search\noperation: find_if\ncompare: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$1" "$name" "$2" "$3" > "$config"
+    sanitize_run "$config" "$out/sanitize-$name-find_if-$1-$2" "$name find_if $1 $2 ($3)"
   done
 done
 [ $runs -gt 0 ] || { echo "no search kernel file found under kernels_src/search"; exit 1; }

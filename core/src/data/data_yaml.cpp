@@ -43,6 +43,7 @@ DataSpec read_data_spec(const yaml::Source& src, const YAML::Node& g, const std:
   if (ds.low > ds.high) src.fail(g["range"] ? g["range"] : g, "low must not be above high");
   if (g["mean"]) ds.mean = finite(g["mean"], "mean");
   if (g["stddev"]) ds.stddev = finite(g["stddev"], "stddev");
+  if (ds.stddev < 0) src.fail(g["stddev"], "stddev must not be negative");
   if (g["distinct"]) {
     const auto v = src.integer(g["distinct"], "distinct");
     if (v < 1) src.fail(g["distinct"], "distinct must be at least 1");

@@ -8,14 +8,22 @@
 //                         gpuk::i64* out, gpuk::SearchState* state);
 //
 // `out` receives one i64 (poisoned by the host before every run): find and any the index, or -1
-// when nothing matches; count the number of matches. `state` holds {best = kNoIndex, count = 0,
-// ticket = 0} when the first launch starts, and must hold it again when the last launch ends.
+// when nothing matches; count the number of matches. An element matches when S::match(x, value)
+// holds: `x == value` for find, any and count; find_if's comparison (S::kCompare) otherwise.
+// `state` holds {best = kNoIndex, count = 0, ticket = 0} when the first launch starts, and must
+// hold it again when the last launch ends.
 #pragma once
 #include "gpuk/common.cuh"
 
 namespace gpuk {
 
 enum class SearchOp : int { Find = 0, Any = 1, Count = 2 };
+
+// The comparison an element is held to: `x OP value`, as C++ compares (find_if; find, any and
+// count use Eq). Any comparison with a NaN is false, so a NaN element never matches and a NaN
+// value matches nothing, except for Ne: `x != NaN` is true for every x (a NaN element included),
+// and `NaN != value` is true for every value. -0.0 and +0.0 compare equal.
+enum class Compare : int { Eq = 0, Ne = 1, Lt = 2, Le = 3, Gt = 4, Ge = 5 };
 
 // Cross-block state in global memory. The host zeroes it (best = kNoIndex) once, at upload; every
 // kernel leaves it as it found it, which finish() does.
@@ -26,16 +34,25 @@ struct SearchState {
   u32 unused;
 };
 
-template <class T_, SearchOp OP>
+template <class T_, SearchOp OP, Compare CMP = Compare::Eq>
 struct Search {
   using T = T_;
   static constexpr SearchOp kOp = OP;
+  static constexpr Compare kCompare = CMP;
   static constexpr bool kFind = OP == SearchOp::Find;
   static constexpr bool kAny = OP == SearchOp::Any;
   static constexpr bool kCount = OP == SearchOp::Count;
 
-  // IEEE equality for floats: a NaN matches nothing (not even a NaN), -0.0 matches +0.0.
-  static __device__ __forceinline__ bool match(T x, T value) { return x == value; }
+  // IEEE comparisons for floats: with Eq a NaN matches nothing (not even a NaN), -0.0 matches
+  // +0.0; see Compare for the others.
+  static __device__ __forceinline__ bool match(T x, T value) {
+    if constexpr (CMP == Compare::Eq) return x == value;
+    else if constexpr (CMP == Compare::Ne) return x != value;
+    else if constexpr (CMP == Compare::Lt) return x < value;
+    else if constexpr (CMP == Compare::Le) return x <= value;
+    else if constexpr (CMP == Compare::Gt) return x > value;
+    else return x >= value;
+  }
 
   // May a block skip the work that starts at `first`, once `best` is known? find: every match
   // there would be above best; any: one match is enough. count must see everything.
@@ -68,12 +85,17 @@ __device__ __forceinline__ u64 warp_sum(u64 c) {
   return c;
 }
 
-// Offers each lane's match (kNoIndex for none) to state->best: one atomicMin per warp, only
-// when some lane has one. Call from all 32 lanes of the warp.
-__device__ __forceinline__ void commit_index(SearchState* state, i64 index) {
-  if (!__any_sync(0xffffffffu, index != kNoIndex)) return;
+// Offers each lane's match (kNoIndex for none) to state->best: at most one atomicMin per warp,
+// only when some lane has one and it is below the best already there (best only goes down, so
+// the atomic would change nothing: where every element matches, thousands of warps offering
+// at once serialised on the one address cost 20 us on an H200). Returns the warp's lowest match
+// (kNoIndex for none) in every lane. Call from all 32 lanes of the warp.
+__device__ __forceinline__ i64 commit_index(SearchState* state, i64 index) {
+  if (!__any_sync(0xffffffffu, index != kNoIndex)) return kNoIndex;
   index = warp_min(index);
-  if (threadIdx.x % 32 == 0) atomicMin(reinterpret_cast<u64*>(&state->best), static_cast<u64>(index));
+  if (threadIdx.x % 32 == 0 && index < poll_best(state))
+    atomicMin(reinterpret_cast<u64*>(&state->best), static_cast<u64>(index));
+  return index;
 }
 
 // Adds the warp's counts to state->count: one atomicAdd per warp, only when non-zero. Call from

@@ -21,7 +21,8 @@ namespace gpuk {
 
 struct NoValue {};  // the value type of a keys-only sort
 
-enum class SortKind : int { Keys = 0, Pairs = 1, Index = 2 };
+// TopK: the first k of a stable sort (kernels_src/include/gpuk/topk.cuh); V is its int64 index.
+enum class SortKind : int { Keys = 0, Pairs = 1, Index = 2, TopK = 3 };
 
 template <int BYTES> struct UnsignedOfSize;
 template <> struct UnsignedOfSize<4> { using type = u32; };

@@ -5,8 +5,12 @@
 //   gpuk::search::find(engine, d_in, d_index, n, 42, stream);          // asynchronous, into device memory
 //   std::int64_t i = gpuk::search::find(engine, d_in, n, 42, stream);  // waits
 //
+//   std::int64_t j = gpuk::search::find_if(engine, d_in, n, gpuk::search::Compare::lt, 0.5f, stream);
+//
 // find: the lowest index whose element equals the value, or -1; any: some such index, or -1;
-// count: how many. Elements match with ==: a NaN matches nothing, -0.0 matches 0.0.
+// count: how many. Elements match with ==: a NaN matches nothing, -0.0 matches 0.0. find_if: the
+// lowest index whose element x meets `x OP value` (Compare: ==, !=, <, <=, >, >=) as C++
+// compares, or -1: a comparison with a NaN is false, except !=, which is true.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -48,12 +52,13 @@ template <class T> struct same {
 };
 template <class T> using same_t = typename same<T>::type;
 
-template <class T> OperationSpec spec(Mode mode, std::uint64_t n) {
+template <class T> OperationSpec spec(Mode mode, std::uint64_t n, Compare compare = Compare::eq) {
   OperationSpec s;
   s.family = "search";
   s.operation = info(mode).name;
   s.dtype = dtype_of<T>();
   s.n = n;
+  if (compare != Compare::eq) s.options["compare"] = info(compare).name;  // eq: the option's default
   return s;
 }
 // The answer of an empty input: find and any find nothing (-1), count counts 0.
@@ -64,15 +69,16 @@ inline std::int64_t from_bytes(const std::vector<std::byte>& bytes) {
   return r;
 }
 template <class T> void launch(const Engine& e, Mode mode, const T* in, std::int64_t* d_out, std::uint64_t n, T value,
-                               CUstream s) {
+                               CUstream s, Compare compare = Compare::eq) {
   if (n == 0) return;  // nothing to search: nothing is launched, d_out is not written
   const Scalar v = Scalar::of(value);
-  e.launch(spec<T>(mode, n), {in, d_out}, s, &v);
+  e.launch(spec<T>(mode, n, compare), {in, d_out}, s, &v);
 }
-template <class T> std::int64_t read(const Engine& e, Mode mode, const T* in, std::uint64_t n, T value, CUstream s) {
+template <class T> std::int64_t read(const Engine& e, Mode mode, const T* in, std::uint64_t n, T value, CUstream s,
+                                     Compare compare = Compare::eq) {
   if (n == 0) return empty(mode);
   const Scalar v = Scalar::of(value);
-  return from_bytes(e.launch_and_read(spec<T>(mode, n), {in, nullptr}, s, &v));
+  return from_bytes(e.launch_and_read(spec<T>(mode, n, compare), {in, nullptr}, s, &v));
 }
 }  // namespace detail
 
@@ -95,6 +101,19 @@ template <class T>
 void count(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value,
            CUstream stream) {
   detail::launch<T>(e, Mode::count, d_in, d_out, n, value, stream);
+}
+
+// find_if: the lowest index whose element x meets `x compare value`, or -1 (into device memory,
+// asynchronously; or to the host, waiting).
+template <class T>
+void find_if(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, Compare compare,
+             detail::same_t<T> value, CUstream stream) {
+  detail::launch<T>(e, Mode::find_if, d_in, d_out, n, value, stream, compare);
+}
+template <class T>
+std::int64_t find_if(const Engine& e, const T* d_in, std::uint64_t n, Compare compare, detail::same_t<T> value,
+                     CUstream stream) {
+  return detail::read<T>(e, Mode::find_if, d_in, n, value, stream, compare);
 }
 
 // The same with the value and d_out after n (the order of gpuk's first releases), kept.
@@ -136,10 +155,13 @@ std::int64_t count(const Engine& e, const T* d_in, std::uint64_t n, detail::same
 //   auto f = gpuk::search::prepare_find<std::uint32_t>(engine, max_n);
 //   f(d_in, d_index, n, 42, stream);                 // asynchronous, into device memory
 //   std::int64_t i = f(d_in, n, 42, stream);         // waits
+//   auto g = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
+//   std::int64_t j = g(d_in, n, 0.5f, stream);       // the first x >= 0.5, or -1
 template <class T> class Prepared : public PreparedHandle {
  public:
-  Prepared(const Engine& e, Mode mode, std::uint64_t max_n, Scratch scratch = Scratch::owned)
-      : PreparedHandle(e, detail::spec<T>(mode, max_n), scratch), mode_(mode) {}
+  Prepared(const Engine& e, Mode mode, std::uint64_t max_n, Scratch scratch = Scratch::owned,
+           Compare compare = Compare::eq)
+      : PreparedHandle(e, detail::spec<T>(mode, max_n, compare), scratch), mode_(mode) {}
   void operator()(const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> value, CUstream stream) {
     const Scalar v = Scalar::of(value);
     sizes_.launch({d_in, d_out}, n, stream, &v);
@@ -162,6 +184,10 @@ template <class T> Prepared<T> prepare_any(const Engine& e, std::uint64_t max_n,
 }
 template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
   return {e, Mode::count, max_n, s};
+}
+template <class T>
+Prepared<T> prepare_find_if(const Engine& e, Compare compare, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Mode::find_if, max_n, s, compare};
 }
 
 }  // namespace gpuk::search

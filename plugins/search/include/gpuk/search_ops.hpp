@@ -9,7 +9,7 @@
 
 namespace gpuk::search {
 
-enum class Mode { find, any, count };
+enum class Mode { find, any, count, find_if };
 
 struct ModeInfo {
   Mode op;
@@ -22,8 +22,48 @@ inline constexpr ModeInfo kModes[] = {
     {Mode::find, "find", "gpuk::SearchOp::Find", "thrust::find"},
     {Mode::any, "any", "gpuk::SearchOp::Any", "thrust::find"},  // Thrust has no "any index" search
     {Mode::count, "count", "gpuk::SearchOp::Count", "thrust::count"},
+    // find with the `compare` option's comparison: the same kernels, the policy's third argument
+    {Mode::find_if, "find_if", "gpuk::SearchOp::Find", "thrust::find_if"},
 };
 
 inline constexpr const ModeInfo& info(Mode mode) { return table_entry(kModes, mode); }
+
+// find_if's comparisons: `x OP value` as C++ compares, so any comparison with a NaN is false but
+// `!=`, which is true (docs/kernels/search.md, "find_if").
+enum class Compare { eq, ne, lt, le, gt, ge };
+
+struct CompareInfo {
+  Compare op;
+  const char* name;    // the `compare` option's value in configs and tuning keys: "lt"
+  const char* symbol;  // the C++ operator, which Python's find_if(x, "<", v) also takes
+  const char* device;  // the policy's enumerator in kernels_src/include/gpuk/search.cuh
+};
+
+inline constexpr CompareInfo kCompares[] = {
+    {Compare::eq, "eq", "==", "gpuk::Compare::Eq"}, {Compare::ne, "ne", "!=", "gpuk::Compare::Ne"},
+    {Compare::lt, "lt", "<", "gpuk::Compare::Lt"},  {Compare::le, "le", "<=", "gpuk::Compare::Le"},
+    {Compare::gt, "gt", ">", "gpuk::Compare::Gt"},  {Compare::ge, "ge", ">=", "gpuk::Compare::Ge"},
+};
+
+inline constexpr const CompareInfo& info(Compare c) { return table_entry(kCompares, c); }
+
+// `x OP value`, as the kernels compare (the CPU reference, and the Thrust baseline's predicate
+// on the device).
+#if defined(__CUDACC__)
+#define GPUK_SEARCH_HOST_DEVICE __host__ __device__
+#else
+#define GPUK_SEARCH_HOST_DEVICE
+#endif
+template <class T> GPUK_SEARCH_HOST_DEVICE constexpr bool compare(Compare c, T x, T value) {
+  switch (c) {
+    case Compare::eq: return x == value;
+    case Compare::ne: return x != value;
+    case Compare::lt: return x < value;
+    case Compare::le: return x <= value;
+    case Compare::gt: return x > value;
+    case Compare::ge: return x >= value;
+  }
+  return false;
+}
 
 }  // namespace gpuk::search
