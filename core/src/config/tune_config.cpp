@@ -248,7 +248,7 @@ void read_metric_objective(const yaml::Source& src, const YAML::Node& o, const Y
   if (!d || m == d->metrics.end())
     src.fail(o["metric"], "'" + name + "' is not a metric of the kernel" + did_you_mean(name, names) + "; its metrics: " +
                               (names.empty() ? std::string("(none: a declaration names them under metrics:)") : join(names)));
-  TuneSpec::MetricObjective objective{name, m->expression, true};
+  TuneSpec::MetricObjective objective{name, m->expression.text(), true};
   if (!o["higher_is_better"]) src.fail(o, "objective " + name + " needs higher_is_better: true or false");
   objective.higher_is_better = src.boolean(o["higher_is_better"], "higher_is_better");
   if (save && src.boolean(save, "save"))
