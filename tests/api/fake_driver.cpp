@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 
 #define FAKE_STR2(x) #x
 #define FAKE_STR(x) FAKE_STR2(x)
@@ -27,10 +29,50 @@ namespace {
 
 std::atomic<std::uint64_t> g_next_address{std::uint64_t{1} << 40};
 std::atomic<std::uint64_t> g_launches{0};
-int g_context_storage, g_module_storage, g_function_storage, g_stream_storage;
+int g_context_storage, g_function_storage, g_stream_storage;
 thread_local CUcontext t_current = nullptr;
 
 CUcontext fake_context() { return reinterpret_cast<CUcontext>(&g_context_storage); }
+
+// A module: the globals of its CUBIN (an ELF file: each symbol of a data section with its size),
+// each given memory of its size (host memory with GPUK_FAKE_HOST_MEMORY, else an address), so
+// that cuModuleGetGlobal answers as the driver does and a write to a __constant__ lands.
+struct FakeModule {
+  std::map<std::string, std::pair<CUdeviceptr, std::size_t>> globals;
+};
+
+template <class T> T read_at(const char* image, std::size_t offset) {
+  T v;
+  std::memcpy(&v, image + offset, sizeof v);
+  return v;
+}
+
+void read_globals(const char* image, FakeModule& m) {
+  if (std::memcmp(image, "\x7f" "ELF", 4) != 0 || image[4] != 2) return;  // ELF64 only
+  const auto shoff = read_at<std::uint64_t>(image, 0x28);
+  const auto shentsize = read_at<std::uint16_t>(image, 0x3A), shnum = read_at<std::uint16_t>(image, 0x3C);
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const std::size_t sh = shoff + std::size_t{i} * shentsize;
+    if (read_at<std::uint32_t>(image, sh + 4) != 2) continue;  // SHT_SYMTAB
+    const auto offset = read_at<std::uint64_t>(image, sh + 0x18), size = read_at<std::uint64_t>(image, sh + 0x20);
+    const auto entsize = read_at<std::uint64_t>(image, sh + 0x38);
+    const std::size_t strtab = shoff + std::size_t{read_at<std::uint32_t>(image, sh + 0x28)} * shentsize;
+    const auto strings = read_at<std::uint64_t>(image, strtab + 0x18);
+    for (std::uint64_t s = 0; entsize && s < size / entsize; ++s) {
+      const std::size_t sym = offset + s * entsize;
+      const auto info = static_cast<unsigned char>(image[sym + 4]);
+      const auto bytes = read_at<std::uint64_t>(image, sym + 16);
+      if ((info & 0xf) != 1 || bytes == 0) continue;  // STT_OBJECT
+      const std::string name(image + strings + read_at<std::uint32_t>(image, sym));
+#if GPUK_FAKE_HOST_MEMORY
+      const auto address = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytes));
+#else
+      const auto address = g_next_address.fetch_add((bytes + 4095) / 4096 * 4096 + 4096);
+#endif
+      m.globals[name] = {address, bytes};
+    }
+  }
+}
 
 int attribute_of(CUdevice_attribute a) {
   switch (a) {
@@ -103,6 +145,7 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr p) { std::free(host(p)); return CUDA_SUCC
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) { std::memset(host(p), v, n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) { std::memmove(host(d), host(s), n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream) { std::memcpy(host(d), s, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr d, const void* s, size_t n) { std::memcpy(host(d), s, n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream) { std::memcpy(d, host(s), n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamWaitValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemHostAlloc(void** p, size_t n, unsigned) { *p = std::calloc(1, n ? n : 1); return CUDA_SUCCESS; }
@@ -122,14 +165,35 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr, CUdeviceptr, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr, const void*, size_t, CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr, const void*, size_t) { return CUDA_SUCCESS; }
 #endif
 CUresult CUDAAPI cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&g_stream_storage); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext* c) { *c = fake_context(); return CUDA_SUCCESS; }
-CUresult CUDAAPI cuModuleLoadData(CUmodule* m, const void*) { *m = reinterpret_cast<CUmodule>(&g_module_storage); return CUDA_SUCCESS; }
-CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuModuleLoadData(CUmodule* m, const void* image) {
+  auto* module = new FakeModule;
+  read_globals(static_cast<const char*>(image), *module);
+  *m = reinterpret_cast<CUmodule>(module);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule m) {
+  auto* module = reinterpret_cast<FakeModule*>(m);
+#if GPUK_FAKE_HOST_MEMORY
+  for (const auto& [name, global] : module->globals) std::free(reinterpret_cast<void*>(global.first));
+#endif
+  delete module;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr* p, size_t* bytes, CUmodule m, const char* name) {
+  const auto& globals = reinterpret_cast<FakeModule*>(m)->globals;
+  const auto it = globals.find(name);
+  if (it == globals.end()) return CUDA_ERROR_NOT_FOUND;
+  if (p) *p = it->second.first;
+  if (bytes) *bytes = it->second.second;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char*) {
   *f = reinterpret_cast<CUfunction>(&g_function_storage);
   return CUDA_SUCCESS;

@@ -13,6 +13,7 @@
 #include "api/engine_internals.hpp"
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
+#include "kernel/constants.hpp"
 #include "kernel/declaration.hpp"
 #include "run/choose.hpp"
 #include "run/declared_run.hpp"
@@ -86,9 +87,17 @@ void apply_request(TuneSpec& t, const TuneRequest& r, const Space& space, const 
   if (!spec.declared)
     throw ConfigError(where + ": tune_kernel tunes a declared kernel (family: kernel, docs/declared.md)");
   const Declaration& d = *spec.declared->declaration;
-  if (!r.constants.empty())
-    throw ConfigError(where + ": constant memory from the caller (" + r.constants.begin()->first +
-                      ") is not in this build of gpuk yet");
+  if (!r.constants.empty()) {
+    // The caller's bytes of each __constant__ symbol, checked against its declaration
+    // (kernel/constants.hpp); the others from the config's or the declaration's data.
+    ConstantValues given;
+    for (const auto& [name, view] : r.constants) given[name] = host_copy(view, "constant " + name);
+    try {
+      spec.constants = constant_values(d, spec.sizes, spec.constant_data, given);
+    } catch (const ConfigError& e) {
+      throw ConfigError(where + ": " + e.what());
+    }
+  }
   for (const auto& [name, view] : r.inputs) {
     const DeclaredArg* a = array_arg(d, name);
     if (!a || a->role == ArgRole::out)

@@ -64,6 +64,12 @@ struct RunSpec {
   std::map<std::string, std::filesystem::path> expected;  // reference: npy: {output: file}
   std::map<std::string, CompareRule> compare;
   std::string baseline_kernel;
+  // Its constant memory (kernel/constants.hpp): the config's data: of each constant, and the
+  // values, made from the declaration and that data by the config reader. A caller with the
+  // bytes in memory (the C++ and Python tuning calls) sets `constants` to
+  // constant_values(*declared->declaration, sizes, {}, given) instead.
+  std::map<std::string, DataSpec> constant_data;
+  std::shared_ptr<const ConstantValues> constants;
   // From memory instead of the config (the library's tuning call): input arrays by argument name
   // (over `data:`), expected outputs by name (over `reference:`), and a check of the outputs in
   // place of `compare:` (run/output_check.hpp).
@@ -85,6 +91,7 @@ inline Problem problem_of(const RunSpec& spec) {
   p.sizes = spec.sizes;
   p.compare = spec.compare;
   if (spec.declared) p.declaration = spec.declared->declaration;
+  p.constants = spec.constants;
   return p;
 }
 
@@ -136,6 +143,14 @@ struct TuneSpec {
   int recheck_top = 5;      // the best N are measured again, interleaved
   int recheck_repeats = 0;  // 0: 2 x repeats (with recheck_auto false)
   TuneObjective objective = TuneObjective::time;
+  // `objective: {metric: NAME, higher_is_better: BOOL}` (declared kernels): one of the kernel's
+  // metrics ranks the variants instead, evaluated at each one's times. The tuning database keeps
+  // winners by time, energy or edp only, so such a sweep saves none.
+  struct MetricObjective {
+    std::string name, expression;
+    bool higher_is_better = true;
+  };
+  std::optional<MetricObjective> metric_objective;
   bool energy = false;        // `energy: true`: measure energy and power under any objective
   bool auto_repeats = false;  // `repeats: auto`: each variant timed until its median is known well
   bool recheck_auto = true;   // the recheck times until the median is known well, unless

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "config/config_parse.hpp"
+#include "data/data_yaml.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/declaration.hpp"
 #include "kernel/kernel_file.hpp"
@@ -138,65 +139,36 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
   if (!node) return;
   if (!node.IsMap()) src.fail(node, "data must be a mapping ARGUMENT: {generator: ..., range: [lo, hi], seed: ...} or {npy: FILE}");
   for (const auto& item : node) {
-    const DeclaredArg& a = array_named(src, item.first, d, false);
-    const YAML::Node g = item.second;
-    src.check_keys(g, {"generator", "range", "low", "high", "mean", "stddev", "distinct", "seed", "npy"},
-                   "the data of " + a.name);
-    DataSpec& ds = spec.arg_data[a.name];
-    if (g["npy"]) {
-      for (const auto& other : g)
-        if (other.first.Scalar() != "npy")
-          src.fail(other.first, "'" + other.first.Scalar() + "' sets up generated data, but npy gives the data; remove one");
-      ds.file = relative_to(src, g["npy"], "npy");
-      FileContents held;
-      try {
-        held = inspect_file(ds);
-      } catch (const ConfigError& e) {
-        src.fail(g["npy"], e.what());
-      }
-      const std::int64_t length = length_of(a, spec.sizes);
-      if (held.dtype != a.dtype || held.size != static_cast<std::uint64_t>(length))
-        src.fail(g["npy"], "the file holds " + std::to_string(held.size) + " " + std::string(dtype_name(held.dtype)) +
-                               " elements; " + a.name + " takes " + std::to_string(length) + " " +
-                               std::string(dtype_name(a.dtype)));
+    // A constant's data (kernel/constants.hpp), over its declaration's; checked when it is made.
+    const std::string name = src.string(item.first, "a name");
+    if (const auto c = std::find_if(d.constants.begin(), d.constants.end(), [&](const auto& x) { return x.name == name; });
+        c != d.constants.end()) {
+      DataSpec defaults;
+      if (!dtype_is_float(c->dtype)) defaults.low = 0, defaults.high = 100;
+      const DataSpec& ds = spec.constant_data[name] =
+          read_data_spec(src, item.second, "the data of constant " + name, c->data.value_or(defaults));
+      if (!ds.file) refuse_unused_generator_settings(src, item.second, ds.generator);
       continue;
     }
-    if (g["generator"]) {
-      const std::string name = src.string(g["generator"], "generator");
-      const auto gen = parse_generator(name);
-      if (!gen)
-        src.fail(g["generator"], "unknown generator '" + name + "'" +
-                                     did_you_mean(name, {"uniform", "normal", "permutation", "sorted", "reversed", "few_distinct"}) +
-                                     "; generators: uniform, normal, permutation, sorted, reversed, few_distinct");
-      ds.generator = *gen;
+    const DeclaredArg& a = array_named(src, item.first, d, false);
+    const YAML::Node g = item.second;
+    DataSpec& ds = spec.arg_data[a.name];
+    ds = read_data_spec(src, g, "the data of " + a.name, ds);
+    if (!ds.file) {
+      refuse_unused_generator_settings(src, g, ds.generator);
+      continue;
     }
-    const auto finite = [&](const YAML::Node& v, const char* what) {
-      const double x = src.number(v, what);
-      if (!std::isfinite(x)) src.fail(v, std::string(what) + " must be a finite number");
-      return x;
-    };
-    if (g["range"]) {
-      if (!g["range"].IsSequence() || g["range"].size() != 2) src.fail(g["range"], "range must be [low, high]");
-      ds.low = finite(g["range"][0], "range");
-      ds.high = finite(g["range"][1], "range");
+    FileContents held;
+    try {
+      held = inspect_file(ds);
+    } catch (const ConfigError& e) {
+      src.fail(g["npy"], e.what());
     }
-    if (g["low"]) ds.low = finite(g["low"], "low");
-    if (g["high"]) ds.high = finite(g["high"], "high");
-    if (ds.low > ds.high) src.fail(g["range"] ? g["range"] : g, "low must not be above high");
-    if (g["mean"]) ds.mean = finite(g["mean"], "mean");
-    refuse_unused_generator_settings(src, g, ds.generator);
-    if (g["stddev"]) ds.stddev = finite(g["stddev"], "stddev");
-    if (ds.stddev < 0) src.fail(g["stddev"], "stddev must not be negative");
-    if (g["distinct"]) {
-      const auto v = src.integer(g["distinct"], "distinct");
-      if (v < 1) src.fail(g["distinct"], "distinct must be at least 1");
-      ds.distinct = static_cast<std::uint64_t>(v);
-    }
-    if (g["seed"]) {
-      const auto v = src.integer(g["seed"], "seed");
-      if (v < 0) src.fail(g["seed"], "seed must not be negative");
-      ds.seed = static_cast<std::uint64_t>(v);
-    }
+    const std::int64_t length = length_of(a, spec.sizes);
+    if (held.dtype != a.dtype || held.size != static_cast<std::uint64_t>(length))
+      src.fail(g["npy"], "the file holds " + std::to_string(held.size) + " " + std::string(dtype_name(held.dtype)) +
+                             " elements; " + a.name + " takes " + std::to_string(length) + " " +
+                             std::string(dtype_name(a.dtype)));
   }
 }
 
@@ -257,13 +229,14 @@ void read_reference(const yaml::Source& src, const YAML::Node& node, const Decla
 }
 
 void read_compare(const yaml::Source& src, const YAML::Node& node, const Declaration& d, RunSpec& spec) {
-  if (!node.IsMap()) src.fail(node, "compare must be a mapping OUTPUT: {atol, rtol} | {ulps} | {skip: true}");
+  if (!node.IsMap()) src.fail(node, "compare must be a mapping OUTPUT: {atol, rtol} | {ulps} | {skip: true}, each with sum: true to compare the totals");
   for (const auto& item : node) {
     const DeclaredArg& a = array_named(src, item.first, d, true);
     const YAML::Node r = item.second;
-    src.check_keys(r, {"atol", "rtol", "ulps", "skip"}, "the comparison of " + a.name);
+    src.check_keys(r, {"atol", "rtol", "ulps", "skip", "sum"}, "the comparison of " + a.name);
     CompareRule rule;
     if (r["skip"]) rule.skip = src.boolean(r["skip"], "skip");
+    if (r["sum"]) rule.sum = src.boolean(r["sum"], "sum");
     for (const char* key : {"atol", "rtol"}) {
       if (!r[key]) continue;
       const double v = src.number(r[key], key);
@@ -312,13 +285,15 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
                  mode == RootMode::run ? "the config of a declared kernel" : "the tune config of a declared kernel");
   if (!root["kernel"] && !root["kernels"])
     throw ConfigError(path.string() + ":1:1: missing 'kernel' (the declared kernel's file, without .cu)");
-  if (root["declare"] && !root["kernel"]) src.fail(root["declare"], "declare: declares the one kernel named by kernel:");
-  // The sizes, the data and the outputs are the first kernel's: every kernel of a sweep takes the
-  // same arguments.
-  const YAML::Node first = root["kernel"] ? root["kernel"] : root["kernels"][0];
-  if (!first) src.fail(root["kernels"], "kernels must be a list of declared kernels");
+  // The sizes, the data and the outputs are the first kernel's (`kernel:`, else the first of
+  // `kernels:`): every kernel of a sweep takes the same arguments, and `declare:` declares it.
+  const YAML::Node listed = root["kernels"];
+  const YAML::Node first = root["kernel"] ? root["kernel"] : listed.IsSequence() ? listed[0] : listed;
+  if (!first || !first.IsScalar() || (!root["kernel"] && listed.IsScalar() && listed.Scalar() == "all"))
+    src.fail(listed, "kernels must be a declared kernel or a list of them (kernels: all does not name the one whose "
+                     "arrays the sweep takes)");
   const YAML::Node declare = root["declare"];
-  const auto file = declared_kernel(src, first, root["kernel"] ? &declare : nullptr, spec.family, kernels);
+  const auto file = declared_kernel(src, first, &declare, spec.family, kernels);
   spec.declared = file;
   spec.kernel = file->name;
   spec.operation = file->name;
@@ -327,6 +302,11 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
   // The sizes are the problem's options too: the tuning database keys and the report show them.
   for (const auto& [name, v] : spec.sizes) spec.options[name] = std::to_string(v);
   read_data(src, root["data"], d, spec);
+  try {
+    spec.constants = constant_values(d, spec.sizes, spec.constant_data);
+  } catch (const ConfigError& e) {
+    src.fail(root["data"] ? root["data"] : root["sizes"], e.what());
+  }
   if (root["reference"]) read_reference(src, root["reference"], d, kernels, spec);
   if (root["compare"]) read_compare(src, root["compare"], d, spec);
   if (root["baseline"]) {
@@ -366,11 +346,15 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
     for (const auto& item : params) {
       const std::string name = src.string(item.first, "a parameter name");
-      spec.params[name] = src.integer(item.second, "parameter " + name);
+      const std::int64_t value = spec.params[name] = src.integer(item.second, "parameter " + name);
+      // An unknown name or a value not allowed is an error at its item; the constraints hold
+      // between parameters, so they are checked once, on every named value together.
+      const ParamSpec* p = file->param(name);
+      if (p && std::binary_search(p->values.begin(), p->values.end(), value)) continue;
       try {
-        Variant(file, {}, {{name, spec.params[name]}});
+        Variant(file, {}, {{name, value}});
       } catch (const ConfigError& e) {
-        src.fail(file->param(name) ? item.second : item.first, e.what());
+        src.fail(p ? item.second : item.first, e.what());
       }
     }
     try {

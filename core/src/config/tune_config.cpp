@@ -6,6 +6,7 @@
 #include "config/config_parse.hpp"
 #include "config/tune_root.hpp"
 #include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
 #include "util/regular_file.hpp"
@@ -75,7 +76,10 @@ std::vector<std::shared_ptr<const KernelFile>> tuned_files(const yaml::Source& s
                                                            TuneSpec& t) {
   const std::filesystem::path& path = src.path;
   RunSpec& spec = t.run;
-  if (root["kernel"] && root["kernels"]) src.fail(root["kernels"], "give kernel or kernels, not both");
+  // A declared kernel is its own operation: `kernel:` names it, and `kernels:` may add more swept
+  // beside it, on its arrays. The other families name their kernel files one way or the other.
+  const bool declared = static_cast<bool>(spec.declared);
+  if (root["kernel"] && root["kernels"] && !declared) src.fail(root["kernels"], "give kernel or kernels, not both");
   const auto fits = [&](const KernelFile& f) { return f.supports(spec.operation) && f.supports(spec.dtype); };
   std::vector<std::shared_ptr<const KernelFile>> files;
   if (const YAML::Node k = root["kernels"]; k && k.IsScalar() && k.Scalar() == "all") {
@@ -88,6 +92,7 @@ std::vector<std::shared_ptr<const KernelFile>> tuned_files(const yaml::Source& s
   } else {
     const YAML::Node node = root["kernels"] ? root["kernels"] : root["kernel"];
     std::vector<YAML::Node> items;
+    if (declared && root["kernel"] && root["kernels"]) items.push_back(root["kernel"]);
     if (!node) {
       spec.kernel = plugin.default_kernel();
     } else if (node.IsScalar()) {
@@ -229,6 +234,29 @@ void search_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec& 
   }
 }
 
+// objective: {metric: NAME, higher_is_better: BOOL}: a declared metric of the (first) kernel.
+void read_metric_objective(const yaml::Source& src, const YAML::Node& o, const YAML::Node& save, TuneSpec& t) {
+  src.check_keys(o, {"metric", "higher_is_better"}, "objective");
+  if (!o["metric"]) src.fail(o, "objective as a mapping is {metric: NAME, higher_is_better: true|false}");
+  const std::string name = src.string(o["metric"], "metric");
+  std::vector<std::string> names;
+  const Declaration* d = t.run.declared ? t.run.declared->declaration.get() : nullptr;
+  if (d)
+    for (const auto& m : d->metrics) names.push_back(m.name);
+  const auto m = d ? std::find_if(d->metrics.begin(), d->metrics.end(), [&](const auto& x) { return x.name == name; })
+                   : std::vector<DeclaredMetric>::const_iterator{};
+  if (!d || m == d->metrics.end())
+    src.fail(o["metric"], "'" + name + "' is not a metric of the kernel" + did_you_mean(name, names) + "; its metrics: " +
+                              (names.empty() ? std::string("(none: a declaration names them under metrics:)") : join(names)));
+  TuneSpec::MetricObjective objective{name, m->expression.text(), true};
+  if (!o["higher_is_better"]) src.fail(o, "objective " + name + " needs higher_is_better: true or false");
+  objective.higher_is_better = src.boolean(o["higher_is_better"], "higher_is_better");
+  if (save && src.boolean(save, "save"))
+    src.fail(save, "a sweep ranked by a metric saves no winner: the tuning database keeps winners by time, energy or edp");
+  t.metric_objective = objective;
+  t.save = false;
+}
+
 // How each point is measured and what is kept: the L2 flush, the table, the database, the
 // objective, energy and auto repeats.
 void measure_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec& t) {
@@ -244,7 +272,9 @@ void measure_settings(const yaml::Source& src, const YAML::Node& root, TuneSpec&
     t.show = static_cast<int>(v);
   }
   if (root["save"]) t.save = src.boolean(root["save"], "save");
-  if (const YAML::Node o = root["objective"]) {
+  if (const YAML::Node o = root["objective"]; o && o.IsMap()) {
+    read_metric_objective(src, o, root["save"], t);
+  } else if (o) {
     const std::string name = src.string(o, "objective");
     const auto objective = parse_objective(name);
     if (!objective)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <type_traits>
 
@@ -41,8 +42,30 @@ template <class T> std::uint64_t ulp_distance(T a, T b) {
   return da > db ? static_cast<std::uint64_t>(da - db) : static_cast<std::uint64_t>(db - da);
 }
 
+// CompareRule::sum: the totals of both arrays, compared by the rule as one element of type
+// double (integers: 64-bit totals, exact unless a tolerance is given).
+template <class T> ArrayComparison compare_totals(std::span<const T> got, std::span<const T> want, const CompareRule& rule) {
+  using Sum = std::conditional_t<std::is_floating_point_v<T>, double,
+                                 std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+  Sum g = 0, w = 0;
+  for (const T v : got) g += static_cast<Sum>(v);
+  for (const T v : want) w += static_cast<Sum>(v);
+  HostArray got_total(dtype_of<Sum>(), 1), want_total(dtype_of<Sum>(), 1);
+  got_total.as<Sum>()[0] = g;
+  want_total.as<Sum>()[0] = w;
+  CompareRule one = rule;
+  one.sum = false;
+  ArrayComparison c = compare_arrays(got_total, want_total, one);
+  c.size = got.size();
+  c.total = true;
+  c.got = show(g);
+  c.expected = show(w);
+  return c;
+}
+
 template <class T> ArrayComparison compare_typed(const HostArray& got_array, const HostArray& want_array,
                                                   const CompareRule& rule) {
+  if (rule.sum) return compare_totals<T>(got_array.as<T>(), want_array.as<T>(), rule);
   ArrayComparison c;
   const auto got = got_array.as<T>();
   const auto want = want_array.as<T>();
@@ -91,6 +114,10 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
 }  // namespace
 
 std::string ArrayComparison::text(const std::string& name) const {
+  if (total)
+    return name + ": the total of " + std::to_string(size) + " elements " + (passed ? "" : "differs: ") + got +
+           (passed ? (rule == "exact" ? " equals the expected " : " is within " + rule + " of the expected ")
+                   : " against the expected ") + expected + (passed ? "" : " (" + rule + ")") + " (compare: sum)";
   if (passed)
     return name + ": " + std::to_string(size) + " elements " + (rule == "exact" ? "equal" : "within " + rule) +
            " (max abs error " + number(max_abs) + ", max rel error " + number(max_rel) + ")";

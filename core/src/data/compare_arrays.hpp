@@ -18,6 +18,7 @@ struct ArrayComparison {
   std::string got, expected;     // the values at first_bad
   double max_abs = 0, max_rel = 0;  // over every element (NaN pairs left out)
   std::string rule;  // "exact", "atol 1e-06 + rtol 1e-05 * |expected|", "4 ulps"
+  bool total = false;  // CompareRule::sum: got and expected are the two totals
 
   // "out: 12 of 4096 differ; first at index 17 (got 0.5, expected 0.25); max abs error 0.25, max
   // rel error 1" or "out: 4096 elements within atol ... (max abs error 1e-07)".

@@ -243,6 +243,25 @@ CUfunction Module::function(const std::string& lowered_name) const {
   return fn;
 }
 
+std::pair<CUdeviceptr, std::size_t> Module::global(const std::string& name) const {
+  CUdeviceptr address = 0;
+  std::size_t size = 0;
+  const CUresult found = driver().cuModuleGetGlobal(&address, &size, module_, name.c_str());
+  if (found == CUDA_ERROR_NOT_FOUND)
+    throw ConfigError(what_ + ": the module has no global '" + name + "' (declare it __constant__ at global scope, "
+                      "outside any namespace, and use it in a kernel, or NVRTC drops it)");
+  GPUK_CU(found, what_ + ": the global " + name);
+  return {address, size};
+}
+
+void Module::write_global(const std::string& name, const void* data, std::size_t bytes) const {
+  const auto [global, size] = this->global(name);
+  if (size != bytes)
+    throw ConfigError(what_ + ": constant " + name + " is " + std::to_string(size) + " bytes in the kernel, but its "
+                      "declared data is " + std::to_string(bytes) + " bytes");
+  GPUK_CU(driver().cuMemcpyHtoD(global, data, bytes), what_ + ": writing the constant " + name);
+}
+
 // --- Device ----------------------------------------------------------------------------------
 
 DeviceInfo device_info(int ordinal) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpuk/error.hpp"
@@ -150,6 +151,12 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   CUfunction function(const std::string& lowered_name) const;
+  // The module's global `name` (a __constant__ symbol at global scope): its address and bytes
+  // (cuModuleGetGlobal). Throws ConfigError when the module has none of that name.
+  std::pair<CUdeviceptr, std::size_t> global(const std::string& name) const;
+  // Writes `bytes` into the global `name` (cuMemcpyHtoD). Throws ConfigError when the module has
+  // no such symbol or its size is not `bytes` (naming both sizes).
+  void write_global(const std::string& name, const void* data, std::size_t bytes) const;
 
  private:
   CUmodule module_ = nullptr;

@@ -304,6 +304,7 @@ std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string
   std::set<fs::path> seen;
   hash_includes(file.source, file.path.parent_path(), options_.include_dirs, seen, h);
   for (const auto& e : name_expressions) h.add(e);
+  for (const auto& o : file.compile_options) h.add("file option " + o);
   for (const auto& o : nvrtc_options()) {
     // Include directories matter through the headers' contents, hashed above, not their paths.
     if (o.rfind("-I", 0) != 0) h.add(o);
@@ -332,6 +333,22 @@ std::vector<std::string> define_options(const std::string& defines) {
 }
 
 }  // namespace
+
+std::vector<std::vector<std::string>> programs_by_defines(const std::vector<std::string>& name_expressions) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> sets;
+  for (const auto& name : name_expressions) {
+    const std::string d = split_defines(name).second;
+    const auto it = std::find(sets.begin(), sets.end(), d);
+    if (it == sets.end()) {
+      sets.push_back(d);
+      out.push_back({name});
+    } else {
+      out[static_cast<std::size_t>(it - sets.begin())].push_back(name);
+    }
+  }
+  return out;
+}
 
 CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
   if (name_expressions.empty()) throw Error("internal: " + file.path.string() + ": nothing to compile (no name expressions)");
@@ -363,6 +380,7 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
   for (const auto& e : entries) GPUK_NVRTC(nvrtcAddNameExpression(program, e.c_str()), context + " " + e);
 
   std::vector<std::string> opts = nvrtc_options();
+  opts.insert(opts.end(), file.compile_options.begin(), file.compile_options.end());
   for (auto& d : define_options(defines)) opts.push_back(std::move(d));
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());

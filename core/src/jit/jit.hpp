@@ -53,6 +53,12 @@ struct JitOptions {
 // directories (the Runtime's JIT, the tuner's, the tools').
 JitOptions jit_options(const std::string& arch, const KernelLibrary& kernels);
 
+// The name expressions of one variant split into the programs that compile them: one per set of
+// -D definitions ("stencil2d -Dblock_size_x=32": a params_as: defines file, whose launches may
+// each override parameters: LaunchSpec::params), in their first name's order. Names without
+// definitions are one program.
+std::vector<std::vector<std::string>> programs_by_defines(const std::vector<std::string>& name_expressions);
+
 class Jit {
  public:
   Jit(JitOptions options, const CompileCache* cache);

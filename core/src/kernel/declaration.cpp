@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gpuk/error.hpp"
+#include "kernel/compile_options.hpp"
 #include "kernel/expr_bounds.hpp"
 #include "kernel/metadata_parse.hpp"
 #include "util/regular_file.hpp"
@@ -22,8 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kKeys = {"family", "summary", "sizes",   "params_as", "params", "constraints",
-                                        "args",   "scratch", "launch",  "bytes",     "metrics"};
-const std::vector<std::string> kLaunchKeys = {"entry", "grid", "block", "shared_bytes", "shared", "args", "when", "repeat"};
+                                        "args",   "scratch", "launch",  "bytes",     "metrics", "constants",
+                                        "compiler_options", "defines"};
+const std::vector<std::string> kLaunchKeys = {"entry", "grid", "block", "shared_bytes", "shared", "args", "when", "repeat", "params"};
 
 // The names every declared expression may use besides the parameters.
 std::vector<std::string> builtins_of(const std::vector<std::string>& sizes) {
@@ -153,6 +155,20 @@ std::vector<Expr> parse_dims(const yaml::Source& src, const YAML::Node& node, co
   return out;
 }
 
+// A launch's own parameter values: {NAME: integer}, each a declared parameter.
+std::map<std::string, std::int64_t> parse_launch_params(const yaml::Source& src, const YAML::Node& node,
+                                                        const std::vector<std::string>& params) {
+  if (!node.IsMap()) src.fail(node, "a launch's params must be a mapping NAME: value (its own values of parameters)");
+  std::map<std::string, std::int64_t> out;
+  for (const auto& item : node) {
+    const std::string name = src.string(item.first, "a parameter name");
+    if (std::find(params.begin(), params.end(), name) == params.end())
+      src.fail(item.first, "'" + name + "' is not a parameter" + did_you_mean(name, params) + "; the parameters: " + join(params));
+    out[name] = src.integer(item.second, "parameter " + name);
+  }
+  return out;
+}
+
 LaunchSpec parse_launch(const yaml::Source& src, const YAML::Node& item, const KernelFile& k,
                         const std::vector<std::string>& params, const std::vector<std::string>& builtins,
                         const std::set<std::string>& arg_names) {
@@ -176,6 +192,7 @@ LaunchSpec parse_launch(const yaml::Source& src, const YAML::Node& item, const K
   l.shared_bytes = shared ? parse_metadata_expr(src, shared, "shared_bytes", params, builtins) : Expr::parse("0");
   if (item["when"]) l.when = parse_metadata_expr(src, item["when"], "when", params, builtins);
   if (item["repeat"]) l.repeat = parse_metadata_expr(src, item["repeat"], "repeat", params, builtins);
+  if (const YAML::Node own = item["params"]) l.params = parse_launch_params(src, own, params);
   if (const YAML::Node args = item["args"]) {
     if (!args.IsSequence()) src.fail(args, "a launch's args must be a list of argument and scratch names");
     for (const auto& a : args) {
@@ -279,6 +296,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
   k.operation_where.clear();
   k.dtypes = all_dtypes();
   k.scratch = Expr::parse("0");
+  k.compile_options.clear();
   if (const auto* f = get("family")) k.family = f->first->string(f->second, "family");
   else if (k.family.empty()) k.family = k.path.parent_path().filename().string();
   if (const auto* s = get("summary")) k.summary = s->first->string(s->second, "summary");
@@ -345,6 +363,12 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
       decl->scratch.push_back(std::move(sc));
     }
   }
+  std::set<std::string> names = taken;  // a constant's name is no size, parameter, argument or scratch's
+  names.insert(arg_names.begin(), arg_names.end());
+  if (const auto* c = get("constants")) decl->constants = parse_constants(*c->first, c->second, decl->sizes, names);
+  if (const auto* o = get("compiler_options")) k.compile_options = parse_compiler_options(*o->first, o->second);
+  if (const auto* d = get("defines"))
+    for (auto& option : parse_defines(*d->first, d->second, taken)) k.compile_options.push_back(std::move(option));
   {
     const auto& [src, node] = *get("launch");
     if (!node.IsSequence() || node.size() == 0) src->fail(node, "launch must be a list of {entry, grid, block, ...}");

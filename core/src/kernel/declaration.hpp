@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuk/dtype.hpp"
+#include "kernel/constants.hpp"
 #include "kernel/expr.hpp"
 #include "kernel/kernel_file.hpp"
 #include "kernel/metric_expr.hpp"
@@ -51,6 +52,7 @@ struct Declaration {
   std::vector<DeclaredScratch> scratch;
   std::optional<Expr> bytes;  // bytes moved, for GB/s; absent: the arrays' sizes added up
   std::vector<DeclaredMetric> metrics;
+  std::vector<DeclaredConstant> constants;  // __constant__ symbols and their data (kernel/constants.hpp)
   // The files the launch: and constraints: keys were read from (the kernel file, the YAML beside
   // it, a config), for the errors of a plan at their lines.
   std::filesystem::path launches_from, constraints_from;
@@ -64,7 +66,7 @@ struct Declaration {
 };
 
 // The keys of a declaration (family, summary, sizes, params_as, params, constraints, args,
-// scratch, launch, bytes, metrics).
+// scratch, launch, bytes, metrics, constants).
 const std::vector<std::string>& declaration_keys();
 
 // Fills `file` (its source and path set) from a declaration's keys: params, constraints,

@@ -37,6 +37,10 @@ struct LaunchSpec {
   // between the repeats (a sort's digit passes).
   std::optional<Expr> when;
   std::optional<Expr> repeat;
+  // A declared launch's own parameter values (`params: {num_blocks: 1}`), over the variant's for
+  // this launch alone: its expressions, its arguments' values and its instantiation (template
+  // arguments or -D definitions). Empty: the variant's.
+  std::map<std::string, std::int64_t> params;
   int line = 0;
 };
 
@@ -69,6 +73,10 @@ struct KernelFile {
   // Where the JIT finds the headers it includes (besides its own folder): the library's include
   // folders (KernelLibrary::include_dirs); empty for a file parsed on its own.
   std::vector<std::filesystem::path> include_dirs;
+  // NVRTC options of every program of the file, after gpuk's own: a declaration's checked
+  // compiler_options and its untuned defines as -DNAME=VALUE (kernel/compile_options.hpp). Part
+  // of the compile cache's key.
+  std::vector<std::string> compile_options;
 
   // Reads and validates a kernel file. Throws ConfigError "path:line:col: what" on a bad
   // metadata block (missing, not YAML, unknown keys, bad values, defaults not allowed). A file
@@ -140,12 +148,17 @@ class Variant {
   // "stencil2d -Dblock_size_x=32 -Dblock_size_y=8" (jit/jit.hpp splits them off).
   std::string name_expression(const LaunchSpec& launch) const;
   std::string label() const;                                     // "onepass BLOCK=256 UNROLL=4"
+  // This variant with `launch`'s own parameter values (LaunchSpec::params) in place of its own:
+  // what the launch's expressions and instantiation see. Its values are not checked against the
+  // metadata (a launch may run a value the sweep does not tune, num_blocks = 1).
+  Variant for_launch(const LaunchSpec& launch) const;
 
   // Looks a name up among the parameters, then in `extra` (n, sm_count, ...).
   std::optional<std::int64_t> lookup(std::string_view name,
                                      const std::map<std::string, std::int64_t, std::less<>>& extra) const;
 
  private:
+  std::string instantiation(const LaunchSpec& launch) const;  // name_expression with this variant's own values
   std::shared_ptr<const KernelFile> file_;
   std::vector<std::string> leading_args_;
   std::vector<std::pair<std::string, std::int64_t>> params_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <set>
@@ -215,48 +216,58 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
                         "' for n = " + std::to_string(limits.n));
   LaunchPlan plan;
   for (const auto& l : k.launches) {
-    if (l.when && eval(*l.when, l.line, "when") == 0) continue;
-    const std::int64_t repeat = l.repeat ? eval(*l.repeat, l.line, "repeat") : 1;
+    // A launch with its own parameter values sees them in every expression (LaunchSpec::params).
+    std::optional<Variant> overridden;
+    const Variant& own = l.params.empty() ? variant : overridden.emplace(variant.for_launch(l));
+    const auto eval_launch = [&](const Expr& e, int line, const std::string& what) {
+      try {
+        return e.eval([&](std::string_view name) { return own.lookup(name, extra); });
+      } catch (const ConfigError& error) {
+        throw ConfigError(where(line) + ": " + what + " of " + own.label() + ": " + error.what());
+      }
+    };
+    if (l.when && eval_launch(*l.when, l.line, "when") == 0) continue;
+    const std::int64_t repeat = l.repeat ? eval_launch(*l.repeat, l.line, "repeat") : 1;
     if (repeat < 1 || repeat > kMostRepeats)
-      throw ConfigError(where(l.line) + ": repeat '" + l.repeat->text() + "' of " + variant.label() + " is " +
+      throw ConfigError(where(l.line) + ": repeat '" + l.repeat->text() + "' of " + own.label() + " is " +
                         std::to_string(repeat) + " for n = " + std::to_string(limits.n) + "; it must be between 1 and " +
                         std::to_string(kMostRepeats) + " (use when: to leave a launch out)");
-    const std::int64_t grid = eval(l.grid, l.line, "grid");
-    const std::int64_t block = eval(l.block, l.line, "block");
+    const std::int64_t grid = eval_launch(l.grid, l.line, "grid");
+    const std::int64_t block = eval_launch(l.block, l.line, "block");
     std::int64_t grid_yz[2] = {1, 1}, block_yz[2] = {1, 1};
     for (std::size_t i = 0; i < l.grid_yz.size(); ++i) {
-      grid_yz[i] = eval(l.grid_yz[i], l.line, i ? "grid z" : "grid y");
+      grid_yz[i] = eval_launch(l.grid_yz[i], l.line, i ? "grid z" : "grid y");
       if (grid_yz[i] < 1 || grid_yz[i] > 65535)
         throw ConfigError(where(l.line) + ": grid " + (i ? "z" : "y") + " '" + l.grid_yz[i].text() + "' of " +
-                          variant.label() + " is " + std::to_string(grid_yz[i]) + "; it must be between 1 and 65535");
+                          own.label() + " is " + std::to_string(grid_yz[i]) + "; it must be between 1 and 65535");
     }
     for (std::size_t i = 0; i < l.block_yz.size(); ++i) {
-      block_yz[i] = eval(l.block_yz[i], l.line, i ? "block z" : "block y");
+      block_yz[i] = eval_launch(l.block_yz[i], l.line, i ? "block z" : "block y");
       if (block_yz[i] < 1 || block_yz[i] > (i ? 64 : 1024))
         throw ConfigError(where(l.line) + ": block " + (i ? "z" : "y") + " '" + l.block_yz[i].text() + "' of " +
-                          variant.label() + " is " + std::to_string(block_yz[i]) + "; it must be between 1 and " +
+                          own.label() + " is " + std::to_string(block_yz[i]) + "; it must be between 1 and " +
                           (i ? "64" : "1024"));
     }
     const std::int64_t threads = block * block_yz[0] * block_yz[1];
     if (!l.block_yz.empty() && (block < 1 || threads > limits.max_threads_per_block))
-      throw ConfigError(where(l.line) + ": block of " + variant.label() + " is " + std::to_string(block) + " x " +
+      throw ConfigError(where(l.line) + ": block of " + own.label() + " is " + std::to_string(block) + " x " +
                         std::to_string(block_yz[0]) + " x " + std::to_string(block_yz[1]) + " = " +
                         std::to_string(threads) + " threads; this GPU allows 1 to " +
                         std::to_string(limits.max_threads_per_block) + " threads per block");
-    const std::int64_t shared = eval(l.shared_bytes, l.line, "shared");
+    const std::int64_t shared = eval_launch(l.shared_bytes, l.line, "shared");
     if (grid < 1 || grid > 0x7fffffff)
-      throw ConfigError(where(l.line) + ": grid '" + l.grid.text() + "' of " + variant.label() + " is " +
+      throw ConfigError(where(l.line) + ": grid '" + l.grid.text() + "' of " + own.label() + " is " +
                         std::to_string(grid) + " for n = " + std::to_string(limits.n) +
                         "; it must be between 1 and 2^31-1");
     if (block < 1 || block > limits.max_threads_per_block)
-      throw ConfigError(where(l.line) + ": block '" + l.block.text() + "' of " + variant.label() + " is " +
+      throw ConfigError(where(l.line) + ": block '" + l.block.text() + "' of " + own.label() + " is " +
                         std::to_string(block) + "; this GPU allows 1 to " +
                         std::to_string(limits.max_threads_per_block) + " threads per block");
     if (shared < 0 || shared > limits.max_shared_bytes)
-      throw ConfigError(where(l.line) + ": shared '" + l.shared_bytes.text() + "' of " + variant.label() +
+      throw ConfigError(where(l.line) + ": shared '" + l.shared_bytes.text() + "' of " + own.label() +
                         " is " + std::to_string(shared) + " bytes; this GPU allows at most " +
                         std::to_string(limits.max_shared_bytes));
-    ResolvedLaunch resolved{variant.name_expression(l), static_cast<std::uint32_t>(grid),
+    ResolvedLaunch resolved{own.name_expression(l), static_cast<std::uint32_t>(grid),
                             static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared),
                             static_cast<std::uint32_t>(repeat)};
     resolved.grid_y = static_cast<std::uint32_t>(grid_yz[0]);
@@ -278,8 +289,10 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
     }
     std::size_t i = 0;
     for (const auto& l : k.launches) {
-      if (l.when && eval(*l.when, l.line, "when") == 0) continue;
-      plan.launches[i++].args = resolve_args(l, *k.declaration, variant, limits.sizes, offsets);
+      std::optional<Variant> overridden;
+      const Variant& own = l.params.empty() ? variant : overridden.emplace(variant.for_launch(l));
+      if (l.when && l.when->eval([&](std::string_view name) { return own.lookup(name, extra); }) == 0) continue;
+      plan.launches[i++].args = resolve_args(l, *k.declaration, own, limits.sizes, offsets);
     }
   }
   if (plan.launches.empty())

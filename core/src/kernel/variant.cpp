@@ -57,7 +57,18 @@ std::optional<std::int64_t> Variant::lookup(std::string_view name,
   return std::nullopt;
 }
 
+Variant Variant::for_launch(const LaunchSpec& launch) const {
+  Variant v = *this;
+  for (auto& [n, value] : v.params_)
+    if (const auto it = launch.params.find(n); it != launch.params.end()) value = it->second;
+  return v;
+}
+
 std::string Variant::name_expression(const LaunchSpec& launch) const {
+  return launch.params.empty() ? instantiation(launch) : for_launch(launch).instantiation(launch);
+}
+
+std::string Variant::instantiation(const LaunchSpec& launch) const {
   if (file_->params_as == ParamsAs::defines) {
     std::string out = launch.entry;
     for (const auto& [n, v] : params_) out += " -D" + n + "=" + std::to_string(v);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gpuk/error.hpp"
+#include "kernel/constants.hpp"
 #include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
 #include "util/text.hpp"
@@ -117,6 +118,7 @@ Problem make_declared_problem(const FamilyPlugin& plugin, const std::shared_ptr<
   }
   p.sizes = sizes;
   p.n = p.max_n = n;
+  p.constants = constant_values(d, sizes);  // the declaration's data (generated or read)
   return p;
 }
 

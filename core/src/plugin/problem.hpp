@@ -13,7 +13,12 @@
 namespace gpuk {
 
 class FamilyPlugin;
+class HostArray;
 struct Declaration;
+
+// A declared kernel's constant memory: the bytes of each `__constant__` symbol by its name
+// (kernel/constants.hpp).
+using ConstantValues = std::map<std::string, std::shared_ptr<const HostArray>>;
 
 struct Problem {
   std::string family;
@@ -30,6 +35,8 @@ struct Problem {
   std::map<std::string, std::int64_t> sizes;
   std::shared_ptr<const Declaration> declaration;
   std::map<std::string, CompareRule> compare;
+  // The run's constants (kernel/constants.hpp: constant_values); null without any.
+  std::shared_ptr<const ConstantValues> constants;
 
   // Throws Error when the family has no such option.
   const std::string& option(const std::string& name) const;

@@ -7,6 +7,7 @@
 
 #include "device/device.hpp"
 #include "gpuk/error.hpp"
+#include "kernel/constants.hpp"
 #include "plugin/plugin.hpp"
 #include "tuning/tuning_db.hpp"
 #include "util/text.hpp"
@@ -232,6 +233,7 @@ PlannedVariant plan_variant(const Problem& problem, const VariantRequest& reques
   p.limits = launch_limits(problem, info);
   p.plan = plan_launches(*p.variant, p.limits);
   p.where = "variant " + p.variant->label() + " of " + p.choice.file->path.string();
+  p.constants = module_constants(*p.choice.file, problem.sizes, problem.constants.get());
   return p;
 }
 

@@ -70,6 +70,8 @@ struct PlannedVariant {
   LaunchPlan plan;      // for problem.n
   LaunchLimits limits;  // this device's, for problem.n: what the plan, and the compiled kernels, must fit
   std::string where;   // "variant onepass BLOCK=256 ... of kernels_src/reduce/onepass.cu"
+  // A declared kernel's constant memory, written into its modules when loaded (module_constants).
+  std::shared_ptr<const ConstantValues> constants;
 };
 
 // choose_variant, then the chosen variant's launches for problem.n. Throws ConfigError when what

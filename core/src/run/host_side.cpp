@@ -115,8 +115,10 @@ void refuse_if_host_memory_short(const RunSpec& spec, const FamilyPlugin& plugin
 void refuse_if_host_memory_short(const RunSpec& spec, std::uint64_t needed) {
   const HostMemory host = available_host_memory();
   if (needed <= host.available) return;
-  throw Error("the " + spec.family + " run of " + std::to_string(spec.size) + " " + std::string(dtype_name(spec.dtype)) +
-              " elements needs " + bytes_text(needed) +
+  const std::string what = spec.declared ? "the " + spec.family + " run of " + spec.kernel
+                                         : "the " + spec.family + " run of " + std::to_string(spec.size) + " " +
+                                               std::string(dtype_name(spec.dtype)) + " elements";
+  throw Error(what + " needs " + bytes_text(needed) +
               " of host memory (its input, CPU reference and downloaded result); this machine has " +
               bytes_text(host.available) + " available (" + host.source + ")");
 }

@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
+#include "kernel/constants.hpp"
 #include "plugin/edge.hpp"
 #include "plugin/plugin.hpp"
 #include "run/host_side.hpp"
@@ -49,9 +50,14 @@ CompiledVariant compile_variant(const KernelFile& file, const std::vector<std::s
     out.kernels = std::shared_ptr<const CompiledKernels>(precompiled, [](const CompiledKernels*) {});
     out.from_cache = true;
   } else {
-    out.kernels = std::make_shared<const CompiledKernels>(jit.compile(file, names));
-    out.from_cache = out.kernels->from_cache;
+    out.from_cache = true;
+    for (const auto& program : programs_by_defines(names)) {
+      out.programs.push_back(std::make_shared<const CompiledKernels>(jit.compile(file, program)));
+      out.from_cache = out.from_cache && out.programs.back()->from_cache;
+    }
+    out.kernels = out.programs.front();
   }
+  if (out.programs.empty()) out.programs.push_back(out.kernels);
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -62,16 +68,19 @@ namespace {
 
 // A CUBIN is known by its size and a hash of its bytes; two different CUBINs of one size that
 // hash alike (2^-64) would share a module, so the whole image is compared too.
+// A module with constants written into it is known by them too (their hash, and the values).
 struct ModuleKey {
   CUcontext context;
   std::size_t size;
   std::size_t hash;
+  std::size_t constants;
   auto operator<=>(const ModuleKey&) const = default;
 };
 
 struct CachedModule {
   std::weak_ptr<const Module> module;
   std::vector<char> image;  // to tell a hash collision from a hit
+  std::shared_ptr<const ConstantValues> constants;
 };
 
 struct ModuleCache {
@@ -91,16 +100,22 @@ CUcontext current_context() {
   return context;
 }
 
-std::shared_ptr<const Module> load_module(const std::vector<char>& image, const std::string& what) {
-  const ModuleKey key{current_context(), image.size(), std::hash<std::string_view>{}({image.data(), image.size()})};
+std::shared_ptr<const Module> load_module(const std::vector<char>& image, const std::string& what,
+                                          const ConstantValues* constants) {
+  if (constants && constants->empty()) constants = nullptr;
+  const ModuleKey key{current_context(), image.size(), std::hash<std::string_view>{}({image.data(), image.size()}),
+                      constants_hash(constants)};
   ModuleCache& cache = module_cache();
   std::lock_guard lock(cache.mutex);
   // Forget modules no one uses any more (their Module unloaded them).
   std::erase_if(cache.modules, [](const auto& entry) { return entry.second.module.expired(); });
-  if (const auto it = cache.modules.find(key); it != cache.modules.end() && it->second.image == image)
+  if (const auto it = cache.modules.find(key);
+      it != cache.modules.end() && it->second.image == image && same_constants(it->second.constants.get(), constants))
     if (auto module = it->second.module.lock()) return module;
   auto module = std::make_shared<const Module>(image, what);
-  cache.modules[key] = {module, image};
+  if (constants)
+    for (const auto& [name, value] : *constants) module->write_global(name, value->data(), value->bytes());
+  cache.modules[key] = {module, image, constants ? std::make_shared<const ConstantValues>(*constants) : nullptr};
   return module;
 }
 
@@ -126,7 +141,7 @@ const LoadedFunction& LoadedKernels::get(const std::string& name_expression) con
 }
 
 LoadedKernels load_kernels(const std::vector<std::string>& names, const std::vector<const CompiledKernels*>& compiled,
-                           const std::string& what) {
+                           const std::string& what, const ConstantValues* constants) {
   if (names.size() != compiled.size()) throw Error("load_kernels: " + std::to_string(names.size()) + " names, " +
                                                    std::to_string(compiled.size()) + " compiled programs");
   LoadedKernels out;
@@ -134,7 +149,7 @@ LoadedKernels load_kernels(const std::vector<std::string>& names, const std::vec
   for (std::size_t i = 0; i < names.size(); ++i) {
     auto& module = modules[compiled[i]];
     if (!module) {
-      module = load_module(compiled[i]->cubin, what);
+      module = load_module(compiled[i]->cubin, what, constants);
       out.modules_.push_back(module);
     }
     LoadedFunction f;
@@ -151,8 +166,8 @@ LoadedKernels load_kernels(const std::vector<std::string>& names, const std::vec
 }
 
 LoadedKernels load_kernels(const CompiledKernels& compiled, const std::vector<std::string>& names,
-                           const std::string& what) {
-  return load_kernels(names, std::vector<const CompiledKernels*>(names.size(), &compiled), what);
+                           const std::string& what, const ConstantValues* constants) {
+  return load_kernels(names, std::vector<const CompiledKernels*>(names.size(), &compiled), what, constants);
 }
 
 // --- check, bind -----------------------------------------------------------------------------
@@ -218,7 +233,11 @@ void refuse_if_run_does_not_fit(const RunSpec& spec, const Launcher& launcher, s
                                 std::uint64_t scratch_bytes, bool flush_l2, Device& device) {
   std::uint64_t bytes = add_bytes(run_device_bytes(spec, launcher), scratch_bytes);
   if (flush_l2) bytes = add_bytes(bytes, static_cast<std::uint64_t>(2 * device.info().l2_bytes));
-  refuse_if_does_not_fit(bytes_for(spec.size, dtype_size(spec.dtype)), bytes, "the " + spec.family + " run", device);
+  // A declared kernel's input is its declared arrays (their lengths x dtype sizes), not the
+  // product of its sizes, which counts no array.
+  const std::uint64_t input_bytes =
+      spec.declared ? run_device_bytes(spec, launcher) : bytes_for(spec.size, dtype_size(spec.dtype));
+  refuse_if_does_not_fit(input_bytes, bytes, "the " + spec.family + " run", device);
   // The host arrays too: a size too large for the machine is refused here, not by the OOM killer.
   refuse_if_host_memory_short(spec, host_bytes);
 }
@@ -237,7 +256,14 @@ ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const 
   const std::vector<std::string> wanted = names.empty() ? kernel_names(planned.plan) : names;
   r.compiled = compile_variant(planned.variant->file(), wanted, jit, precompiled);
   const std::string what = planned.variant->file().path.string() + " " + planned.variant->label();
-  r.kernels = load_kernels(*r.compiled.kernels, wanted, what);
+  std::vector<const CompiledKernels*> programs;  // per name, the program that holds it
+  for (const auto& name : wanted) {
+    const auto it = std::find_if(r.compiled.programs.begin(), r.compiled.programs.end(), [&](const auto& p) {
+      return std::find(p->name_expressions.begin(), p->name_expressions.end(), name) != p->name_expressions.end();
+    });
+    programs.push_back(it == r.compiled.programs.end() ? r.compiled.kernels.get() : it->get());
+  }
+  r.kernels = load_kernels(wanted, programs, what, planned.constants.get());
   if (const auto misfit = check_fit(planned.plan, r.kernels, planned.limits, info, planned.where)) throw ConfigError(misfit->detail);
   r.functions = bind(planned.plan, r.kernels);
   return r;

@@ -45,13 +45,17 @@ std::vector<std::string> kernel_names(const LaunchPlan& plan);
 std::vector<std::string> kernel_names(const Variant& variant);
 
 struct CompiledVariant {
-  std::shared_ptr<const CompiledKernels> kernels;
+  std::shared_ptr<const CompiledKernels> kernels;  // the first program (its log, its cache state)
+  // Every program: one, unless a launch's own -D definitions (LaunchSpec::params of a params_as:
+  // defines file) make another (jit.hpp: programs_by_defines).
+  std::vector<std::shared_ptr<const CompiledKernels>> programs;
   double ms = 0;            // compile (or cache read) time
   bool from_cache = false;  // from the on-disk cache, or precompiled
 };
 
-// Compiles `names` of `file` in one NVRTC program, or takes them from `precompiled` when it
-// holds every one of them (tests compile a whole file's variants at once).
+// Compiles `names` of `file` in one NVRTC program per set of -D definitions (one, but for a
+// launch with its own definitions), or takes them from `precompiled` when it holds every one of
+// them (tests compile a whole file's variants at once).
 CompiledVariant compile_variant(const KernelFile& file, const std::vector<std::string>& names, const Jit& jit,
                                 const CompiledKernels* precompiled = nullptr);
 
@@ -78,23 +82,28 @@ class LoadedKernels {
   // Throws Error when `name_expression` was not loaded.
   const LoadedFunction& get(const std::string& name_expression) const;
   const std::vector<LoadedFunction>& functions() const { return functions_; }
+  const std::vector<std::shared_ptr<const Module>>& modules() const { return modules_; }
   bool empty() const { return functions_.empty(); }
 
  private:
   friend LoadedKernels load_kernels(const std::vector<std::string>&, const std::vector<const CompiledKernels*>&,
-                                    const std::string&);
+                                    const std::string&, const ConstantValues*);
   std::vector<std::shared_ptr<const Module>> modules_;
   std::vector<LoadedFunction> functions_;
 };
 
 // Loads names[i] from compiled[i] in the calling thread's current context. A CUBIN already
 // loaded in this context (by any caller, any thread) is not loaded again: modules are cached
-// process-wide by content and context, and unloaded when the last user lets go of them.
-// `what` names the variant for error messages.
+// process-wide by content, context and constants, and unloaded when the last user lets go of
+// them. `constants` (a declared kernel's __constant__ symbols: PlannedVariant::constants) are
+// written into each module when it is loaded (cuModuleGetGlobal + cuMemcpyHtoD, each checked
+// against its symbol's size), and are part of the cache's key: a module is never shared by two
+// loads with different constants, so no Operation or run sees another's, and none is written
+// while another uses it. `what` names the variant for error messages.
 LoadedKernels load_kernels(const std::vector<std::string>& names, const std::vector<const CompiledKernels*>& compiled,
-                           const std::string& what);
+                           const std::string& what, const ConstantValues* constants = nullptr);
 LoadedKernels load_kernels(const CompiledKernels& compiled, const std::vector<std::string>& names,
-                           const std::string& what);
+                           const std::string& what, const ConstantValues* constants = nullptr);
 
 // Modules loaded now, over every context (for tests of the cache).
 std::size_t loaded_module_count();

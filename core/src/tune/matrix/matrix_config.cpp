@@ -321,6 +321,9 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
                 src.fail(named ? size : operation,
                          "a tuning matrix exports verified winners, and this cell has nothing to verify against: give "
                          "reference: {kernel: NAME} (a kernel run once on the same inputs) or {npy: {OUTPUT: FILE}}");
+              if (cell.spec.metric_objective)
+                src.fail(operation, "a tuning matrix exports winners by time, energy or edp; objective: {metric: ...} "
+                                    "ranks a single tune config's sweep only");
               if (!root["save"]) cell.spec.save = false;  // a matrix fills its results, not the user's database
               // Timed as `gpuk run` times a variant and the library baseline beside it (no L2
               // flush), so that the cell's speed-up compares like with like.

@@ -141,8 +141,12 @@ void BulkCompiler::adopt(const std::shared_ptr<Chunk>& chunk, std::vector<std::s
   // Taken from the cache, not compiled: the statistics count compiles only (`variants` aside).
   run(chunk, 0, [this, all_compiled, errors = std::move(errors)](Chunk& c) {
     if (all_compiled) {
-      c.compiled.assign(c.names.size(), compile_one(c, c.names, false));
+      c.compiled.assign(c.names.size(), nullptr);
       c.errors.assign(c.names.size(), {});
+      for (const auto& program : programs_by_defines(c.names)) {
+        const auto compiled = compile_one(c, program, false);
+        for (const auto& name : program) c.compiled[c.index_of(name)] = compiled;
+      }
       return;
     }
     c.compiled.assign(c.names.size(), nullptr);
@@ -230,26 +234,31 @@ std::shared_ptr<const CompiledKernels> BulkCompiler::compile_one(const Chunk& ch
   return c;
 }
 
-// On a pool thread: one program for the chunk; when it fails, one per name, to find the
-// variants at fault (one bad instantiation fails the whole program).
+// On a pool thread: one program for the chunk (one per set of -D definitions, when a launch has
+// its own); when it fails, one per name, to find the variants at fault (one bad instantiation
+// fails the whole program).
 void BulkCompiler::compile(Chunk& chunk) {
   chunk.compiled.assign(chunk.names.size(), nullptr);
   chunk.errors.assign(chunk.names.size(), {});
+  for (const auto& program : programs_by_defines(chunk.names)) compile_program(chunk, program);
+}
+
+void BulkCompiler::compile_program(Chunk& chunk, const std::vector<std::string>& names) {
   try {
-    const auto c = compile_one(chunk, chunk.names);
-    std::fill(chunk.compiled.begin(), chunk.compiled.end(), c);
+    const auto c = compile_one(chunk, names);
+    for (const auto& name : names) chunk.compiled[chunk.index_of(name)] = c;
     return;
   } catch (const CompileError& e) {
-    if (chunk.names.size() == 1) {
-      chunk.errors[0] = e.what();
+    if (names.size() == 1) {
+      chunk.errors[chunk.index_of(names[0])] = e.what();
       return;
     }
   }
-  for (std::size_t i = 0; i < chunk.names.size(); ++i) {
+  for (const auto& name : names) {
     try {
-      chunk.compiled[i] = compile_one(chunk, {chunk.names[i]});
+      chunk.compiled[chunk.index_of(name)] = compile_one(chunk, {name});
     } catch (const CompileError& e) {
-      chunk.errors[i] = e.what();
+      chunk.errors[chunk.index_of(name)] = e.what();
     }
   }
 }

@@ -77,6 +77,8 @@ class BulkCompiler {
  private:
   void run(const std::shared_ptr<Chunk>& chunk, int variants, std::function<void(Chunk&)> job);
   void compile(Chunk& chunk);
+  // One program of the chunk (names of one set of -D definitions: programs_by_defines).
+  void compile_program(Chunk& chunk, const std::vector<std::string>& names);
   // One program; `count`: into the statistics (a compile, not a chunk adopted from the cache).
   std::shared_ptr<const CompiledKernels> compile_one(const Chunk& chunk, const std::vector<std::string>& names,
                                                      bool count = true);

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "gpuk/error.hpp"
+#include "kernel/constants.hpp"
 #include "tune/sweep/stopwatch.hpp"
 #include "util/text.hpp"
 
@@ -303,7 +304,8 @@ void GpuMeasurer::load(Prepared& p) {
   const std::vector<std::string> names = kernel_names(p.plan);
   std::vector<const CompiledKernels*> compiled;
   for (const auto& name : names) compiled.push_back(p.chunk->compiled[p.chunk->index_of(name)].get());
-  p.kernels = load_kernels(names, compiled, p.chunk->file->path.string() + " " + p.label);
+  p.kernels = load_kernels(names, compiled, p.chunk->file->path.string() + " " + p.label,
+                           module_constants(*p.chunk->file, limits_.sizes, bench_.spec().constants.get()).get());
   p.functions = bind(p.plan, p.kernels);
   p.loaded = true;
 }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 
 #include "device/device.hpp"
+#include "gpuk/error.hpp"
+#include "kernel/declaration.hpp"
 #include "run/runner.hpp"
 #include "tune/sweep/timing_cut.hpp"
 
@@ -19,7 +21,7 @@ GpuMeasurerOptions gpu_measurer_options(const TuneSpec& t, const SweepOptions& s
   if (t.auto_repeats) mo.auto_repeats = AutoRepeats{t.auto_bound, t.auto_seconds};
   // Timing alone decides (no energy asked for): a variant 4x behind cannot win (docs/tuning.md,
   // "Variants far behind"). GPUK_NO_CUT=1 times every variant in full.
-  if (t.objective == TuneObjective::time && !t.energy && std::getenv("GPUK_NO_CUT") == nullptr)
+  if (t.objective == TuneObjective::time && !t.metric_objective && !t.energy && std::getenv("GPUK_NO_CUT") == nullptr)
     mo.cut_factor = kCutFactor;
   return mo;
 }
@@ -28,6 +30,20 @@ TuneOptions tune_options(const TuneSpec& t, const SweepOptions& sweep) {
   TuneOptions options;
   options.strategy = t.strategy;
   options.objective = t.objective;
+  if (t.metric_objective) {
+    // The metric's expression of the sizes, the point's parameters and `seconds`.
+    options.metric = [m = *t.metric_objective, sizes = t.run.sizes](const Evaluation& e, double ms) -> std::optional<double> {
+      std::map<std::string, double> values = {{"seconds", ms * 1e-3}};
+      for (const auto& [name, v] : sizes) values[name] = static_cast<double>(v);
+      for (const auto& [name, v] : e.params) values[name] = static_cast<double>(v);
+      try {
+        return eval_metric(m.expression, values);
+      } catch (const ConfigError&) {
+        return std::nullopt;  // a kernel of the sweep without these parameters
+      }
+    };
+    options.metric_higher_is_better = t.metric_objective->higher_is_better;
+  }
   options.evaluations = t.budget_evaluations;
   options.seconds = t.budget_seconds;
   options.seed = t.seed;

@@ -68,6 +68,10 @@ fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string&
   for (const auto& [name, a] : r.expected_arrays)
     key << "\nanswer " << name << " " << dtype_name(a->dtype()) << " " << a->size() << " "
         << content_hash({static_cast<const char*>(a->data()), a->bytes()});
+  if (r.constants)  // a declared kernel's __constant__ data
+    for (const auto& [name, a] : *r.constants)
+      key << "\nconstant " << name << " " << dtype_name(a->dtype()) << " " << a->size() << " "
+          << content_hash({static_cast<const char*>(a->data()), a->bytes()});
   if (r.output_check) key << "\nverified by the caller's function";
   key << "\nwarmup " << r.warmup << "\nrepeats ";
   if (t.auto_repeats) key << "auto " << t.auto_bound << " " << t.auto_seconds;

@@ -50,7 +50,9 @@ TuneReport make_tune_report(const TuneSpec& t, const TuneOptions& options, TuneR
   report.nvrtc = nvrtc_version();
   report.peak_gbs = info.peak_bandwidth_gbs;
   report.strategy = strategy_name(t.strategy);
-  report.objective = objective_name(t.objective);
+  report.objective = t.metric_objective ? t.metric_objective->name + (t.metric_objective->higher_is_better
+                                                                        ? " (higher is better)" : " (lower is better)")
+                                        : objective_name(t.objective);
   report.sm_count = info.sm_count;
   report.seed = t.seed;
   const std::int64_t input_bytes = static_cast<std::int64_t>(t.run.size * dtype_size(t.run.dtype));

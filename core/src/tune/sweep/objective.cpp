@@ -1,6 +1,7 @@
 // The values a sweep ranks by: a point's status, the spread of its samples, the objective and
 // its cost, and the names the configs and reports use for them.
 #include <algorithm>
+#include <cmath>
 
 #include "tune/sweep/sweep.hpp"
 
@@ -50,6 +51,20 @@ std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective) {
   if (objective == TuneObjective::energy) return Cost{j.median, j.q1, j.q3};
   // Energy x delay, J x s: the quartiles multiply (both are positive).
   return Cost{j.median * t.median * 1e-3, j.q1 * t.q1 * 1e-3, j.q3 * t.q3 * 1e-3};
+}
+
+std::optional<Cost> cost_of(const Evaluation& e, const TuneOptions& options) {
+  if (!options.metric) return cost_of(e, options.objective);
+  if (e.outcome.status != Status::ok || e.time.count == 0) return std::nullopt;
+  const auto cost = [&](double ms) -> std::optional<double> {
+    const auto v = options.metric(e, ms);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    if (options.metric_higher_is_better) return *v > 0 ? std::optional<double>(1.0 / *v) : std::nullopt;
+    return *v;
+  };
+  const auto median = cost(e.time.median), q1 = cost(e.time.q1), q3 = cost(e.time.q3);
+  if (!median || !q1 || !q3) return std::nullopt;
+  return Cost{*median, std::min(*q1, *q3), std::max(*q1, *q3)};
 }
 
 double SweepTimes::other() const {

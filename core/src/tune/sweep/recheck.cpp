@@ -96,11 +96,11 @@ void Sweep::rank() {
   result_.ranking = ok_;
   if (ok_.empty()) return;
   const Evaluation& w = result_.evaluations[ok_.front()];
-  const Cost wc = *cost_of(w, options_.objective);
+  const Cost wc = *cost_of(w, options_);
   for (std::size_t k = 1; k < ok_.size(); ++k) {
     const Evaluation& e = result_.evaluations[ok_[k]];
     if (!e.rechecked || !w.rechecked) break;
-    if (cost_of(e, options_.objective)->q1 <= wc.q3) result_.ties.push_back(ok_[k]);
+    if (cost_of(e, options_)->q1 <= wc.q3) result_.ties.push_back(ok_[k]);
   }
 }
 

@@ -95,7 +95,7 @@ bool Sweep::runnable(const Candidate& c) {
 }
 
 std::optional<double> Sweep::cost(const Evaluation& e) const {
-  const auto c = cost_of(e, options_.objective);
+  const auto c = cost_of(e, options_);
   return c ? std::optional<double>(c->median) : std::nullopt;
 }
 

@@ -62,6 +62,10 @@ struct Progress {
 struct TuneOptions {
   TuneStrategy strategy = TuneStrategy::exhaustive;
   TuneObjective objective = TuneObjective::time;
+  // A metric that ranks instead (TuneSpec::metric_objective): its value for an evaluation whose
+  // kernel takes `ms` milliseconds, nullopt when it has none. Higher is better: ranked by 1 / value.
+  std::function<std::optional<double>(const Evaluation&, double ms)> metric;
+  bool metric_higher_is_better = true;
   bool measure_energy = false;     // ask the measurer for energy (always with energy and edp)
   std::optional<int> evaluations;  // budget; random, anneal and bayes default to 32
   std::optional<double> seconds;
@@ -88,6 +92,9 @@ struct Cost {
   double median = 0, q1 = 0, q3 = 0;
 };
 std::optional<Cost> cost_of(const Evaluation& e, TuneObjective objective);
+// The same under the options' objective, or their metric when they rank by one (a positive cost:
+// the metric, or 1 / metric when higher is better; nullopt when it is not positive then).
+std::optional<Cost> cost_of(const Evaluation& e, const TuneOptions& options);
 bool needs_energy(TuneObjective objective);
 
 struct TuneResult {

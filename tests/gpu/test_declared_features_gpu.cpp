@@ -1,0 +1,74 @@
+// Kernel Tuner's kinds of kernels declared on a GPU, through the command line (each run a child
+// `gpuk` under `timeout`): a convolution reading its filter from __constant__ memory and a
+// point-in-polygon test reading float2 vertices from it, each against a naive kernel that reads
+// the same values from global memory (so a constant not written, or written wrong, fails); a
+// sparse matrix of three sizes whose product would have been taken for its memory need; a
+// reduction pipeline whose second launch runs the same kernel with num_blocks = 1, swept and
+// ranked by GB/s; partial sums verified by their total. Without a GPU it exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "declared/declared_cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using gpuk::test::declared_dir;
+using gpuk::test::has;
+
+gpuk::test::CommandResult gpuk_cli(const std::string& args, int limit = 60) { return gpuk::test::declared_gpuk(args, "", limit); }
+
+fs::path config(const std::string& name) { return declared_dir() / "configs" / (name + ".yaml"); }
+
+}  // namespace
+
+TEST_CASE("__constant__ arrays filled from the declaration: a convolution's filter and pnpoly's float2 vertices") {
+  for (const char* name : {"conv_cmem", "pnpoly_cmem"}) {
+    CAPTURE(name);
+    const auto r = gpuk_cli("run " + config(name).string());
+    CAPTURE(r.output);
+    CHECK(r.status == 0);
+    CHECK(has(r.output, "verify      PASS"));
+  }
+  // Other values in d_filter than in filter: the outputs differ, so the constants are what the
+  // kernel reads.
+  const fs::path other = gpuk::test::declared_scratch().dir / "conv_other.yaml";
+  std::ofstream(other) << "family: kernel\nkernel: conv_cmem\nsizes: {w: 300, h: 200}\n"
+                          "data:\n  filter: {seed: 11}\n  d_filter: {seed: 12}\nreference: {kernel: conv_naive}\n";
+  const auto o = gpuk_cli("run " + other.string());
+  CAPTURE(o.output);
+  CHECK(o.status == 3);
+  CHECK(has(o.output, "verify      FAIL  mismatch: output: "));
+  // A sweep: every variant's module gets the constants (one module per CUBIN and constants).
+  const fs::path tune = gpuk::test::declared_scratch().dir / "tune_conv.yaml";
+  std::ofstream(tune) << "family: kernel\nkernels: [conv_cmem]\nsizes: {w: 1021, h: 509}\n"
+                         "data:\n  filter: {seed: 11}\nreference: {kernel: conv_naive}\n"
+                         "compare: {output: {atol: 1e-6, rtol: 1e-6}}\nwarmup: 1\nrepeats: 5\nsave: false\n";
+  const auto t = gpuk_cli("tune " + tune.string(), 120);
+  CAPTURE(t.output);
+  CHECK(t.status == 0);
+  CHECK(has(t.output, "4 variants measured"));
+  CHECK(!has(t.output, "wrong answer"));
+}
+
+TEST_CASE("spmv of 131072 rows, 65536 columns and 8589934 non-zeros runs: its memory need is its arrays") {
+  const auto r = gpuk_cli("run " + config("spmv_csr").string(), 120);
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "verify      PASS"));
+}
+
+TEST_CASE("a reduction pipeline (the same kernel again with num_blocks = 1) tuned as one, ranked by GB/s") {
+  const auto t = gpuk_cli("tune " + config("tune_reduce_kt").string(), 120);
+  CAPTURE(t.output);
+  CHECK(t.status == 0);
+  CHECK(has(t.output, "9 variants measured"));
+  CHECK(has(t.output, "ranked by GB/s (higher is better)"));
+  CHECK(!has(t.output, "wrong answer"));
+  const auto p = gpuk_cli("run " + config("reduce_partial").string());
+  CAPTURE(p.output);
+  CHECK(p.status == 0);
+  CHECK(has(p.output, "verify      PASS  partial: the total of 1024 elements"));
+}
