@@ -69,9 +69,24 @@ struct Tally {
   std::vector<std::string> failures;
 };
 
+// Prepared once per dtype (every size bucket up to kMaxKeys compiled and loaded when made):
+// lower and upper bound, for needles in any order and sorted.
+constexpr std::uint64_t kMaxKeys = 1 << 20;
+template <class T> struct Handles {
+  search::PreparedBounds<T> lower, upper, lower_sorted, upper_sorted;
+  explicit Handles(std::uint64_t max_needles)
+      : lower(search::prepare_lower_bound<T>(engine(), kMaxKeys, max_needles)),
+        upper(search::prepare_upper_bound<T>(engine(), kMaxKeys, max_needles)),
+        lower_sorted(search::prepare_lower_bound<T>(engine(), kMaxKeys, max_needles, Needles::sorted)),
+        upper_sorted(search::prepare_upper_bound<T>(engine(), kMaxKeys, max_needles, Needles::sorted)) {}
+  search::PreparedBounds<T>& of(bool upper_, Needles order) {
+    return order == Needles::sorted ? (upper_ ? upper_sorted : lower_sorted) : (upper_ ? upper : lower);
+  }
+};
+
 template <class T>
 void check_case(std::uint64_t n, std::uint64_t m, int spread, bool sorted, std::mt19937_64& rng, const Stream& stream,
-                Tally& tally) {
+                Handles<T>& handles, Tally& tally) {
   std::vector<T> hay(n);
   for (auto& x : hay) x = key<T>(rng, spread);
   std::sort(hay.begin(), hay.end(), search::OrderedLess{});
@@ -92,9 +107,7 @@ void check_case(std::uint64_t n, std::uint64_t m, int spread, bool sorted, std::
         if (upper) search::upper_bound(engine(), kh, n, kq, m, out, stream.get(), order);
         else search::lower_bound(engine(), kh, n, kq, m, out, stream.get(), order);
       } else {
-        auto h = upper ? search::prepare_upper_bound<T>(engine(), n, m + 5, order)
-                       : search::prepare_lower_bound<T>(engine(), n, m + 5, order);
-        h(kh, n, kq, m, out, stream.get());
+        handles.of(upper, order)(kh, n, kq, m, out, stream.get());
       }
       if (m) d_out.download(got.data(), m * 8, stream);
       stream.synchronize();
@@ -112,11 +125,16 @@ void check_case(std::uint64_t n, std::uint64_t m, int spread, bool sorted, std::
   }
 }
 
-template <class T> void check_dtype(const std::vector<std::uint64_t>& sizes, std::mt19937_64& rng, const Stream& s, Tally& t) {
+template <class T>
+void check_dtype(const std::vector<std::uint64_t>& sizes, std::uint64_t wave, std::mt19937_64& rng, const Stream& s,
+                 Tally& t) {
+  Handles<T> handles(wave + 3);
   for (const std::uint64_t n : sizes)
     for (const std::uint64_t m : {std::uint64_t{1}, std::uint64_t{31}, std::uint64_t{4097}})
       for (const int spread : {0, 2, 1000})
-        for (const bool sorted : {false, true}) check_case<T>(n, m, spread, sorted, rng, s, t);
+        for (const bool sorted : {false, true}) check_case<T>(n, m, spread, sorted, rng, s, handles, t);
+  // more needles than one wave of tiles (every block strides), in the most keys prepared for
+  for (const bool sorted : {false, true}) check_case<T>(kMaxKeys, wave + 3, 1000, sorted, rng, s, handles, t);
 }
 
 }  // namespace
@@ -128,14 +146,11 @@ TEST_CASE("lower_bound and upper_bound: every dtype, both kernels, ties, NaN, -0
   const std::uint64_t wave = static_cast<std::uint64_t>(device.info().sm_count) * 4 * 256 * 4;  // bounds' default grid of tiles
   const std::vector<std::uint64_t> sizes = {1, 2, 33, 4097, 100003};
   Tally tally;
-  check_dtype<std::int32_t>(sizes, rng, stream, tally);
-  check_dtype<std::uint32_t>(sizes, rng, stream, tally);
-  check_dtype<std::int64_t>(sizes, rng, stream, tally);
-  check_dtype<float>(sizes, rng, stream, tally);
-  check_dtype<double>(sizes, rng, stream, tally);
-  // more needles than one wave of tiles: every block strides
-  check_case<float>(1 << 20, wave + 3, 1000, false, rng, stream, tally);
-  check_case<float>(1 << 20, wave + 3, 1000, true, rng, stream, tally);
+  check_dtype<std::int32_t>(sizes, wave, rng, stream, tally);
+  check_dtype<std::uint32_t>(sizes, wave, rng, stream, tally);
+  check_dtype<std::int64_t>(sizes, wave, rng, stream, tally);
+  check_dtype<float>(sizes, wave, rng, stream, tally);
+  check_dtype<double>(sizes, wave, rng, stream, tally);
   MESSAGE(tally.calls << " bounds calls, " << tally.failures.size() << " wrong");
   for (const auto& f : tally.failures) FAIL_CHECK(f);
   CHECK(tally.calls > 1000);
