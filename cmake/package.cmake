@@ -20,7 +20,7 @@ install(TARGETS ${gpuk_family_plugins} LIBRARY DESTINATION ${GPUK_INSTALL_PLUGIN
 # file dropped in since the build is installed too.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels_src/ DESTINATION ${GPUK_INSTALL_KERNELSDIR})
 
-# The public API: core/include (gpuk.hpp, error.hpp, dtype.hpp, op_table.hpp) and each family's
+# The public API: core/include (gpuk.hpp, tuning.hpp, error.hpp, dtype.hpp, op_table.hpp) and each family's
 # public headers where its plugin folder has an include/. Core's other headers (core/src) and the
 # plugin SDK (core/src/plugin) are not installed: families are built in this tree. A plugin's
 # include/ is looked for at install time (OPTIONAL).

@@ -1,7 +1,7 @@
 /* gpuk
 family: reduce
-operations: [max, min, sum, argmax, argmin]
-summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread.
+operations: [max, min, sum, argmax, argmin, argminmax]
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread. Argminmax folds every element into an argmin and an argmax candidate in the same pass (of 32-bit values two key-index pairs per thread and two packed words; FOLD does not apply).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   UNROLL: {default: 4, values: [1, 2, 4, 8]}
@@ -67,6 +67,12 @@ scratch: sm_count * BLOCKS_PER_SM * WAVES
 //   index written is -1), argmax and argmin keep a 32-bit index beside it, starting from the
 //   index of the thread's first element so that a strict compare keeps the lowest index. The
 //   block's result is packed as FOLD 0's, so what follows is the same.
+// - Argminmax reads the data once for both answers. Its policy (gpuk::Reduce's kPair) folds each
+//   element into an ArgMin and an ArgMax candidate, so the pair is what the two operations return
+//   apart. Of 32-bit values (n < 2^32) it takes packed_pair_onepass: FOLD 1's key and index per
+//   element, twice (the two order keys share their bit twiddling), two packed words per thread,
+//   four redux.sync per warp, and the words at counter + 2 and counter + 4 across blocks, both
+//   zeroed by the last block. Wider values take the partials path with a 32-byte MinMax partial.
 // `in` must be 16-byte aligned (cudaMalloc gives 256).
 
 #include "gpuk/reduce.cuh"
@@ -212,6 +218,99 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
   }
 }
 
+// A packed candidate of key and index (the index 0xffffffff: no element, below every candidate).
+__device__ __forceinline__ gpuk::u64 pack_key_index(gpuk::u32 key, gpuk::u32 index) {
+  return index == 0xffffffffu ? 0ull : (gpuk::u64(key) << 32) | (0xffffffffull - gpuk::u64(index));
+}
+
+// The candidate a packed word names: the value decoded from its key, or read back where the key
+// does not name one value (a NaN, a float zero without abs).
+template <class Q>
+__device__ __forceinline__ gpuk::Candidate<typename Q::V> unpack_candidate(const typename Q::T* in, gpuk::u64 best) {
+  const gpuk::i64 i = gpuk::PackedCandidate<Q>::index(best);
+  typename Q::V v;
+  if (!gpuk::PackedCandidate<Q>::value(best, v)) v = Q::value(in[i]);
+  return {v, i};
+}
+
+template <class R, int BLOCK, int UNROLL, int LOAD, int SPLIT>
+__device__ __forceinline__ void packed_pair_onepass(const typename R::T* __restrict__ in, gpuk::i64 n,
+                                                    typename R::Acc* out, unsigned int* counter) {
+  using T = typename R::T;
+  using Lo = typename R::Smallest;
+  using Hi = typename R::Largest;
+  constexpr int kVec = gpuk::Vec16<T>::kCount;
+  constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * kVec;
+  __shared__ gpuk::u64 warp_best[2][BLOCK / 32];
+  gpuk::u32 lo_key = 0, hi_key = 0;
+  gpuk::u32 lo_index = 0xffffffffu, hi_index = 0xffffffffu;  // no element yet
+  const auto fold = [&](T x, gpuk::i64 i) {
+    const typename R::V v = R::value(x);
+    const gpuk::u32 lk = static_cast<gpuk::u32>(Lo::order_key(v)), hk = static_cast<gpuk::u32>(Hi::order_key(v));
+    if (lk > lo_key) {
+      lo_key = lk;
+      lo_index = static_cast<gpuk::u32>(i);
+    }
+    if (hk > hi_key) {
+      hi_key = hk;
+      hi_index = static_cast<gpuk::u32>(i);
+    }
+  };
+  const gpuk::i64 whole_tiles = n / kTile;
+  const TileRange<SPLIT> range(whole_tiles);
+  gpuk::i64 tile = range.first;
+  {  // key 0 with the index of the thread's first element, as packed_onepass's FOLD 1
+    const gpuk::i64 first = tile * kTile + gpuk::i64(threadIdx.x) * kVec;
+    const bool partial_mine = tile >= range.end && tile == whole_tiles && whole_tiles * kTile < n;
+    if (tile < range.end || (partial_mine && first < n)) lo_index = hi_index = static_cast<gpuk::u32>(first);
+  }
+  for (; tile < range.end; tile += range.step) {
+    gpuk::Vec16<T> v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = load_tile_vec<LOAD>(in + tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) fold(v[u].v[j], tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec + j);
+  }
+  if (tile == whole_tiles && whole_tiles * kTile < n) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const gpuk::i64 first = tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
+      if (first + kVec <= n) {
+        const gpuk::Vec16<T> v = load_tile_vec<LOAD>(in + first);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) fold(v.v[j], first + j);
+      } else {
+        for (gpuk::i64 i = first; i < n; ++i) fold(in[i], i);
+      }
+    }
+  }
+  gpuk::u64 lo = gpuk::warp_max_packed(pack_key_index(lo_key, lo_index));
+  gpuk::u64 hi = gpuk::warp_max_packed(pack_key_index(hi_key, hi_index));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if constexpr (BLOCK > 32) {
+    if (lane == 0) {
+      warp_best[0][warp] = lo;
+      warp_best[1][warp] = hi;
+    }
+    __syncthreads();
+    if (warp != 0) return;
+    lo = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[0][lane] : 0ull);
+    hi = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[1][lane] : 0ull);
+  }
+  if (threadIdx.x != 0) return;
+  if (gridDim.x > 1) {
+    gpuk::u64* words = reinterpret_cast<gpuk::u64*>(counter + 2);  // counter + 2 and counter + 4
+    atomicMax(words, lo);
+    atomicMax(words + 1, hi);
+    if (gpuk::ticket_acq_rel(counter, gridDim.x - 1) != gridDim.x - 1) return;
+    lo = atomicExch(words, 0ull);  // read and reset in one: zero again for the next run
+    hi = atomicExch(words + 1, 0ull);
+  }
+  *out = typename R::Acc{unpack_candidate<Lo>(in, lo), unpack_candidate<Hi>(in, hi)};
+}
+
 template <class R, int BLOCK, int UNROLL, int LOAD, bool kPartial>
 __device__ __forceinline__ void accumulate_tile(typename R::Acc& acc, const typename R::T* __restrict__ in,
                                                 gpuk::i64 tile_start, gpuk::i64 n) {
@@ -249,6 +348,12 @@ reduce_onepass(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::Ac
   __shared__ Acc scratch[BLOCK / 32];
   __shared__ bool is_last;
 
+  if constexpr (R::kPair && sizeof(typename R::V) <= 4) {
+    if (n <= gpuk::i64(0xffffffffll)) {
+      packed_pair_onepass<R, BLOCK, UNROLL, LOAD, SPLIT>(in, n, out, counter);
+      return;
+    }
+  }
   if constexpr (gpuk::PackedCandidate<R>::kPossible) {
     if (n <= gpuk::i64(0xffffffffll)) {
       packed_onepass<R, BLOCK, UNROLL, LOAD, SPLIT, FOLD>(in, n, out, counter);

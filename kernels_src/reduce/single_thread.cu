@@ -1,6 +1,6 @@
 /* gpuk
 family: reduce
-operations: [max, min, sum, argmax, argmin]
+operations: [max, min, sum, argmax, argmin, argminmax]
 summary: The write-up's plain sequential loop on one GPU thread. The reference of intent, not of speed (one load in flight at a time).
 fixes: The original started max at 0 (never a real element, and wrong for the max of all-negative data or for any op but |x|), kept the index in an int (overflows past 2^31), skipped NaN (every comparison with NaN is false) and could only do |x| max of floats.
 params: {}

@@ -28,7 +28,9 @@ launch:
 //   decision uses old news, which only means a few tiles more of work, never a wrong answer:
 //   best only ever goes down during a run, and a block stops only at a tile whose first index
 //   is at or above it (find; any stops at any match). Lane 0's value is broadcast, so the whole
-//   warp leaves the loop together (commit_index votes over all 32 lanes).
+//   warp leaves the loop together (commit_index votes over all 32 lanes). A warp's own match
+//   counts at once: where every element matches, a warp stops after its first tile instead of
+//   offering a match per tile until its next poll.
 // - Lowest index. Vector u of thread t in a tile holds elements tile + (u * BLOCK + t) * vec
 //   + [0, vec). A thread's first match in (u, element) order is its lowest in the tile; the warp
 //   takes the minimum over lanes, and atomicMin over warps and blocks. Whatever the scheduling,
@@ -101,6 +103,7 @@ search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T val
         for (int j = 0; j < kVec; ++j) tile_count += (S::match(v[u].v[j], value) && (!partial || index(u, j) < n)) ? 1u : 0u;
       count += tile_count;
     } else {
+      gpuk::i64 mine = gpuk::kNoIndex;  // the warp's lowest match in this tile
       bool hit = false;
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u)
@@ -113,9 +116,10 @@ search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T val
 #pragma unroll
           for (int j = kVec - 1; j >= 0; --j)
             if (S::match(v[u].v[j], value) && (!partial || index(u, j) < n)) found = index(u, j);
-        gpuk::commit_index(state, found);
+        mine = gpuk::commit_index(state, found);
       }
       best = __shfl_sync(0xffffffffu, polled, 0);
+      if (mine < best) best = mine;  // its own match: no tile past it is needed (warp-uniform)
     }
   }
 

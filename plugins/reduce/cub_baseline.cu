@@ -8,6 +8,8 @@
 //                      TransformReduce(cuda::std::plus<>, x -> Acc(|x|), Acc{0}).
 //   ArgMax / ArgMin    the CCCL 3 overload writing value and int64 index to separate outputs, on the raw pointer or
 //                      on a thrust::transform_iterator yielding |x|.
+//   ArgMinMax          ArgMin, then ArgMax, timed together: two passes over the data. CUB has no one-pass
+//                      ArgMinMax in the toolkit's CCCL (3.0) nor in the newest on PyPI (3.5).
 // The raw pointer is kept wherever CUB takes a transform functor, so that its vectorised loads stay enabled (CUB only
 // vectorises when the input iterator is a native pointer).
 //
@@ -72,6 +74,12 @@ cudaError_t cub_call(void* d_temp, size_t& temp_bytes, const T* in, unsigned cha
     } else {
       return cub::DeviceReduce::Min(d_temp, temp_bytes, in, reinterpret_cast<V*>(out), n, s);
     }
+  } else if constexpr (OP == Op::argminmax) {  // gpuk's MinMax: argmin's candidate, then argmax's at byte 16
+    size_t lo_bytes = temp_bytes, hi_bytes = temp_bytes;
+    cudaError_t e = cub_call<T, Op::argmin, ABS>(d_temp, lo_bytes, in, out, n, s);
+    if (e == cudaSuccess) e = cub_call<T, Op::argmax, ABS>(d_temp, hi_bytes, in, out ? out + 16 : nullptr, n, s);
+    if (d_temp == nullptr) temp_bytes = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
+    return e;
   } else {  // ArgMax / ArgMin: value at offset 0, int64 index at offset 8 (gpuk's Candidate<V>)
     static_assert(std::is_same_v<NumItemsT, std::int64_t>);
     V* value_out = reinterpret_cast<V*>(out);
@@ -107,17 +115,17 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   check(cub_call<T, OP, ABS>(nullptr, temp_bytes, in, nullptr, n, stream), kName);
   // Never pass a null temp pointer to the real calls: CUB would take it for another size query.
   check(cudaMalloc(&r.d_temp, temp_bytes > 0 ? temp_bytes : 16), "cudaMalloc");
-  check(cudaMalloc(&r.d_out, 16), "cudaMalloc");
+  check(cudaMalloc(&r.d_out, sizeof run.result), "cudaMalloc");
   unsigned char* out = static_cast<unsigned char*>(r.d_out);
 
   r.enqueued = true;
   // Bytes CUB does not write (the upper half of a Sum's 16 bytes, everything when n == 0) read back as zero.
-  check(cudaMemsetAsync(out, 0, 16, stream), "cudaMemsetAsync");
+  check(cudaMemsetAsync(out, 0, sizeof run.result, stream), "cudaMemsetAsync");
   // Timed exactly as gpuk's own variants are (device/timing.hpp), so the speed-up compares like with like.
   const DeviceTiming timing = time_device(
       stream, warmup, repeats, [&] { check(cub_call<T, OP, ABS>(r.d_temp, temp_bytes, in, out, n, stream), kName); },
       nullptr, kName);
-  check(cudaMemcpyAsync(run.result, out, 16, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaMemcpyAsync(run.result, out, sizeof run.result, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   r.enqueued = false;
   run.kernel_ms.assign(timing.ms.begin(), timing.ms.end());
@@ -126,17 +134,18 @@ void run_typed(CubRun& run, const T* in, NumItemsT n, int warmup, int repeats, c
   if constexpr (OP == Op::max || OP == Op::min) {
     const std::int64_t no_index = -1;  // CUB's Max / Min give no index
     std::memcpy(run.result + 8, &no_index, sizeof no_index);
-  } else if constexpr (OP == Op::argmax || OP == Op::argmin) {
+  } else if constexpr (OP == Op::argmax || OP == Op::argmin || OP == Op::argminmax) {
     if (n == 0) {  // CUB writes nothing for an empty input
       const std::int64_t no_index = -1;
       std::memcpy(run.result + 8, &no_index, sizeof no_index);
+      if (OP == Op::argminmax) std::memcpy(run.result + 24, &no_index, sizeof no_index);
     }
   }
 }
 
 template <class T, Op OP, bool ABS>
 void run_op(CubRun& run, const T* in, std::int64_t n, int warmup, int repeats, cudaStream_t stream) {
-  if constexpr (OP == Op::argmax || OP == Op::argmin) {
+  if constexpr (OP == Op::argmax || OP == Op::argmin || OP == Op::argminmax) {
     run_typed<T, OP, ABS>(run, in, n, warmup, repeats, stream);
   } else if (static_cast<std::uint64_t>(n) <= 0xffffffffull) {
     run_typed<T, OP, ABS>(run, in, static_cast<std::uint32_t>(n), warmup, repeats, stream);
@@ -153,6 +162,7 @@ void run_abs(CubRun& run, Op op, const T* in, std::int64_t n, int warmup, int re
     case Op::sum: return run_op<T, Op::sum, ABS>(run, in, n, warmup, repeats, stream);
     case Op::argmax: return run_op<T, Op::argmax, ABS>(run, in, n, warmup, repeats, stream);
     case Op::argmin: return run_op<T, Op::argmin, ABS>(run, in, n, warmup, repeats, stream);
+    case Op::argminmax: return run_op<T, Op::argminmax, ABS>(run, in, n, warmup, repeats, stream);
   }
   run.error = std::string("unknown reduce op ") + info(op).name;
 }

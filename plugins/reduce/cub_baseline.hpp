@@ -13,7 +13,7 @@ namespace gpuk::reduce {
 struct CubRun {
   std::vector<double> kernel_ms;     // one per timed repeat: CUDA events around the CUB call(s)
   bool gated = false;                // timed behind a stream gate (device/timing.hpp), as gpuk's kernels are
-  unsigned char result[16] = {};     // CUB's answer in gpuk's Acc layout (see docs/kernels/reduce.md)
+  unsigned char result[32] = {};     // CUB's answer in gpuk's Acc layout (see docs/kernels/reduce.md; 16 bytes but argminmax's)
   std::string error;                 // non-empty when CUB could not run; kernel_ms is then empty
 };
 

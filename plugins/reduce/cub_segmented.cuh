@@ -159,7 +159,9 @@ void by_op(Op op, Run&& run_op) {
     case Op::sum: return run_op(std::integral_constant<Op, Op::sum>{});
     case Op::argmax: return run_op(std::integral_constant<Op, Op::argmax>{});
     case Op::argmin: return run_op(std::integral_constant<Op, Op::argmin>{});
+    case Op::argminmax: break;  // one contiguous array only: the plugin refuses it with segments or channels
   }
+  throw CudaFailure{std::string("cub::DeviceSegmentedReduce has no ") + info(op).name};
 }
 
 template <class F> CubSegmentedRun guarded(F&& f) {

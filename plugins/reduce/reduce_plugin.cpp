@@ -1,4 +1,4 @@
-// The Reducer family: max, min, sum, argmax, argmin, optionally of |x|.
+// The Reducer family: max, min, sum, argmax, argmin, argminmax, optionally of |x|.
 // Kernel contract: docs/kernels/reduce.md and kernels_src/include/gpuk/reduce.cuh.
 #include <cmath>
 #include <cstring>
@@ -12,6 +12,7 @@
 #include "device/host_memory.hpp"
 #include "gpuk/error.hpp"
 #include "layout.hpp"
+#include "pair.hpp"
 #include "reducer.hpp"
 #include "segmented.hpp"
 #include "semantics.hpp"
@@ -29,12 +30,23 @@ std::string leading_arg(DType dtype, Op op, bool abs) {
          (abs ? "true" : "false") + ">";
 }
 
-// The device result of every reduce kernel: one Acc (docs/kernels/reduce.md), 16 bytes at most.
+// The device result of every reduce kernel of one array: one Acc (docs/kernels/reduce.md), 16
+// bytes at most, but argminmax's MinMax (kPairResultBytes, 32). The slot and each partial hold one.
 constexpr std::uint64_t kResultBytes = 16;
+std::uint64_t acc_bytes(Op op) { return info(op).pair ? kPairResultBytes : kResultBytes; }
+
 constexpr unsigned char kPoison = 0xA5;
-// Scratch: the ticket counter (16 zeroed bytes, zeroed once), then the partials (poisoned once:
-// a kernel writes a slot before reading it), 256-byte aligned.
+// Scratch: the counters (256 bytes, zeroed once: the ticket and onepass's packed words), then the
+// partials (poisoned once: a kernel writes a slot before reading it), 256-byte aligned.
 constexpr std::uint64_t kPartialsAt = 256;
+
+// The layout of a problem, which for argminmax is one contiguous array.
+Layout checked_layout(const Problem& problem) {
+  const Layout layout = layout_of(problem);
+  if (layout.shape != Shape::contiguous && info(parse_op(problem.operation)).pair)
+    throw ConfigError("argminmax reduces one contiguous array; for segments or channels ask argmin and argmax");
+  return layout;
+}
 
 // The reduce kernels' launches on device pointers: (in, n, out, partials, counter) for every launch.
 class ReduceLauncher final : public Launcher {
@@ -44,15 +56,19 @@ class ReduceLauncher final : public Launcher {
 
   std::vector<ArraySlot> arrays() const override {
     const DType v = value_dtype(dtype_, abs_);
+    const std::string value(dtype_name(v));
     const std::string result = op_ == Op::sum ? std::string(dtype_name(sum_dtype(v)))
-                                              : "{" + std::string(dtype_name(v)) + " value; int64 index at byte 8}";
+                               : info(op_).pair
+                                   ? "{" + value + " min; int64 min_index at byte 8; " + value +
+                                         " max at byte 16; int64 max_index at byte 24}"
+                                   : "{" + value + " value; int64 index at byte 8}";
     return {{"input", false, std::string(dtype_name(dtype_)), n_ * dtype_size(dtype_), false},
-            {"result", true, result, kResultBytes, true}};
+            {"result", true, result, acc_bytes(op_), true}};
   }
 
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
     check_entries(Layout{}, plan);  // a segmented or per-channel kernel takes other arguments
-    return kPartialsAt + static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * kResultBytes;
+    return kPartialsAt + static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * acc_bytes(op_);
   }
 
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
@@ -266,12 +282,15 @@ class ReduceWorkload final : public Workload {
 
 // Below this mean segment length the family's choice is a warp per segment.
 constexpr std::uint64_t kWarpSegments = 4096;
+// Up to this many elements of one array the launch is the time: the family's choice is one_block
+// (one block, one launch, nothing to set up between runs). A shipped entry for the size wins.
+constexpr std::uint64_t kOneBlockMax = 8192;
 
 class ReducePlugin final : public Reducer {
  public:
   std::string name() const override { return "reduce"; }
   std::string description() const override {
-    return "max, min, sum, argmax, argmin of an array, optionally of |x| (abs: true)";
+    return "max, min, sum, argmax, argmin, argminmax (both in one pass) of an array, optionally of |x| (abs: true)";
   }
   std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
@@ -281,12 +300,13 @@ class ReducePlugin final : public Reducer {
     return out;
   }
 
-  void check(const Problem& problem) const override { (void)layout_of(problem); }
+  void check(const Problem& problem) const override { (void)checked_layout(problem); }
 
   // Segments and channels take their own kernels (layout.hpp): the family picks them by the
-  // segments' mean length; a contiguous input keeps the lookup's defaults.
+  // segments' mean length; a contiguous input takes one_block up to kOneBlockMax elements and
+  // otherwise keeps the lookup's defaults.
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
-    const Layout layout = layout_of(problem);
+    const Layout layout = checked_layout(problem);
     if (layout.shape == Shape::segments) {
       const std::uint64_t mean = problem.max_n / static_cast<std::uint64_t>(layout.count);
       if (mean < kWarpSegments)
@@ -300,6 +320,8 @@ class ReducePlugin final : public Reducer {
       while (block < layout.count) block *= 2;
       return KernelChoice{"per_channel", {{"BLOCK", block}}, "for interleaved channels (one launch, BLOCK >= channels)"};
     }
+    if (problem.max_n <= kOneBlockMax)
+      return KernelChoice{"one_block", {}, "for n <= " + std::to_string(kOneBlockMax) + " (one block, one launch)"};
     return std::nullopt;
   }
   std::string default_kernel() const override { return "onepass"; }
@@ -319,15 +341,16 @@ class ReducePlugin final : public Reducer {
   }
 
   std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
-    const Layout layout = layout_of(problem);
+    const Layout layout = checked_layout(problem);
     if (layout.shape != Shape::contiguous) return make_layout_launcher(problem, layout);
     return std::make_unique<ReduceLauncher>(problem);
   }
 
   std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
-    const Layout layout = layout_of(problem);
+    const Layout layout = checked_layout(problem);
     if (layout.shape != Shape::contiguous) return make_layout_workload(problem, layout, input);
     const Op op = parse_op(problem.operation);
+    if (info(op).pair) return make_pair_workload(problem, std::move(input));
     const bool abs = problem.option_bool("abs");
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
@@ -341,6 +364,10 @@ class ReducePlugin final : public Reducer {
     const Layout layout = layout_of(problem);
     if (layout.shape != Shape::contiguous) return layout_host_bytes(problem, layout);
     return bytes_for(problem.n, dtype_size(problem.dtype));
+  }
+
+  std::pair<Answer, Answer> argminmax_on_cpu(const HostArray& input, bool abs) const override {
+    return pair_on_cpu(input, abs);
   }
 
   std::vector<Answer> reduce_segments_on_cpu(const HostArray& input, const std::vector<std::int64_t>& begin,
@@ -358,6 +385,7 @@ class ReducePlugin final : public Reducer {
   }
 
   Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const override {
+    if (info(op).pair) throw ConfigError("argminmax answers two candidates: ask argminmax_on_cpu");
     return visit_dtype(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       return abs ? answer<T, true>(input, op) : answer<T, false>(input, op);

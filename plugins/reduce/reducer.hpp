@@ -2,6 +2,7 @@
 // loaded plugin. Beside the plugin, not installed: applications use gpuk/reduce.hpp.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gpuk/reduce.hpp"
@@ -18,7 +19,10 @@ class Reducer : public FamilyPlugin {
   }
 
   // The CPU reference: ties go to the lowest index; a NaN wins and the first NaN's index counts.
+  // (argminmax answers two: argminmax_on_cpu; reduce_on_cpu refuses it.)
   virtual Answer reduce_on_cpu(const HostArray& input, Op op, bool abs) const = 0;
+  // argminmax: argmin's answer, then argmax's, from one pass (an empty input: index -1 for both).
+  virtual std::pair<Answer, Answer> argminmax_on_cpu(const HostArray& input, bool abs) const = 0;
   // Per segment input[begin[s], end[s]) (empty when end <= begin): the index relative to begin[s];
   // an empty segment gets cub::DeviceSegmentedReduce's initial value (lowest() for max/argmax,
   // max() for min/argmin, 0 for sum) and index -1.

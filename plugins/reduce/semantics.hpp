@@ -70,6 +70,15 @@ template <class T, bool ABS> struct Semantics {
     }
     return c;
   }
+  // argminmax: best_of(smallest) and best_of(largest) in one loop, the same comparisons.
+  static void both_of(const T* data, std::int64_t begin, std::int64_t end, Candidate<V>& lo, Candidate<V>& hi) {
+    lo = hi = Candidate<V>{V(0), kNoIndex};
+    for (std::int64_t i = begin; i < end; ++i) {
+      const V v = value(data[i]);
+      if (lo.index == kNoIndex || better(v, lo.value, false)) lo = {v, i};
+      if (hi.index == kNoIndex || better(v, hi.value, true)) hi = {v, i};
+    }
+  }
   static Candidate<V> combine(Candidate<V> a, Candidate<V> b, bool largest) {
     if (b.index == kNoIndex) return a;
     if (a.index == kNoIndex) return b;

@@ -19,6 +19,7 @@ inline DType index_dtype(std::uint64_t n) { return n <= (std::uint64_t{1} << 32)
 // one prepared argsort writes one index type across its size bucket.
 inline DType value_dtype_of(const Problem& p, Op op) {
   if (op == Op::argsort) return index_dtype(p.max_n);
+  if (op == Op::topk) return DType::int64;  // the indices in the row
   return *parse_dtype(p.option("values"));
 }
 

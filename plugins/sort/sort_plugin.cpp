@@ -11,6 +11,10 @@
 #include "sort_launcher.hpp"
 #include "sort_workload.hpp"
 #include "sorter.hpp"
+#include "host_topk.hpp"
+#include "topk_launcher.hpp"
+#include "topk_workload.hpp"
+#include "util/host.hpp"
 
 namespace gpuk::sort {
 namespace {
@@ -41,7 +45,7 @@ class SortPlugin final : public Sorter {
   std::string description() const override {
     return "stable sort of keys, key-value pairs (sort_pairs) or indices (argsort), ascending or descending; "
            "floats in IEEE total order with NaN last, or in CUB's order; on all of the key's bits or CUB's "
-           "begin_bit/end_bit";
+           "begin_bit/end_bit; topk: the first k keys of the sort of each row, with their indices";
   }
   std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
@@ -56,17 +60,30 @@ class SortPlugin final : public Sorter {
             {"float_order", OptionSpec::Kind::choice, "total", {"total", "cub"},
              "total: IEEE total order, -0.0 before +0.0, NaNs equal and last; cub: as cub::DeviceRadixSort, "
              "-0.0 equal to +0.0, NaNs by their sign and bits (integer keys have the one order either way)",
-             true}};
+             true},
+            {"k", OptionSpec::Kind::integer, "1", {},
+             "topk: how many keys of each row (the first k of its sort: order descending takes the k largest)", true},
+            {"rows", OptionSpec::Kind::integer, "1", {}, "topk: the rows of equal length the n keys form", true},
+            {"sorted", OptionSpec::Kind::boolean, "true", {},
+             "topk: the k in the sort's order (true, k <= 4096) or in input order (false)", true}};
   }
 
   // begin_bit and end_bit within the key: 0 <= begin_bit < end_bit <= its width.
   void check(const Problem& p) const override {
+    if (p.operation == "topk") check_topk_options(topk_spec_of(p.options), p.n);
+    else if (has_topk_options(p.options))
+      throw ConfigError("k, rows and sorted are options of topk, not of " + p.operation);
     const int key_bits = static_cast<int>(8 * dtype_size(p.dtype));
     const auto it_begin = p.options.find("begin_bit"), it_end = p.options.find("end_bit");
     const std::string width = " (" + std::string(dtype_name(p.dtype)) + " keys have " + std::to_string(key_bits) + " bits)";
     long long begin = 0, end = key_bits;
     if (it_begin != p.options.end()) begin = std::stoll(it_begin->second);
     if (it_end != p.options.end() && it_end->second != "none") end = std::stoll(it_end->second);
+    // `values` is sort_pairs' values' dtype: argsort's indices take theirs from n, sort has none.
+    if (const auto v = p.options.find("values"); v != p.options.end() && v->second != "uint32" && p.operation != "sort_pairs")
+      throw ConfigError("values: " + v->second + " is the dtype of sort_pairs' values; " + p.operation +
+                        (p.operation == "argsort" ? "'s indices are uint32 up to 2^32 elements, then uint64: remove it"
+                                                  : " has no values: remove it"));
     if (begin < 0 || begin >= key_bits)
       throw ConfigError("begin_bit must be at least 0 and less than " + std::to_string(key_bits) + width + ", not " +
                         std::to_string(begin));
@@ -106,6 +123,10 @@ class SortPlugin final : public Sorter {
         out.push_back({leading_arg(dtype, Op::argsort, DType::uint32, down)});
         out.push_back({leading_arg(dtype, Op::argsort, DType::uint64, up)});
       }
+      if (file.supports("topk")) {
+        for (const KeyOrder& o : {up, down}) out.push_back({leading_arg(dtype, Op::topk, DType::int64, o)});
+        out.push_back({leading_arg(dtype, Op::topk, DType::int64, window)});
+      }
     }
     return out;
   }
@@ -121,6 +142,16 @@ class SortPlugin final : public Sorter {
   // (configs/sort.yaml) and pairs (configs/sort_pairs.yaml). 32-bit look-back entries need
   // n < 2^30 (radix) or 2^29 (onesweep). Other cases keep radix's defaults: nothing was measured.
   std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
+    // topk: the radix select; 11-bit digits for rows of 2^18 keys or more (3 reads of 32-bit keys
+    // instead of 4), 8-bit below, where a row's histogram (2^11 words cleared and scanned each
+    // pass) would cost as much as its keys. Not yet measured (configs/tune_topk.yaml).
+    if (p.operation == "topk") {
+      const TopKSpec s = topk_spec_of(p.options);
+      const bool long_rows = p.max_n / s.rows >= (std::uint64_t{1} << 18);
+      return KernelChoice{"topk_radix", {{"RADIX_BITS", long_rows ? 11 : 8}},
+                          long_rows ? "topk: the radix select, 11-bit digits for rows of 2^18 keys or more"
+                                    : "topk: the radix select, 8-bit digits for rows under 2^18 keys"};
+    }
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
       const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;
@@ -153,11 +184,14 @@ class SortPlugin final : public Sorter {
   }
 
   std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    if (parse_op(problem.operation) == Op::topk) return make_topk_launcher(problem);
     return make_sort_launcher(problem);
   }
 
   std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
     const Op op = parse_op(problem.operation);
+    if (op == Op::topk)
+      return make_topk_workload(input, key_order_of(problem.options, problem.dtype), topk_spec_of(problem.options));
     return make_sort_workload(input, op, key_order_of(problem.options, problem.dtype), value_dtype_of(problem, op));
   }
 
@@ -166,6 +200,10 @@ class SortPlugin final : public Sorter {
   std::uint64_t host_bytes(const Problem& problem) const override {
     const Op op = parse_op(problem.operation);
     const std::uint64_t key = dtype_size(problem.dtype);
+    if (op == Op::topk) {  // the keys, the reference's bits of a row and their copy, the answers
+      const TopKSpec s = topk_spec_of(problem.options);
+      return bytes_for(problem.n, 3 * key) + bytes_for(s.rows * s.k, 2 * (key + 8));
+    }
     const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem, op));
     return bytes_for(problem.n, 5 * key + 5 * value);
   }
@@ -185,6 +223,23 @@ class SortPlugin final : public Sorter {
     p.options = given;
     check(p);
     sort_on_host(keys, values, key_order_of(given, keys.dtype()));
+  }
+
+  TopKAnswer topk_on_cpu(const HostArray& keys, std::uint64_t k, const TopKOptions& options) const override {
+    const TopKSpec spec{k, options.rows, options.sorted};
+    if (k == 0) throw ConfigError("k must be at least 1, not 0");
+    if (options.rows == 0) throw ConfigError("rows must be at least 1, not 0");
+    check_topk(spec, keys.size());
+    std::map<std::string, std::string> given = {{"order", options.largest ? "descending" : "ascending"},
+                                                {"float_order", options.floats == FloatOrder::cub ? "cub" : "total"}};
+    TopKAnswer a{HostArray(keys.dtype(), options.rows * k), HostArray(DType::int64, options.rows * k)};
+    visit_dtype(keys.dtype(), [&](auto zero) {
+      using K = decltype(zero);
+      topk_on_host<K>(keys.as<K>(), options.rows, k, key_order_of(given, keys.dtype()), options.sorted,
+                      a.values.as<K>().data(), a.indices.as<std::int64_t>().data(),
+                      static_cast<unsigned>(cpu_threads()));
+    });
+    return a;
   }
 };
 

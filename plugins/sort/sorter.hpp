@@ -21,6 +21,15 @@ class Sorter : public FamilyPlugin {
   // the kernels order keys. Throws gpuk::Error on a size mismatch, ConfigError on a bit window
   // outside the key.
   virtual void sort_on_cpu(HostArray& keys, HostArray* values, const Options& options) const = 0;
+
+  // Top-k of each of options.rows rows of `keys` (docs/api.md, "Top-k"): the k keys and their
+  // int64 indices in the row, rows * k of each, exactly as the kernels select and order them.
+  // Throws ConfigError on a k or rows that does not fit the keys (as a config would).
+  struct TopKAnswer {
+    HostArray values;
+    HostArray indices;
+  };
+  virtual TopKAnswer topk_on_cpu(const HostArray& keys, std::uint64_t k, const TopKOptions& options) const = 0;
 };
 
 }  // namespace gpuk::sort

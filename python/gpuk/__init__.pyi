@@ -43,6 +43,12 @@ class Best(NamedTuple):
     value: Any
     index: int
 
+class MinMax(NamedTuple):  # gpuk.reduce.argminmax: what argmin and argmax return, from one pass
+    min: Any
+    min_index: int
+    max: Any
+    max_index: int
+
 class SegmentedBest(NamedTuple):
     values: Any   # an array: one value per segment or channel
     indices: Any  # an int64 array: relative to the segment's begin, or the pixel; -1 for an empty segment
@@ -132,6 +138,8 @@ class _Reduce(Family):
                engine: Optional[Engine] = None) -> Best: ...
     def argmin(self, x: Array, *, abs: bool = False, out: Any = None, stream: Stream = None,
                engine: Optional[Engine] = None) -> Best: ...
+    def argminmax(self, x: Array, *, abs: bool = False, out: Any = None, stream: Stream = None,
+                  engine: Optional[Engine] = None) -> MinMax: ...
     def max(self, x: Array, *, abs: bool = False, out: Any = None, stream: Stream = None,
             engine: Optional[Engine] = None) -> Any: ...
     def min(self, x: Array, *, abs: bool = False, out: Any = None, stream: Stream = None,
@@ -196,6 +204,9 @@ class _Sort(Family):
     def argsort(self, x: Array, *, out: Any = None, order: str = "ascending", begin_bit: int = 0,
                 end_bit: Optional[int] = None, float_order: str = "total", stream: Stream = None,
                 engine: Optional[Engine] = None) -> Any: ...
+    def topk(self, x: Array, k: int, largest: bool = True, sorted: bool = True, *,
+             out: Optional[Tuple[Any, Any]] = None, float_order: str = "total", stream: Stream = None,
+             engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
 
 reduce: _Reduce
 search: _Search

@@ -443,6 +443,7 @@ class Engine:
         elif value is not None:
             raise TypeError(f"{name} takes no value")
 
+        fixed = (family, operation) in _FIXED_OUTPUTS
         given = out if isinstance(out, tuple) else (() if out is None else (out,))
         if given and len(given) != len(shape._outputs):
             raise TypeError(f"{name}: out= takes {len(shape._outputs)} array(s) "
@@ -453,7 +454,7 @@ class Engine:
         read = False
         for i, slot in enumerate(shape._outputs if given else ()):
             a = resolve(given[i], f"{name}: out ({slot.name})", device=device, stream=s, writable=True)
-            _check_slot(a, slot, n, name)
+            _check_slot(a, slot, n, name, fixed)
             outs.append(a)
             results.append(given[i])
         # Every argument checked: now the GPU.
@@ -465,11 +466,13 @@ class Engine:
                 results.append(None)
                 read = True
             elif host_mode:
-                h = np.empty(first.shape, slot.dtype)
-                outs.append(Arg(0, slot.dtype, first.shape, host=h, source=h))
+                out_shape = (_fixed_elements(slot),) if fixed else first.shape
+                h = np.empty(out_shape, slot.dtype)
+                outs.append(Arg(0, slot.dtype, out_shape, host=h, source=h))
                 results.append(h)
             else:
-                result, a = empty_like(first.source, slot.dtype, first.shape, device, s)
+                result, a = empty_like(first.source, slot.dtype, (_fixed_elements(slot),) if fixed else first.shape,
+                                       device, s)
                 outs.append(a)
                 results.append(result)
 
@@ -514,16 +517,29 @@ _EMPTY_MINUS_ONE = {("search", "find"), ("search", "any"), ("search", "find_if")
 
 def _empty_answer(family: str, operation: str, layout: str) -> Any:
     answer = decode(layout, bytes(64))
-    if hasattr(answer, "_replace") and "index" in answer._fields:
-        return answer._replace(index=-1)
+    indices = [f for f in getattr(answer, "_fields", ()) if f == "index" or f.endswith("_index")]
+    if indices:  # argmax's index, argminmax's min_index and max_index
+        return answer._replace(**{f: -1 for f in indices})
     return -1 if (family, operation) in _EMPTY_MINUS_ONE else answer
 
 
-def _check_slot(a: Arg, slot: _Slot, n: int, name: str) -> None:
+# Operations whose outputs have the size the plugin's slot gives for any n (top-k: rows * k), not n
+# elements: their outputs are checked and made at that size.
+_FIXED_OUTPUTS = {("sort", "topk")}
+
+
+def _fixed_elements(slot: _Slot) -> int:
+    return slot.bytes // np.dtype(slot.dtype).itemsize
+
+
+def _check_slot(a: Arg, slot: _Slot, n: int, name: str, fixed: bool = False) -> None:
     if slot.dtype is not None:
         if a.dtype != slot.dtype:
             raise ConfigError(f"{name}: {slot.name} must be {slot.dtype}, not {a.dtype}")
-        if a.size != n:
+        if fixed:
+            if a.size != _fixed_elements(slot):
+                raise ConfigError(f"{name}: {slot.name} has {a.size} elements; it takes {_fixed_elements(slot)}")
+        elif a.size != n:
             raise ConfigError(f"{name}: {slot.name} has {a.size} elements, the input {n}")
     elif a.nbytes < slot.bytes:
         raise ConfigError(f"{name}: {slot.name} ({slot.type}) needs {slot.bytes} bytes; the array has {a.nbytes}")

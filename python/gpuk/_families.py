@@ -136,6 +136,44 @@ def _with_scratch_outputs(engine: Engine, family, operation, arrays, out, stream
     return (keys, out)
 
 
+def make_topk(description: str) -> Callable[..., Any]:
+    """gpuk.sort.topk: the k largest (or smallest) of each row and their indices, as torch.topk."""
+
+    def topk(x: Any, k: int, largest: bool = True, sorted: bool = True, *, out: Any = None, stream: Any = None,
+             engine: Optional[Engine] = None, **options: Any) -> Any:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ConfigError(f"sort topk: k={k!r}: a count of at least 1")
+        e = engine or default_engine()
+        s = stream_handle(stream)
+        first = resolve(x, "sort topk: argument 1", device=e.device, stream=s)
+        shape = tuple(first.shape) or (1,)
+        rows = math.prod(shape[:-1])
+        if first.size == 0 or rows == 0:
+            raise ConfigError(f"sort topk of an empty array (shape {tuple(first.shape)}) has no k keys")
+        if k > shape[-1]:
+            raise ConfigError(f"sort topk: k ({k}) must be at most the row's length, {shape[-1]}")
+        opts = {"order": "descending" if largest else "ascending", "k": int(k), "rows": rows,
+                "sorted": bool(sorted), **options}
+        if out is None:
+            out_shape = shape[:-1] + (int(k),)
+            if first.host is not None:
+                out = (np.empty(out_shape, first.dtype), np.empty(out_shape, np.int64))
+            else:
+                from ._arrays import empty_like
+                out = (empty_like(first.source, first.dtype, out_shape, e.device, s)[0],
+                       empty_like(first.source, "int64", out_shape, e.device, s)[0])
+        return e.call("sort", "topk", x, out=out, stream=stream, **opts)
+
+    topk.__qualname__ = "sort.topk"
+    topk.__doc__ = (f"gpuk sort topk: {description}\n\n"
+                    "gpuk.sort.topk(x, k, largest=True, sorted=True, out=None, stream=None, engine=None)"
+                    " returns (values, indices) of shape x.shape[:-1] + (k,): of each row (the last axis), the"
+                    " first k keys of its stable sort (largest: descending) and their int64 indices in the row;"
+                    " ties by the lower index, NaN above +inf; sorted=False: in input order (any k up to the"
+                    " row's length; sorted takes k <= 4096). docs/python.md, \"Top-k\".")
+    return topk
+
+
 # search.find_if(x, "<", v): the comparison as C++ writes it, or as the `compare` option names it.
 COMPARE_SYMBOLS: Dict[str, str] = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
@@ -169,6 +207,8 @@ def family_namespaces(engine: Engine) -> Dict[str, Family]:
         for alias, op in ALIASES.get(f["name"], {}).items():
             if op in functions:
                 functions[alias] = functions[op]
+        if f["name"] == "sort" and "topk" in functions:
+            functions["topk"] = make_topk(f["description"])
         if f["name"] == "search" and "find_if" in functions:
             functions["find_if"] = _find_if(functions["find_if"])
         if f["name"] == "search" and "lower_bound" in functions:

@@ -16,6 +16,36 @@
 namespace nb = nanobind;
 
 namespace gpuk::python {
+
+std::vector<std::string> dtype_names(const std::vector<DType>& dtypes) {
+  std::vector<std::string> out;
+  for (DType d : dtypes) out.emplace_back(dtype_name(d));
+  return out;
+}
+
+nb::dict kernel_file_dict(const KernelFile& f) {
+  nb::dict d;
+  d["name"] = f.name;
+  d["family"] = f.family;
+  d["path"] = f.path.string();
+  d["summary"] = f.summary;
+  d["operations"] = f.operations;
+  d["dtypes"] = dtype_names(f.dtypes);
+  nb::list params;
+  for (const auto& p : f.params) {
+    nb::dict pd;
+    pd["name"] = p.name;
+    pd["default"] = p.default_value;
+    pd["values"] = p.values;
+    params.append(pd);
+  }
+  d["params"] = params;
+  std::vector<std::string> constraints;
+  for (const auto& c : f.constraints) constraints.push_back(c.expr.text());
+  d["constraints"] = constraints;
+  return d;
+}
+
 namespace {
 
 const char* role_name(ArgRole r) {

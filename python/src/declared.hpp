@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gpuk/gpuk.hpp"
 
@@ -16,6 +17,9 @@ struct KernelFile;
 }
 
 namespace gpuk::python {
+
+// "float32", ... for each dtype.
+std::vector<std::string> dtype_names(const std::vector<DType>& dtypes);
 
 // Every kernel file's dict (module.cpp; Engine.kernel_files()): {name, family, path, summary,
 // operations, dtypes, params: [{name, default, values}], constraints}.

@@ -34,6 +34,22 @@ def test_reduce_on_numpy(gpu, dtype, n):
         assert total == int(np.sum(x, dtype=np.int64 if x.dtype.kind == "i" else np.uint64))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("n", [1, 250_001])
+def test_argminmax_is_argmin_and_argmax_from_one_pass(gpu, dtype, n):
+    x = data(dtype, n, -20, 20)  # ties
+    both = gpuk.reduce.argminmax(x)
+    assert (both.min_index, both.max_index) == (int(np.argmin(x)), int(np.argmax(x)))
+    assert both.min == x.min() and both.max == x.max()
+    assert tuple(gpuk.reduce.argmin(x)) == (both.min, both.min_index)
+    assert tuple(gpuk.reduce.argmax(x)) == (both.max, both.max_index)
+    y = np.array([1.0, -0.0, np.nan, 4.0, np.nan], np.float32)  # a NaN is both, at the first NaN
+    both = gpuk.reduce.argminmax(y)
+    assert (both.min_index, both.max_index) == (2, 2) and np.isnan(both.min) and np.isnan(both.max)
+    assert tuple(gpuk.reduce.argminmax(np.array([-2, 7, 5], np.int32), abs=True)) == (2, 0, 7, 1)
+    assert tuple(gpuk.reduce.argminmax(np.zeros(0, np.float32))) == (0, -1, 0, -1)
+
+
 def test_reduce_abs_and_ties_and_nan(gpu):
     x = np.array([0.5, -3.0, 3.0, 1.0], np.float32)
     assert tuple(gpuk.reduce.argmax(x, abs=True)) == (3.0, 1)  # |-3| = |3|: the first
@@ -228,3 +244,27 @@ def test_a_framework_imported_first_in_a_fresh_process(gpu, first):
             "assert gpuk.reduce.argmax(x).index == int(np.argmax(x))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def topk_reference(x, k, largest, is_sorted):
+    """The first k of each row's stable sort (descending for the largest), ties by the lower index."""
+    chosen = []
+    for row in x.reshape(-1, x.shape[-1]):
+        key = row.astype(np.float64)  # exact for the test's data
+        order = np.lexsort((np.arange(row.size), -key if largest else key))[:k]
+        chosen.append(order if is_sorted else np.sort(order))
+    idx = np.array(chosen).reshape(x.shape[:-1] + (k,))
+    return np.take_along_axis(x, idx, axis=-1), idx.astype(np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("is_sorted", [True, False])
+def test_topk_on_numpy(gpu, dtype, largest, is_sorted):
+    x = data(dtype, 3 * 10_007).reshape(3, 10_007)
+    for k in (1, 8, 300):
+        values, indices = gpuk.sort.topk(x, k, largest=largest, sorted=is_sorted)
+        want_values, want_indices = topk_reference(x, k, largest, is_sorted)
+        assert values.shape == (3, k) and indices.shape == (3, k) and indices.dtype == np.int64
+        np.testing.assert_array_equal(indices, want_indices)
+        np.testing.assert_array_equal(values, want_values)

@@ -26,7 +26,7 @@ def test_every_loaded_family_is_a_namespace_with_its_plugins_operations():
         assert namespace.operations == f["operations"]
         for op in f["operations"]:
             assert callable(getattr(namespace, op)), (name, op)
-    assert set(families["reduce"]["operations"]) == {"max", "min", "sum", "argmax", "argmin"}
+    assert set(families["reduce"]["operations"]) == {"max", "min", "sum", "argmax", "argmin", "argminmax"}
     assert gpuk.sort.keys is gpuk.sort.sort and gpuk.sort.pairs is gpuk.sort.sort_pairs
     assert "float32" in families["reduce"]["dtypes"]
     assert any(o["name"] == "abs" and o["kind"] == "boolean" for o in families["reduce"]["options"])

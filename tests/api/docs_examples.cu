@@ -32,6 +32,8 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
 
   // Or waiting for the answer on the host (these synchronise the stream):
   gpuk::reduce::Best<float> best = gpuk::reduce::argmax(engine, d_x, n, stream);  // max, min, argmin, sum too
+  gpuk::reduce::MinMax<float> both = gpuk::reduce::argminmax(engine, d_x, n, stream);  // both.min, both.max: one pass
+  (void)both;
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
   std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
 
@@ -43,6 +45,19 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
   (void)first;
 }
 }  // namespace typed_calls
+
+namespace top_k {
+void example(const gpuk::Engine& engine, const float* d_x, float* d_values, std::int64_t* d_indices, std::uint64_t n,
+             std::uint64_t max_n, cudaStream_t stream) {
+  // The 32 largest of n floats and their indices, largest first (ties: the lower index first).
+  gpuk::sort::topk(engine, d_x, d_values, d_indices, n, 32, stream);
+  // The 8 smallest of each of 1024 rows of n / 1024 keys, in input order.
+  gpuk::sort::topk(engine, d_x, d_values, d_indices, n, 8, stream,
+                   gpuk::sort::TopKOptions{/*largest=*/false, /*sorted=*/false, /*rows=*/1024});
+  auto t = gpuk::sort::prepare_topk<float>(engine, max_n, 256);   // k fixed; any n <= max_n
+  t(d_x, d_values, d_indices, n, stream);
+}
+}  // namespace top_k
 
 namespace segments_and_channels {
 void example(const gpuk::Engine& engine, const float* d_x, const std::int64_t* d_off, gpuk::reduce::Best<float>* d_best,
@@ -70,7 +85,7 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   std::printf("holds %llu bytes\n", (unsigned long long)sorter.scratch_bytes());
   sorter(d_k, d_ko, d_v, d_vo, n, stream);    // any n <= max_n, on any stream; n = 0: nothing
 
-  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _sum
+  auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);   // prepare_max, _min, _argmin, _argminmax, _sum
   amax(d_x, d_best, n, stream);
   gpuk::reduce::Best<float> b = amax(d_x, n, stream);               // waits
 
@@ -179,6 +194,22 @@ void example(int gpus, std::vector<gpuk::Engine>& engines, const float* d_x1, gp
   gpuk::reduce::argmax(engines[1], d_x1, d_best1, n, stream1);   // ... and device 1's Engine
 }
 }  // namespace several_gpus
+
+#include "gpuk/tuning.hpp"
+
+namespace tuning_from_cpp {
+void example(const gpuk::Engine& engine, const std::vector<float>& in, const std::vector<float>& expected) {
+  gpuk::TuneRequest request;
+  request.config = "family: kernel\nkernels: [scale2d]\nsizes: {nx: 1000, ny: 300}\n"
+                   "params: {block_size_x: [16, 32, 64], block_size_y: [1, 2, 4, 8]}\n";
+  request.inputs["in"] = gpuk::HostView::of(in.data(), in.size());        // over the config's data:
+  request.answers["out"] = gpuk::HostView::of(expected.data(), expected.size());  // nullopt: not compared
+  gpuk::TuneResults r = gpuk::tune_kernel(engine, request);
+  for (const gpuk::TunedVariant& v : r.results)             // params, time_ms, times_ms, metrics, ...
+    std::printf("%s %s %s\n", v.kernel.c_str(), gpuk::variant_status_name(v.status), v.reason.c_str());
+  if (r.best) std::printf("best: %.4f ms\n", r.results[*r.best].time_ms);
+}
+}  // namespace tuning_from_cpp
 
 namespace pinning_the_variant {
 void example() {

@@ -53,7 +53,13 @@ extern "C" {
 // How many kernel launches this driver has been asked for (the tests read it through dlsym).
 std::uint64_t gpuk_fake_driver_launches() { return g_launches.load(); }
 
-CUresult CUDAAPI cuInit(unsigned) { return CUDA_SUCCESS; }
+// As the real driver: a context call before cuInit says CUDA_ERROR_NOT_INITIALIZED (the library's
+// tuning call asks so whether this process started CUDA).
+std::atomic<bool> g_init{false};
+CUresult CUDAAPI cuInit(unsigned) {
+  g_init = true;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuGetErrorName(CUresult, const char** s) { *s = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuGetErrorString(CUresult, const char** s) { *s = "not supported by the fake driver"; return CUDA_SUCCESS; }
@@ -72,7 +78,11 @@ CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice) { *bytes = std::size_
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { *c = fake_context(); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) { t_current = c; return CUDA_SUCCESS; }
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext* c) { *c = t_current; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* c) {
+  if (!g_init) return CUDA_ERROR_NOT_INITIALIZED;
+  *c = t_current;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuCtxSynchronize() { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemGetInfo(size_t* free, size_t* total) {
   *free = *total = std::size_t{80} << 30;

@@ -12,6 +12,7 @@
 #include "gpuk/search_ops.hpp"
 #include "gpuk/sort.hpp"
 #include "gpuk/sort_ops.hpp"
+#include "gpuk/tuning.hpp"
 
 static_assert(__cplusplus == 201703L, "this file checks the public headers as C++17");
 
@@ -25,6 +26,11 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
                  gpuk::reduce::Best<float>* d_best, double* d_sum, int* d_values, int* d_values_out, std::uint64_t n,
                  cudaStream_t stream) {
   scale<<<1, 32, 0, stream>>>(d_x, static_cast<int>(n));
+  gpuk::TuneRequest tune;  // a tuning call as an application writes one (gpuk/tuning.hpp)
+  const float host[4] = {1, 2, 3, 4};
+  tune.inputs["in"] = gpuk::HostView::of(host, 4);
+  tune.answers["out"] = std::nullopt;
+  (void)gpuk::variant_status_name(gpuk::VariantStatus::does_not_fit);
   gpuk::reduce::argmax(engine, d_x, d_best, n, stream);
   gpuk::reduce::sum(engine, d_x, d_sum, n, stream);
   const gpuk::reduce::Best<float> top = gpuk::reduce::max(engine, d_x, n, stream);
@@ -39,6 +45,15 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
   sorter(d_x, d_y, d_values, d_values_out, n, stream);
   auto amax = gpuk::reduce::prepare_argmax<float>(engine, n);
   amax(d_x, d_best, n, stream);
+  // argminmax: both answers from one pass, into device memory or to the host; its handle.
+  auto* d_pair = reinterpret_cast<gpuk::reduce::MinMax<float>*>(d_best);
+  gpuk::reduce::argminmax(engine, d_x, d_pair, n, stream);
+  const gpuk::reduce::MinMax<float> both = gpuk::reduce::argminmax(engine, d_x, n, stream);
+  (void)both;
+  auto pair = gpuk::reduce::prepare_argminmax<float>(engine, n);
+  pair(d_x, d_pair, n, stream);
+  const gpuk::reduce::MinMax<float> again = pair(d_x, n, stream);
+  (void)again;
   auto finder = gpuk::search::prepare_find<std::uint32_t>(engine, n);
   (void)finder(d_u, n, 42, stream);
 

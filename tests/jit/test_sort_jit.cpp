@@ -1,5 +1,6 @@
 // Every allowed value of every parameter of every sort kernel file compiles with NVRTC for sm_90
-// (uint32 keys with uint32 values, the other parameters at their defaults): no GPU needed.
+// (uint32 keys with uint32 values, or top-k's int64 indices; the other parameters at their
+// defaults): no GPU needed.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -19,10 +20,12 @@ TEST_CASE("every allowed value of every sort parameter compiles (uint32 pairs, o
   const Jit jit(options, nullptr);
   const auto files = kernels.family("sort");
   REQUIRE(files.size() >= 4);
-  const std::vector<std::string> leading = {
-      "gpuk::Sort<unsigned int, unsigned int, false, gpuk::SortKind::Pairs>"};
   for (const auto& file : files) {
     CAPTURE(file->path.string());
+    // topk_radix.cu: uint32 keys with their int64 indices.
+    const std::vector<std::string> leading = {
+        file->supports("topk") ? "gpuk::Sort<unsigned int, long long, false, gpuk::SortKind::TopK>"
+                               : "gpuk::Sort<unsigned int, unsigned int, false, gpuk::SortKind::Pairs>"};
     std::vector<std::string> names;
     for (const auto& p : file->params) {
       for (const auto value : p.values) {

@@ -26,7 +26,7 @@ const reduce::Reducer& reducer() {
 TEST_CASE("the reduce plugin loads from the plugin directory and describes itself") {
   CHECK(plugins().errors().empty());
   const FamilyPlugin& reduce = plugins().get("reduce");
-  CHECK(reduce.operations() == std::vector<std::string>{"max", "min", "sum", "argmax", "argmin"});
+  CHECK(reduce.operations() == std::vector<std::string>{"max", "min", "sum", "argmax", "argmin", "argminmax"});
   CHECK(reduce.default_kernel() == "onepass");
   std::vector<std::string> options;
   for (const auto& o : reduce.options()) options.push_back(o.name);
@@ -96,7 +96,7 @@ TEST_CASE("the plugin spells the reduce policy for every operation, dtype and ab
   const KernelLibrary library({test::kernels_dir()});
   const auto file = library.find("reduce", "onepass");
   const auto sets = plugins().get("reduce").all_template_args(*file);
-  CHECK(sets.size() == 5 * file->dtypes.size() * 2);
+  CHECK(sets.size() == 6 * file->dtypes.size() * 2);  // argminmax too
   CHECK(std::find(sets.begin(), sets.end(),
                   std::vector<std::string>{"gpuk::Reduce<float, gpuk::ReduceOp::ArgMax, true>"}) != sets.end());
 }

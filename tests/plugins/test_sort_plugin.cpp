@@ -54,10 +54,10 @@ const std::string kU32Keys = "gpuk::Sort<unsigned int, gpuk::NoValue, false, gpu
 
 TEST_CASE("the sort plugin loads and describes itself") {
   const FamilyPlugin& sort = plugins().get("sort");
-  CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort"});
+  CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort", "topk"});
   CHECK(sort.default_kernel() == "radix");
   CHECK(sort.dtypes().size() == 6);
-  REQUIRE(sort.options().size() == 5);
+  REQUIRE(sort.options().size() == 8);  // order, values, begin_bit, end_bit, float_order; topk's k, rows, sorted
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");

@@ -26,6 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+if __name__ == "__main__" and sys.argv[1:2] in (["-h"], ["--help"]):
+    print("usage:" + __doc__.split("\n\n", 1)[1].split("\n\n", 1)[0].rstrip() + "\n\n" + __doc__.split("\n\n", 2)[2])
+    sys.exit(0)  # before NumPy and gpuk are imported: --help needs neither
+
 import numpy as np
 
 from gpuk import kernel_tuner as gk  # no CUDA starts on import: the parent process may fork gpuk's workers

@@ -190,6 +190,9 @@ DeviceDescription Engine::device() const {
 const PluginRegistry& EngineInternals::plugins(const Engine& engine) { return engine.state_->plugins; }
 const KernelLibrary& EngineInternals::kernels(const Engine& engine) { return engine.state_->kernels; }
 const DeviceInfo& EngineInternals::device(const Engine& engine) { return engine.state_->device().info(); }
+Device& EngineInternals::open_device(const Engine& engine) { return engine.state_->device(); }
+const Runtime& EngineInternals::runtime(const Engine& engine) { return engine.state_->runtime; }
+const EngineOptions& EngineInternals::options(const Engine& engine) { return engine.state_->options; }
 
 Operation Engine::prepare(const OperationSpec& spec) const {
   State& engine = *state_;

@@ -6,6 +6,7 @@
 #include "gpuk/gpuk.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
+#include "run/runtime.hpp"
 
 namespace gpuk {
 
@@ -13,6 +14,9 @@ struct EngineInternals {
   static const PluginRegistry& plugins(const Engine& engine);
   static const KernelLibrary& kernels(const Engine& engine);
   static const DeviceInfo& device(const Engine& engine);  // opens the GPU if it is not open yet
+  static Device& open_device(const Engine& engine);        // the same, and its context current
+  static const Runtime& runtime(const Engine& engine);
+  static const EngineOptions& options(const Engine& engine);
 };
 
 }  // namespace gpuk

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,13 @@ namespace gpuk {
 
 class PluginRegistry;
 class KernelLibrary;
+
+// A caller's own check of a declared kernel's outputs (the library's tuning call, gpuk/tuning.hpp),
+// in place of the element-wise comparison: the expected outputs (the given answers, or the
+// reference's) and the outputs just downloaded, by argument name. Returns whether they pass; the
+// message says why not (or what passed).
+using OutputCheck = std::function<bool(const std::map<std::string, const HostArray*>& expected,
+                                       const std::map<std::string, const HostArray*>& got, std::string& message)>;
 
 struct RunSpec {
   std::filesystem::path path;  // the config file
@@ -56,6 +64,11 @@ struct RunSpec {
   std::map<std::string, std::filesystem::path> expected;  // reference: npy: {output: file}
   std::map<std::string, CompareRule> compare;
   std::string baseline_kernel;
+  // From memory instead of the config (the library's tuning call): input arrays by argument name
+  // (over `data:`), expected outputs by name (over `reference:`), and a check of the outputs in
+  // place of `compare:` (run/output_check.hpp).
+  std::map<std::string, std::shared_ptr<const HostArray>> input_arrays, expected_arrays;
+  OutputCheck output_check;
 
   bool option_bool(const std::string& name) const;
   const std::string& option(const std::string& name) const;
@@ -113,6 +126,9 @@ struct TuneSpec {
   // sweeps the metadata's allowed values.
   std::map<std::string, std::vector<std::int64_t>> params;
   std::vector<TuneConstraint> constraints;  // extra constraints between parameters
+  // `points:` the only points allowed (each a mapping of every parameter of a kernel being
+  // tuned), still filtered by the constraints; empty: every point of the value lists.
+  std::vector<std::map<std::string, std::int64_t>> points;
   TuneStrategy strategy = TuneStrategy::exhaustive;
   std::optional<int> budget_evaluations;
   std::optional<double> budget_seconds;

@@ -143,6 +143,22 @@ void space_of(const yaml::Source& src, const YAML::Node& root, const std::vector
       t.params[name] = value_list(src, item.second, "parameter " + name);
     }
   }
+  if (const auto points = root["points"]; points && !points.IsNull()) {
+    if (!points.IsSequence()) src.fail(points, "points must be a list of mappings NAME: value (the points allowed)");
+    for (const auto& item : points) {
+      if (!item.IsMap()) src.fail(item, "a point is a mapping of each parameter to its value");
+      std::map<std::string, std::int64_t> point;
+      for (const auto& kv : item) {
+        const std::string name = src.string(kv.first, "a parameter name");
+        bool found = false;
+        for (const auto& f : files) found = found || f->param(name);
+        if (!found) src.fail(kv.first, "a point names '" + name + "', which no kernel being tuned has as a parameter");
+        point[name] = src.integer(kv.second, "parameter " + name);
+      }
+      t.points.push_back(std::move(point));
+    }
+    if (t.points.empty()) src.fail(points, "points: lists no point (leave it out to sweep every point)");
+  }
   if (const auto constraints = root["constraints"]) {
     if (!constraints.IsSequence()) src.fail(constraints, "constraints must be a list of expressions");
     for (const auto& item : constraints) {

@@ -8,41 +8,22 @@
 
 namespace gpuk {
 
-namespace {
-
-std::string arrays_text(const Declaration& d) {
-  std::string out;
-  for (const DeclaredArg* a : d.arrays()) out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
-  return out;
-}
-
-}  // namespace
-
+// The reference or baseline kernel: the run's own road (prepare_run: variant_request, plan, fit,
+// ready_variant) with the run's problem and data, that kernel named instead of the run's.
 PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
                                  const std::map<std::string, std::int64_t>& params, const Runtime& runtime,
                                  Device& device) {
-  const FamilyPlugin& plugin = runtime.plugins().get(spec.family);
-  const Problem problem = problem_of(spec);
-  VariantRequest request;
-  request.mode = VariantRequest::Mode::named;
-  request.kernel = kernel;
-  request.params = params;
-  PreparedRun p;
-  p.planned = plan_variant(problem, request, plugin, runtime.kernels(), device.info(), TuningSources{});
-  const Declaration* theirs = p.planned.choice.file->declaration.get();
+  const Declaration* theirs = runtime.kernels().find(spec.family, kernel)->declaration.get();
   const Declaration& ours = *spec.declared->declaration;
-  bool same = theirs && theirs->arrays().size() == ours.arrays().size();
-  for (std::size_t i = 0; same && i < ours.arrays().size(); ++i) {
-    const DeclaredArg& a = *ours.arrays()[i];
-    const DeclaredArg& b = *theirs->arrays()[i];
-    same = a.name == b.name && a.dtype == b.dtype && a.length.text() == b.length.text();
-  }
-  if (!same)
+  if (!theirs || !ours.same_arrays(*theirs))
     throw ConfigError(spec.path.string() + ": kernel " + kernel + " takes the arrays " +
-                      (theirs ? arrays_text(*theirs) : std::string("(none declared)")) + ", but " + spec.kernel +
-                      " takes " + arrays_text(ours) + "; a reference or baseline kernel takes the same arrays");
-  p.ready = ready_variant(p.planned, runtime.jit(device.info().arch()), device.info());
-  return p;
+                      (theirs ? theirs->arrays_text() : std::string("(none declared)")) + ", but " + spec.kernel +
+                      " takes " + ours.arrays_text() + "; a reference or baseline kernel takes the same arrays");
+  RunSpec other = spec;
+  other.kernel = kernel;
+  other.params = params;
+  other.pick = RunSpec::Pick::named;
+  return prepare_run(other, runtime.plugins().get(spec.family), TuningSources{}, runtime, device);
 }
 
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
@@ -91,7 +72,7 @@ std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec
   std::map<std::string, double> values = {{"seconds", median_ms * 1e-3}};
   for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
   for (const auto& [name, v] : variant.params()) values[name] = static_cast<double>(v);
-  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, eval_metric(m.expression, values));
+  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, m.expression.eval(values));
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "run/host_side.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "gpuk/error.hpp"
 #include "kernel/declaration.hpp"
 #include "plugin/plugin.hpp"
+#include "run/output_check.hpp"
 
 namespace gpuk {
 
@@ -24,6 +26,12 @@ HostArray run_input(const RunSpec& spec) {
 
 namespace {
 
+HostArray copy_of(const HostArray& a) {
+  HostArray out(a.dtype(), a.size());
+  if (a.bytes() > 0) std::memcpy(out.data(), a.data(), a.bytes());
+  return out;
+}
+
 // A declared kernel's data: each input array generated (or read) on its own, and the expected
 // outputs of a .npy reference; the view's own array is empty.
 InputView declared_input(const RunSpec& spec, std::string* pin_note) {
@@ -32,17 +40,25 @@ InputView declared_input(const RunSpec& spec, std::string* pin_note) {
     const auto data = spec.arg_data.find(a->name);
     if (data == spec.arg_data.end()) continue;  // an output
     const auto length = static_cast<std::uint64_t>(eval_sizes(a->length, spec.sizes));
-    HostArray array = data->second.file ? load_file(data->second) : generate(data->second, a->dtype, length);
+    const auto given = spec.input_arrays.find(a->name);
+    HostArray array = given != spec.input_arrays.end() ? copy_of(*given->second)
+                      : data->second.file              ? load_file(data->second)
+                                                       : generate(data->second, a->dtype, length);
     if (array.dtype() != a->dtype || array.size() != length)
       throw ConfigError(spec.path.string() + ": the data of " + a->name + " holds " + std::to_string(array.size()) +
                         " " + std::string(dtype_name(array.dtype())) + " elements; it takes " + std::to_string(length) +
                         " " + std::string(dtype_name(a->dtype)));
-    const std::string note = array.pin();
-    if (pin_note && pin_note->empty()) *pin_note = note;
+    // Page-locked only where it is uploaded from (Bench: pin_note given); a sweep's parent, which
+    // forks its GPU workers, must not start CUDA.
+    if (pin_note) {
+      const std::string note = array.pin();
+      if (pin_note->empty()) *pin_note = note;
+    }
     view.arrays[a->name] = std::make_shared<const HostArray>(std::move(array));
   }
   for (const auto& [name, file] : spec.expected)
     view.expected[name] = std::make_shared<const HostArray>(read_npy(file));
+  for (const auto& [name, array] : spec.expected_arrays) view.expected[name] = array;
   return view;
 }
 
@@ -52,6 +68,7 @@ std::unique_ptr<Workload> make_run_workload(const RunSpec& spec, const FamilyPlu
   if (spec.declared) {
     const InputView view = declared_input(spec, pin_note);
     try {
+      if (spec.output_check) return checked_by(spec, plugin.make_workload(problem_of(spec), view));
       return plugin.make_workload(problem_of(spec), view);
     } catch (const ConfigError& e) {
       throw ConfigError(spec.path.string() + ": " + e.what());

@@ -1,7 +1,7 @@
 // `gpuk tune` after its command line (tune/tune_command.hpp): one sweep in a child process, a
-// fresh one after a variant takes the CUDA context down (tune/workers/isolate.hpp), a pooled sweep over
-// several GPUs (tune/workers/pool.hpp), a tuning matrix's cells or shard (tune/matrix/matrix.hpp), the
-// merge of shards; reports printed, written and saved.
+// fresh one after a variant takes the CUDA context down (tune/workers/isolate.hpp), a sweep over
+// several GPUs (tune/sweep_on_workers.hpp, the library's tuning call's road), a tuning matrix's
+// cells or shard (tune/matrix/matrix.hpp), the merge of shards; reports printed, written and saved.
 #include "tune/tune_command.hpp"
 
 #include <unistd.h>
@@ -29,6 +29,7 @@
 #include "tune/report/progress_bar.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune/sweep_on_gpu.hpp"
+#include "tune/sweep_on_workers.hpp"
 #include "tune/workers/isolate.hpp"
 #include "tune/workers/pool.hpp"
 #include "util/text.hpp"
@@ -47,6 +48,29 @@ RuntimeOptions runtime_options_of(const TuneCommand& a) {
   o.cache_dir = a.cache_dir;
   o.no_cache = !a.cache_dir;
   o.tuning_db = a.tuning_db_option;
+  return o;
+}
+
+// The prologue of each part of the command: the Runtime of the global options, and the CLI's
+// warnings about what did not load, said once per command (`warn`: not again in a fresh process).
+struct Loaded {
+  Runtime runtime;
+  const PluginRegistry& plugins;
+  const KernelLibrary& kernels;
+  Loaded(const TuneCommand& a, bool warn)
+      : runtime(runtime_options_of(a)), plugins(runtime.plugins()), kernels(runtime.kernels()) {
+    if (warn && a.warn_load) a.warn_load(plugins, kernels);
+  }
+};
+
+// One process's sweep options from the command line (a single sweep's, each matrix cell's).
+SweepOptions sweep_options_of(const TuneCommand& a) {
+  SweepOptions o;
+  o.threads = a.threads;
+  o.time_limit_s = a.time_limit;
+  o.journal_dir = a.journal_dir;
+  o.run_id = a.run_id;
+  o.fresh = a.fresh;
   return o;
 }
 
@@ -138,26 +162,17 @@ void print_widened(const Space& space) {
 // earlier processes') on, until the sweep ends (then the report) or a variant takes the CUDA
 // context down (then kGoOnExit: the journal has every point measured so far).
 int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::time_point wall_start) {
-  const fs::path db_path = a.tuning_db;
-  const Runtime runtime(runtime_options_of(a));
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
-  const TuneSpec t = tune_spec_of(a, plugins, kernels);
-  const Space space = Space::from_spec(t, kernels);
+  const Loaded loaded(a, restarts == 0);
+  const TuneSpec t = tune_spec_of(a, loaded.plugins, loaded.kernels);
+  const Space space = Space::from_spec(t, loaded.kernels);
   if (restarts == 0) print_widened(space);
 
   Device device(a.device);
-  SweepOptions options;
-  options.threads = a.threads;
-  options.time_limit_s = a.time_limit;
-  options.journal_dir = a.journal_dir;
-  options.run_id = a.run_id;
-  options.fresh = a.fresh;
+  SweepOptions options = sweep_options_of(a);
   ProgressBar bar;
   options.progress = [&](const Progress& p) { bar(p); };
   const auto sweep_start = std::chrono::steady_clock::now();
-  TuneReport report = sweep_on_gpu(t, space, {runtime}, device, options);
+  TuneReport report = sweep_on_gpu(t, space, {loaded.runtime}, device, options);
   report.times.start = std::chrono::duration<double>(sweep_start - wall_start).count();
   bar.finish();
   if (report.result.context_lost) {
@@ -168,106 +183,32 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   return finish_sweep(a, t, space, report, "", wall_start);
 }
 
-// `gpuk tune --devices`: one worker process per GPU measures the points (tune/workers/pool.hpp);
-// this process runs the strategy and never touches CUDA. GPUs of one model share one ranking;
-// each model gets its own report and database entry.
-int tune_pooled(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
-  // The GPUs are counted in a child process (CUDA's start: most of a second on a host of several
-  // GPUs) while this one loads the config and makes the input and the reference.
-  DeviceCounting counting;
-  int count = -1;
-  std::vector<int> ordinals;
-  std::vector<DeviceInfo> devices;  // what each GPU is, as the counting child asked the driver
-  const auto take_count = [&] {
-    std::string why;
-    count = counting.wait(&why, &devices);
-    if (count == 0) throw NoDeviceError(why);
-    ordinals = parse_device_list(a.devices, count);
-    if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-      std::cerr << "gpuk: note: --devices " << a.devices << " names a GPU more than once: its workers share it and "
-                << "disturb each other's timings (a test of the pool, not a way to tune)\n";
-  };
-  if (counting.answered()) take_count();  // no GPU (the answer comes at once): nothing is loaded
-  const Runtime runtime(runtime_options_of(a));
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  if (a.warn_load) a.warn_load(plugins, kernels);
-  const TuneSpec t = tune_spec_of(a, plugins, kernels);
-  if (t.objective != TuneObjective::time || t.energy)
-    throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
-  const Space space = Space::from_spec(t, kernels);
+// `gpuk tune --devices`: the sweep on worker processes, one per GPU (tune/sweep_on_workers.hpp,
+// the road of the library's tune_kernel); this process runs the strategy and prints, and never
+// touches CUDA. GPUs of one model share one ranking; each model gets its own report and database
+// entry.
+int tune_on_workers(const TuneCommand& a, std::chrono::steady_clock::time_point wall_start) {
+  const Loaded loaded(a, true);
+  const TuneSpec t = tune_spec_of(a, loaded.plugins, loaded.kernels);
+  const Space space = Space::from_spec(t, loaded.kernels);
   print_widened(space);
-  const RunContext context{runtime};
-  SweepOptions sweep;
-  sweep.time_limit_s = a.time_limit;
-  const WaveOptions wave = gpu_compile_wave(runtime, a.threads);
-  // The input and the CPU reference once for every worker, before the fork: each worker inherits
-  // them and only uploads (a worker restarted after a fault too).
-  if (count < 0 && counting.answered()) take_count();
-  HostSide host = make_host_side(t.run, plugins.get(t.run.family));
-  if (count < 0) take_count();
-  // With the wave the workers only load from the cache (two threads each); without one they
-  // compile side by side, the cores shared among them.
-  const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(ordinals.size()));
-  sweep.threads = wave.compiler ? 2 : a.threads > 0 ? a.threads : share;
-  WorkerPool pool(
-      space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave,
-      plan_gpu_workers(t, plugins, devices, ordinals));
-  const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  const auto groups = pool.group_by_model();
-  if (groups.size() > 1) {
-    std::cerr << "gpuk: note: these GPUs are of " << groups.size() << " models; each model is swept and ranked on "
-              << "its own GPUs:";
-    for (const auto& group : groups) {
-      std::cerr << " " << pool.workers()[group.front()].device.name << " (GPU";
-      for (std::size_t w : group) std::cerr << " " << pool.workers()[w].ordinal;
-      std::cerr << ")";
-    }
-    std::cerr << "\n";
-  }
+  ProgressBar bar;
+  const SweepOptions sweep = sweep_options_of(a);
+  WorkerSweepOptions how;
+  how.devices = a.devices;
+  how.threads = sweep.threads;
+  how.time_limit_s = sweep.time_limit_s;
+  how.journal_dir = sweep.journal_dir;
+  how.run_id = sweep.run_id;
+  how.fresh = sweep.fresh;
+  how.progress = [&](const Progress& p) { bar(p); };
+  how.note = [](const std::string& note) { std::cerr << "gpuk: note: " << note << "\n"; };
+  std::vector<ModelSweep> sweeps = sweep_on_workers(loaded.runtime, t, space, how, wall_start);
+  bar.finish();
   int status = 0;
-  for (const auto& group : groups) {
-    ProgressBar bar;
-    TuneOptions options = tune_options(t, sweep);
-    options.progress = [&](const Progress& p) {
-      Progress shown = p;
-      shown.current = pool.progress_text() + (p.current.empty() ? "" : "  " + p.current);
-      bar(shown);
-    };
-    const WorkerInfo& first = pool.workers()[group.front()];
-    // The journal of this model's GPUs: a sweep cut short or run again goes on from it.
-    const auto journal =
-        attach_journal(a.journal_dir, a.run_id, a.fresh, t, first.device, first.flushed, space, options);
-    const auto measurer = pool.measurer(group);
-    TuneResult result = tune(space, *measurer, options);
-    // A leader that faulted in the recheck took its worker's context down: the worker was
-    // replaced; the sweep goes on from what it measured, without that leader.
-    for (int again = 0; result.context_lost && again < 100; ++again) {
-      options.prior = result.evaluations;
-      result = tune(space, *measurer, options);
-    }
-    bar.finish();
-    TuneReport report = make_tune_report(t, options, std::move(result), first.device, first.bytes_moved,
-                                         first.flushed, pool.compile_stats());
-    for (std::size_t w : group) {
-      const WorkerInfo& info = pool.workers()[w];
-      report.devices.push_back("GPU " + std::to_string(info.ordinal) +
-                               (info.restarts ? " (" + std::to_string(info.restarts) + " fresh process" +
-                                                    (info.restarts == 1 ? "" : "es") + " after faults)"
-                                              : ""));
-    }
-    if (journal) report.journal = journal->path().string();
-    // The parent's input and reference, then the workers' processes, devices and uploads.
-    report.times.data = host.data_seconds;
-    report.times.reference = host.reference_seconds;
-    report.times.start = std::max(0.0, pool_start - host.data_seconds - host.reference_seconds);
-    for (const auto& note : pool.notes()) report.notes.push_back(note);
-    const auto worker_times = pool.worker_times();
-    for (std::size_t w : group)
-      report.worker_times.emplace_back("GPU " + std::to_string(pool.workers()[w].ordinal), worker_times[w]);
-    const std::string suffix = groups.size() > 1 ? "-gpu" + std::to_string(first.ordinal) : "";
-    status = std::max(status, finish_sweep(a, t, space, report, suffix, wall_start));
+  for (ModelSweep& m : sweeps) {
+    const std::string suffix = sweeps.size() > 1 ? "-gpu" + std::to_string(m.first_ordinal) : "";
+    status = std::max(status, finish_sweep(a, t, space, m.report, suffix, wall_start));
   }
   return status;
 }
@@ -282,10 +223,9 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
 // goes on with that cell from the journal.
 int tune_matrix_process(const TuneCommand& a, int restarts,
                         std::chrono::steady_clock::time_point wall_start) {
-  const Runtime runtime(runtime_options_of(a));
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  if (restarts == 0) if (a.warn_load) a.warn_load(plugins, kernels);
+  const Loaded loaded(a, restarts == 0);
+  const PluginRegistry& plugins = loaded.plugins;
+  const KernelLibrary& kernels = loaded.kernels;
   if (a.json || a.csv)
     throw ConfigError("a tuning matrix writes one report per cell under --out DIR (reports/); --json and --csv are "
                       "for a single sweep");
@@ -311,18 +251,13 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
   if (missing > 0) {
     const fs::path db_path = a.tuning_db;
     Device device(a.device);
-    const RunContext context{runtime};
+    const RunContext context{loaded.runtime};
     const CellSweep sweep = [&](const MatrixCell& cell) {
       const auto start = std::chrono::steady_clock::now();
       const Space space = Space::from_spec(cell.spec, kernels);
-      SweepOptions options;
-      options.threads = a.threads;
-      options.time_limit_s = a.time_limit;
-      options.baseline = true;
       // A cell whose sweep a fault cut short goes on from the journal in the next process.
-      options.journal_dir = a.journal_dir;
-      options.run_id = a.run_id;
-      options.fresh = a.fresh;
+      SweepOptions options = sweep_options_of(a);
+      options.baseline = true;
       ProgressBar bar;
       options.progress = [&](const Progress& p) { bar(p); };
       TuneReport report;
@@ -387,11 +322,9 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
 // `gpuk tune MATRIX --merge DIR...`: the shards' results directories into --out, then the tally
 // and --export as after a run. No GPU.
 int tune_merge(const TuneCommand& a) {
-  const Runtime runtime(runtime_options_of(a));
-  const PluginRegistry& plugins = runtime.plugins();
-  const KernelLibrary& kernels = runtime.kernels();
-  if (a.warn_load) a.warn_load(plugins, kernels);
-  TuneMatrix matrix = load_tune_matrix(*a.config, plugins, kernels);
+  const Loaded loaded(a, true);
+  const KernelLibrary& kernels = loaded.kernels;
+  TuneMatrix matrix = load_tune_matrix(*a.config, loaded.plugins, kernels);
   for (auto& cell : matrix.cells) apply_tune_args(cell.spec, a);  // the fingerprints the shards ran with
   const MatrixResults results(matrix_out(a));
   const MergeSummary m = merge_matrix_results(matrix, a.merge, results);
@@ -473,10 +406,11 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
 
 }  // namespace
 
-// `gpuk tune`: the sweep runs in a child process, forked before this one touches CUDA. A
-// variant that faults or hangs leaves the child's CUDA context unusable for good; the child then
-// writes what it measured and exits with kGoOnExit, and a fresh child goes on with the sweep from
-// there (the faulted variant recorded, never measured again).
+// `gpuk tune`: a sweep or a matrix's cells in a child process (a sweep over several GPUs on worker
+// processes: tune_on_workers), forked before this one touches CUDA. A variant that faults or hangs leaves its
+// process's CUDA context unusable for good; the process then writes what it measured and exits
+// with kGoOnExit, and a fresh one goes on from there (the faulted variant recorded, never
+// measured again).
 int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (!a.config) {
@@ -515,8 +449,10 @@ int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
   }
   if (!a.devices.empty()) {
     if (matrix) throw ConfigError(a.config->string() + ": --devices sweeps one tune config, not a tuning matrix");
-    return tune_pooled(args, wall_start);
+    return tune_on_workers(args, wall_start);
   }
+  // One GPU: the whole sweep in a child process per CUDA context (tune_sweep), where the device's
+  // memory is checked before any data is made, energy is measured and a `baseline:` kernel timed.
   return run_isolated([&](int restarts) {
     return guard([&] {
       return matrix ? tune_matrix_process(args, restarts, wall_start) : tune_sweep(args, restarts, wall_start);

@@ -7,7 +7,7 @@
 //   __global__ void entry(const typename R::T* in, gpuk::i64 n, typename R::Acc* out,
 //                         typename R::Acc* partials, unsigned int* counter);
 //
-// `out` receives one Acc (poisoned by the host before every run); `partials` has room for the
+// `out` receives one Acc (ArgMinMax: a MinMax, the smallest candidate then the largest) (poisoned by the host before every run); `partials` has room for the
 // number of Acc slots the metadata's `scratch` expression asks for (uninitialised); `counter` is
 // zero when the first launch starts and must be zero again when the last launch ends.
 #pragma once
@@ -15,12 +15,18 @@
 
 namespace gpuk {
 
-enum class ReduceOp : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4 };
+enum class ReduceOp : int { Max = 0, Min = 1, Sum = 2, ArgMax = 3, ArgMin = 4, ArgMinMax = 5 };
 
 // A value and the index it came from. index == kNoIndex marks "no element yet".
 template <class V> struct Candidate {
   V value;
   i64 index;
+};
+
+// ArgMinMax's answer: what ArgMin and then what ArgMax return, 32 bytes for every V.
+template <class V> struct MinMax {
+  Candidate<V> min;
+  Candidate<V> max;
 };
 
 // Sums accumulate in 64 bits: float in double, integers in (unsigned) long long.
@@ -37,7 +43,13 @@ struct Reduce {
   static constexpr bool kAbs = ABS;
   static constexpr bool kSum = OP == ReduceOp::Sum;
   static constexpr bool kLargest = OP == ReduceOp::Max || OP == ReduceOp::ArgMax;
-  using Acc = typename Select<kSum, typename SumAccumulator<V>::type, Candidate<V>>::type;
+  // ArgMinMax folds every element into an ArgMin and an ArgMax candidate: the pair is by
+  // construction what the two operations return apart (ties, NaN, -0.0 included).
+  static constexpr bool kPair = OP == ReduceOp::ArgMinMax;
+  using Smallest = Reduce<T_, ReduceOp::ArgMin, ABS>;
+  using Largest = Reduce<T_, ReduceOp::ArgMax, ABS>;
+  using Acc = typename Select<kSum, typename SumAccumulator<V>::type,
+                              typename Select<kPair, MinMax<V>, Candidate<V>>::type>::type;
 
   static __device__ __forceinline__ V value(T x) {
     if constexpr (ABS) return magnitude(x); else return x;
@@ -50,24 +62,30 @@ struct Reduce {
   }
 
   static __device__ __forceinline__ Acc identity() {
-    if constexpr (kSum) return Acc(0);
+    if constexpr (kPair) return Acc{Smallest::identity(), Largest::identity()};
+    else if constexpr (kSum) return Acc(0);
     else return Acc{V(0), kNoIndex};
   }
 
   // Fold element x at index i into a. Callers visit one thread's elements in increasing index
   // order, so a strict comparison keeps the lowest index among equal values.
   static __device__ __forceinline__ void accumulate(Acc& a, T x, i64 i) {
-    const V v = value(x);
-    if constexpr (kSum) {
-      a += static_cast<Acc>(v);
+    if constexpr (kPair) {
+      Smallest::accumulate(a.min, x, i);
+      Largest::accumulate(a.max, x, i);
+    } else if constexpr (kSum) {
+      a += static_cast<Acc>(value(x));
     } else {
+      const V v = value(x);
       if (a.index == kNoIndex || better(v, a.value)) a = Acc{v, i};
     }
   }
 
   // Associative and commutative: ties and NaNs resolve to the lowest index, whatever the order.
   static __device__ __forceinline__ Acc combine(const Acc& a, const Acc& b) {
-    if constexpr (kSum) {
+    if constexpr (kPair) {
+      return Acc{Smallest::combine(a.min, b.min), Largest::combine(a.max, b.max)};
+    } else if constexpr (kSum) {
       return a + b;
     } else {
       if (b.index == kNoIndex) return a;
@@ -79,7 +97,8 @@ struct Reduce {
   }
 
   static __device__ __forceinline__ Acc shuffle_xor(const Acc& a, int mask) {
-    if constexpr (kSum) return shfl_xor(a, mask);
+    if constexpr (kPair) return Acc{Smallest::shuffle_xor(a.min, mask), Largest::shuffle_xor(a.max, mask)};
+    else if constexpr (kSum) return shfl_xor(a, mask);
     else return Acc{shfl_xor(a.value, mask), shfl_xor(a.index, mask)};
   }
 
@@ -146,7 +165,7 @@ __device__ __forceinline__ unsigned ticket_acq_rel(unsigned* counter, unsigned l
 // 64-bit word, key above (lowest index first) below, so that a plain atomicMax picks the best
 // value and, among equal values, the lowest index. Zero is below every packed candidate.
 template <class R> struct PackedCandidate {
-  static constexpr bool kPossible = !R::kSum && sizeof(typename R::V) <= 4;
+  static constexpr bool kPossible = !R::kSum && !R::kPair && sizeof(typename R::V) <= 4;
   static __device__ __forceinline__ u64 pack(typename R::Acc a) {
     // order_key's 32-bit keys lie below 2^32 except a NaN's ~0, which the mask turns into the
     // largest 32-bit key: a NaN still beats every number.
@@ -203,6 +222,9 @@ __device__ __forceinline__ u64 warp_max_packed(u64 p) {
 template <class A> __device__ __forceinline__ A load_cg(const A* p) { return __ldcg(p); }
 template <class V> __device__ __forceinline__ Candidate<V> load_cg(const Candidate<V>* p) {
   return Candidate<V>{__ldcg(&p->value), __ldcg(&p->index)};
+}
+template <class V> __device__ __forceinline__ MinMax<V> load_cg(const MinMax<V>* p) {
+  return MinMax<V>{load_cg(&p->min), load_cg(&p->max)};
 }
 
 // Atomically adds to a sum accumulator (global or shared memory). CUDA has no signed 64-bit

@@ -85,12 +85,17 @@ __device__ __forceinline__ u64 warp_sum(u64 c) {
   return c;
 }
 
-// Offers each lane's match (kNoIndex for none) to state->best: one atomicMin per warp, only
-// when some lane has one. Call from all 32 lanes of the warp.
-__device__ __forceinline__ void commit_index(SearchState* state, i64 index) {
-  if (!__any_sync(0xffffffffu, index != kNoIndex)) return;
+// Offers each lane's match (kNoIndex for none) to state->best: at most one atomicMin per warp,
+// only when some lane has one and it is below the best already there (best only goes down, so
+// the atomic would change nothing: where every element matches, thousands of warps offering
+// at once serialised on the one address cost 20 us on an H200). Returns the warp's lowest match
+// (kNoIndex for none) in every lane. Call from all 32 lanes of the warp.
+__device__ __forceinline__ i64 commit_index(SearchState* state, i64 index) {
+  if (!__any_sync(0xffffffffu, index != kNoIndex)) return kNoIndex;
   index = warp_min(index);
-  if (threadIdx.x % 32 == 0) atomicMin(reinterpret_cast<u64*>(&state->best), static_cast<u64>(index));
+  if (threadIdx.x % 32 == 0 && index < poll_best(state))
+    atomicMin(reinterpret_cast<u64*>(&state->best), static_cast<u64>(index));
+  return index;
 }
 
 // Adds the warp's counts to state->count: one atomicAdd per warp, only when non-zero. Call from

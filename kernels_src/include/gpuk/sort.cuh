@@ -21,7 +21,8 @@ namespace gpuk {
 
 struct NoValue {};  // the value type of a keys-only sort
 
-enum class SortKind : int { Keys = 0, Pairs = 1, Index = 2 };
+// TopK: the first k of a stable sort (kernels_src/include/gpuk/topk.cuh); V is its int64 index.
+enum class SortKind : int { Keys = 0, Pairs = 1, Index = 2, TopK = 3 };
 
 // CUB's bit order (cub::Traits<K>::TwiddleIn): integers as KeyBits; floats with negatives' bits
 // all flipped and positives' sign bit flipped, NaNs included (a NaN with the sign bit set before

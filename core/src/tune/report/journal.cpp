@@ -61,6 +61,14 @@ fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string&
         << fs::last_write_time(*d.file, ec).time_since_epoch().count();
   }
   if (d.raw_dtype) key << " raw " << dtype_name(*d.raw_dtype);
+  // A declared kernel's data from memory (the library's tuning call): its bytes.
+  for (const auto& [name, a] : r.input_arrays)
+    key << "\ninput " << name << " " << dtype_name(a->dtype()) << " " << a->size() << " "
+        << content_hash({static_cast<const char*>(a->data()), a->bytes()});
+  for (const auto& [name, a] : r.expected_arrays)
+    key << "\nanswer " << name << " " << dtype_name(a->dtype()) << " " << a->size() << " "
+        << content_hash({static_cast<const char*>(a->data()), a->bytes()});
+  if (r.output_check) key << "\nverified by the caller's function";
   key << "\nwarmup " << r.warmup << "\nrepeats ";
   if (t.auto_repeats) key << "auto " << t.auto_bound << " " << t.auto_seconds;
   else key << r.repeats;

@@ -15,7 +15,7 @@ namespace gpuk {
 // A one-line progress bar on stderr, redrawn in place; only when stderr is a terminal.
 class ProgressBar {
  public:
-  ProgressBar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
+  explicit ProgressBar(bool wanted = true) : enabled_(wanted && ::isatty(STDERR_FILENO) != 0) {}
   ~ProgressBar() { finish(); }
   void operator()(const Progress& p) {
     if (!enabled_) return;

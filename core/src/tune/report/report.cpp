@@ -58,7 +58,9 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
   out << "  dtype " << r.dtype << "  n " << r.size << "\n";
   out << "  data     " << r.data.text() << "\n";
   out << "  device   " << r.gpu << " (" << r.arch << "), NVRTC " << r.nvrtc << "\n";
-  if (!r.devices.empty()) out << "  pooled   " << join(r.devices) << " (one worker process each)\n";
+  // One GPU's worker is said only when it was replaced after faults; several are always said.
+  if (r.devices.size() > 1 || (r.devices.size() == 1 && r.devices.front().find(" (") != std::string::npos))
+    out << "  pooled   " << join(r.devices) << " (one worker process each)\n";
   const std::size_t measured = res.evaluations.size() - res.count(Status::pruned);
   out << "  sweep    " << r.strategy << " (seed " << r.seed << "): " << measured << " variant"
       << (measured == 1 ? "" : "s") << " measured, " << res.count(Status::pruned) << " pruned, in "
@@ -113,7 +115,7 @@ void print_tune_report(std::ostream& out, const TuneReport& r, int show) {
           out << std::setw(12) << "-" << std::setw(7) << "-" << std::setw(8) << "-";
       }
       out << (e.rechecked ? "  rechecked" : "") << (e.reused ? "  reused" : "") << (tie ? "  tie" : "")
-          << (e.outcome.device >= 0 ? "  gpu" + std::to_string(e.outcome.device) : "") << "\n";
+          << (e.outcome.device >= 0 && r.devices.size() > 1 ? "  gpu" + std::to_string(e.outcome.device) : "") << "\n";
     }
     if (res.ranking.size() > static_cast<std::size_t>(show))
       out << "  ... " << res.ranking.size() - static_cast<std::size_t>(show) << " more (--json / --csv have all)\n";

@@ -80,7 +80,47 @@ Space Space::from_spec(const TuneSpec& spec, const KernelLibrary& kernels) {
     sf.file = copy;
     files.push_back(std::move(sf));
   }
-  return Space(std::move(files), spec.constraints);
+  Space space(std::move(files), spec.constraints);
+  if (!spec.points.empty()) {
+    // A point belongs to the kernel file whose parameters it names, every one of them.
+    std::set<Candidate> allowed;
+    for (const auto& point : spec.points) {
+      bool placed = false;
+      for (std::size_t f = 0; f < space.files_.size() && !placed; ++f) {
+        const auto& params = space.files_[f].file->params;
+        if (params.size() != point.size()) continue;
+        Candidate c;
+        c.file = f;
+        for (const auto& p : params) {
+          const auto it = point.find(p.name);
+          if (it == point.end()) break;
+          c.values.push_back(it->second);
+        }
+        if (c.values.size() != params.size()) continue;
+        placed = true;
+        allowed.insert(c);
+      }
+      if (!placed) {
+        std::string text;
+        for (const auto& [name, value] : point) text += (text.empty() ? "" : " ") + name + "=" + std::to_string(value);
+        throw ConfigError(spec.run.path.string() + ": the point {" + text +
+                          "} does not name every parameter of a kernel being tuned (and nothing else)");
+      }
+    }
+    space.allow_only(std::move(allowed));
+  }
+  return space;
+}
+
+void Space::allow_only(std::set<Candidate> points) {
+  for (const auto& c : points) {
+    const auto& lists = files_.at(c.file).values;
+    for (std::size_t i = 0; i < lists.size(); ++i)
+      if (std::find(lists[i].begin(), lists[i].end(), c.values.at(i)) == lists[i].end())
+        throw ConfigError("the point " + label(c) + " is not in the space: " + files_[c.file].file->params[i].name +
+                          "=" + std::to_string(c.values[i]) + " is not among the values swept");
+  }
+  allowed_ = std::move(points);
 }
 
 std::uint64_t Space::size() const { return offsets_.back(); }
@@ -154,6 +194,10 @@ std::optional<std::string> Space::prune(const Candidate& c, const std::vector<st
     return reason;
   };
   const KernelFile& file = *files_.at(c.file).file;
+  if (!allowed_.empty() && !allowed_.count(c)) {
+    if (why) *why = "not among the given points";
+    return label(c) + " is not among the given points";
+  }
   std::optional<Variant> v;
   try {
     v.emplace(variant(c, leading_args));

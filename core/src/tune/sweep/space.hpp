@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,15 @@ class Space {
  public:
   Space(std::vector<SpaceFile> files, std::vector<TuneConstraint> constraints);
   // The kernel files and value lists of a tune config: each file's metadata values, replaced by
-  // the config's list for every parameter the config names.
+  // the config's list for every parameter the config names; with `points:`, only those points.
   static Space from_spec(const TuneSpec& spec, const KernelLibrary& kernels);
 
   const std::vector<SpaceFile>& files() const { return files_; }
   const std::vector<TuneConstraint>& constraints() const { return constraints_; }
+  // Only these points run (a caller's explicit list, `points:`); the others are pruned. Empty:
+  // every point. Each must be a point of the space (ConfigError naming it otherwise).
+  void allow_only(std::set<Candidate> points);
+  const std::set<Candidate>& allowed() const { return allowed_; }
   std::uint64_t size() const;  // every point of every file, pruned ones included
   // Points are numbered file by file, the last parameter varying fastest.
   Candidate at(std::uint64_t index) const;
@@ -62,6 +67,7 @@ class Space {
  private:
   std::vector<SpaceFile> files_;
   std::vector<TuneConstraint> constraints_;
+  std::set<Candidate> allowed_;  // empty: every point
   std::vector<std::uint64_t> offsets_;  // first index of each file
 };
 

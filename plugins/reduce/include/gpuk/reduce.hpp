@@ -5,8 +5,8 @@
 //   gpuk::reduce::argmax(engine, d_in, d_best, n, stream);      // asynchronous, into device memory
 //   gpuk::reduce::Best<float> b = gpuk::reduce::argmax(engine, d_in, n, stream);  // waits
 //
-// max, min, sum, argmax, argmin; ties go to the lowest index; a NaN wins (README, "Reducer
-// semantics"). The typed calls reduce x itself; `abs: true` goes through OperationSpec.options.
+// max, min, sum, argmax, argmin, and argminmax (argmin's and argmax's answers from one pass over
+// the data); ties go to the lowest index; a NaN wins (README, "Reducer semantics"). The typed calls reduce x itself; `abs: true` goes through OperationSpec.options.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -35,6 +35,11 @@ template <class T> struct Best {
   T value;
   std::int64_t index;
 };
+// The device result of argminmax: what argmin returns, then what argmax returns (32 bytes).
+template <class T> struct MinMax {
+  Best<T> min;
+  Best<T> max;
+};
 // The device result of sum: float32 and float64 sum in double, integers in 64 bits.
 template <class T>
 using Sum = std::conditional_t<std::is_floating_point_v<T>, double,
@@ -53,10 +58,13 @@ template <class T> void launch(const Engine& e, Op op, const T* in, std::uint64_
   if (n == 0) return;  // nothing to reduce: nothing is launched, d_out is not written
   e.launch(spec<T>(op, n), {in, out}, s);
 }
+template <class R> struct IsMinMax : std::false_type {};
+template <class T> struct IsMinMax<MinMax<T>> : std::true_type {};
 // The answer of an empty input: no element, so index -1 (and a zero value; a zero sum).
 template <class R> R empty() {
   R r{};
-  if constexpr (!std::is_arithmetic_v<R>) r.index = -1;
+  if constexpr (IsMinMax<R>::value) r.min.index = r.max.index = -1;
+  else if constexpr (!std::is_arithmetic_v<R>) r.index = -1;
   return r;
 }
 template <class R> R from_bytes(const std::vector<std::byte>& bytes) {
@@ -124,6 +132,13 @@ template <class T> void sum(const Engine& e, const T* d_in, Sum<T>* d_out, std::
   detail::launch(e, Op::sum, d_in, n, d_out, stream);
 }
 
+// argmin and argmax in one pass: d_out->min is argmin's answer, d_out->max argmax's (the same ties
+// and NaN rules, so each equals what the single call returns).
+template <class T>
+void argminmax(const Engine& e, const T* d_in, MinMax<T>* d_out, std::uint64_t n, CUstream stream) {
+  detail::launch(e, Op::argminmax, d_in, n, d_out, stream);
+}
+
 // The same with n before d_out (the order of gpuk's first releases), kept.
 template <class T> void argmax(const Engine& e, const T* d_in, std::uint64_t n, Best<T>* d_out, CUstream stream) {
   detail::launch(e, Op::argmax, d_in, n, d_out, stream);
@@ -147,6 +162,9 @@ template <class T> Best<T> argmax(const Engine& e, const T* d_in, std::uint64_t 
 }
 template <class T> Best<T> argmin(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Best<T>>(e, Op::argmin, d_in, n, stream);
+}
+template <class T> MinMax<T> argminmax(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
+  return detail::read<MinMax<T>>(e, Op::argminmax, d_in, n, stream);
 }
 template <class T> Best<T> max(const Engine& e, const T* d_in, std::uint64_t n, CUstream stream) {
   return detail::read<Best<T>>(e, Op::max, d_in, n, stream);
@@ -281,7 +299,7 @@ std::vector<Sum<T>> per_channel_sum(const Engine& e, const T* d_in, std::uint64_
 
 // A prepared reduction: every size bucket of [1, max_n] chosen, compiled, loaded and given its
 // scratch when it is made (no call of it compiles or allocates), freed when it is destroyed.
-// Serves one stream at a time (any stream). R: Best<T>, or Sum<T> for sum. With Scratch::caller
+// Serves one stream at a time (any stream). R: Best<T>, MinMax<T> for argminmax, Sum<T> for sum. With Scratch::caller
 // it allocates no scratch: use_scratch() first (gpuk::PreparedHandle, docs/api.md).
 //
 //   auto amax = gpuk::reduce::prepare_argmax<float>(engine, max_n);
@@ -303,6 +321,10 @@ template <class T> Prepared<T, Best<T>> prepare_argmax(const Engine& e, std::uin
 }
 template <class T> Prepared<T, Best<T>> prepare_argmin(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
   return {e, Op::argmin, max_n, s};
+}
+template <class T>
+Prepared<T, MinMax<T>> prepare_argminmax(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  return {e, Op::argminmax, max_n, s};
 }
 template <class T> Prepared<T, Best<T>> prepare_max(const Engine& e, std::uint64_t max_n, Scratch s = Scratch::owned) {
   return {e, Op::max, max_n, s};

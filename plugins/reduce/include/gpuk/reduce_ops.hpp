@@ -10,7 +10,7 @@
 
 namespace gpuk::reduce {
 
-enum class Op { max, min, sum, argmax, argmin };
+enum class Op { max, min, sum, argmax, argmin, argminmax };
 
 struct OpInfo {
   Op op;
@@ -18,15 +18,19 @@ struct OpInfo {
   const char* device;  // the policy's enumerator in kernels_src/include/gpuk/reduce.cuh
   const char* cub;     // the library baseline's call (without abs)
   bool largest;        // the largest value wins (max, argmax)
-  bool index;          // the answer carries the index of the value (argmax, argmin)
+  bool index;          // the answer carries the index of the value (argmax, argmin, argminmax)
+  bool pair;           // the answer is two candidates, the smallest then the largest (argminmax)
 };
 
 inline constexpr OpInfo kOps[] = {
-    {Op::max, "max", "gpuk::ReduceOp::Max", "cub::DeviceReduce::Max", true, false},
-    {Op::min, "min", "gpuk::ReduceOp::Min", "cub::DeviceReduce::Min", false, false},
-    {Op::sum, "sum", "gpuk::ReduceOp::Sum", "cub::DeviceReduce::Sum", false, false},
-    {Op::argmax, "argmax", "gpuk::ReduceOp::ArgMax", "cub::DeviceReduce::ArgMax", true, true},
-    {Op::argmin, "argmin", "gpuk::ReduceOp::ArgMin", "cub::DeviceReduce::ArgMin", false, true},
+    {Op::max, "max", "gpuk::ReduceOp::Max", "cub::DeviceReduce::Max", true, false, false},
+    {Op::min, "min", "gpuk::ReduceOp::Min", "cub::DeviceReduce::Min", false, false, false},
+    {Op::sum, "sum", "gpuk::ReduceOp::Sum", "cub::DeviceReduce::Sum", false, false, false},
+    {Op::argmax, "argmax", "gpuk::ReduceOp::ArgMax", "cub::DeviceReduce::ArgMax", true, true, false},
+    {Op::argmin, "argmin", "gpuk::ReduceOp::ArgMin", "cub::DeviceReduce::ArgMin", false, true, false},
+    // One pass for both answers; CUB 3.5 has no ArgMinMax, so its baseline is ArgMin then ArgMax.
+    {Op::argminmax, "argminmax", "gpuk::ReduceOp::ArgMinMax", "cub::DeviceReduce::ArgMin + ArgMax", false, true,
+     true},
 };
 
 inline constexpr const OpInfo& info(Op op) { return table_entry(kOps, op); }

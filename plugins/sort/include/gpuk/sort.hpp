@@ -4,6 +4,7 @@
 //
 //   gpuk::sort::keys(engine, d_keys_in, d_keys_out, n, stream);                 // asynchronous
 //   gpuk::sort::pairs(engine, d_keys_in, d_keys_out, d_values_in, d_values_out, n, stream);
+//   gpuk::sort::topk(engine, d_keys, d_values, d_indices, n, k, stream);        // the k largest
 //
 // Every sort is stable, descending too. Floats sort in IEEE total order (-0.0 before +0.0) with
 // every NaN after +inf: last ascending, first descending, in input order; or, with
@@ -47,6 +48,19 @@ template <class V> constexpr const char* value_name() {
                 "gpuk: sort pairs carry trivially copyable 4- or 8-byte values");
   return sizeof(V) == 4 ? "uint32" : "uint64";
 }
+inline OperationSpec topk_spec(DType keys, std::uint64_t n, std::uint64_t k, const TopKOptions& o) {
+  OperationSpec s;
+  s.family = "sort";
+  s.operation = info(Op::topk).name;
+  s.dtype = keys;
+  s.n = n;
+  s.options["order"] = o.largest ? "descending" : "ascending";
+  if (k != 1) s.options["k"] = std::to_string(k);
+  if (o.rows != 1) s.options["rows"] = std::to_string(o.rows);
+  if (!o.sorted) s.options["sorted"] = "false";
+  if (o.floats == FloatOrder::cub && (keys == DType::float32 || keys == DType::float64)) s.options["float_order"] = "cub";
+  return s;
+}
 template <class I> void check_indices(std::uint64_t n) {
   static_assert(std::is_same_v<I, std::uint32_t> || std::is_same_v<I, std::uint64_t>,
                 "gpuk: argsort's indices are uint32 or uint64");
@@ -86,6 +100,19 @@ void argsort(const Engine& e, const K* d_keys_in, K* d_keys_out, I* d_indices, s
   if (n == 0) return;
   detail::check_indices<I>(n);
   e.launch(spec, {d_keys_in, d_keys_out, d_indices}, stream);
+}
+
+// Top-k: of each of options.rows rows of n / rows keys (row after row in d_keys), the first k keys
+// of the row's stable sort (largest: the k largest; ties by the lower index) into d_values and
+// their indices in the row into d_indices, rows * k of each. sorted (k <= kTopKSortedMax): in
+// the sort's order; else in input order. k = 0 or n = 0 launches nothing; k above a row's length
+// is a ConfigError.
+template <class K>
+void topk(const Engine& e, const K* d_keys, K* d_values, std::int64_t* d_indices, std::uint64_t n, std::uint64_t k,
+          CUstream stream, const TopKOptions& options = {}) {
+  const OperationSpec spec = detail::topk_spec(dtype_of<K>(), n, k, options);
+  if (n == 0 || k == 0) return;
+  e.launch(spec, {d_keys, d_values, d_indices}, stream);
 }
 
 // Prepared sorts: every size bucket of [1, max_n] chosen, compiled, loaded and given its scratch
@@ -131,6 +158,21 @@ template <class K> class PreparedArgsort : public PreparedHandle {
   }
 };
 
+// Prepared top-k: k and the options fixed, any n <= max_n that is a multiple of options.rows
+// (and at least k * rows).
+//
+//   auto t = gpuk::sort::prepare_topk<float>(engine, max_n, k);
+//   t(d_keys, d_values, d_indices, n, stream);
+template <class K> class PreparedTopK : public PreparedHandle {
+ public:
+  PreparedTopK(const Engine& e, std::uint64_t max_n, std::uint64_t k, const TopKOptions& options,
+               Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::topk_spec(dtype_of<K>(), max_n, k, options), scratch, options.rows) {}
+  void operator()(const K* d_keys, K* d_values, std::int64_t* d_indices, std::uint64_t n, CUstream stream) {
+    sizes_.launch({d_keys, d_values, d_indices}, n, stream);
+  }
+};
+
 template <class K>
 PreparedKeys<K> prepare_keys(const Engine& e, std::uint64_t max_n, const Options& options = {},
                              Scratch scratch = Scratch::owned) {
@@ -145,6 +187,12 @@ template <class K>
 PreparedArgsort<K> prepare_argsort(const Engine& e, std::uint64_t max_n, const Options& options = {},
                                    Scratch scratch = Scratch::owned) {
   return {e, max_n, options, scratch};
+}
+
+template <class K>
+PreparedTopK<K> prepare_topk(const Engine& e, std::uint64_t max_n, std::uint64_t k, const TopKOptions& options = {},
+                             Scratch scratch = Scratch::owned) {
+  return {e, max_n, k, options, scratch};
 }
 
 }  // namespace gpuk::sort

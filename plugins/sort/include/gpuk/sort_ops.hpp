@@ -3,13 +3,14 @@
 // policy's kind is named here as text ("gpuk::SortKind::Pairs"), so no integer has to match the
 // device header's. Plain C++17.
 #pragma once
+#include <cstdint>
 #include <string_view>
 
 #include "gpuk/op_table.hpp"
 
 namespace gpuk::sort {
 
-enum class Op { sort, sort_pairs, argsort };
+enum class Op { sort, sort_pairs, argsort, topk };
 enum class Order { ascending, descending };
 
 // How floats order (docs/api.md, "Sort orders"). total (the default): IEEE total order,
@@ -45,6 +46,21 @@ inline constexpr OpInfo kOps[] = {
     {Op::sort, "sort", "gpuk::SortKind::Keys", false, false},
     {Op::sort_pairs, "sort_pairs", "gpuk::SortKind::Pairs", true, true},
     {Op::argsort, "argsort", "gpuk::SortKind::Index", false, true},
+    {Op::topk, "topk", "gpuk::SortKind::TopK", false, true},
+};
+
+// Top-k (docs/api.md, "Top-k"): of each of `rows` rows of equal length, the first k keys of the
+// row's stable sort, with their indices in the row (int64): largest, the k largest keys (the
+// descending sort's first k), else the k smallest; ties by the lower index; floats in the order
+// of `floats` (total: every NaN above +inf, so the largest takes NaNs first). sorted: the k in
+// that order; else in input order. Sorted output takes k <= kTopKSortedMax (the k of a row are
+// sorted in one block's shared memory: kernels_src/sort/topk_radix.cu's topk_sort).
+inline constexpr std::uint64_t kTopKSortedMax = 4096;
+struct TopKOptions {
+  bool largest = true;
+  bool sorted = true;
+  std::uint64_t rows = 1;
+  FloatOrder floats = FloatOrder::total;
 };
 
 inline constexpr const OpInfo& info(Op op) { return table_entry(kOps, op); }

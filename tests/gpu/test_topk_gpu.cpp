@@ -1,0 +1,181 @@
+// The sort family's top-k on the GPU, through the library API on device buffers: every key dtype,
+// largest and smallest, sorted and in input order, one row and batches of rows, on the edge
+// shapes (k = 1, k = n, n not a multiple of anything, all-equal keys, NaN, +-0.0, negatives) and
+// on random keys of every bit, each answer checked element by element against the CPU reference
+// (Sorter::topk_on_cpu, the first k of the stable sort), the outputs poisoned before each call.
+// Also the kernel's extreme parameters (11-bit digits, one histogram, one item, few blocks).
+// Without a GPU this program prints why and exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "builtins.hpp"
+#include "device/device.hpp"
+#include "gpuk/gpuk.hpp"
+#include "gpuk/sort.hpp"
+#include "helpers.hpp"
+#include "sort/sorter.hpp"
+
+using namespace gpuk;
+
+namespace {
+
+// The device's primary context made current on this thread first (the tests' own streams and
+// buffers need it; the Engine makes it current only inside its calls), then the Engine.
+Engine& engine() {
+  static const Device device(0);
+  static Engine e;
+  return e;
+}
+
+const sort::Sorter& sorter() {
+  const auto* s = interface_of<sort::Sorter>(test::plugins().get("sort"));
+  REQUIRE(s != nullptr);
+  return *s;
+}
+
+enum class Data { random_bits, ties, all_equal };
+
+template <class K> std::vector<K> make_keys(std::size_t n, Data data, std::mt19937_64& rng) {
+  std::vector<K> v(n);
+  for (auto& x : v) {
+    const std::uint64_t r = rng();
+    if (data == Data::all_equal) {
+      x = K(3);
+    } else if (data == Data::random_bits) {
+      if constexpr (std::is_floating_point_v<K>) {
+        // Any finite pattern, either sign (no NaN: the ties data has them).
+        using B = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
+        B b = static_cast<B>(r);
+        std::memcpy(&x, &b, sizeof x);
+        if (!std::isfinite(x)) x = K(r % 1000) - K(500);
+      } else {
+        std::memcpy(&x, &r, sizeof x);
+      }
+    } else if constexpr (std::is_floating_point_v<K>) {
+      switch (r % 10) {
+        case 0: x = std::numeric_limits<K>::quiet_NaN(); break;
+        case 1: x = -std::numeric_limits<K>::quiet_NaN(); break;
+        case 2: x = K(0); break;
+        case 3: x = -K(0); break;
+        case 4: x = std::numeric_limits<K>::infinity() * ((r >> 8) % 2 ? 1 : -1); break;
+        default: x = static_cast<K>(static_cast<std::int64_t>((r >> 8) % 31) - 15);
+      }
+    } else {
+      x = static_cast<K>(static_cast<std::int64_t>((r >> 8) % 31) - 15);  // negatives for signed keys
+      if (r % 64 == 0) x = std::numeric_limits<K>::max();
+      if (r % 64 == 1) x = std::numeric_limits<K>::min();
+    }
+  }
+  return v;
+}
+
+struct Case {
+  std::size_t n;
+  std::uint64_t rows, k;
+  Data data;
+};
+
+const char* data_name(Data d) { return d == Data::random_bits ? "random bits" : d == Data::ties ? "ties" : "all equal"; }
+
+// One call on the device against the CPU; the failure's words, or "".
+template <class K>
+std::string run_case(const Case& c, bool largest, bool sorted, const std::map<std::string, std::int64_t>& params,
+                     std::mt19937_64& rng, const Stream& stream) {
+  const std::vector<K> keys = make_keys<K>(c.n, c.data, rng);
+  HostArray host(dtype_of<K>(), c.n);
+  std::memcpy(host.data(), keys.data(), c.n * sizeof(K));
+  const sort::TopKOptions o{largest, sorted, c.rows};
+  const auto want = sorter().topk_on_cpu(host, c.k, o);
+  const std::uint64_t out = c.rows * c.k;
+  DeviceBuffer d_keys(c.n * sizeof(K)), d_values(out * sizeof(K)), d_indices(out * 8);
+  d_keys.upload(keys.data(), c.n * sizeof(K), stream);
+  d_values.fill_bytes(0xA5, stream);
+  d_indices.fill_bytes(0xA5, stream);
+  if (params.empty()) {
+    sort::topk(engine(), reinterpret_cast<const K*>(d_keys.get()), reinterpret_cast<K*>(d_values.get()),
+               reinterpret_cast<std::int64_t*>(d_indices.get()), c.n, c.k, stream.get(), o);
+  } else {
+    OperationSpec spec = sort::detail::topk_spec(dtype_of<K>(), c.n, c.k, o);
+    spec.kernel = "topk_radix";
+    spec.params = params;
+    engine().launch(spec, {d_keys.get(), d_values.get(), d_indices.get()}, stream.get());
+  }
+  std::vector<K> values(out);
+  std::vector<std::int64_t> indices(out);
+  d_values.download(values.data(), out * sizeof(K), stream);
+  d_indices.download(indices.data(), out * 8, stream);
+  stream.synchronize();
+  const auto wv = want.values.as<K>();
+  const auto wi = want.indices.as<std::int64_t>();
+  std::uint64_t wrong = 0, first = 0;
+  for (std::uint64_t i = 0; i < out; ++i)
+    if (indices[i] != wi[i] || std::memcmp(&values[i], &wv[i], sizeof(K)) != 0)
+      if (wrong++ == 0) first = i;
+  if (wrong == 0) return "";
+  std::ostringstream s;
+  s << dtype_name(dtype_of<K>()) << " n " << c.n << " rows " << c.rows << " k " << c.k << " " << data_name(c.data)
+    << (largest ? " largest" : " smallest") << (sorted ? " sorted" : " unsorted")
+    << (params.empty() ? "" : " (extreme params)") << ": " << wrong << " of " << out << " wrong, the first at " << first
+    << " (index " << indices[first] << ", expected " << wi[first] << ")";
+  return s.str();
+}
+
+template <class K> void run_dtype(const std::vector<Case>& cases, const std::map<std::string, std::int64_t>& params) {
+  engine();  // first: the context the stream below needs
+  const Stream stream;
+  std::mt19937_64 rng(test::fresh_seed());
+  for (const Case& c : cases)
+    for (const bool largest : {true, false})
+      for (const bool sorted : {true, false}) {
+        if (sorted && c.k > sort::kTopKSortedMax) continue;
+        const std::string failure = run_case<K>(c, largest, sorted, params, rng, stream);
+        CHECK_MESSAGE(failure.empty(), failure);
+      }
+}
+
+// Rows of 2^18 keys or more take 11-bit digits (the family's choice), shorter ones 8-bit: each a
+// kernel of its own to compile, so the long rows run for some dtypes only (every program here
+// compiled once, then cached, keeps the program within a minute).
+std::vector<Case> edge_cases(bool long_rows) {
+  std::vector<Case> cases = {
+      {1, 1, 1, Data::ties},           {37, 1, 37, Data::ties},          {37, 1, 1, Data::all_equal},
+      {1000, 1, 1000, Data::all_equal}, {4097, 1, 8, Data::ties},         {65539, 1, 1, Data::random_bits},
+      {65539, 1, 4096, Data::ties},     {100003, 1, 100003, Data::random_bits},
+      {1024 * 4096, 1024, 32, Data::random_bits}, {16 * 65536, 16, 256, Data::ties},
+      {3 * 33335, 3, 1000, Data::all_equal},      {777 * 13, 777, 13, Data::ties}};
+  if (long_rows)
+    cases.insert(cases.end(), {{1000003, 1, 32, Data::random_bits}, {1000003, 1, 1024, Data::ties},
+                               {300007, 1, 5000, Data::random_bits}, {2 * 262147, 2, 4096, Data::ties}});
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("topk of 32-bit keys equals the CPU's first k of the stable sort on every edge shape") {
+  run_dtype<float>(edge_cases(true), {});
+  run_dtype<std::int32_t>(edge_cases(true), {});
+  run_dtype<std::uint32_t>(edge_cases(false), {});
+}
+
+TEST_CASE("topk of 64-bit keys equals the CPU's first k of the stable sort on every edge shape") {
+  run_dtype<double>(edge_cases(false), {});
+  run_dtype<std::int64_t>(edge_cases(true), {});
+  run_dtype<std::uint64_t>(edge_cases(false), {});
+}
+
+TEST_CASE("topk_radix's extreme parameters: 11-bit digits, one histogram, one item a thread, one wave") {
+  const std::map<std::string, std::int64_t> params = {
+      {"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"HISTS", 1}, {"WAVES", 1}, {"SORT_BLOCK", 256}};
+  const std::vector<Case> cases = {{1, 1, 1, Data::ties},
+                                   {4097, 1, 4097, Data::ties},
+                                   {1000003, 1, 77, Data::random_bits},
+                                   {256 * 1000, 256, 10, Data::ties}};
+  run_dtype<float>(cases, params);
+  const std::map<std::string, std::int64_t> wide = {
+      {"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 9}, {"HISTS", 8}, {"WAVES", 16}, {"SORT_BLOCK", 1024}};
+  run_dtype<std::uint32_t>(cases, wide);
+}
