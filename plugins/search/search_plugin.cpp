@@ -1,5 +1,6 @@
 // The Searcher family: find (the lowest index of a value), any (some index of it), count, and
-// find_if (the lowest index whose element meets a comparison with a value), in an unsorted array.
+// find_if (the lowest index whose element meets a comparison with a value), in an unsorted array;
+// lower_bound and upper_bound of many needles in a sorted array (bounds.cpp).
 // Kernel contract: docs/kernels/search.md and kernels_src/include/gpuk/search.cuh.
 #include <algorithm>
 #include <charconv>
@@ -12,6 +13,8 @@
 #include <type_traits>
 
 
+#include "bounds.hpp"
+#include "bounds_reference.hpp"
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
 #include "search_value.hpp"
@@ -45,6 +48,7 @@ Compare compare_of(const Problem& p) { return parse_compare(compare_name(p)); }
 // find_if names its comparison as the policy's third argument; find, any and count take the
 // policy's default (Eq), so their names and compiled code are what they were.
 std::string leading_arg(DType dtype, Mode mode, Compare compare) {
+  if (info(mode).bounds) return "gpuk::Bounds<" + std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device + ">";
   std::string args = std::string(dtype_cuda_name(dtype)) + ", " + info(mode).device;
   if (mode == Mode::find_if) args += std::string(", ") + info(compare).device;
   return "gpuk::Search<" + args + ">";
@@ -67,6 +71,9 @@ void check_options(const Problem& p) {
   const std::string& value_at = p.option("value_at");
   const std::string& value_index = p.option("value_index");
   const Compare compare = compare_of(p);
+  const bool bounds = info(parse_mode(p.operation)).bounds;
+  check_bounds_options(p, bounds);
+  if (bounds && value_at != "random") fail("value_at is not an option of " + p.operation);
   if (compare != Compare::eq && parse_mode(p.operation) != Mode::find_if)
     fail("compare: " + compare_name(p) + " is find_if's option; " + p.operation + " matches with == (eq)");
   if (value != kNone && value_index != kNone)
@@ -292,7 +299,8 @@ class SearchPlugin final : public Searcher {
   std::string name() const override { return "search"; }
   std::string description() const override {
     return "find (lowest index), any (some index) or count of a value in an unsorted array, or find_if: the lowest "
-           "index whose element meets a comparison with a value";
+           "index whose element meets a comparison with a value; lower_bound and upper_bound of many needles in a "
+           "sorted array";
   }
   std::vector<std::string> operations() const override { return table_names(kModes); }
   std::vector<DType> dtypes() const override { return kDtypes; }
@@ -308,9 +316,22 @@ class SearchPlugin final : public Searcher {
          "find_if's comparison x OP value: eq (==), ne (!=), lt (<), le (<=), gt (>), ge (>=); a comparison with NaN "
          "is false, but != is true. value_at: absent picks a value that no element meets it with",
          /*omitted_at_default=*/true},
+        {"needles", OptionSpec::Kind::choice, "unsorted", {"unsorted", "sorted"},
+         "lower_bound / upper_bound: the needles' order; sorted picks the kernel that reads each window of the "
+         "haystack once per tile of needles (a run sorts the needles it draws)",
+         /*omitted_at_default=*/true},
+        {"needle_count", OptionSpec::Kind::integer, "65536", {},
+         "lower_bound / upper_bound: how many needles (the most a prepared call takes; 0 allowed)",
+         /*omitted_at_default=*/true},
     };
   }
   std::string default_kernel() const override { return "fast"; }
+  // The bounds' kernels: bounds (any needles) or bounds_window (needles: sorted).
+  std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
+    if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
+    if (sorted_needles(problem)) return KernelChoice{"bounds_window", {}, "for needles: sorted"};
+    return KernelChoice{"bounds", {}, "for lower_bound / upper_bound"};
+  }
 
   void check(const Problem& problem) const override { check_options(problem); }
 
@@ -324,7 +345,8 @@ class SearchPlugin final : public Searcher {
       if (!file.supports(m.name)) continue;
       for (DType dtype : file.dtypes) {
         if (std::find(kDtypes.begin(), kDtypes.end(), dtype) == kDtypes.end()) continue;
-        if (m.op != Mode::find_if) out.push_back({leading_arg(dtype, m.op, Compare::eq)});
+        if (m.bounds) out.push_back({leading_arg(dtype, m.op, Compare::eq)});
+        else if (m.op != Mode::find_if) out.push_back({leading_arg(dtype, m.op, Compare::eq)});
         else
           for (const CompareInfo& c : kCompares) out.push_back({leading_arg(dtype, m.op, c.op)});
       }
@@ -333,11 +355,16 @@ class SearchPlugin final : public Searcher {
   }
 
   std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
+    if (info(parse_mode(problem.operation)).bounds) return make_bounds_launcher(problem);
     return std::make_unique<SearchLauncher>(problem);
   }
 
   std::unique_ptr<Workload> make_workload(const Problem& problem, InputView input) const override {
     const Mode mode = parse_mode(problem.operation);
+    if (info(mode).bounds) {
+      check_options(problem);
+      return make_bounds_workload(problem, input);
+    }
     const Value value = target(problem, input);
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
@@ -370,8 +397,20 @@ class SearchPlugin final : public Searcher {
     });
   }
 
+  void bounds_on_cpu(const HostArray& haystack, const HostArray& needles, bool upper, std::int64_t* out) const override {
+    if (needles.dtype() != haystack.dtype())
+      throw Error("bounds_on_cpu: " + std::string(dtype_name(needles.dtype())) + " needles in " +
+                  std::string(dtype_name(haystack.dtype())) + " keys");
+    visit_dtype(haystack.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if (!is_ordered<T>(haystack.as<T>())) throw Error("bounds_on_cpu: the keys are not sorted (NaN last, -0.0 before 0.0)");
+      bounds_range<T>(haystack.as<T>(), needles.as<T>(), upper, out, cpu_threads());
+    });
+  }
+
   Value target(const Problem& problem, const InputView& input) const override {
     check_options(problem);
+    if (info(parse_mode(problem.operation)).bounds) fail(problem.operation + " has needles, not one value");
     if (input.dtype() != problem.dtype || input.size() != problem.n)
       fail("the data does not match the config's dtype and size");
     return visit_dtype(input.dtype(), [&](auto zero) {

@@ -21,6 +21,9 @@ class Searcher : public FamilyPlugin {
   virtual std::int64_t search_on_cpu(const HostArray& input, const Value& value, Mode mode) const = 0;
   // find_if: the lowest index i with `input[i] OP value` as C++ compares, or -1.
   virtual std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare) const = 0;
+  // lower_bound (upper: upper_bound) of each needle in `haystack` (sorted: NaN last, -0.0 before
+  // +0.0, else Error) into out[0, needles.size()): std::lower_bound / std::upper_bound in that order.
+  virtual void bounds_on_cpu(const HostArray& haystack, const HostArray& needles, bool upper, std::int64_t* out) const = 0;
   // The value a run searches for, from the problem's options: `value`, or the element that
   // `value_at` / `value_index` picks in `input` (a random position is drawn from its seed), or
   // one that is not in `input` (value_at: absent). Throws ConfigError (the runner adds the

@@ -4,10 +4,12 @@
 #include <cuda_runtime.h>
 #include <thrust/count.h>
 #include <thrust/execution_policy.h>
+#include <thrust/binary_search.h>
 #include <thrust/find.h>
 
 #include <cstring>
 #include <exception>
+
 
 namespace gpuk::search {
 namespace {
@@ -107,6 +109,64 @@ ThrustRun run_thrust_search(DType dtype, Mode op, const void* value, std::uint64
   } catch (...) {
     run.error = "run_thrust_search: unknown exception";
   }
+  if (!run.error.empty()) run.kernel_ms.clear();
+  return run;
+}
+
+ThrustRun run_thrust_bounds(DType dtype, bool upper, std::uint64_t d_hay, std::int64_t n, std::uint64_t d_needles,
+                            std::int64_t m, std::int64_t* host_out, int warmup, int repeats, void* stream) {
+  ThrustRun run;
+  run.library = "CCCL " + std::to_string(CCCL_MAJOR_VERSION) + "." + std::to_string(CCCL_MINOR_VERSION) + "." +
+                std::to_string(CCCL_PATCH_VERSION);
+  std::int64_t* d_out = nullptr;
+  try {
+    if (n < 1 || m < 0) {
+      run.error = "run_thrust_bounds: " + std::to_string(n) + " keys, " + std::to_string(m) + " needles";
+      return run;
+    }
+    warmup = warmup < 0 ? 0 : warmup;
+    repeats = repeats < 0 ? 0 : repeats;
+    if (warmup == 0 && repeats == 0) warmup = 1;
+    (void)cudaGetLastError();
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    check(cudaMalloc(&d_out, static_cast<size_t>(m > 0 ? m : 1) * 8), "cudaMalloc");
+    visit_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* hay = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_hay));
+      const T* q = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_needles));
+      const auto call = [&] {
+        const auto policy = thrust::cuda::par.on(s);
+        if (upper) thrust::upper_bound(policy, hay, hay + n, q, q + m, d_out, OrderedLess{});
+        else thrust::lower_bound(policy, hay, hay + n, q, q + m, d_out, OrderedLess{});
+      };
+      Events ev(s);
+      for (int i = 0; i < 2 * repeats; ++i) {
+        cudaEvent_t e = nullptr;
+        check(cudaEventCreate(&e), "cudaEventCreate");
+        ev.events.push_back(e);
+      }
+      for (int i = 0; i < warmup; ++i) call();
+      for (int i = 0; i < repeats; ++i) {
+        check(cudaEventRecord(ev.events[2 * i], s), "cudaEventRecord");
+        call();
+        check(cudaEventRecord(ev.events[2 * i + 1], s), "cudaEventRecord");
+      }
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      for (int i = 0; i < repeats; ++i) {
+        float ms = 0.0f;
+        check(cudaEventElapsedTime(&ms, ev.events[2 * i], ev.events[2 * i + 1]), "cudaEventElapsedTime");
+        run.kernel_ms.push_back(ms);
+      }
+      if (m > 0) check(cudaMemcpy(host_out, d_out, static_cast<size_t>(m) * 8, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    });
+  } catch (const CudaFailure& f) {
+    run.error = f.message;
+  } catch (const std::exception& e) {
+    run.error = std::string("Thrust: ") + e.what();
+  } catch (...) {
+    run.error = "run_thrust_bounds: unknown exception";
+  }
+  if (d_out) (void)cudaFree(d_out);
   if (!run.error.empty()) run.kernel_ms.clear();
   return run;
 }

@@ -25,7 +25,18 @@ struct ThrustRun {
 #ifndef GPUK_NO_BASELINES
 ThrustRun run_thrust_search(DType dtype, Mode mode, const void* value, std::uint64_t d_in, std::int64_t n, int warmup,
                             int repeats, void* stream, Compare compare = Compare::eq);
+// lower_bound / upper_bound of m needles at d_needles in the n sorted keys at d_hay, with
+// thrust::lower_bound / upper_bound (vectorised forms) ordered as the kernels order (NaN last and
+// equal, -0.0 before +0.0); the m answers are copied to host_out (result is unused).
+ThrustRun run_thrust_bounds(DType dtype, bool upper, std::uint64_t d_hay, std::int64_t n, std::uint64_t d_needles,
+                            std::int64_t m, std::int64_t* host_out, int warmup, int repeats, void* stream);
 #else
+inline ThrustRun run_thrust_bounds(DType, bool, std::uint64_t, std::int64_t, std::uint64_t, std::int64_t,
+                                   std::int64_t*, int, int, void*) {
+  ThrustRun run;
+  run.error = "this build has no library baselines (configured with GPUK_BASELINES=OFF)";
+  return run;
+}
 inline ThrustRun run_thrust_search(DType, Mode, const void*, std::uint64_t, std::int64_t, int, int, void*,
                                    Compare = Compare::eq) {
   ThrustRun run;

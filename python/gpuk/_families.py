@@ -211,6 +211,9 @@ def family_namespaces(engine: Engine) -> Dict[str, Family]:
             functions["topk"] = make_topk(f["description"])
         if f["name"] == "search" and "find_if" in functions:
             functions["find_if"] = _find_if(functions["find_if"])
+        if f["name"] == "search" and "lower_bound" in functions:
+            from ._bounds import bound_functions
+            functions.update(bound_functions())
         if f["name"] == "reduce":
             from ._layouts import layout_functions
             functions.update(layout_functions(f))

@@ -84,6 +84,36 @@ def test_find_if_on_numpy(gpu, dtype):
     assert gpuk.search.find_if(x[:0], "<", x[0]) == -1  # empty: nothing launched
 
 
+def _ordered(x):
+    """The bounds' order (the sort family's): -0.0 before +0.0, every NaN equal and last."""
+    if x.dtype.kind != "f":
+        return x
+    signed = np.int32 if x.itemsize == 4 else np.int64
+    bits = x.view(signed).astype(np.int64)
+    magnitude = bits & np.int64(np.iinfo(signed).max)
+    key = np.where(bits < 0, -magnitude - 1, magnitude)
+    return np.where(np.isnan(x), np.iinfo(np.int64).max, key)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("sorted_needles", [False, True])
+def test_lower_and_upper_bound_on_numpy(gpu, dtype, sorted_needles):
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 50, 100_003).astype(dtype)
+    q = rng.integers(-3, 55, 4097).astype(dtype)
+    if dtype.startswith("float"):
+        keys[:7] = [np.nan, -0.0, 0.0, -np.inf, np.inf, np.nan, -0.0]
+        q[:5] = [np.nan, -0.0, 0.0, -np.inf, np.inf]
+    keys = keys[np.argsort(_ordered(keys), kind="stable")]
+    if sorted_needles:
+        q = q[np.argsort(_ordered(q), kind="stable")]
+    ok, oq = _ordered(keys), _ordered(q)
+    assert (gpuk.search.lower_bound(keys, q, sorted=sorted_needles) == np.searchsorted(ok, oq, "left")).all()
+    assert (gpuk.search.upper_bound(keys, q, sorted=sorted_needles) == np.searchsorted(ok, oq, "right")).all()
+    assert gpuk.search.lower_bound(keys, q[:0]).shape == (0,)  # no needles: nothing launched
+    assert (gpuk.search.upper_bound(keys[:0], q) == 0).all()  # no keys: every bound is 0
+
+
 def test_find_if_nan_and_signed_zero(gpu):
     y = np.array([np.nan, 2.0, -0.0, np.nan, 0.0, -1.0], np.float32)
     assert gpuk.search.find_if(y, "<", 0.0) == 5  # NaN < 0 and -0.0 < 0 are false

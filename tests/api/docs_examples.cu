@@ -16,7 +16,8 @@ namespace typed_calls {
 void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cudaStream_t stream, const std::int32_t* d_i,
              std::int64_t* d_sum, const std::uint32_t* d_u, std::int64_t* d_index, std::uint32_t* d_keys,
              std::uint32_t* d_sorted, std::uint32_t* d_keys_out, const std::uint32_t* d_values,
-             std::uint32_t* d_values_out, const float* d_f, float* d_f_out) {
+             std::uint32_t* d_values_out, const float* d_f, float* d_f_out, const float* d_hay, const float* d_needles,
+             std::int64_t* d_at, std::uint64_t m) {
   gpuk::Engine engine;  // device 0; the CLI's kernel, plugin and cache directories and tuning database
 
   // Asynchronous, on your stream, answer in device memory (no copy, no synchronisation):
@@ -35,6 +36,10 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
   (void)both;
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
   std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
+
+  // Many needles in sorted keys (NaN last, -0.0 before +0.0): an int64 index per needle into d_at.
+  gpuk::search::lower_bound(engine, d_hay, n, d_needles, m, d_at, stream);     // upper_bound too
+  gpuk::search::upper_bound(engine, d_hay, n, d_needles, m, d_at, stream, gpuk::search::Needles::sorted);
   (void)best;
   (void)where;
   (void)first;
@@ -74,7 +79,8 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
              std::uint32_t* d_vo, std::uint64_t n, cudaStream_t stream, const float* d_x,
              gpuk::reduce::Best<float>* d_best, const std::int32_t* d_i, std::int64_t* d_index, const float* d_f,
              float* d_f_sorted, std::uint32_t* d_indices, const std::int64_t* d_offsets, std::uint64_t segments,
-             const float* d_image, std::uint64_t pixels) {
+             const float* d_image, std::uint64_t pixels, const float* d_hay, const float* d_needles, std::int64_t* d_at,
+             std::uint64_t m, std::uint64_t max_needles) {
   auto sorter = gpuk::sort::prepare_pairs<float, std::uint32_t>(engine, max_n);  // compiles, allocates
   std::printf("holds %llu bytes\n", (unsigned long long)sorter.scratch_bytes());
   sorter(d_k, d_ko, d_v, d_vo, n, stream);    // any n <= max_n, on any stream; n = 0: nothing
@@ -87,6 +93,8 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   find(d_i, d_index, n, 42, stream);
   auto above = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
   std::int64_t i = above(d_f, n, 0.5f, stream);                     // the first x >= 0.5, or -1; waits
+  auto lb = gpuk::search::prepare_lower_bound<float>(engine, max_n, max_needles);  // Needles::sorted as 4th
+  lb(d_hay, n, d_needles, m, d_at, stream);                      // any m up to max_needles; 0 launches nothing
   (void)i;
 
   auto keys = gpuk::sort::prepare_keys<std::uint32_t>(engine, max_n, {gpuk::sort::Order::ascending, 0, 12});

@@ -58,24 +58,33 @@ const std::string kPermutation =
 
 TEST_CASE("the search plugin loads and describes itself") {
   const FamilyPlugin& search = plugins().get("search");
-  CHECK(search.operations() == std::vector<std::string>{"find", "any", "count", "find_if"});
+  CHECK(search.operations() ==
+        std::vector<std::string>{"find", "any", "count", "find_if", "lower_bound", "upper_bound"});
   CHECK(search.dtypes() ==
         std::vector<DType>{DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64});
   CHECK(search.default_kernel() == "fast");
   std::vector<std::string> options;
   for (const auto& o : search.options()) options.push_back(o.name);
-  CHECK(options == std::vector<std::string>{"value", "value_at", "value_index", "compare"});
-  CHECK(search.options()[3].omitted_at_default);  // find, any and count keep their tuning keys
+  CHECK(options == std::vector<std::string>{"value", "value_at", "value_index", "compare", "needles", "needle_count"});
+  for (std::size_t i = 3; i < options.size(); ++i)
+    CHECK(search.options()[i].omitted_at_default);  // find, any and count keep their tuning keys
   CHECK(search.template_args(problem_of(parse(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
 }
 
-TEST_CASE("every search kernel file declares the five dtypes, the three operations (fast: and find_if) and what it fixes") {
+TEST_CASE("every search kernel file declares the five dtypes, the three operations (fast: and find_if; the bounds' files: lower_bound and upper_bound) and what it fixes") {
   const auto files = kernels().family("search");
   std::vector<std::string> names;
   for (const auto& f : files) {
     names.push_back(f->name);
     CAPTURE(f->name);
     const bool fast = f->name == "fast";
+    CHECK(f->dtypes == searcher().dtypes());
+    CHECK_FALSE(f->fixes.empty());
+    if (f->name == "bounds" || f->name == "bounds_window") {
+      CHECK(f->operations == std::vector<std::string>{"lower_bound", "upper_bound"});
+      CHECK(searcher().all_template_args(*f).size() == 10u);
+      continue;
+    }
     CHECK(f->operations == (fast ? std::vector<std::string>{"find", "any", "count", "find_if"}
                                  : std::vector<std::string>{"find", "any", "count"}));
     CHECK(f->dtypes == searcher().dtypes());
@@ -83,7 +92,8 @@ TEST_CASE("every search kernel file declares the five dtypes, the three operatio
     CHECK(searcher().all_template_args(*f).size() == (fast ? 15u + 5u * 6u : 15u));
   }
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"coalesced", "coalesced_unrolled", "fast", "per_element", "strided"});
+  CHECK(names == std::vector<std::string>{"bounds", "bounds_window", "coalesced", "coalesced_unrolled", "fast", "per_element",
+                                           "strided"});
 }
 
 TEST_CASE("the write-up's N-search variants take every K from 1 to 64") {

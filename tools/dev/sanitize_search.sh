@@ -2,12 +2,13 @@
 # compute-sanitizer memcheck, racecheck and synccheck over every search kernel file: find of int32
 # (the value at a random position), count of float64 (the value in the middle) and any of int64
 # (the value absent), n = 100,003 few_distinct data, two runs each; and find_if with each
-# comparison where a file declares it.
+# comparison where a file declares it; lower_bound / upper_bound in the files that declare them.
 # Every file of kernels_src/search is taken, so a new one is sanitized without editing this.
 # Usage: tools/dev/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 for kernel in kernels_src/search/*.cu; do
+  grep -qE '^operations:.*\bcount\b' "$kernel" || continue  # the bounds' files: below
   name=$(basename "$kernel" .cu)
   for case in "find int32 random" "count float64 middle" "any int64 absent"; do
     set -- $case
@@ -29,6 +30,28 @@ for kernel in kernels_src/search/*.cu; do
       "$1" "$name" "$2" "$3" > "$config"
     sanitize_run "$config" "$out/sanitize-$name-find_if-$1-$2" "$name find_if $1 $2 ($3)"
   done
+done
+# lower_bound / upper_bound, in the files that declare them: n = 1, odd n with ties (few distinct,
+# and one key repeated n times), 1, 37 and 20011 needles (more than a wave of tiles at BLOCK 128),
+# sorted and not, the table at its extremes (CACHE 0 and 12) and the window's fallback.
+for kernel in kernels_src/search/*.cu; do
+  grep -q '^operations:.*lower_bound' "$kernel" || continue
+  name=$(basename "$kernel" .cu)
+  for case in "lower_bound float32 1 1 unsorted 50" "upper_bound int32 100003 37 sorted 50" \
+              "lower_bound float64 100003 20011 unsorted 1" "upper_bound int64 100003 20011 sorted 50" \
+              "lower_bound uint32 1000003 5 sorted 1000"; do
+    set -- $case
+    config="$tmp/$name-$1-$2-$3-$4-$5.yaml"
+    printf 'family: search\noperation: %s\nkernel: %s\ndtype: %s\nsize: %s\nneedle_count: %s\nneedles: %s\ndata: {generator: few_distinct, distinct: %s, low: -1000, high: 1000, seed: 5}\nparams: {BLOCK: 128}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$1" "$name" "$2" "$3" "$4" "$5" "$6" > "$config"
+    sanitize_run "$config" "$out/sanitize-$name-$1-$2-$3-$4-$5" "$name $1 $2 n=$3 needles=$4 $5"
+  done
+done
+for cache in 0 12; do
+  config="$tmp/bounds-cache$cache.yaml"
+  printf 'family: search\noperation: lower_bound\nkernel: bounds\nparams: {CACHE: %s}\ndtype: float32\nsize: 33\nneedle_count: 1000\ndata: {generator: uniform, low: -1, high: 1, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+    "$cache" > "$config"
+  sanitize_run "$config" "$out/sanitize-bounds-cache$cache" "bounds CACHE=$cache n=33"
 done
 [ $runs -gt 0 ] || { echo "no search kernel file found under kernels_src/search"; exit 1; }
 sanitize_summary

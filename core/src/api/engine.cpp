@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iostream>
 
+#include "kernel/default_kernel.hpp"
 #include "api/api_state.hpp"
 #include "api/engine_internals.hpp"
 #include "gpuk/error.hpp"
@@ -205,7 +206,8 @@ Operation Engine::prepare(const OperationSpec& spec) const {
   VariantRequest request;
   if (spec.kernel || !spec.params.empty()) {
     request.mode = VariantRequest::Mode::named;
-    request.kernel = spec.kernel.value_or(declared ? problem.operation : plugin.default_kernel());
+    request.kernel = spec.kernel.value_or(
+        declared ? problem.operation : default_kernel_for(engine.kernels, problem.family, problem.operation, plugin.default_kernel()));
     request.params = spec.params;
     (void)choose_variant(problem, request, plugin, engine.kernels, DeviceInfo{}, {}, false);
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 
+#include "kernel/default_kernel.hpp"
 #include "config/config_parse.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
@@ -335,7 +336,8 @@ void variant_pick(const yaml::Source& src, const YAML::Node& root, const std::fi
 void kernel_and_params(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                        const FamilyPlugin& plugin, const KernelLibrary& kernels, RunSpec& spec) {
   const YAML::Node kernel_node = root["kernel"];
-  spec.kernel = kernel_node ? src.string(kernel_node, "kernel") : plugin.default_kernel();
+  spec.kernel = kernel_node ? src.string(kernel_node, "kernel")
+                            : default_kernel_for(kernels, spec.family, spec.operation, plugin.default_kernel());
   std::shared_ptr<const KernelFile> file;
   try {
     file = kernels.find(spec.family, spec.kernel);

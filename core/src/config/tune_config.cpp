@@ -3,6 +3,7 @@
 // parameters: a value, a list, or values / range / pow2; the constraints), and the sweep's settings.
 #include <algorithm>
 
+#include "kernel/default_kernel.hpp"
 #include "config/config_parse.hpp"
 #include "config/tune_root.hpp"
 #include "gpuk/error.hpp"
@@ -94,7 +95,7 @@ std::vector<std::shared_ptr<const KernelFile>> tuned_files(const yaml::Source& s
     std::vector<YAML::Node> items;
     if (declared && root["kernel"] && root["kernels"]) items.push_back(root["kernel"]);
     if (!node) {
-      spec.kernel = plugin.default_kernel();
+      spec.kernel = default_kernel_for(kernels, spec.family, spec.operation, plugin.default_kernel());
     } else if (node.IsScalar()) {
       items.push_back(node);
     } else if (node.IsSequence() && node.size() > 0) {

@@ -4,6 +4,7 @@
 
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
+#include "kernel/default_kernel.hpp"
 #include "util/install_dirs.hpp"
 #include "util/safe_dirs.hpp"
 #include "util/text.hpp"
@@ -80,6 +81,17 @@ std::vector<std::shared_ptr<const KernelFile>> KernelLibrary::family(const std::
   for (const auto& f : files_)
     if (f->family == family) out.push_back(f);
   return out;
+}
+
+std::string default_kernel_for(const KernelLibrary& kernels, const std::string& family, const std::string& operation,
+                               const std::string& fallback) {
+  std::string first;
+  for (const auto& f : kernels.files()) {
+    if (f->family != family || !f->supports(operation)) continue;
+    if (f->name == fallback) return fallback;
+    if (first.empty() || f->name < first) first = f->name;
+  }
+  return first.empty() ? fallback : first;
 }
 
 void KernelLibrary::declare(std::shared_ptr<const KernelFile> file) const {

@@ -1,5 +1,6 @@
 // Which variant runs: the one named, else the first of four sources that knows one that runs
 // here (run/choose.hpp).
+#include "kernel/default_kernel.hpp"
 #include "run/choose.hpp"
 
 #include <cmath>
@@ -128,7 +129,8 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
     return c;
   }
   // A declared kernel is its own operation: the lookup falls back to it.
-  const std::string fallback = problem.declaration ? problem.operation : plugin.default_kernel();
+  const std::string fallback =
+      problem.declaration ? problem.operation : default_kernel_for(kernels, problem.family, problem.operation, plugin.default_kernel());
   if (request.mode == VariantRequest::Mode::defaults) {
     c.file = kernel_for(problem, fallback, kernels);
     c.variant = std::make_shared<const Variant>(c.file, leading, std::map<std::string, std::int64_t>{});

@@ -53,4 +53,44 @@ template <class T> __device__ __forceinline__ T shfl_xor(T x, int mask) {
 
 __device__ __forceinline__ i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
+template <int BYTES> struct UnsignedOfSize;
+template <> struct UnsignedOfSize<4> { using type = u32; };
+template <> struct UnsignedOfSize<8> { using type = u64; };
+
+// Order-preserving maps of a key to an unsigned integer ("bits"): the sort family's key order and
+// the search family's bounds order (docs/kernels/sort.md, "Order").
+template <class K> struct KeyBits {
+  using Bits = typename UnsignedOfSize<sizeof(K)>::type;
+  static __device__ __forceinline__ Bits of(K k) { return static_cast<Bits>(k); }  // unsigned
+};
+template <> struct KeyBits<int> {
+  using Bits = u32;
+  static __device__ __forceinline__ Bits of(int k) { return static_cast<u32>(k) ^ 0x80000000u; }
+};
+template <> struct KeyBits<long long> {
+  using Bits = u64;
+  static __device__ __forceinline__ Bits of(long long k) { return static_cast<u64>(k) ^ 0x8000000000000000ull; }
+};
+// Floats: negatives have every bit flipped, positives only the sign bit, so -inf < -0.0 < +0.0 <
+// +inf; every NaN (either sign, any payload) maps to all ones: after +inf, and all NaNs equal.
+// Written without a branch (the sign spread by an arithmetic shift, the NaN case a select), so
+// that a pass can map each key as it arrives without splitting its loads into regions (the same
+// map as the branching form for all 2^32 float patterns).
+template <> struct KeyBits<float> {
+  using Bits = u32;
+  static __device__ __forceinline__ Bits of(float k) {
+    const u32 b = __float_as_uint(k);
+    const u32 flipped = b ^ (static_cast<u32>(static_cast<int>(b) >> 31) | 0x80000000u);
+    return (b & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : flipped;
+  }
+};
+template <> struct KeyBits<double> {
+  using Bits = u64;
+  static __device__ __forceinline__ Bits of(double k) {
+    const u64 b = static_cast<u64>(__double_as_longlong(k));
+    const u64 flipped = b ^ (static_cast<u64>(static_cast<long long>(b) >> 63) | 0x8000000000000000ull);
+    return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? ~0ull : flipped;
+  }
+};
+
 }  // namespace gpuk

@@ -135,4 +135,48 @@ __device__ __forceinline__ void finish_if_last_block(i64* out, SearchState* stat
   }
 }
 
+// --- lower_bound and upper_bound (docs/kernels/search.md, "Bounds") ---------------------------
+//
+// Many needles in a sorted haystack, one index per needle:
+//
+//   template <class B, params...>
+//   __global__ void entry(const typename B::T* hay, gpuk::i64 n, const typename B::T* needles,
+//                         gpuk::i64 m, gpuk::i64* out, typename B::Bits* scratch);
+//
+// out[i] = the first index j in [0, n] such that hay[j] does not go before needles[i]: lower_bound
+// (hay[j] < needle goes before), upper_bound (hay[j] <= needle goes before), in the sort family's
+// order (KeyBits: -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, all NaNs equal). `hay` is sorted
+// in that order; `needles` need not be. `scratch` holds the launch plan's scratch slots (8 bytes
+// each) and may be left as the kernels like (nothing carries over between runs).
+enum class Side : int { Lower = 0, Upper = 1 };
+
+template <class T_, Side SIDE> struct Bounds {
+  using T = T_;
+  using Bits = typename KeyBits<T>::Bits;
+  static constexpr bool kUpper = SIDE == Side::Upper;
+  static __device__ __forceinline__ Bits bits(T x) { return KeyBits<T>::of(x); }
+  // Does a haystack element with ordered bits `h` go before a needle with bits `q`?
+  static __device__ __forceinline__ bool before(Bits h, Bits q) {
+    if constexpr (kUpper) return h <= q;
+    else return h < q;
+  }
+};
+
+// The first index in [lo, hi) whose element does not go before q, or hi; at(j) gives element j's
+// ordered bits (from shared memory, or a read-only load of the haystack).
+template <class B, class At>
+__device__ __forceinline__ i64 partition_point(At at, i64 lo, i64 hi, typename B::Bits q) {
+  i64 count = hi - lo;
+  while (count > 0) {
+    const i64 step = count / 2;
+    if (B::before(at(lo + step), q)) {
+      lo += step + 1;
+      count -= step + 1;
+    } else {
+      count = step;
+    }
+  }
+  return lo;
+}
+
 }  // namespace gpuk

@@ -11,9 +11,17 @@
 // count: how many. Elements match with ==: a NaN matches nothing, -0.0 matches 0.0. find_if: the
 // lowest index whose element x meets `x OP value` (Compare: ==, !=, <, <=, >, >=) as C++
 // compares, or -1: a comparison with a NaN is false, except !=, which is true.
+//
+//   gpuk::search::lower_bound(engine, d_keys, n, d_needles, m, d_index, stream);  // asynchronous
+//
+// lower_bound / upper_bound: for each of m needles, the first index in [0, n] whose key does not
+// go before it (lower: key < needle goes before; upper: key <= needle), the keys sorted in the
+// sort family's order (-0.0 before +0.0, every NaN equal and last), as std::lower_bound /
+// std::upper_bound with that order (docs/kernels/search.md, "Bounds").
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -188,6 +196,88 @@ template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_
 template <class T>
 Prepared<T> prepare_find_if(const Engine& e, Compare compare, std::uint64_t max_n, Scratch s = Scratch::owned) {
   return {e, Mode::find_if, max_n, s, compare};
+}
+
+// --- lower_bound, upper_bound ---------------------------------------------------------------
+
+// The needles' order: Needles::sorted picks the kernel for sorted needles (bounds_window); both
+// kernels answer needles in any order.
+namespace detail {
+template <class T> OperationSpec bounds_spec(Mode mode, std::uint64_t n, std::uint64_t needles, Needles order) {
+  OperationSpec s = spec<T>(mode, n);
+  s.options["needle_count"] = std::to_string(needles);
+  if (order == Needles::sorted) s.options["needles"] = "sorted";
+  return s;
+}
+// m = 0 has nothing to answer; n = 0 would answer 0 for every needle, which needs no kernel but
+// a write this header cannot make: refused (a Python call answers it).
+inline bool bounds_to_launch(std::uint64_t n, std::uint64_t m) {
+  if (m == 0) return false;
+  if (n == 0) throw ConfigError("lower_bound / upper_bound of " + std::to_string(m) + " needles in no keys: every "
+                                "answer is 0; fill d_out with zeros instead (a call takes n >= 1)");
+  return true;
+}
+template <class T> void bounds(const Engine& e, Mode mode, const T* d_keys, std::uint64_t n, const T* d_needles,
+                               std::uint64_t m, std::int64_t* d_out, CUstream stream, Needles order) {
+  if (!bounds_to_launch(n, m)) return;
+  const Scalar count = Scalar::of(static_cast<std::int64_t>(m));
+  e.launch(bounds_spec<T>(mode, n, m, order), {d_keys, d_needles, d_out}, stream, &count);
+}
+}  // namespace detail
+
+// Into d_out[0, m) (device memory the caller owns), asynchronously on `stream`. The operation is
+// kept per needle count (Engine::launch's cache); a prepared handle serves every count up to its own.
+template <class T>
+void lower_bound(const Engine& e, const T* d_keys, std::uint64_t n, const T* d_needles, std::uint64_t m,
+                 std::int64_t* d_out, CUstream stream, Needles order = Needles::unsorted) {
+  detail::bounds<T>(e, Mode::lower_bound, d_keys, n, d_needles, m, d_out, stream, order);
+}
+template <class T>
+void upper_bound(const Engine& e, const T* d_keys, std::uint64_t n, const T* d_needles, std::uint64_t m,
+                 std::int64_t* d_out, CUstream stream, Needles order = Needles::unsorted) {
+  detail::bounds<T>(e, Mode::upper_bound, d_keys, n, d_needles, m, d_out, stream, order);
+}
+
+// A prepared lower_bound / upper_bound: up to max_n keys and up to max_needles needles, every
+// size bucket of [1, max_n] chosen, compiled, loaded and given its scratch when it is made.
+//
+//   auto lb = gpuk::search::prepare_lower_bound<float>(engine, max_n, max_needles);
+//   lb(d_keys, n, d_needles, m, d_index, stream);
+template <class T> class PreparedBounds : public PreparedHandle {
+ public:
+  PreparedBounds(const Engine& e, Mode mode, std::uint64_t max_n, std::uint64_t max_needles, Needles order,
+                 Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, spec(mode, max_n, max_needles, order), scratch), max_needles_(max_needles) {}
+  std::uint64_t max_needles() const { return max_needles_; }
+  void operator()(const T* d_keys, std::uint64_t n, const T* d_needles, std::uint64_t m, std::int64_t* d_out,
+                  CUstream stream) {
+    if (m > max_needles_)
+      throw ConfigError("this bound was prepared for up to " + std::to_string(max_needles_) + " needles; " +
+                        std::to_string(m) + " need a handle prepared for them");
+    if (!detail::bounds_to_launch(n, m)) return;
+    const Scalar count = Scalar::of(static_cast<std::int64_t>(m));
+    sizes_.launch({d_keys, d_needles, d_out}, n, stream, &count);
+  }
+
+ private:
+  static OperationSpec spec(Mode mode, std::uint64_t max_n, std::uint64_t max_needles, Needles order) {
+    // max_needles = 0 serves no needles at all: nothing is prepared (the spec is still checked).
+    OperationSpec s = detail::bounds_spec<T>(mode, max_n > 0 ? max_n : 1, max_needles > 0 ? max_needles : 1, order);
+    if (max_needles == 0) s.n = 0;
+    return s;
+  }
+  std::uint64_t max_needles_;
+};
+
+template <class T>
+PreparedBounds<T> prepare_lower_bound(const Engine& e, std::uint64_t max_n, std::uint64_t max_needles,
+                                      Needles order = Needles::unsorted, Scratch s = Scratch::owned) {
+  return {e, Mode::lower_bound, max_n, max_needles, order, s};
+}
+template <class T>
+PreparedBounds<T> prepare_upper_bound(const Engine& e, std::uint64_t max_n, std::uint64_t max_needles,
+                                      Needles order = Needles::unsorted, Scratch s = Scratch::owned) {
+  return {e, Mode::upper_bound, max_n, max_needles, order, s};
 }
 
 }  // namespace gpuk::search

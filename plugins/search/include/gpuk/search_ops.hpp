@@ -3,19 +3,23 @@
 // The device policy's enumerator is named here as text ("gpuk::SearchOp::Find"), so no integer
 // has to match the device header's. Plain C++17: nvcc compiles the baseline with it.
 #pragma once
+#include <cstdint>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "gpuk/op_table.hpp"
 
 namespace gpuk::search {
 
-enum class Mode { find, any, count, find_if };
+enum class Mode { find, any, count, find_if, lower_bound, upper_bound };
 
 struct ModeInfo {
   Mode op;
   const char* name;    // in configs and OperationSpec: "find"
   const char* device;  // the policy's enumerator in kernels_src/include/gpuk/search.cuh
   const char* thrust;  // the library baseline's call
+  bool bounds = false;  // many needles in a sorted haystack, an index each (gpuk::Bounds)
 };
 
 inline constexpr ModeInfo kModes[] = {
@@ -24,7 +28,14 @@ inline constexpr ModeInfo kModes[] = {
     {Mode::count, "count", "gpuk::SearchOp::Count", "thrust::count"},
     // find with the `compare` option's comparison: the same kernels, the policy's third argument
     {Mode::find_if, "find_if", "gpuk::SearchOp::Find", "thrust::find_if"},
+    // lower_bound / upper_bound of each needle in a sorted haystack (docs/kernels/search.md, "Bounds")
+    {Mode::lower_bound, "lower_bound", "gpuk::Side::Lower", "thrust::lower_bound", true},
+    {Mode::upper_bound, "upper_bound", "gpuk::Side::Upper", "thrust::upper_bound", true},
 };
+
+// The bounds' `needles` option: the needles' order, which picks the kernel (sorted: one that
+// reads each window of the haystack once per tile; both kernels are correct for either order).
+enum class Needles { unsorted, sorted };
 
 inline constexpr const ModeInfo& info(Mode mode) { return table_entry(kModes, mode); }
 
@@ -65,5 +76,27 @@ template <class T> GPUK_SEARCH_HOST_DEVICE constexpr bool compare(Compare c, T x
   }
   return false;
 }
+
+// lower_bound / upper_bound order keys as the sort family does (gpuk::KeyBits in the kernels):
+// -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, every NaN equal. ordered_bits(x) is x's unsigned
+// image whose integer order is that order; OrderedLess is `a goes before b`.
+template <class T> using OrderedBits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+template <class T> GPUK_SEARCH_HOST_DEVICE OrderedBits<T> ordered_bits(T x) {
+  using B = OrderedBits<T>;
+  constexpr B sign = B{1} << (8 * sizeof(B) - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!(x == x)) return static_cast<B>(~B{0});  // NaN
+    B b;
+    std::memcpy(&b, &x, sizeof b);
+    return (b & sign) ? static_cast<B>(~b) : static_cast<B>(b | sign);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<B>(x) ^ sign;
+  } else {
+    return static_cast<B>(x);
+  }
+}
+struct OrderedLess {
+  template <class T> GPUK_SEARCH_HOST_DEVICE bool operator()(T a, T b) const { return ordered_bits(a) < ordered_bits(b); }
+};
 
 }  // namespace gpuk::search

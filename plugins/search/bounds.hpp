@@ -1,0 +1,20 @@
+// lower_bound and upper_bound in the search plugin: their options, launches and runs
+// (bounds.cpp; the host semantics are bounds_reference.hpp).
+#pragma once
+#include <memory>
+
+#include "plugin/plugin.hpp"
+#include "plugin/problem.hpp"
+
+namespace gpuk::search {
+
+// Throws ConfigError when `needles` / `needle_count` do not fit the problem (the caller adds the
+// config's name); for an operation that is not a bound, refuses them unless at their defaults.
+void check_bounds_options(const Problem& problem, bool bounds);
+std::uint64_t needle_count(const Problem& problem);
+bool sorted_needles(const Problem& problem);
+
+std::unique_ptr<Launcher> make_bounds_launcher(const Problem& problem);
+std::unique_ptr<Workload> make_bounds_workload(const Problem& problem, InputView input);
+
+}  // namespace gpuk::search

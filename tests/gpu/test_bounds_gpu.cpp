@@ -1,0 +1,211 @@
+// lower_bound and upper_bound on the GPU through the library API (typed calls and prepared
+// handles on the test's own buffers and stream), both kernels (bounds: needles in any order;
+// bounds_window: needles: sorted), every dtype, against std::lower_bound / std::upper_bound in the
+// sort family's order: n = 1, 2, odd n, past a wave of tiles; needles below and above every key,
+// an all-equal haystack, duplicates, NaN, -0.0 and +0.0, negatives; zero needles; sorted and
+// unsorted needles. Then the shipped configs and named shapes through `gpuk run`'s path, Thrust
+// agreeing in the same run. Without a GPU this program prints why and exits 77 (skipped).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "config/config.hpp"
+#include "device/device.hpp"
+#include "gpuk/gpuk.hpp"
+#include "gpuk/search.hpp"
+#include "helpers.hpp"
+#include "run/prepare.hpp"
+#include "run/runner.hpp"
+#include "search/bounds_reference.hpp"
+
+using namespace gpuk;
+using search::Needles;
+
+namespace {
+
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+// Keys from a small range (ties common); floats also NaN, -0.0, +0.0 and infinities. `spread` 0:
+// every key the same.
+template <class T> T key(std::mt19937_64& rng, int spread) {
+  if (spread == 0) return T(3);
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (rng() % 16) {
+      case 0: return (rng() % 2 ? 1 : -1) * std::numeric_limits<T>::quiet_NaN();
+      case 1: return -T(0);
+      case 2: return T(0);
+      case 3: return (rng() % 2 ? 1 : -1) * std::numeric_limits<T>::infinity();
+      default: return static_cast<T>(static_cast<int>(rng() % (2 * spread + 1)) - spread) / T(4);
+    }
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<T>(static_cast<int>(rng() % (2 * spread + 1)) - spread);
+  } else {
+    return static_cast<T>(rng() % (2 * spread + 1) + 1);
+  }
+}
+
+// Needles: keys, values between them and beyond both ends (the type's least and greatest).
+template <class T> std::vector<T> needles(std::mt19937_64& rng, std::uint64_t m, int spread) {
+  std::vector<T> out(m);
+  for (auto& q : out) {
+    switch (rng() % 6) {
+      case 0: q = std::numeric_limits<T>::lowest(); break;
+      case 1: q = std::numeric_limits<T>::max(); break;
+      case 2: q = key<T>(rng, spread + 2); break;
+      default: q = key<T>(rng, spread);
+    }
+  }
+  return out;
+}
+
+struct Tally {
+  int calls = 0;
+  std::vector<std::string> failures;
+};
+
+// Prepared once per dtype (every size bucket up to kMaxKeys compiled and loaded when made):
+// lower and upper bound, for needles in any order and sorted.
+constexpr std::uint64_t kMaxKeys = 1 << 20;
+template <class T> struct Handles {
+  search::PreparedBounds<T> lower, upper, lower_sorted, upper_sorted;
+  explicit Handles(std::uint64_t max_needles)
+      : lower(search::prepare_lower_bound<T>(engine(), kMaxKeys, max_needles)),
+        upper(search::prepare_upper_bound<T>(engine(), kMaxKeys, max_needles)),
+        lower_sorted(search::prepare_lower_bound<T>(engine(), kMaxKeys, max_needles, Needles::sorted)),
+        upper_sorted(search::prepare_upper_bound<T>(engine(), kMaxKeys, max_needles, Needles::sorted)) {}
+  search::PreparedBounds<T>& of(bool upper_, Needles order) {
+    return order == Needles::sorted ? (upper_ ? upper_sorted : lower_sorted) : (upper_ ? upper : lower);
+  }
+};
+
+template <class T>
+void check_case(std::uint64_t n, std::uint64_t m, int spread, bool sorted, std::mt19937_64& rng, const Stream& stream,
+                Handles<T>& handles, Tally& tally) {
+  std::vector<T> hay(n);
+  for (auto& x : hay) x = key<T>(rng, spread);
+  std::sort(hay.begin(), hay.end(), search::OrderedLess{});
+  std::vector<T> q = needles<T>(rng, m, spread);
+  if (sorted) std::sort(q.begin(), q.end(), search::OrderedLess{});
+  DeviceBuffer d_hay(n * sizeof(T)), d_q(std::max<std::uint64_t>(1, m) * sizeof(T)), d_out(std::max<std::uint64_t>(1, m) * 8);
+  d_hay.upload(hay.data(), n * sizeof(T), stream);
+  if (m) d_q.upload(q.data(), m * sizeof(T), stream);
+  const T* kh = reinterpret_cast<const T*>(d_hay.get());
+  const T* kq = reinterpret_cast<const T*>(d_q.get());
+  auto* out = reinterpret_cast<std::int64_t*>(d_out.get());
+  for (const bool upper : {false, true}) {
+    std::vector<std::int64_t> want(m), got(m, -7);
+    search::bounds_range<T>(hay, q, upper, want.data(), 1);
+    for (const Needles order : {Needles::unsorted, Needles::sorted}) {
+      d_out.fill_bytes(0xA5, stream);
+      if (++tally.calls % 2) {
+        if (upper) search::upper_bound(engine(), kh, n, kq, m, out, stream.get(), order);
+        else search::lower_bound(engine(), kh, n, kq, m, out, stream.get(), order);
+      } else {
+        handles.of(upper, order)(kh, n, kq, m, out, stream.get());
+      }
+      if (m) d_out.download(got.data(), m * 8, stream);
+      stream.synchronize();
+      for (std::uint64_t i = 0; i < m; ++i)
+        if (got[i] != want[i]) {
+          tally.failures.push_back(std::string(dtype_name(dtype_of<T>())) + (upper ? " upper" : " lower") +
+                                   (order == Needles::sorted ? " (kernel for sorted needles)" : "") + " n=" +
+                                   std::to_string(n) + " m=" + std::to_string(m) + (sorted ? " sorted" : "") +
+                                   " spread " + std::to_string(spread) + ": needle " + std::to_string(i) + " (" +
+                                   search::format_value(q[i]) + ") expected " + std::to_string(want[i]) + ", got " +
+                                   std::to_string(got[i]));
+          break;
+        }
+    }
+  }
+}
+
+template <class T>
+void check_dtype(const std::vector<std::uint64_t>& sizes, std::uint64_t wave, std::mt19937_64& rng, const Stream& s,
+                 Tally& t) {
+  Handles<T> handles(wave + 3);
+  for (const std::uint64_t n : sizes)
+    for (const std::uint64_t m : {std::uint64_t{1}, std::uint64_t{31}, std::uint64_t{4097}})
+      for (const int spread : {0, 2, 1000})
+        for (const bool sorted : {false, true}) check_case<T>(n, m, spread, sorted, rng, s, handles, t);
+  // more needles than one wave of tiles (every block strides), in the most keys prepared for
+  for (const bool sorted : {false, true}) check_case<T>(kMaxKeys, wave + 3, 1000, sorted, rng, s, handles, t);
+}
+
+}  // namespace
+
+TEST_CASE("lower_bound and upper_bound: every dtype, both kernels, ties, NaN, -0.0, needles beyond both ends") {
+  const Device device(0);
+  const Stream stream;
+  std::mt19937_64 rng(test::fresh_seed());
+  const std::uint64_t wave = static_cast<std::uint64_t>(device.info().sm_count) * 4 * 256 * 4;  // bounds' default grid of tiles
+  const std::vector<std::uint64_t> sizes = {1, 2, 33, 4097, 100003};
+  Tally tally;
+  check_dtype<std::int32_t>(sizes, wave, rng, stream, tally);
+  check_dtype<std::uint32_t>(sizes, wave, rng, stream, tally);
+  check_dtype<std::int64_t>(sizes, wave, rng, stream, tally);
+  check_dtype<float>(sizes, wave, rng, stream, tally);
+  check_dtype<double>(sizes, wave, rng, stream, tally);
+  MESSAGE(tally.calls << " bounds calls, " << tally.failures.size() << " wrong");
+  for (const auto& f : tally.failures) FAIL_CHECK(f);
+  CHECK(tally.calls > 1000);
+}
+
+TEST_CASE("zero needles launch nothing and write nothing; more than prepared for is refused; no keys is refused") {
+  const Device device(0);
+  const Stream stream;
+  DeviceBuffer d_hay(16), d_out(8);
+  d_out.fill_bytes(0xA5, stream);
+  const auto* kh = reinterpret_cast<const float*>(d_hay.get());
+  auto* out = reinterpret_cast<std::int64_t*>(d_out.get());
+  search::lower_bound(engine(), kh, 4, kh, 0, out, stream.get());
+  auto h = search::prepare_upper_bound<float>(engine(), 4, 2);
+  h(kh, 4, kh, 0, out, stream.get());
+  std::uint64_t bits = 0;
+  d_out.download(&bits, 8, stream);
+  stream.synchronize();
+  CHECK(bits == 0xA5A5A5A5A5A5A5A5ull);
+  CHECK_THROWS_WITH_AS(h(kh, 4, kh, 3, out, stream.get()), doctest::Contains("prepared for up to 2 needles"), ConfigError);
+  CHECK_THROWS_WITH_AS(search::lower_bound(engine(), kh, 0, kh, 1, out, stream.get()), doctest::Contains("in no keys"),
+                       ConfigError);
+}
+
+TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees in the same run") {
+  const Runtime runtime(test::runtime_options());
+  Device device(0);
+  for (const char* name : {"lower_bound.yaml", "upper_bound_sorted.yaml"}) {
+    CAPTURE(name);
+    const RunSpec spec = load_run_spec(test::source_dir() / "configs" / name, runtime.plugins(), runtime.kernels());
+    const RunReport r = run(spec, {runtime}, device);
+    CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+    REQUIRE(r.baseline.has_value());
+    CHECK(r.baseline->name.find("(vectorised, CCCL ") != std::string::npos);
+    CHECK(r.baseline->ms.count > 0);
+    CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+  }
+  // each kernel with each needle order, the table's extremes and the window's fallback (few needles
+  // in many keys: windows wider than WINDOW)
+  const std::vector<std::string> shapes = {
+      "kernel: bounds\nparams: {CACHE: 0, ITEMS: 1}\n",     "kernel: bounds\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 512}\n",
+      "kernel: bounds_window\nneedles: unsorted\n",         "kernel: bounds_window\nneedles: sorted\nneedle_count: 37\n",
+      "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1, WINDOW: 1024}\nneedles: sorted\n",
+      "kernel: bounds\nneedles: sorted\n"};
+  for (const std::string& shape : shapes)
+    for (const char* dtype : {"float64", "int32"}) {
+      CAPTURE(shape);
+      CAPTURE(dtype);
+      const std::string yaml = "family: search\noperation: upper_bound\ndtype: " + std::string(dtype) +
+                               "\nsize: 1000003\n" + shape +
+                               (shape.find("needle_count") == std::string::npos ? "needle_count: 20011\n" : "") +
+                               "data: {generator: uniform, low: -3000, high: 3000, seed: 3}\nrepeats: 3\n";
+      const RunReport r = run(parse_run_spec(yaml, "bounds.yaml", runtime.plugins(), runtime.kernels()), {runtime}, device);
+      CHECK_MESSAGE(r.verification.passed, r.verification.detail);
+      REQUIRE(r.baseline.has_value());
+      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    }
+}
