@@ -1,69 +1,11 @@
 // The sort family's segmented sort Launcher (docs/kernels/sort.md, "Segmented sort").
 #include "segmented_launcher.hpp"
 
-#include <cmath>
-#include <random>
-#include <stdexcept>
+#include <cstring>
 
 #include "gpuk/error.hpp"
 
 namespace gpuk::sort {
-
-SegmentSpec segment_spec_of(const std::map<std::string, std::string>& options) {
-  SegmentSpec s;
-  if (const auto it = options.find("segments"); it != options.end()) {
-    long long v = 0;
-    try {
-      v = std::stoll(it->second);
-    } catch (const std::exception&) {
-      throw ConfigError("segments must be a whole number, not " + it->second);
-    }
-    if (v < 1) throw ConfigError("segments must be at least 1, not " + it->second);
-    s.segments = static_cast<std::uint64_t>(v);
-  }
-  if (const auto it = options.find("segment_lengths"); it != options.end()) {
-    if (it->second != "equal" && it->second != "power_law")
-      throw ConfigError("segment_lengths must be equal or power_law, not " + it->second);
-    s.power_law = it->second == "power_law";
-  }
-  return s;
-}
-
-bool has_segment_options(const std::map<std::string, std::string>& options) {
-  return options.count("segments") || options.count("segment_lengths");
-}
-
-bool is_segmented(Op op) { return op == Op::segmented_sort || op == Op::segmented_sort_pairs; }
-
-void check_segments(const SegmentSpec& s, std::uint64_t n) {
-  if (s.segments > n)
-    throw ConfigError("segments (" + std::to_string(s.segments) + ") must be at most n (" + std::to_string(n) + ")");
-  if (s.segments >= (std::uint64_t{1} << 31))
-    throw ConfigError("segments must be fewer than 2^31, not " + std::to_string(s.segments));
-  if (n >= (std::uint64_t{1} << 32) - 1)
-    throw ConfigError("segmented_sort takes fewer than 2^32 - 1 keys, not " + std::to_string(n));
-}
-
-std::vector<std::int64_t> segment_offsets(const SegmentSpec& s, std::uint64_t n) {
-  std::vector<std::int64_t> off(s.segments + 1, 0);
-  if (!s.power_law) {
-    for (std::uint64_t i = 0; i <= s.segments; ++i)
-      off[i] = static_cast<std::int64_t>(static_cast<unsigned __int128>(i) * n / s.segments);
-    return off;
-  }
-  // Lomax(alpha 1.2) weights: most segments short (many empty), a few long.
-  std::mt19937_64 rng(0x5e6);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> cum(s.segments + 1, 0.0);
-  for (std::uint64_t i = 0; i < s.segments; ++i) cum[i + 1] = cum[i] + (std::pow(1.0 - u(rng), -1.0 / 1.2) - 1.0);
-  for (std::uint64_t i = 1; i < s.segments; ++i) {
-    const double f = cum[i] / cum[s.segments];
-    off[i] = std::min<std::int64_t>(static_cast<std::int64_t>(n), static_cast<std::int64_t>(f * static_cast<double>(n)));
-    off[i] = std::max(off[i], off[i - 1]);
-  }
-  off[s.segments] = static_cast<std::int64_t>(n);
-  return off;
-}
 
 namespace {
 
@@ -74,8 +16,11 @@ struct SegArgs {
 };
 static_assert(sizeof(SegArgs) == 72);
 
-// Arrays: keys_in, keys_out, (values_in, values_out), offsets (segments + 1 int64). Scratch: 2 * n
-// (bits, u32 index) pairs for the merges of segments longer than a block's tile.
+// Arrays, in CUB's order: keys_in, keys_out, (values_in, values_out), begin_offsets, end_offsets
+// (int64, one per segment: segment s is [begin_offsets[s], end_offsets[s]), empty when end <=
+// begin; n + 1 offsets serve as both, the end array one element on). The scalar: how many
+// segments this call sorts (1 to the prepared count). Scratch: 2 * n (bits, u32 index) pairs for
+// the merges of segments longer than a block's tile. Keys outside every segment are not written.
 class SegmentedLauncher final : public Launcher {
  public:
   explicit SegmentedLauncher(const Problem& p)
@@ -92,9 +37,12 @@ class SegmentedLauncher final : public Launcher {
       out.push_back({"values_in", false, v, n_ * dtype_size(values_), false});
       out.push_back({"values_out", true, v, n_ * dtype_size(values_), false});
     }
-    out.push_back({"offsets", false, "int64", (spec_.segments + 1) * 8, false});
+    out.push_back({"begin_offsets", false, "int64", spec_.segments * 8, false});
+    out.push_back({"end_offsets", false, "int64", spec_.segments * 8, false});
     return out;
   }
+
+  std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"segments", DType::int64}; }
 
   std::uint64_t scratch_bytes(const LaunchPlan&) const override {
     return 2 * std::max(n_, max_n_) * (dtype_size(keys_) + 4);
@@ -114,15 +62,19 @@ class SegmentedLauncher final : public Launcher {
       throw Error(target.where + ": segmented_sort needs " + std::to_string(2 * call.n * (dtype_size(keys_) + 4)) +
                   " bytes of scratch, got " + std::to_string(call.scratch_bytes));
     const bool pairs = op_ == Op::segmented_sort_pairs;
-    const CUdeviceptr offsets = call.arrays[pairs ? 4 : 2];
+    std::int64_t segments = static_cast<std::int64_t>(spec_.segments);
+    if (call.scalar) std::memcpy(&segments, call.scalar, sizeof segments);
+    if (segments < 1 || static_cast<std::uint64_t>(segments) > spec_.segments)
+      throw ConfigError(target.where + ": segments = " + std::to_string(segments) +
+                        ": this operation was prepared for 1 to " + std::to_string(spec_.segments) + " segments");
     SegArgs a{call.arrays[0], call.arrays[1], pairs ? call.arrays[2] : 0, pairs ? call.arrays[3] : 0,
-              offsets, offsets + 8, call.scratch, static_cast<std::int64_t>(call.n),
-              static_cast<std::int64_t>(spec_.segments)};
+              call.arrays[pairs ? 4 : 2], call.arrays[pairs ? 5 : 3], call.scratch,
+              static_cast<std::int64_t>(call.n), segments};
     void* args[] = {&a};
     ResolvedLaunch warp = target.plan.launches[0], block = target.plan.launches[1];
     const std::uint64_t warps = std::max<std::uint64_t>(1, warp.block / 32);
-    warp.grid = static_cast<std::uint32_t>((spec_.segments + warps - 1) / warps);
-    block.grid = static_cast<std::uint32_t>(spec_.segments);
+    warp.grid = static_cast<std::uint32_t>((static_cast<std::uint64_t>(segments) + warps - 1) / warps);
+    block.grid = static_cast<std::uint32_t>(segments);
     launch_kernel(target.functions[0], warp, args, target.stream, target.where);
     launch_kernel(target.functions[1], block, args, target.stream, target.where);
   }

@@ -20,6 +20,7 @@ template <class K, class V> class SegmentedWorkload final : public Workload {
       : keys_(std::move(keys)), pairs_(pairs), order_(order), n_(keys_.size()) {
     check_segments(spec, n_);
     offsets_ = segment_offsets(spec, n_);
+    segments_ = static_cast<std::int64_t>(spec.segments);
     if (pairs_) {
       values_.resize(n_);
       for (std::uint64_t i = 0; i < n_; ++i) values_[i] = pair_value<V>(i);
@@ -47,9 +48,13 @@ template <class K, class V> class SegmentedWorkload final : public Workload {
   }
 
   std::vector<CUdeviceptr> device_arrays() const override {
-    if (pairs_) return {d_keys_in_.get(), d_keys_out_.get(), d_values_in_.get(), d_values_out_.get(), d_offsets_.get()};
-    return {d_keys_in_.get(), d_keys_out_.get(), d_offsets_.get()};
+    // n + 1 offsets: the end offsets are the begin offsets one on.
+    const CUdeviceptr begin = d_offsets_.get(), end = begin + 8;
+    if (pairs_) return {d_keys_in_.get(), d_keys_out_.get(), d_values_in_.get(), d_values_out_.get(), begin, end};
+    return {d_keys_in_.get(), d_keys_out_.get(), begin, end};
   }
+
+  const void* scalar() const override { return &segments_; }
 
   void poison(const Stream& stream) override {
     d_keys_out_.fill_bytes(kPoison, stream);
@@ -118,6 +123,7 @@ template <class K, class V> class SegmentedWorkload final : public Workload {
   KeyOrder order_;
   std::uint64_t n_;
   std::vector<std::int64_t> offsets_;
+  std::int64_t segments_ = 1;
   std::vector<V> values_;
   DeviceBuffer d_keys_in_, d_keys_out_, d_values_in_, d_values_out_, d_offsets_;
   HostArray got_keys_, got_values_;

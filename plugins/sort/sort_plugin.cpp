@@ -81,7 +81,7 @@ class SortPlugin final : public Sorter {
     if (p.operation == "topk") check_topk_options(topk_spec_of(p.options), p.n);
     else if (has_topk_options(p.options))
       throw ConfigError("k, rows and sorted are options of topk, not of " + p.operation);
-    if (is_segmented(parse_op(p.operation))) {
+    if (p.operation == info(Op::segmented_sort).name || p.operation == info(Op::segmented_sort_pairs).name) {
       const SegmentSpec s = segment_spec_of(p.options);
       if (s.segments > p.n)
         throw ConfigError("segments (" + std::to_string(s.segments) + ") must be at most n (" + std::to_string(p.n) + ")");
