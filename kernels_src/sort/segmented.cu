@@ -5,7 +5,7 @@ summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s])
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 256, values: [128, 256, 512]}
-  ITEMS: {default: 8, values: [4, 8, 16]}
+  ITEMS: {default: 16, values: [4, 8, 16]}
 constraints:
   - BLOCK * ITEMS * (elem_bytes + 4) <= 98304
 launch:
