@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -62,6 +63,10 @@ template <class T> std::optional<T> parse_literal(std::string text) {
     const T v = std::is_same_v<T, float> ? static_cast<T>(std::strtof(text.c_str(), &stop))
                                          : static_cast<T>(std::strtod(text.c_str(), &stop));
     if (text.empty() || stop != text.c_str() + text.size()) return std::nullopt;
+    // A number past the dtype (1e39 in float32) rounds to infinity: not the value written.
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (std::isinf(v) && lower.find("inf") == std::string::npos) return std::nullopt;
     return v;
   }
 }

@@ -134,6 +134,14 @@ def _with_report(args: List[str], report: Path, stdout_name: str) -> dict:
     return data
 
 
+def _integer(name: str, value: Any, low: int, high: int) -> str:
+    """A keyword's integer checked here, in the keyword's name: the CLI's message would name its
+    flag (``--repeats``), which the caller never wrote."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise ConfigError(f"{name}={value!r}: an integer from {low} to {high}")
+    return str(int(value))
+
+
 def run(config: PathLike, input: Any = None, *, output: Optional[PathLike] = None, device: Optional[int] = None,
         repeats: Optional[int] = None, tuning: Optional[PathLike] = None, time_limit: Optional[float] = None,
         kernels: Sequence[PathLike] = (), plugins: Sequence[PathLike] = (), cache_dir: Optional[PathLike] = None,
@@ -155,9 +163,9 @@ def run(config: PathLike, input: Any = None, *, output: Optional[PathLike] = Non
         if output is not None:
             args += ["--output", _path(output, "output=")]
         if device is not None:
-            args += ["--device", str(device)]
+            args += ["--device", _integer("device", device, 0, 1023)]
         if repeats is not None:
-            args += ["--repeats", str(repeats)]
+            args += ["--repeats", _integer("repeats", repeats, 1, 1000000)]
         if tuning is not None:
             args += ["--tuning", _path(tuning, "tuning=")]
         if time_limit is not None:
@@ -178,9 +186,12 @@ def tune(config: PathLike, *, strategy: Optional[str] = None, budget: Optional[i
     with tempfile.TemporaryDirectory(prefix="gpuk-tune-") as tmp:
         report = Path(tmp) / "report.json"
         args = ["tune", _path(config, "config"), "--json", str(report)]
-        for flag, value in (("--strategy", strategy), ("--budget", budget), ("--seconds", seconds),
-                            ("--seed", seed), ("--objective", objective), ("--device", device),
-                            ("--devices", devices), ("--time-limit", time_limit), ("--threads", threads)):
+        for name, value, low, high in (("budget", budget, 1, 10**9), ("seed", seed, 0, 2**64 - 1),
+                                       ("device", device, 0, 1023), ("threads", threads, 1, 4096)):
+            if value is not None:
+                args += ["--" + name, _integer(name, value, low, high)]
+        for flag, value in (("--strategy", strategy), ("--seconds", seconds), ("--objective", objective),
+                            ("--devices", devices), ("--time-limit", time_limit)):
             if value is not None:
                 args += [flag, str(value)]
         if export is not None:

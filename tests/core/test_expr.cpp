@@ -8,9 +8,11 @@
 
 #include "gpuk/error.hpp"
 #include "kernel/expr.hpp"
+#include "kernel/expr_bounds.hpp"
 
 using gpuk::ConfigError;
 using gpuk::Expr;
+using gpuk::kMaxExprBytes;
 
 namespace {
 
@@ -277,22 +279,53 @@ TEST_CASE("expr: unknown function and wrong argument count are parse errors") {
 TEST_CASE("expr: nesting depth is limited") {
   auto nested = [](int n) { return std::string(n, '(') + "1" + std::string(n, ')'); };
   CHECK(ev(nested(63)) == 1);  // 63 parentheses inside the top level: 64 levels
-  CHECK(parse_error(nested(64)) == "column 65: expression nested too deeply (more than 64 levels)");
+  CHECK(parse_error(nested(64)) == "column 65: expression nested too deeply (more than 64 levels, kMaxExprDepth)");
   CHECK(parse_error(nested(65)).find("nested too deeply") != std::string::npos);
-  CHECK(parse_error(nested(100000)).find("nested too deeply") != std::string::npos);
-  CHECK(parse_error(std::string(100000, '-') + "1").find("nested too deeply") != std::string::npos);
-  CHECK(parse_error(std::string(100000, '!') + "1").find("nested too deeply") != std::string::npos);
+  CHECK(parse_error(nested(20000)).find("nested too deeply") != std::string::npos);
+  CHECK(parse_error(std::string(60000, '-') + "1").find("nested too deeply") != std::string::npos);
+  CHECK(parse_error(std::string(60000, '!') + "1").find("nested too deeply") != std::string::npos);
   std::string calls;
   for (int i = 0; i < 1000; ++i) calls += "min(";
   CHECK(parse_error(calls + "1").find("nested too deeply") != std::string::npos);
 
   // Long flat chains are not nesting: they parse and evaluate without deep recursion.
   std::string sum = "0";
-  for (int i = 0; i < 100000; ++i) sum += "+1";
-  CHECK(ev(sum) == 100000);
+  for (int i = 0; i < 30000; ++i) sum += "+1";
+  CHECK(ev(sum) == 30000);
   std::string args = "max(0";
   for (int i = 1; i <= 10000; ++i) args += "," + std::to_string(i);
   CHECK(ev(args + ")") == 10000);
+}
+
+TEST_CASE("expr: the text is at most kMaxExprBytes long, checked before parsing") {
+  const std::string limit = std::to_string(kMaxExprBytes);
+  CHECK(ev("1" + std::string(kMaxExprBytes - 1, ' ')) == 1);
+  const std::string too_long = "column 1: expression of " + std::to_string(kMaxExprBytes + 1) +
+                               " bytes, longer than the limit of " + limit + " bytes (kMaxExprBytes)";
+  CHECK(parse_error("1" + std::string(kMaxExprBytes, ' ')) == too_long);
+  CHECK(parse_error(std::string(100000, '(') + "1" + std::string(100000, ')')).find("longer than the limit") !=
+        std::string::npos);
+  CHECK(parse_error(std::string(100000, '-') + "1").find("longer than the limit") != std::string::npos);
+  std::string sum = "0";
+  for (int i = 0; i < 100000; ++i) sum += "+1";
+  CHECK(parse_error(sum).find("longer than the limit") != std::string::npos);
+}
+
+TEST_CASE("expr: a long expression's error keeps its reason") {
+  std::string sum = "1";
+  for (int i = 0; i < 2000; ++i) sum += " + 1";
+  const std::string e = parse_error(sum + " + )");
+  CHECK(e.size() < 200);
+  CHECK(e.find("unexpected ')'") != std::string::npos);
+  try {
+    (void)Expr::parse(sum + " / 0").eval(lookup_in({}));
+    FAIL("no error");
+  } catch (const ConfigError& error) {
+    const std::string what = error.what();
+    CHECK(what.size() < 300);
+    CHECK(what.find("division by zero") == 0);
+    CHECK(what.find("(8005 bytes)") != std::string::npos);
+  }
 }
 
 TEST_CASE("expr: identifiers() lists distinct names in order of appearance") {

@@ -93,11 +93,12 @@ TEST_CASE("a launch whose when is 0 is left out of the plan; repeat is evaluated
 }
 
 TEST_CASE("when and repeat errors name the kernel file's line") {
-  // Syntax: at parse time, with the line and column of the expression.
-  CHECK(error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL &&")).find("k.cu:10:11: when 'SMALL &&'") ==
-        0);
-  CHECK(error_of(replace(kPasses, "repeat: ceil_div(elem_bytes * 8, BITS)", "repeat: (BITS")).find("k.cu:19:13: repeat '(BITS'") ==
-        0);
+  // Syntax: at parse time, with the line and the column of the token that is wrong (the
+  // expression's column folded into the file's).
+  CHECK(error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL &&"))
+            .find("k.cu:10:19: when 'SMALL &&': unexpected end of expression") == 0);
+  CHECK(error_of(replace(kPasses, "repeat: ceil_div(elem_bytes * 8, BITS)", "repeat: (BITS"))
+            .find("k.cu:19:18: repeat '(BITS': expected ')'") == 0);
   CHECK(error_of(replace(kPasses, "repeat: ceil_div", "repeats: ceil_div")).find("k.cu:19:5: unknown key 'repeats'") == 0);
   // Values: when planned, with the launch's line.
   try {

@@ -3,6 +3,7 @@
 // exported, and the export read back by the variant lookup for exactly those sizes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -211,4 +212,61 @@ TEST_CASE("the shipped declared kernels' matrix: each cell verified against its 
   }
   CHECK(m.cells.front().id == "stencil2d nx=4099 ny=4097");
   CHECK(m.cells.back().id == "matmul k=1001 m=1999 n=2001");
+}
+
+TEST_CASE("a declared cell whose winner names another kernel of the family, merged and exported: refused, named, exit 1") {
+  const test::TempDir dir;
+  const std::string yaml = dir.write("m.yaml", kMatrix).string();
+  const TuneMatrix m = load_tune_matrix(yaml, plugins(), kernels());
+  std::vector<std::filesystem::path> dirs;
+  std::string shards;
+  for (int k = 0; k < 2; ++k) {
+    dirs.push_back(dir.path() / ("shard-" + std::to_string(k)));
+    run_matrix(shard_of(m, {k, 2}), MatrixResults(dirs.back()), test::fake_cell_sweep);
+    shards += " " + dirs.back().string();
+  }
+  const MatrixCell& cell = m.cells[0];  // stencil2d nx=1000 ny=300, in shard 0
+  const MatrixResults shard(dirs[0]);
+  const auto good = shard.read(cell);
+  REQUIRE(good);
+  // Another kernel of the family: other arrays and sizes (matmul), or the cell's own reference.
+  for (const auto& other : {std::pair<std::string, std::map<std::string, std::int64_t>>{
+                                "matmul", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 16}, {"WORK_M", 2}, {"WORK_N", 2}}},
+                            std::pair<std::string, std::map<std::string, std::int64_t>>{"stencil2d_naive", {}}}) {
+    const std::string kernel = other.first;
+    CAPTURE(kernel);
+    CellResult forged = *good;
+    forged.winner->kernel = kernel;
+    forged.winner->params = other.second;
+    shard.write(cell, forged);
+    const std::string why = "its winner is kernel " + kernel + ", not one the cell swept (stencil2d)";
+    CHECK(winner_mismatch(m, cell, forged) == why);
+    // A direct export refuses it ...
+    std::vector<std::string> missing;
+    const auto direct = matrix_entries(m, shard, &missing);
+    CHECK(direct.size() == 2);
+    CHECK(std::count(missing.begin(), missing.end(), cell.id + " (" + why + ")") == 1);
+    // ... and so do the merge and the export of the merge.
+    const std::filesystem::path merged = dir.path() / ("merged-" + kernel), exported = dir.path() / ("e-" + kernel + ".json");
+    const auto r = test::run_command(std::string(GPUK_EXE) + " --tuning-db " + (dir.path() / "db.json").string() +
+                                     " tune " + yaml + " --merge" + shards + " --out " + merged.string() + " --export " +
+                                     exported.string());
+    CAPTURE(r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("gpuk: not merged: " + shard.cell_path(cell).string() + ": " + why) != std::string::npos);
+    CHECK(r.output.find("exported 5 verified winners to " + exported.string() + "; 1 cell skipped: 1 missing") !=
+          std::string::npos);
+    for (const auto& e : TuningDb::read(exported).entries()) {
+      CHECK(e.kernel == e.key.operation);
+      CHECK(e.key.options != "nx=1000 ny=300");
+    }
+    CHECK_FALSE(std::filesystem::exists(exported.string() + ".lock"));
+    // --allow-missing: the same export, exit 0.
+    const auto allowed = test::run_command(std::string(GPUK_EXE) + " --tuning-db " + (dir.path() / "db.json").string() +
+                                           " tune " + yaml + " --merge" + shards + " --out " + merged.string() +
+                                           "-allowed --allow-missing");
+    CAPTURE(allowed.output);
+    CHECK(allowed.status == 0);
+    CHECK(allowed.output.find("gpuk: not merged: " + shard.cell_path(cell).string()) != std::string::npos);
+  }
 }

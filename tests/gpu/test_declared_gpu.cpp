@@ -65,6 +65,23 @@ TEST_CASE("an in-place kernel declared in the config alone is restored before ev
   CHECK(has(r.output, "verify      PASS"));
 }
 
+TEST_CASE("a launch whose when holds only past the load-time samples runs at the config's size; its metric is parsed once") {
+  // Loading samples sizes 1 to 4096, where `when: n > 4096` leaves every launch out: the kernel
+  // loads all the same, and the config's n = 8192 runs it (docs/reliability.md).
+  std::ifstream in(declared_dir() / "configs/axpy.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("sizes: {n: 100000}"), 18, "sizes: {n: 8192}");
+  const std::string launch = "block: block_size_x}";
+  text.replace(text.find(launch), launch.size(), "block: block_size_x, when: n > 4096}\n  metrics:\n    GB/s: 12 * n / seconds / 1e9");
+  const fs::path config = scratch().dir / "axpy_when.yaml";
+  std::ofstream(config) << text;
+  const auto r = gpuk_cli("run " + config.string());
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "verify      PASS"));
+  CHECK(has(r.output, "metric      GB/s"));
+}
+
 TEST_CASE("two launches with a scratch array give an exact int64 sum") {
   const auto r = gpuk_cli("run " + (declared_dir() / "configs/block_sum.yaml").string());
   CAPTURE(r.output);

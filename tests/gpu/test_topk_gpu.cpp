@@ -23,7 +23,10 @@ using namespace gpuk;
 
 namespace {
 
+// The device's primary context made current on this thread first (the tests' own streams and
+// buffers need it; the Engine makes it current only inside its calls), then the Engine.
 Engine& engine() {
+  static const Device device(0);
   static Engine e;
   return e;
 }
@@ -122,6 +125,7 @@ std::string run_case(const Case& c, bool largest, bool sorted, const std::map<st
 }
 
 template <class K> void run_dtype(const std::vector<Case>& cases, const std::map<std::string, std::int64_t>& params) {
+  engine();  // first: the context the stream below needs
   const Stream stream;
   std::mt19937_64 rng(test::fresh_seed());
   for (const Case& c : cases)

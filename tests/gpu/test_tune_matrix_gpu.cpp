@@ -74,11 +74,22 @@ TEST_CASE("gpuk tune of a matrix: every cell verified, timed against CUB, resume
     CHECK_FALSE(fs::exists(out / "state" / name));
   }
 
-  // Again: nothing to measure, the same export.
+  // Again: nothing to measure (every cell file passes the checks a merge and an export make),
+  // the same export, and no lock file left beside it.
   r = gpuk_cli(tune, 60);
   CHECK(r.status == 0);
   CHECK(r.output.find("2 measured before and reused, 0 to measure") != std::string::npos);
   CHECK(r.output.find("cell 1/2") == std::string::npos);
+  CHECK(r.output.find("skipped") == std::string::npos);
+  CHECK_FALSE(fs::exists(exported.string() + ".lock"));
+  // The results merged as a shard's: every file merged and exported, none refused.
+  r = gpuk_cli("--tuning-db " + db.string() + " tune " + config.string() + " --merge " + out.string() + " --out " +
+                   (dir.path() / "merged").string() + " --export " + (dir.path() / "merged.json").string(),
+               60);
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("exported 2 verified winners") != std::string::npos);
+  CHECK(r.output.find("not merged") == std::string::npos);
 
   // The export is a tuning file in the database's format: `gpuk run` of a config naming no
   // kernel picks its entry (the shipped files are these).

@@ -53,13 +53,13 @@ TEST_CASE("the matrix export leaves out a winner that cannot serve every n of it
   const test::TempDir dir;
   std::vector<std::string> missing;
   // BLOCK 512 x ITEMS 8 = 4,096 keys: right at 2^12, not at 8,191.
-  auto entries = exported(dir, {{"BLOCK", 512}, {"ITEMS", 8}, {"BUCKET_BITS", 12}}, &missing);
+  auto entries = exported(dir, {{"BLOCK", 512}, {"ITEMS", 8}, {"BUCKET_BITS", 12}, {"SPLIT", 16}, {"SHARE", 1}}, &missing);
   CHECK(entries.empty());
   REQUIRE(missing.size() == 1);
   CHECK(missing.front().find("breaks 'n <= BLOCK * ITEMS' for n = ") != std::string::npos);
   // BLOCK 1024 x ITEMS 8 = 8,192 keys: the whole bucket.
   missing.clear();
-  entries = exported(dir, {{"BLOCK", 1024}, {"ITEMS", 8}, {"BUCKET_BITS", 12}}, &missing);
+  entries = exported(dir, {{"BLOCK", 1024}, {"ITEMS", 8}, {"BUCKET_BITS", 12}, {"SPLIT", 16}, {"SHARE", 1}}, &missing);
   CHECK(entries.size() == 1);
   CHECK(missing.empty());
 }

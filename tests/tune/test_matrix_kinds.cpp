@@ -4,7 +4,10 @@
 // fake measurer, a cost per kind and variant).
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "builtins.hpp"
 #include "fake_cells.hpp"
@@ -239,4 +242,50 @@ TEST_CASE("kinds: worst ratios within kind_tolerance of the best are equal, the 
   for (const char* bad : {"-0.1", "0.5", "nan", "1%", "[0.01]"})
     CHECK(error_of("kind_tolerance: " + std::string(bad) + "\n" + kKinds).find("m.yaml:1:17: kind_tolerance") !=
           std::string::npos);
+}
+
+TEST_CASE("kinds: a kind's file naming a kernel not swept leaves its group out; a forged variant chosen over the kinds is refused") {
+  test::TempDir dir;
+  const TuneMatrix m = matrix_of(kKinds);
+  const MatrixResults results(dir.path() / "out");
+  run_matrix(m, results, [](const MatrixCell& cell) { return kind_sweep(cell); });
+  const auto edit = [&](const MatrixCell& cell, const std::function<void(nlohmann::json&)>& f) {
+    nlohmann::json j;
+    {
+      std::ifstream in(results.cell_path(cell));
+      j = nlohmann::json::parse(in);
+    }
+    f(j);
+    std::ofstream(results.cell_path(cell)) << j.dump(2);
+  };
+  const std::string group = "argmax abs=false float32 2^14";
+  edit(m.cells[1], [](nlohmann::json& j) { j["variants"][0]["kernel"] = "warp_shuffle"; });
+  MatrixExport e = export_matrix(m, results);
+  REQUIRE(e.entries.size() == 1);
+  CHECK(e.entries[0].key.operation == "sum");
+  REQUIRE(e.skipped.size() == 1);
+  CHECK(e.skipped[0].cell == group);
+  CHECK(e.skipped[0].why == SkippedCell::Why::refused);
+  CHECK(e.skipped[0].detail.find("kind d16: its variants name kernel warp_shuffle, not one the cell swept (onepass)") == 0);
+  CHECK(e.failing() == 1);
+
+  // A variant the cells did not sweep (BLOCK 1024, which onepass allows), the fastest in every
+  // kind: the choice over the kinds picks it, and the export refuses it.
+  run_matrix(m, results, [](const MatrixCell& cell) { return kind_sweep(cell); });  // the d16 cell measured again
+  for (int i = 0; i < 3; ++i)
+    edit(m.cells[i], [](nlohmann::json& j) {
+      nlohmann::json v = j["variants"][0];
+      v["params"]["BLOCK"] = 1024;
+      v["label"] = "onepass BLOCK=1024";
+      v["median_ms"] = 0.1;
+      j["variants"].push_back(v);
+    });
+  const auto choices = kind_choices(m, results);
+  REQUIRE(choices.size() == 1);
+  CHECK(choices[0].chosen.params.at("BLOCK") == 1024);
+  e = export_matrix(m, results);
+  REQUIRE(e.skipped.size() == 1);
+  CHECK(e.skipped[0].cell == group);
+  CHECK(e.skipped[0].detail == "its winner's BLOCK = 1024 is not a value the cell swept (128, 256, 512)");
+  for (const auto& entry : e.entries) CHECK(entry.key.operation == "sum");
 }

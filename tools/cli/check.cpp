@@ -40,7 +40,9 @@ class Checker {
         kernels_(runtime_.kernels()),
         gpu_(gpu_info()),
         jit_(runtime_.jit(!arch_option.empty() ? arch_option : gpu_ ? gpu_->arch() : "sm_90")),
-        arch_(jit_.options().arch) {}
+        arch_(jit_.options().arch) {
+    (void)device_of_arch(arch_);  // a wrong --arch is refused before anything is compiled for it
+  }
 
   // Every kernel file when `targets` is empty; the status `gpuk check` exits with.
   int check_all(const std::vector<std::string>& targets) {

@@ -7,6 +7,9 @@
 #include <csignal>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -129,12 +132,14 @@ struct CheckArgs {
   std::string arch;
 };
 
+// The global options that take a value.
+const std::set<std::string> kGlobalWithValue = {"--kernels", "--plugins", "--cache-dir", "--tuning-db"};
+
 // The first argument that is not an option or a global option's value: the command's name.
 std::string first_word(int argc, char** argv) {
-  const std::set<std::string> with_value = {"--kernels", "--plugins", "--cache-dir", "--tuning-db"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (with_value.count(a)) {
+    if (kGlobalWithValue.count(a)) {
       ++i;
       continue;
     }
@@ -184,6 +189,21 @@ CLI::Validator finite_number(bool zero_allowed) {
       zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");
 }
 
+// An integer from `lo` to `hi`, said in those words: CLI11's PositiveNumber prints its bound as a
+// double (a 309-digit number for --repeats -3), and an unsigned option took "-1" as 2^64 - 1.
+CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+          return "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not '" +
+                 terminal_text(text, 40) + "'";
+        return "";
+      },
+      "INT " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
 // An option whose empty value would mean what leaving it out means: `--shard "$TASK"` with TASK
 // unset in a job script ran the whole matrix in every task.
 CLI::Validator not_empty(const char* what) {
@@ -211,12 +231,12 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& ra) {
   run->add_option("--output", ra.output, "write the result as .npy (overrides the config's output)")
       ->type_name("FILE.npy");
   run->add_flag("--no-pin", ra.no_pin, "upload from pageable memory, not page-locked (also $GPUK_NO_PIN=1)");
-  auto* run_device = run->add_option("--device", ra.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  auto* run_device = run->add_option("--device", ra.device, "GPU ordinal")->check(integer_in(0, 1023));
   run->add_option("--devices", ra.devices,
                   "run on several GPUs, one after another, and report them side by side: 'all' or ordinals (0,1)")
       ->type_name("all|0,1,...")
       ->excludes(run_device);
-  run->add_option("--repeats", ra.repeats, "timed repeats (overrides the config)")->check(CLI::PositiveNumber);
+  run->add_option("--repeats", ra.repeats, "timed repeats (overrides the config)")->check(integer_in(1, 1000000));
   run->add_option("--tuning", ra.tuning, "choose the variant from this tuning file instead of the database (a config naming no kernel)")
       ->type_name("FILE");
   run->add_option("--time-limit", ra.time_limit, time_limit_help())->check(finite_number(false))->type_name("SECONDS");
@@ -228,7 +248,7 @@ void add_sweep_options(CLI::App* tune_cmd, TuneCommand& ta) {
   tune_cmd->add_option("CONFIG", ta.config, "tune config (YAML; see docs/tuning.md)")->check(CLI::ExistingFile);
   tune_cmd->add_option("--json", ta.json, "write every variant's result as JSON")->type_name("FILE");
   tune_cmd->add_option("--csv", ta.csv, "write every variant's result as CSV")->type_name("FILE");
-  auto* tune_device = tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  auto* tune_device = tune_cmd->add_option("--device", ta.device, "GPU ordinal")->check(integer_in(0, 1023));
   tune_cmd->add_option("--devices", ta.devices,
                        "sweep on several GPUs, one worker process each: 'all' or ordinals (0,1); GPUs of one "
                        "model share a ranking")
@@ -242,12 +262,13 @@ void add_sweep_options(CLI::App* tune_cmd, TuneCommand& ta) {
                      "time each variant until its median is known within 1% (repeats: auto)");
   tune_cmd->add_flag("--fresh", ta.fresh, "measure every point again, ignoring the journal of earlier sweeps");
   tune_cmd->add_option("--budget", ta.budget, "most variants to measure (overrides the config)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1000000000));
   tune_cmd->add_option("--seconds", ta.seconds, "time budget of the sweep (overrides the config)")
       ->check(finite_number(false));
-  tune_cmd->add_option("--seed", ta.seed, "seed of random and anneal (overrides the config)");
-  tune_cmd->add_option("--threads", ta.threads, "compile threads (default: every core)")->check(CLI::PositiveNumber);
-  tune_cmd->add_option("--show", ta.show, "rows of the ranked table (overrides the config)")->check(CLI::PositiveNumber);
+  tune_cmd->add_option("--seed", ta.seed, "seed of random and anneal (overrides the config)")
+      ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
+  tune_cmd->add_option("--threads", ta.threads, "compile threads (default: every core)")->check(integer_in(1, 4096));
+  tune_cmd->add_option("--show", ta.show, "rows of the ranked table (overrides the config)")->check(integer_in(1, 1000000));
   tune_cmd->add_flag("--no-save", ta.no_save, "do not write the best variant to the tuning database");
   tune_cmd->add_option("--time-limit", ta.time_limit, time_limit_help())->check(finite_number(false))->type_name("SECONDS");
 }
@@ -273,6 +294,9 @@ void add_matrix_options(CLI::App* tune_cmd, TuneCommand& ta) {
                        "CONFIG-results), then --export reads them as one run's")
       ->type_name("DIR...")
       ->check(CLI::ExistingDirectory);
+  tune_cmd->add_flag("--allow-missing", ta.allow_missing,
+                     "a tuning matrix: exit 0 although cells have no usable result (not measured, failed, a cell "
+                     "file unusable or refused by the merge or the export); each is still named, and left out");
   tune_cmd->add_option("--stop-after", ta.stop_after,
                        "a tuning matrix: start no cell after SECONDS (the next run measures the rest)")
       ->check(finite_number(false))
@@ -323,6 +347,19 @@ const char* const kFooter =
 int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   std::vector<std::string> commands;
   for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  // An unknown option before the command (--kernal x list) is said as such, not as the unknown
+  // command 'x' that its value looks like.
+  std::vector<std::string> options;
+  for (const CLI::Option* o : app.get_options())
+    for (const auto& name : o->get_lnames()) options.push_back("--" + name);
+  for (int i = 1; i < argc && std::string_view(argv[i]).rfind("--", 0) == 0; ++i) {
+    const std::string a = argv[i], name = a.substr(0, a.find('='));
+    if (std::find(options.begin(), options.end(), name) == options.end()) {
+      print_error("unknown option '" + printable(name) + "'" + did_you_mean(name, options) + " (gpuk --help)");
+      return kBadInput;
+    }
+    if (kGlobalWithValue.count(a)) ++i;
+  }
   const std::string word = first_word(argc, argv);
   if (word.empty() && app.get_subcommands().empty()) {
     print_error("give a command: " + join(commands) + " (gpuk --help)");

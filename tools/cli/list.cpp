@@ -79,14 +79,24 @@ int cmd_list(const RuntimeOptions& g) {
             << (kernels.dirs().size() == 1 ? "y" : "ies") << "):\n";
   std::set<std::string> families;
   for (const auto& f : kernels.files()) families.insert(f->family);
+  std::vector<std::string> problems = runtime.load_problems();
   for (const auto& family : families) {
-    std::cout << "  " << terminal_text(family, 200) << (plugins.find(family) ? "" : "  (no plugin loaded for this family)")
-              << "\n";
-    for (const auto& f : kernels.family(family)) print_kernel_file(*f);
+    const FamilyPlugin* plugin = plugins.find(family);
+    std::cout << "  " << terminal_text(family, 200) << (plugin ? "" : "  (no plugin loaded for this family)") << "\n";
+    for (const auto& f : kernels.family(family)) {
+      // A file its family's configs refuse (a declared kernel whose `family:` names a family of
+      // operations) is listed as the problem it is, not among the family's kernels.
+      try {
+        if (plugin) check_operations(*f, plugin->operations());
+        print_kernel_file(*f);
+      } catch (const ConfigError& e) {
+        problems.push_back(e.what());
+      }
+    }
   }
-  if (!runtime.load_problems().empty()) {
+  if (!problems.empty()) {
     std::cout << "\nProblems:\n";
-    for (const auto& e : runtime.load_problems()) std::cout << "  " << terminal_text(e, 4096) << "\n";
+    for (const auto& e : problems) std::cout << "  " << terminal_text(e, 4096) << "\n";
   }
   if (plugins.all().empty()) {
     std::vector<std::string> dirs;

@@ -4,19 +4,20 @@
 #      libFuzzer targets) and runs the CPU tests under the sanitizers;
 #   2. runs each fuzzer of tests/fuzz for a bounded time over its seed corpus, with limits that
 #      turn a giant allocation, a leak, a hang or a crash into a failure.
-# Usage: tools/dev/fuzz.sh [SECONDS_PER_FUZZER]   (default $GPUK_FUZZ_SECONDS or 20)
+# Usage: tools/dev/fuzz.sh [SECONDS_PER_FUZZER]   (default $GPUK_FUZZ_SECONDS or 12: five fuzzers in a minute)
 source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-${GPUK_FUZZ_SECONDS:-20}}
+seconds=${1:-${GPUK_FUZZ_SECONDS:-12}}
 cmake --preset sanitize > /dev/null
-cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_npy
+cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_declaration fuzz_metric fuzz_npy \
+  fuzz_cell_file
 status=0
 ctest --preset sanitize || status=$?
 
 artifacts=build-sanitize/fuzz-artifacts
 mkdir -p "$artifacts"
-for name in config kernel_file npy; do
+for name in config kernel_file declaration metric npy cell_file; do
   work=$(mktemp -d)
   echo "fuzzing $name for ${seconds}s (seeds: tests/fuzz/corpus/$name)"
   # Limits: -malloc_limit_mb catches a header or config that makes the code allocate more

@@ -22,4 +22,8 @@ RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const st
 RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                             const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode);
 
+// Refuses a generator setting (low, high, range, mean, stddev, distinct) in `data` that
+// `generator` does not use, at its line: `distinct` beside uniform data was silently ignored.
+void refuse_unused_generator_settings(const yaml::Source& src, const YAML::Node& data, Generator generator);
+
 }  // namespace gpuk

@@ -71,10 +71,32 @@ void read_sizes(const yaml::Source& src, const YAML::Node& node, const Declarati
   }
   for (const auto& name : d.sizes)
     if (!spec.sizes.count(name)) src.fail(node, "sizes has no '" + name + "' (the kernel's sizes: " + join(d.sizes) + ")");
-  std::uint64_t n = 1;
+  std::int64_t n = 1;
   for (const auto& [name, v] : spec.sizes)
-    n = __builtin_mul_overflow(n, static_cast<std::uint64_t>(v), &n) ? ~std::uint64_t{0} >> 1 : n;
-  spec.size = n;
+    if (__builtin_mul_overflow(n, v, &n))
+      src.fail(node, "the sizes' product is past 2^63 - 1: no run can hold so many elements");
+  spec.size = static_cast<std::uint64_t>(n);
+  // What every run evaluates at these sizes, evaluated now, so that `check` refuses what every
+  // run would: the bytes moved, and each metric that names no parameter (with seconds = 1).
+  if (d.bytes) {
+    try {
+      if (eval_sizes(*d.bytes, spec.sizes) < 0) throw ConfigError("a negative number of bytes");
+    } catch (const ConfigError& e) {
+      src.fail(node, "bytes '" + d.bytes->text() + "' at these sizes: " + e.what());
+    }
+  }
+  std::map<std::string, double> values = {{"seconds", 1.0}};
+  for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
+  for (const auto& m : d.metrics) {
+    bool sizes_only = true;
+    for (const auto& id : m.expression.identifiers()) sizes_only = sizes_only && values.count(id);
+    if (!sizes_only) continue;
+    try {
+      (void)m.expression.eval(values);
+    } catch (const ConfigError& e) {
+      src.fail(node, "metric '" + m.name + "' (" + m.where + ") at these sizes: " + e.what());
+    }
+  }
   for (const auto& a : d.args) {
     if (!a.array) continue;
     std::int64_t length = 0;
@@ -162,7 +184,9 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
     if (g["high"]) ds.high = finite(g["high"], "high");
     if (ds.low > ds.high) src.fail(g["range"] ? g["range"] : g, "low must not be above high");
     if (g["mean"]) ds.mean = finite(g["mean"], "mean");
+    refuse_unused_generator_settings(src, g, ds.generator);
     if (g["stddev"]) ds.stddev = finite(g["stddev"], "stddev");
+    if (ds.stddev < 0) src.fail(g["stddev"], "stddev must not be negative");
     if (g["distinct"]) {
       const auto v = src.integer(g["distinct"], "distinct");
       if (v < 1) src.fail(g["distinct"], "distinct must be at least 1");
@@ -176,6 +200,15 @@ void read_data(const yaml::Source& src, const YAML::Node& node, const Declaratio
   }
 }
 
+// A reference, a baseline or another kernel of a sweep runs on the same arrays: refused here,
+// as every run would refuse it.
+void refuse_other_arrays(const yaml::Source& src, const YAML::Node& where, const KernelFile& other,
+                         const Declaration& d, const std::string& rule) {
+  if (!other.declaration->same_arrays(d))
+    src.fail(where, "kernel " + other.name + " takes the arrays " + other.declaration->arrays_text() + ", but this " +
+                        "config's kernel takes " + d.arrays_text() + "; " + rule);
+}
+
 void read_reference(const yaml::Source& src, const YAML::Node& node, const Declaration& d,
                     const KernelLibrary& kernels, RunSpec& spec) {
   src.check_keys(node, {"kernel", "params", "declare", "npy"}, "reference");
@@ -183,6 +216,11 @@ void read_reference(const yaml::Source& src, const YAML::Node& node, const Decla
   if (node["kernel"]) {
     const YAML::Node declare = node["declare"];
     const auto file = declared_kernel(src, node["kernel"], &declare, spec.family, kernels);
+    refuse_other_arrays(src, node["kernel"], *file, d, "a reference kernel takes the same arrays");
+    if (file->name == spec.kernel)
+      src.fail(node["kernel"], "kernel " + file->name + " is the kernel this config checks: its own answer verifies "
+                               "nothing (other parameters run the same code); name another kernel (a naive one) or "
+                               "give the expected outputs as npy: {OUTPUT: FILE}");
     spec.reference_kernel = file->name;
     if (const YAML::Node params = node["params"]) {
       if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: value");
@@ -292,9 +330,15 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
   if (root["reference"]) read_reference(src, root["reference"], d, kernels, spec);
   if (root["compare"]) read_compare(src, root["compare"], d, spec);
   if (root["baseline"]) {
-    spec.baseline_kernel = declared_kernel(src, root["baseline"], nullptr, spec.family, kernels)->name;
+    const auto baseline = declared_kernel(src, root["baseline"], nullptr, spec.family, kernels);
+    refuse_other_arrays(src, root["baseline"], *baseline, d, "a baseline kernel takes the same arrays");
+    spec.baseline_kernel = baseline->name;
   }
   spec.baseline = !spec.baseline_kernel.empty();
+  if (!root["kernel"] && root["kernels"].IsSequence())
+    for (const auto& item : root["kernels"])
+      refuse_other_arrays(src, item, *declared_kernel(src, item, nullptr, spec.family, kernels), d,
+                          "every kernel of a sweep takes the same arrays");
   read_counts(src, root, spec);
   if (spec.reference_kernel.empty() && spec.expected.empty()) {
     // Verified only against a reference: without one the run says it was not verified.

@@ -53,6 +53,30 @@ void refuse_generator_with_file(const yaml::Source& src, const YAML::Node& data)
                                                    "remove one of them");
 }
 
+}  // namespace
+
+void refuse_unused_generator_settings(const yaml::Source& src, const YAML::Node& data, Generator generator) {
+  if (!data.IsMap()) return;
+  std::vector<std::string> uses;
+  switch (generator) {
+    case Generator::uniform:
+    case Generator::sorted:
+    case Generator::reversed: uses = {"low", "high", "range"}; break;
+    case Generator::normal: uses = {"mean", "stddev"}; break;
+    case Generator::few_distinct: uses = {"low", "high", "range", "distinct"}; break;
+    case Generator::permutation: break;
+  }
+  const std::string name = data["generator"] ? data["generator"].Scalar() : "uniform";
+  for (const char* key : {"low", "high", "range", "mean", "stddev", "distinct"})
+    if (data[key] && std::find(uses.begin(), uses.end(), key) == uses.end())
+      src.fail(data[key], std::string("'") + key + "' is not used by the " + name + " generator" +
+                              (uses.empty() ? std::string(", which takes no settings but seed")
+                                            : " (it uses " + join(uses) + ")") +
+                              "; remove it or choose a generator that uses it");
+}
+
+namespace {
+
 HeldData inspect_data_file(const yaml::Source& src, const YAML::Node& root) {
   HeldData held;
   if (const YAML::Node data = root["data"]; data && data.IsMap() && data["file"]) {
@@ -92,6 +116,7 @@ DataSpec parse_data(const yaml::Source& src, const YAML::Node& node, DType dtype
     d.generator = *gen;
   }
   refuse_generator_with_file(src, node);
+  refuse_unused_generator_settings(src, node, d.generator);
   // NaN or infinity would make every element NaN (or the range empty): generated data that
   // verifies nothing.
   const auto finite = [&](const char* key) {

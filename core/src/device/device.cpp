@@ -299,8 +299,9 @@ void Device::make_current() const {
 }
 
 DeviceInfo device_of_arch(const std::string& arch) {
-  const auto bad = [&] { return ConfigError("'" + arch + "' is not a GPU architecture (sm_XX, e.g. sm_90)"); };
-  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0) throw bad();
+  const auto bad = [&] { return ConfigError("'" + arch + "' is not a GPU architecture (sm_XX or sm_XXX, e.g. sm_90 or sm_100)"); };
+  // Two or three digits (sm_90, sm_100): a longer number is no architecture, and would not fit an int.
+  if (arch.size() < 5 || arch.size() > 6 || arch.compare(0, 3, "sm_") != 0) throw bad();
   const std::string digits = arch.substr(3);
   if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) throw bad();
   DeviceInfo info;

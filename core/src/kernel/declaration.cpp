@@ -6,9 +6,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 #include "gpuk/error.hpp"
+#include "kernel/expr_bounds.hpp"
 #include "kernel/metadata_parse.hpp"
 #include "util/regular_file.hpp"
 #include "util/text.hpp"
@@ -62,7 +64,7 @@ std::optional<double> parse_literal(const std::string& text) {
 DeclaredArg parse_arg(const yaml::Source& src, const YAML::Node& item, const std::vector<std::string>& sizes,
                       const std::vector<std::string>& params) {
   refuse_cut_expression(src, item);
-  src.check_keys(item, {"name", "array", "scalar", "length", "role", "value"}, "an argument");
+  src.check_keys(item, {"name", "array", "scalar", "length", "role", "value", "finite"}, "an argument");
   DeclaredArg a;
   a.where = src.where(item.Mark());
   if (!item["name"]) src.fail(item, "an argument needs a name");
@@ -91,6 +93,16 @@ DeclaredArg parse_arg(const yaml::Source& src, const YAML::Node& item, const std
     if (!item["value"]) src.fail(item, "scalar " + a.name + " needs a value");
     const std::string text = src.string(item["value"], "value");
     const auto literal = dtype_is_float(a.dtype) ? parse_literal(text) : std::nullopt;
+    if (item["finite"] && !dtype_is_float(a.dtype))
+      src.fail(item["finite"], "scalar " + a.name + " is an integer: finite: is for float32 and float64 literals");
+    // A literal is finite in its dtype unless the declaration says finite: false (inf, nan).
+    const bool float32 = a.dtype == DType::float32;
+    const double largest = float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    if (literal && !(std::abs(*literal) <= largest) && !(item["finite"] && !src.boolean(item["finite"], "finite")))
+      src.fail(item["value"], "value of " + a.name + " '" + text + "' is not a finite " +
+                                  std::string(dtype_name(a.dtype)) + " (its largest is " +
+                                  (float32 ? "3.4028235e38" : "1.7976931348623157e308") +
+                                  "); write finite: false beside it to pass inf or nan");
     if (literal) a.literal = *literal;
     else a.value = parse_metadata_expr(src, item["value"], "value of " + a.name, params, builtins_of(sizes));
   }
@@ -120,20 +132,20 @@ std::vector<Expr> parse_dims(const yaml::Source& src, const YAML::Node& node, co
         try {
           e = Expr::parse(text);
         } catch (const ConfigError& error) {
-          src.fail(first, what + " '" + text + "': " + error.what());
+          src.fail(first, what + " " + quote_expr(text) + ": " + error.what());
         }
         std::vector<std::string> known = params;
         known.insert(known.end(), builtins.begin(), builtins.end());
         for (const auto& id : e.identifiers())
           if (std::find(known.begin(), known.end(), id) == known.end())
-            src.fail(first, what + " '" + text + "' names '" + id + "', which is not a parameter" + did_you_mean(id, known) +
-                                "; it may use " + join(known));
+            src.fail(first, what + " " + quote_expr(text) + " names '" + id + "', which is not a parameter" +
+                                did_you_mean(id, known) + "; it may use " + join(known));
         out.push_back(std::move(e));
       }
       text.clear();
       depth = 0;
     }
-    if (!text.empty()) src.fail(first, what + " '" + text + "': a '(' is not closed");
+    if (!text.empty()) src.fail(first, what + " " + quote_expr(text) + ": a '(' is not closed");
     if (out.size() < 1 || out.size() > 3) src.fail(node, what + " takes 1 to 3 expressions (x, y, z)");
   } else {
     out.push_back(parse_metadata_expr(src, node, what, params, builtins));
@@ -178,16 +190,26 @@ LaunchSpec parse_launch(const yaml::Source& src, const YAML::Node& item, const K
   return l;
 }
 
-// The metrics' names: seconds, the sizes and the parameters; checked by evaluating with ones.
-void check_metric(const yaml::Source& src, const YAML::Node& node, const DeclaredMetric& m,
-                  const std::vector<std::string>& names) {
-  std::map<std::string, double> values = {{"seconds", 1.0}};
-  for (const auto& n : names) values[n] = 1.0;
+// A metric, parsed once; its names (seconds, the sizes, the parameters) checked now, every error
+// at its place in the YAML file.
+DeclaredMetric parse_metric(const yaml::Source& src, const YAML::Node& name, const YAML::Node& node,
+                            const std::vector<std::string>& names) {
+  DeclaredMetric m{src.string(name, "a metric name"), MetricExpr(), src.where(node.Mark())};
+  const std::string text = src.string(node, "a metric");
   try {
-    (void)eval_metric(m.expression, values);
-  } catch (const ConfigError& e) {
-    src.fail(node, "metric '" + m.name + "': " + e.what());
+    m.expression = MetricExpr::parse(text);
+  } catch (const ExprSyntaxError& e) {
+    fail_in_expr(src, node, e.offset(), "metric '" + m.name + "' " + quote_expr(text) + ": " + e.reason());
   }
+  std::vector<std::string> known = {"seconds"};
+  known.insert(known.end(), names.begin(), names.end());
+  for (const auto& id : m.expression.identifiers())
+    if (std::find(known.begin(), known.end(), id) == known.end())
+      fail_in_expr(src, node, identifier_offset(text, id),
+                   "metric '" + m.name + "' " + quote_expr(text) + " names '" + id +
+                       "', which is not a size, a parameter or seconds" + did_you_mean(id, known) + "; it may use " +
+                       join(known));
+  return m;
 }
 
 }  // namespace
@@ -212,6 +234,22 @@ std::vector<const DeclaredArg*> Declaration::arrays() const {
   return out;
 }
 
+std::string Declaration::arrays_text() const {
+  std::string out;
+  for (const DeclaredArg* a : arrays())
+    out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
+  return out;
+}
+
+bool Declaration::same_arrays(const Declaration& other) const {
+  const auto ours = arrays(), theirs = other.arrays();
+  bool same = ours.size() == theirs.size();
+  for (std::size_t i = 0; same && i < ours.size(); ++i)
+    same = ours[i]->name == theirs[i]->name && ours[i]->dtype == theirs[i]->dtype &&
+           ours[i]->length.text() == theirs[i]->length.text();
+  return same;
+}
+
 void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
   const auto get = [&](const char* key) -> const std::pair<const yaml::Source*, YAML::Node>* {
     const auto it = keys.find(key);
@@ -226,6 +264,12 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
       throw ConfigError(where_first() + ": the declaration of " + k.name + " has no '" + required +
                         "' (docs/declared.md: sizes, args and launch are needed; the kernel file, the YAML "
                         "file beside it or the config's declare: may give them)");
+  // Counted before any is read: loading stays linear in the file's size.
+  using Bound = std::pair<const char*, std::size_t>;
+  for (const auto& [key, most] : {Bound{"params", kMostParams}, Bound{"constraints", kMostConstraints},
+                                  Bound{"launch", kMostLaunches}, Bound{"args", kMostArgs}, Bound{"scratch", kMostArgs},
+                                  Bound{"metrics", kMostArgs}})
+    if (const auto* v = get(key)) refuse_too_many(*v->first, v->second, key, most);
   auto decl = std::make_shared<Declaration>();
   k.plain = false;
   k.params.clear();
@@ -271,6 +315,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
   if (const auto* c = get("constraints"); c && !c->second.IsNull()) {
     const auto& [src, node] = *c;
     if (!node.IsSequence()) src->fail(node, "constraints must be a list of expressions");
+    decl->constraints_from = src->path;
     for (const auto& item : node)
       k.constraints.push_back({parse_metadata_expr(*src, item, "constraint", params, builtins), src->line(item)});
   }
@@ -303,6 +348,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
   {
     const auto& [src, node] = *get("launch");
     if (!node.IsSequence() || node.size() == 0) src->fail(node, "launch must be a list of {entry, grid, block, ...}");
+    decl->launches_from = src->path;
     for (const auto& item : node) k.launches.push_back(parse_launch(*src, item, k, params, builtins, arg_names));
   }
   if (const auto* b = get("bytes")) decl->bytes = parse_metadata_expr(*b->first, b->second, "bytes", {}, decl->sizes);
@@ -312,10 +358,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
     std::vector<std::string> names = params;
     names.insert(names.end(), decl->sizes.begin(), decl->sizes.end());
     for (const auto& item : node) {
-      DeclaredMetric metric{src->string(item.first, "a metric name"), src->string(item.second, "a metric"),
-                            src->where(item.second.Mark())};
-      check_metric(*src, item.second, metric, names);
-      decl->metrics.push_back(std::move(metric));
+      decl->metrics.push_back(parse_metric(*src, item.first, item.second, names));
     }
   }
   k.declaration = std::move(decl);
@@ -377,99 +420,6 @@ std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::
   } catch (const ConfigError& e) {
     throw ConfigError(what + " '" + expr.text() + "' of " + variant.label() + ": " + e.what());
   }
-}
-
-// --- metrics: a small floating-point expression --------------------------------------------
-
-namespace {
-
-class MetricParser {
- public:
-  MetricParser(const std::string& text, const std::map<std::string, double>& values) : t_(text), values_(values) {}
-  double parse() {
-    const double v = sum();
-    skip();
-    if (at_ < t_.size()) fail("unexpected '" + std::string(1, t_[at_]) + "'");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw ConfigError("column " + std::to_string(at_ + 1) + ": " + what);
-  }
-  void skip() {
-    while (at_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[at_]))) ++at_;
-  }
-  bool eat(char c) {
-    skip();
-    if (at_ < t_.size() && t_[at_] == c) return ++at_, true;
-    return false;
-  }
-  double sum() {
-    double v = product();
-    for (;;) {
-      if (eat('+')) v += product();
-      else if (eat('-')) v -= product();
-      else return v;
-    }
-  }
-  double product() {
-    double v = unary();
-    for (;;) {
-      if (eat('*')) v *= unary();
-      else if (eat('/')) v /= unary();
-      else return v;
-    }
-  }
-  double unary() {
-    if (eat('-')) return -unary();
-    if (eat('+')) return unary();
-    return primary();
-  }
-  double primary() {
-    skip();
-    if (eat('(')) {
-      const double v = sum();
-      if (!eat(')')) fail("')' expected");
-      return v;
-    }
-    if (at_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[at_])) || t_[at_] == '.')) {
-      const char* begin = t_.c_str() + at_;
-      char* end = nullptr;
-      const double v = std::strtod(begin, &end);
-      at_ += static_cast<std::size_t>(end - begin);
-      return v;
-    }
-    const std::size_t start = at_;
-    while (at_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[at_])) || t_[at_] == '_')) ++at_;
-    if (start == at_) fail(at_ < t_.size() ? "unexpected '" + std::string(1, t_[at_]) + "'" : "an operand expected");
-    const std::string name = t_.substr(start, at_ - start);
-    if (eat('(')) {
-      std::vector<double> args = {sum()};
-      while (eat(',')) args.push_back(sum());
-      if (!eat(')')) fail("')' expected");
-      if (name == "min") return *std::min_element(args.begin(), args.end());
-      if (name == "max") return *std::max_element(args.begin(), args.end());
-      if (name == "ceil_div" && args.size() == 2) return std::ceil(args[0] / args[1]);
-      fail("unknown function '" + name + "' (min, max, ceil_div(a, b))");
-    }
-    const auto it = values_.find(name);
-    if (it == values_.end()) {
-      std::vector<std::string> names;
-      for (const auto& [n, v] : values_) names.push_back(n);
-      fail("'" + name + "' is not a size, a parameter or seconds" + did_you_mean(name, names));
-    }
-    return it->second;
-  }
-  const std::string& t_;
-  const std::map<std::string, double>& values_;
-  std::size_t at_ = 0;
-};
-
-}  // namespace
-
-double eval_metric(const std::string& expression, const std::map<std::string, double>& values) {
-  return MetricParser(expression, values).parse();
 }
 
 }  // namespace gpuk

@@ -14,6 +14,7 @@
 #include "gpuk/dtype.hpp"
 #include "kernel/expr.hpp"
 #include "kernel/kernel_file.hpp"
+#include "kernel/metric_expr.hpp"
 #include "util/yaml_util.hpp"
 
 namespace gpuk {
@@ -40,7 +41,7 @@ struct DeclaredScratch {
 
 struct DeclaredMetric {
   std::string name;  // "GFLOP/s"
-  std::string expression;  // of the sizes, the parameters and `seconds` (floating point)
+  MetricExpr expression;  // of the sizes, the parameters and `seconds` (floating point)
   std::string where;
 };
 
@@ -50,9 +51,16 @@ struct Declaration {
   std::vector<DeclaredScratch> scratch;
   std::optional<Expr> bytes;  // bytes moved, for GB/s; absent: the arrays' sizes added up
   std::vector<DeclaredMetric> metrics;
+  // The files the launch: and constraints: keys were read from (the kernel file, the YAML beside
+  // it, a config), for the errors of a plan at their lines.
+  std::filesystem::path launches_from, constraints_from;
 
   const DeclaredArg* arg(const std::string& name) const;
   std::vector<const DeclaredArg*> arrays() const;  // the array arguments, in order: DeviceCall::arrays
+  // "name dtype[length], ..."; and whether `other` takes the same arrays (names, dtypes, lengths,
+  // in order), as a reference, a baseline and the kernels of one sweep must.
+  std::string arrays_text() const;
+  bool same_arrays(const Declaration& other) const;
 };
 
 // The keys of a declaration (family, summary, sizes, params_as, params, constraints, args,
@@ -79,9 +87,5 @@ std::int64_t eval_sizes(const Expr& expr, const std::map<std::string, std::int64
 // The value of `name` for a declared variant: its parameters, its sizes, sm_count.
 std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::map<std::string, std::int64_t>& sizes,
                            const std::string& what);
-
-// A metric's expression evaluated in floating point (+ - * / parentheses, numbers such as 1e9,
-// min, max, ceil_div, and names from `values`). Throws ConfigError naming what is wrong.
-double eval_metric(const std::string& expression, const std::map<std::string, double>& values);
 
 }  // namespace gpuk

@@ -31,7 +31,7 @@ class Evaluator {
         std::optional<std::int64_t> v;
         if (lookup_) v = lookup_(n.name);
         if (!v) {
-          throw ConfigError("unknown name " + quoted(n.name) + " in expression " + quoted(text_));
+          throw ConfigError("unknown name " + quote_expr(n.name) + " in expression " + quote_expr(text_));
         }
         return *v;
       }
@@ -66,8 +66,8 @@ class Evaluator {
   [[noreturn]] void fail(const std::string& head, const Node& n, std::size_t end,
                          const std::string& detail) const {
     const std::string_view sub = std::string_view(text_).substr(n.begin, end - n.begin);
-    std::string msg = head + " in " + quoted(sub) + detail;
-    if (sub.size() != text_.size()) msg += " in expression " + quoted(text_);
+    std::string msg = head + " in " + quote_expr(sub) + detail;
+    if (sub.size() != text_.size()) msg += " in expression " + quote_expr(text_);
     throw ConfigError(msg);
   }
 

@@ -15,8 +15,6 @@ using namespace expr_tree;
 using Node = Expr::Node;
 using NodePtr = std::unique_ptr<Node>;
 
-constexpr int kMaxDepth = 64;
-
 struct FnInfo {
   std::string_view name;
   Fn fn;
@@ -41,7 +39,10 @@ std::string plural(std::size_t n, const char* word) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text) { advance(); }
+  explicit Parser(std::string_view text) : text_(text) {
+    check_expr_size(text_);
+    advance();
+  }
 
   NodePtr parse_all() {
     if (tok_.kind == Tok::End) fail(tok_.begin, "empty expression");
@@ -72,14 +73,14 @@ class Parser {
   }
 
   [[noreturn]] void fail(std::size_t pos, const std::string& what) const {
-    throw ConfigError("column " + std::to_string(pos + 1) + ": " + what);
+    throw ExprSyntaxError(pos, what);
   }
 
   std::string_view tok_text() const { return text_.substr(tok_.begin, tok_.end - tok_.begin); }
 
   [[noreturn]] void unexpected() const {
     if (tok_.kind == Tok::End) fail(tok_.begin, "unexpected end of expression");
-    std::string what = "unexpected " + quoted(tok_text());
+    std::string what = "unexpected " + quote_expr(tok_text());
     if (tok_.kind == Tok::Bad) {
       const char c = text_[tok_.begin];
       if (c == '=') what += " (did you mean '=='?)";
@@ -158,21 +159,6 @@ class Parser {
     tok_.end = pos_ = p + len;
   }
 
-  // Counts nesting: every parenthesis, unary operator and call passes through parse_unary once
-  // more, so parse_unary's depth is the nesting depth of the expression.
-  struct DepthGuard {
-    Parser& p;
-    explicit DepthGuard(Parser& parser) : p(parser) {
-      if (++p.depth_ > kMaxDepth) {
-        p.fail(p.tok_.begin,
-               "expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
-      }
-    }
-    ~DepthGuard() { --p.depth_; }
-    DepthGuard(const DepthGuard&) = delete;
-    DepthGuard& operator=(const DepthGuard&) = delete;
-  };
-
   NodePtr parse_level(int level) {
     if (level == kLevels) return parse_unary();
     NodePtr first = parse_level(level + 1);
@@ -191,7 +177,9 @@ class Parser {
   }
 
   NodePtr parse_unary() {
-    DepthGuard guard(*this);
+    // Every parenthesis, unary operator and call passes through here once more: this function's
+    // depth is the nesting depth of the expression.
+    const ExprDepthGuard guard(depth_, tok_.begin);
     const std::size_t begin = tok_.begin;
     const bool neg = tok_.kind == Tok::BinOp && tok_.op == Op::Sub;
     if (!neg && tok_.kind != Tok::Not) return parse_primary();
@@ -217,7 +205,7 @@ class Parser {
     for (char c : tok_text()) {
       const auto d = static_cast<std::uint64_t>(c - '0');
       if (v > (limit - d) / 10) {
-        fail(tok_.begin, "integer literal " + quoted(tok_text()) + " out of range");
+        fail(tok_.begin, "integer literal " + quote_expr(tok_text()) + " out of range");
       }
       v = v * 10 + d;
     }
@@ -271,7 +259,7 @@ class Parser {
       if (f.name == node->name) info = &f;
     }
     if (info == nullptr) {
-      fail(node->begin, "unknown function " + quoted(node->name) + " (known: " +
+      fail(node->begin, "unknown function " + quote_expr(node->name) + " (known: " +
                             std::string(kKnownFunctions) + ")");
     }
     node->kind = Node::Kind::Call;

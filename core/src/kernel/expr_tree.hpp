@@ -1,8 +1,8 @@
 // The tree of a gpuk::Expr (core-internal): what the parser (expr_parse.cpp) builds and the
 // evaluator (expr.cpp) walks.
 //
-// Safety on untrusted text: nesting (parentheses, unary operators, calls) is limited to
-// kMaxDepth levels, and chains of one binary precedence level ("1 + 2 + ... + n") are stored as
+// Safety on untrusted text (the bounds: expr_bounds.hpp): the text is at most kMaxExprBytes long,
+// nesting (parentheses, unary operators, calls) is limited to kMaxExprDepth levels, and chains of one binary precedence level ("1 + 2 + ... + n") are stored as
 // one n-ary node evaluated in a loop, so the tree depth, and with it the recursion of parsing,
 // evaluation, traversal and destruction, stays bounded whatever the input length.
 // All arithmetic is int64 with overflow checks.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernel/expr.hpp"
+#include "kernel/expr_bounds.hpp"
 
 namespace gpuk {
 
@@ -43,24 +44,6 @@ inline const char* op_text(Op op) {
     case Op::Mod: return "%";
   }
   return "?";
-}
-
-// Quotes a piece of (possibly hostile) input for an error message: printable ASCII as is,
-// anything else as \xNN.
-inline std::string quoted(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  out += "'";
-  return out;
 }
 
 }  // namespace expr_tree

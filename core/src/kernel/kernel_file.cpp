@@ -1,6 +1,7 @@
 #include "kernel/kernel_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -13,6 +14,7 @@
 #include "util/safe_dirs.hpp"
 #include "util/text.hpp"
 #include "util/yaml_util.hpp"
+#include "kernel/expr_bounds.hpp"
 #include "kernel/metadata_parse.hpp"
 #include "kernel/declaration.hpp"
 
@@ -38,9 +40,14 @@ namespace {
 // binds for a problem on a device.
 const std::vector<std::string> kBuiltinNames = {"n", "sm_count", "elem_bytes", "vec"};
 
-constexpr std::size_t kMostParams = 64, kMostConstraints = 256, kMostLaunches = 64;
+}  // namespace
 
-// Where `word` first stands as a whole identifier in `text` (0 when it does not).
+void refuse_too_many(const yaml::Source& src, const YAML::Node& node, const std::string& key, std::size_t most) {
+  if (node && (node.IsSequence() || node.IsMap()) && node.size() > most)
+    src.fail(node, key + ": " + std::to_string(node.size()) + " of them; a kernel file or a declaration has at most " +
+                       std::to_string(most) + " (docs/reliability.md, Bounds on what gpuk reads)");
+}
+
 std::size_t identifier_offset(const std::string& text, const std::string& word) {
   const auto is_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
@@ -51,7 +58,16 @@ std::size_t identifier_offset(const std::string& text, const std::string& word) 
   return 0;
 }
 
-}  // namespace
+void fail_in_expr(const yaml::Source& src, const YAML::Node& node, std::size_t offset, const std::string& what) {
+  const std::string& text = node.Scalar();
+  if (text.find('\n') != std::string::npos)
+    throw ConfigError(src.where(node.Mark()) + ": " + what + " (at column " + std::to_string(offset + 1) +
+                      " of the expression)");
+  YAML::Mark mark = node.Mark();
+  // A quoted scalar's mark is its opening quote (yaml-cpp tags quoted scalars "!").
+  mark.column += static_cast<int>(offset) + (node.Tag() == "!" ? 1 : 0);
+  throw ConfigError(src.where(mark) + ": " + what);
+}
 
 // Parses a metadata expression and resolves every identifier in it now, against the parameters
 // declared so far and the built-in names, so that a typo fails `gpuk check` (and loading) with
@@ -62,8 +78,8 @@ Expr parse_metadata_expr(const yaml::Source& src, const YAML::Node& node, const 
   Expr e;
   try {
     e = Expr::parse(text);
-  } catch (const ConfigError& error) {
-    src.fail(node, what + " '" + text + "': " + error.what());
+  } catch (const ExprSyntaxError& error) {
+    fail_in_expr(src, node, error.offset(), what + " " + quote_expr(text) + ": " + error.reason());
   }
   for (const auto& id : e.identifiers()) {
     if (std::find(params.begin(), params.end(), id) != params.end() ||
@@ -71,13 +87,11 @@ Expr parse_metadata_expr(const yaml::Source& src, const YAML::Node& node, const 
       continue;
     std::vector<std::string> known = params;
     known.insert(known.end(), builtins.begin(), builtins.end());
-    YAML::Mark mark = node.Mark();
-    // A quoted scalar's mark is its opening quote (yaml-cpp tags quoted scalars "!").
-    mark.column += static_cast<int>(identifier_offset(text, id)) + (node.Tag() == "!" ? 1 : 0);
-    throw ConfigError(src.where(mark) + ": " + what + " '" + text + "' names '" + id + "', which is not a parameter" +
-                      did_you_mean(id, known) + "; it may use " +
-                      (params.empty() ? std::string("no parameters (there are none)") : "the parameters " + join(params)) +
-                      " and " + join(builtins));
+    fail_in_expr(src, node, identifier_offset(text, id),
+                 what + " " + quote_expr(text) + " names '" + id + "', which is not a parameter" + did_you_mean(id, known) +
+                     "; it may use " +
+                     (params.empty() ? std::string("no parameters (there are none)") : "the parameters " + join(params)) +
+                     " and " + join(builtins));
   }
   return e;
 }
@@ -244,16 +258,9 @@ KernelFile KernelFile::parse(const std::string& source, const fs::path& path) tr
   if (meta["summary"]) k.summary = src.string(meta["summary"], "summary");
   if (meta["fixes"]) k.fixes = src.string(meta["fixes"], "fixes");
 
-  // Bounds far past any kernel's, so that a file cannot make loading (and check_can_launch's
-  // samples) take minutes: 100,000 parameters took 22 GB and 2 minutes, 50,000 launches 90 s.
-  const auto at_most = [&](const char* key, std::size_t most) {
-    if (const auto node = meta[key]; node && (node.IsSequence() || node.IsMap()) && node.size() > most)
-      src.fail(node, std::string(key) + ": " + std::to_string(node.size()) + " of them; a kernel file has at most " +
-                         std::to_string(most));
-  };
-  at_most("params", kMostParams);
-  at_most("constraints", kMostConstraints);
-  at_most("launch", kMostLaunches);
+  refuse_too_many(src, meta["params"], "params", kMostParams);
+  refuse_too_many(src, meta["constraints"], "constraints", kMostConstraints);
+  refuse_too_many(src, meta["launch"], "launch", kMostLaunches);
   std::set<std::string> names(kBuiltinNames.begin(), kBuiltinNames.end());
   if (const auto params = meta["params"]; params && !params.IsNull()) {
     if (!params.IsMap()) src.fail(params, "params must be a mapping NAME: {default: ..., values: [...]}");
@@ -320,6 +327,12 @@ bool KernelFile::supports(DType dtype) const {
 }
 
 void check_operations(const KernelFile& file, const std::vector<std::string>& family_operations) {
+  // A declaration's `family:` may name any folder; a family with operations runs only kernels
+  // that implement them, never a declared kernel as if it were one of its own.
+  if (file.declaration && !family_operations.empty())
+    throw ConfigError(file.path.string() + ": " + file.name + " is a declared kernel (docs/declared.md), but the " +
+                      file.family + " family runs kernels of its operations (" + join(family_operations) +
+                      "); a declared kernel runs in a family whose configs give sizes:");
   for (std::size_t i = 0; i < file.operations.size(); ++i) {
     const std::string& op = file.operations[i];
     if (std::find(family_operations.begin(), family_operations.end(), op) != family_operations.end()) continue;

@@ -17,7 +17,9 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-      errors_.push_back(dir.string() + ": kernel directory does not exist");
+      errors_.push_back(dir.string() + (fs::exists(dir, ec)
+                                            ? ": not a directory; --kernels and $GPUK_KERNELS name directories"
+                                            : ": kernel directory does not exist"));
       continue;
     }
     // Its kernels run on your GPU, as you.
@@ -49,8 +51,16 @@ KernelLibrary::KernelLibrary(std::vector<fs::path> dirs) : dirs_(std::move(dirs)
         // A later directory's file shadows an earlier one of the same family and name.
         std::erase_if(files_, [&](const auto& f) { return f->family == file->family && f->name == file->name; });
         files_.push_back(std::move(file));
-      } catch (const ConfigError& e) {
-        errors_.push_back(e.what());
+      } catch (const std::exception& e) {
+        // A broken file fails alone: listed under Problems, and it shadows a same-named file of
+        // an earlier directory all the same, so that a config naming it gets its error rather
+        // than silently the other file.
+        errors_.push_back(dynamic_cast<const ConfigError*>(&e)
+                              ? std::string(e.what())
+                              : path.string() + ": cannot load kernel file (" + e.what() + ")");
+        std::erase_if(files_, [&](const auto& f) {
+          return f->name == path.stem().string() && f->path.parent_path().filename() == path.parent_path().filename();
+        });
       }
     }
   }
@@ -93,7 +103,8 @@ std::shared_ptr<const KernelFile> KernelLibrary::find(const std::string& family,
                         "with its declare: (docs/declared.md)");
 
   for (const auto& e : errors_)
-    if (e.find("/" + name + ".cu:") != std::string::npos) throw ConfigError(e);
+    if (e.find("/" + name + ".cu:") != std::string::npos || e.find("/" + name + ".yaml:") != std::string::npos)
+      throw ConfigError(e);
   std::vector<std::string> dirs;
   for (const auto& d : dirs_) dirs.push_back(d.string());
   throw ConfigError("no " + family + " kernel named '" + name + "'" + did_you_mean(name, names) +

@@ -64,7 +64,13 @@ struct PluginRegistry::Loaded {
 PluginRegistry::PluginRegistry(std::vector<fs::path> dirs) : dirs_(std::move(dirs)) {
   for (const auto& dir : dirs_) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
+    if (!fs::is_directory(dir, ec)) {
+      // A directory the user named (--plugins, $GPUK_PLUGINS) and mistyped is said, as for kernels.
+      if (dir != builtin_plugin_dir())
+        errors_.push_back(dir.string() + (fs::exists(dir, ec) ? ": not a directory; --plugins and $GPUK_PLUGINS name directories"
+                                                              : ": plugin directory does not exist"));
+      continue;
+    }
     const DirOrigin origin = origin_of(dir, builtin_plugin_dir());
     refuse_if_writable_by_others(dir, "plugin directory", true, origin);  // a plugin runs as you
     std::vector<fs::path> paths;

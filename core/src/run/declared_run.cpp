@@ -8,16 +8,6 @@
 
 namespace gpuk {
 
-namespace {
-
-std::string arrays_text(const Declaration& d) {
-  std::string out;
-  for (const DeclaredArg* a : d.arrays()) out += (out.empty() ? "" : ", ") + a->name + " " + std::string(dtype_name(a->dtype)) + "[" + a->length.text() + "]";
-  return out;
-}
-
-}  // namespace
-
 // The reference or baseline kernel: the run's own road (prepare_run: variant_request, plan, fit,
 // ready_variant) with the run's problem and data, that kernel named instead of the run's.
 PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
@@ -25,16 +15,10 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
                                  Device& device) {
   const Declaration* theirs = runtime.kernels().find(spec.family, kernel)->declaration.get();
   const Declaration& ours = *spec.declared->declaration;
-  bool same = theirs && theirs->arrays().size() == ours.arrays().size();
-  for (std::size_t i = 0; same && i < ours.arrays().size(); ++i) {
-    const DeclaredArg& a = *ours.arrays()[i];
-    const DeclaredArg& b = *theirs->arrays()[i];
-    same = a.name == b.name && a.dtype == b.dtype && a.length.text() == b.length.text();
-  }
-  if (!same)
+  if (!theirs || !ours.same_arrays(*theirs))
     throw ConfigError(spec.path.string() + ": kernel " + kernel + " takes the arrays " +
-                      (theirs ? arrays_text(*theirs) : std::string("(none declared)")) + ", but " + spec.kernel +
-                      " takes " + arrays_text(ours) + "; a reference or baseline kernel takes the same arrays");
+                      (theirs ? theirs->arrays_text() : std::string("(none declared)")) + ", but " + spec.kernel +
+                      " takes " + ours.arrays_text() + "; a reference or baseline kernel takes the same arrays");
   RunSpec other = spec;
   other.kernel = kernel;
   other.params = params;
@@ -88,7 +72,7 @@ std::vector<std::pair<std::string, double>> declared_metrics(const RunSpec& spec
   std::map<std::string, double> values = {{"seconds", median_ms * 1e-3}};
   for (const auto& [name, v] : spec.sizes) values[name] = static_cast<double>(v);
   for (const auto& [name, v] : variant.params()) values[name] = static_cast<double>(v);
-  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, eval_metric(m.expression, values));
+  for (const auto& m : spec.declared->declaration->metrics) out.emplace_back(m.name, m.expression.eval(values));
   return out;
 }
 

@@ -214,8 +214,7 @@ int tune_on_workers(const TuneCommand& a, std::chrono::steady_clock::time_point 
 }
 
 fs::path matrix_out(const TuneCommand& a);
-std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
-                                         const KernelLibrary& kernels);
+int finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results, std::size_t left);
 
 // One process's part of a tuning matrix (tune/matrix/matrix.hpp): every cell without a result,
 // in order, swept on the GPU as tune_sweep sweeps one config, with the library baseline timed
@@ -243,6 +242,7 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
               << "; " << plan.reused << " measured before and reused, " << plan.to_run() << " to measure";
     if (plan.stale) std::cout << " (" << plan.stale << " measured with other settings)";
     if (plan.failed_before) std::cout << " (" << plan.failed_before << " failed before, tried again)";
+    if (plan.unusable) std::cout << " (" << plan.unusable << " cell files unusable, measured over)";
     std::cout << "; results in " << results.dir().string() << "\n";
   }
 
@@ -315,8 +315,7 @@ int tune_matrix_process(const TuneCommand& a, int restarts,
                 << " cells left; the same command measures them\n";
   }
 
-  const auto tally = finish_matrix(a, matrix, results, kernels);
-  return tally.count("failed") || tally.at("missing") > static_cast<int>(left) ? 1 : 0;
+  return finish_matrix(a, matrix, results, left);
 }
 
 // `gpuk tune MATRIX --merge DIR...`: the shards' results directories into --out, then the tally
@@ -339,8 +338,13 @@ int tune_merge(const TuneCommand& a) {
   if (!m.missing.empty())
     std::cerr << "gpuk: " << m.missing.size() << " cell" << (m.missing.size() == 1 ? "" : "s")
               << " without a result in any directory, e.g. " << m.missing.front() << "\n";
-  const auto tally = finish_matrix(a, matrix, results, kernels);
-  return tally.count("failed") || tally.at("missing") > 0 ? 1 : 0;
+  std::cerr << describe_refused(m);  // a file not merged fails the merge, even where another had the cell
+  const int status = finish_matrix(a, matrix, results, 0);
+  if (m.refused.empty() || a.allow_missing) return status;
+  if (status == 0)
+    std::cerr << "gpuk: " << m.refused.size() << " cell file" << (m.refused.size() == 1 ? "" : "s")
+              << " not merged (above): the merge fails; --allow-missing accepts them\n";
+  return 1;
 }
 
 // A matrix's results directory: --out, or with --shard K/N CONFIG-results/shard-K-of-N, else
@@ -353,14 +357,11 @@ fs::path matrix_out(const TuneCommand& a) {
   return base / ("shard-" + std::to_string(s.index) + "-of-" + std::to_string(s.count));
 }
 
-// The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners.
-std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results,
-                                         const KernelLibrary& kernels) {
-  std::map<std::string, int> tally{{"missing", 0}};
-  for (const auto& cell : matrix.cells) {
-    const auto r = results.read(cell);
-    ++tally[r ? cell_status_name(r->status) : "missing"];
-  }
+// The tally of a matrix's cells (by status, and "missing"), printed; --export of the winners; the
+// exit status: 1 when a cell has no usable result (missing beyond the `left` that --stop-after
+// left, failed, unusable, refused) or the export refused one, unless --allow-missing.
+int finish_matrix(const TuneCommand& a, const TuneMatrix& matrix, const MatrixResults& results, std::size_t left) {
+  const auto tally = matrix_tally(matrix, results);
   std::cout << "gpuk tune: matrix done:";
   for (const auto& [status, count] : tally)
     if (count > 0 || status != "missing") std::cout << " " << count << " " << status << ";";
@@ -381,27 +382,18 @@ std::map<std::string, int> finish_matrix(const TuneCommand& a, const TuneMatrix&
       std::cout << " " << k.name << " " << fixed(k.ratio, 2) << "x (best " << fixed(k.winner_ratio, 2) << "x)";
     std::cout << "\n";
   }
+  bool fails = failing_cells(tally) > left;
   if (a.export_file) {
-    std::vector<std::string> without;
-    const auto entries = matrix_entries(matrix, results, &without, &kernels);
-    TuningDb::merge_into(*a.export_file, entries);
-    // What went in, as it went in: cells whose winners share a key count once.
-    std::set<TuningKey> keys;
-    for (const auto& e : entries) keys.insert(e.key);
-    std::cout << "exported " << keys.size() << " verified winner" << (keys.size() == 1 ? "" : "s") << " to "
-              << terminal_text(a.export_file->string(), 4096);
-    if (keys.size() != entries.size()) std::cout << " (" << entries.size() << " cells; some share a key)";
-    std::size_t refused = 0;
-    for (const auto& w : without) refused += w.find(" (") != std::string::npos;
-    if (!without.empty())
-      std::cout << "; " << without.size() << " cell" << (without.size() == 1 ? "" : "s") << " without one"
-                << (refused ? " (" + std::to_string(refused) + " refused)" : "") << ", e.g. "
-                << terminal_text(without.front(), 400);
-    std::cout << "\n";
-    for (const auto& w : without)
-      if (w.find(" (") != std::string::npos) std::cerr << "gpuk: warning: not exported: " << terminal_text(w, 400) << "\n";
+    const MatrixExport e = export_matrix(matrix, results);
+    TuningDb::merge_into(*a.export_file, e.entries);
+    std::cout << terminal_text(describe_export(e, a.export_file->string()), 1 << 20);
+    for (const auto& s : e.skipped) fails = fails || (s.fails() && s.why != SkippedCell::Why::not_measured);
   }
-  return tally;
+  if (fails && a.allow_missing)
+    std::cerr << "gpuk: warning: cells without a usable result (above); --allow-missing: exit status 0\n";
+  else if (fails)
+    std::cerr << "gpuk: cells without a usable result (above): the command fails; --allow-missing accepts them\n";
+  return fails && !a.allow_missing ? 1 : 0;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct TuneCommand {
   std::optional<double> seconds, stop_after;
   std::optional<std::uint64_t> seed;
   bool no_save = false, fresh = false, energy = false, auto_repeats = false;
+  bool allow_missing = false;  // --allow-missing: a matrix's cells without a usable result do not fail the command
   double time_limit = 0;
   std::string devices;                      // --devices all|0,1,...
   std::string shard;                        // --shard K/N: a tuning matrix's share

@@ -2,6 +2,7 @@
 // atomically and merged under a lock (docs/tuning.md, "The database").
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -162,21 +163,33 @@ bool names_our_format(const std::string& text) {
   return std::string_view(text).substr(0, 4096).find(std::string("\"") + kFormat + "\"") != std::string_view::npos;
 }
 
-// An exclusive flock on PATH.lock, held for the object's lifetime. flock locks belong to the
-// open file description, so two threads of one process exclude each other too.
+// An exclusive flock on PATH.lock, held for the object's lifetime, and the file removed as it is
+// let go, so that no X.lock is left beside a database or an exported tuning file. flock locks
+// belong to the open file description, so two threads of one process exclude each other too.
+// Removing a lock file is safe only with the check below: a waiter that got the lock of a file
+// its holder removed (unlinked before it let go) holds nothing anyone else will take, so it
+// opens PATH again until the file it locked is the one there.
 class FileLock {
  public:
-  explicit FileLock(const fs::path& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(path.string() + ": cannot open the tuning database's lock file");
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        ::close(fd_);
-        throw Error(path.string() + ": cannot lock the tuning database");
+  explicit FileLock(const fs::path& path) : path_(path) {
+    for (;;) {
+      fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0) throw Error(path.string() + ": cannot open the tuning database's lock file");
+      while (::flock(fd_, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+          ::close(fd_);
+          throw Error(path.string() + ": cannot lock the tuning database");
+        }
       }
+      struct stat held {}, there {};
+      if (::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &there) == 0 && held.st_dev == there.st_dev &&
+          held.st_ino == there.st_ino)
+        return;
+      ::close(fd_);  // removed (or replaced) by the holder before us: take the one there now
     }
   }
   ~FileLock() {
+    ::unlink(path_.c_str());  // before letting go: a waiter on this file then opens PATH again
     ::flock(fd_, LOCK_UN);
     ::close(fd_);
   }
@@ -184,6 +197,7 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
 
  private:
+  fs::path path_;
   int fd_ = -1;
 };
 

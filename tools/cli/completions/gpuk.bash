@@ -27,7 +27,7 @@ _gpuk() {
   case "$command" in
     "") COMPREPLY=($(compgen -W "$commands $global" -- "$cur")); return ;;
     run) options="--json --csv --markdown --input --output --no-pin --device --devices --repeats --tuning --time-limit --help" ;;
-    tune) options="--json --csv --device --devices --strategy --objective --energy --auto-repeats --fresh --budget --seconds --seed --threads --show --no-save --time-limit --export --family --out --shard --merge --stop-after --help" ;;
+    tune) options="--json --csv --device --devices --strategy --objective --energy --auto-repeats --fresh --budget --seconds --seed --threads --show --no-save --time-limit --export --family --out --shard --merge --stop-after --allow-missing --help" ;;
     list) options="--help" ;;
     check) options="--arch --help" ;;
     compare) options="--threshold --markdown --help" ;;

@@ -9,7 +9,9 @@
 //   MatrixResults  - the results directory: one JSON file per cell, written atomically;
 //   run_matrix()   - the cells not measured yet, each through an injected CellSweep (the CLI's
 //                    sweeps on the GPU in a child process; tests inject a fake);
-//   matrix_entries - the measured winners as tuning database entries (--export).
+//   winner_mismatch - whether a cell file may stand for its cell: the one check that a run's plan,
+//                    the merge and the export make of every cell file they read;
+//   matrix_entries / export_matrix - the measured winners as tuning database entries (--export).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -49,6 +51,9 @@ struct TuneMatrix {
   // `kind_tolerance:` the export's rule over input kinds (kind_choices): worst-case ratios within
   // this fraction of the best one count as equal, and the better mean ratio decides among them.
   double kind_tolerance = 0.01;
+  // The kernel library the cells were read with (load_tune_matrix's): what winner_mismatch checks
+  // a cell file's winner against (its kernel, parameters and constraints). It outlives the matrix.
+  const KernelLibrary* kernels = nullptr;
 };
 
 // True when the YAML text is a tuning matrix (it has `operations:`), not a plain tune config.
@@ -105,6 +110,19 @@ CellResult cell_result(const MatrixCell& cell, const TuneReport& report, const S
 // A cell that could not be swept (a DeviceError: it does not fit, ...).
 CellResult failed_cell(const MatrixCell& cell, const std::string& message);
 
+// A cell's results file as read: its result, or why it cannot be used (absent: no file).
+struct CellFile {
+  enum class State { absent, unusable, ok };
+  State state = State::absent;
+  std::optional<CellResult> result;  // State::ok
+  std::string why;                   // State::unusable: "not JSON: ...", "\"size\" must be ...", "a FIFO"
+  std::string text;                  // the file's bytes (State::ok): what the merge copies
+};
+
+// A cell file's text read field by field (a wrong type, a missing field, a time that is not a
+// positive number, a truncated file: a ConfigError naming the field); the fuzzer's entry too.
+CellResult parse_cell_result(const std::string& text);
+
 // The results directory, DIR/cells/<cell.file>; DIR/reports/ holds each cell's full tune report
 // (write_tune_json) and DIR/state/ the sweep of a cell that lost its CUDA context midway.
 class MatrixResults {
@@ -113,8 +131,10 @@ class MatrixResults {
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path cell_path(const MatrixCell& cell) const;
   std::filesystem::path report_path(const MatrixCell& cell) const;
-  // The cell's result when its file is there, readable and of the cell's fingerprint.
+  // The cell's result when its file is there, readable and of the cell (any fingerprint).
   std::optional<CellResult> read(const MatrixCell& cell) const;
+  // The same, saying why a file that is there cannot be used.
+  CellFile load(const MatrixCell& cell) const;
   void write(const MatrixCell& cell, const CellResult& result) const;  // atomically
 
  private:
@@ -122,10 +142,11 @@ class MatrixResults {
 };
 
 // Before a run: which cells are done (reused), which failed last time or are stale (their files
-// are removed, so they run again), which are missing.
+// are removed, so they run again: of other settings, or refused by winner_mismatch), which are
+// missing, and which files cannot be read as a cell's (measured over).
 struct MatrixPlan {
-  std::size_t reused = 0, failed_before = 0, stale = 0, missing = 0;
-  std::size_t to_run() const { return failed_before + stale + missing; }
+  std::size_t reused = 0, failed_before = 0, stale = 0, missing = 0, unusable = 0;
+  std::size_t to_run() const { return failed_before + stale + missing + unusable; }
 };
 MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results);
 
@@ -159,7 +180,8 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
 struct Shard {
   int index = 0, count = 1;
 };
-// "2/3": shard 2 of 3, shards 0 to 2. Throws ConfigError naming what is wrong.
+// "2/3": shard 2 of 3, shards 0 to 2: digits only (no space, sign or other character), at most
+// 9 of them each. Throws ConfigError naming what is wrong.
 Shard parse_shard(const std::string& text);
 // Cells are dealt out round-robin in the matrix's order: every cell is in exactly one of the
 // `count` shards, the shares differ by at most one cell, and the same matrix gives the same
@@ -176,6 +198,16 @@ struct MergeSummary {
   std::size_t journal_lines = 0;  // distinct journal lines in the merged journal files
   std::vector<std::string> missing;  // ids of the cells without a result anywhere
   std::vector<std::string> gpus;     // the GPU models the merged cells were measured on
+  // Cell files not merged because they cannot be used (unreadable, damaged, truncated) or are not
+  // their cell's (winner_mismatch: "verified": false, another kernel, parameters outside the
+  // cell's space, ...), each with its path and why. Any makes `gpuk tune --merge` fail unless
+  // --allow-missing.
+  struct Refused {
+    std::string cell;
+    std::filesystem::path file;
+    std::string why;
+  };
+  std::vector<Refused> refused;
 };
 
 // Merges the results directories of a matrix's shards (or of any runs of it) into `into`, as one
@@ -183,16 +215,28 @@ struct MergeSummary {
 // (its fingerprint) from the directories, preferring ok, then no winner, then failed, and among
 // alike the one whose winner was tuned last (else the first directory named); its report with
 // it. The journals (DIR/journal/*.jsonl, where `gpuk tune --shard` keeps them) are joined file by
-// file, each line once. `into` may be one of `dirs`. Throws ConfigError for a directory that is
-// not there.
+// file, each line once. `into` may be one of `dirs`. Every cell file is checked as the export
+// checks it (winner_mismatch, with the matrix's kernel library); one that fails is not merged and
+// is listed in `refused`. A merged cell file is copied byte for byte. Throws ConfigError for a
+// directory that is not there.
 MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<std::filesystem::path>& dirs,
                                   const MatrixResults& into);
 
-// Why a cell file's winner is not this cell's to export, or "" when it is: "verified": false, or
-// a family, operation, options, dtype, size or objective (of the file or of its winner's key)
-// other than the matrix cell's. A damaged or hand-edited cell file once put a sort entry into a
-// reduce matrix's export, and argmin abs=true for argmax abs=false.
-std::string winner_mismatch(const MatrixCell& cell, const CellResult& result);
+// Why a cell file's result may not stand for this cell, or "" when it may: "verified": false, a
+// status that disagrees with its winner, a family, operation, options, dtype, size or objective
+// (of the file or of its winner's key) other than the matrix cell's, or a winner that entry_mismatch
+// refuses. A damaged or hand-edited cell file once put a sort entry into a reduce matrix's export,
+// argmin abs=true for argmax abs=false, and a declared cell of `scale` exported `stencil2d`.
+// `kernels`: the library to check the winner's parameters against (default: the matrix's).
+// The run's plan, the merge and the export all ask this one function.
+std::string winner_mismatch(const TuneMatrix& matrix, const MatrixCell& cell, const CellResult& result,
+                            const KernelLibrary* kernels = nullptr);
+// Why an entry (a cell's winner, or a group's choice over its kinds) may not be exported for this
+// cell, or "": its kernel must be one the cell swept (the entry's operation or one of its
+// `kernels:`), its parameters every parameter of that kernel with a value the cell swept and the
+// kernel's metadata allows, and the kernel's constraints must hold for every n of its size
+// bucket (a declared kernel's: at the cell's named sizes).
+std::string entry_mismatch(const MatrixCell& cell, const TuningEntry& entry, const KernelLibrary& kernels);
 
 // A group of cells that differ only in their input kind (MatrixCell::kind), measured ok in every
 // kind: among the variants verified in every kind, those whose worst-case ratio to the library
@@ -229,5 +273,36 @@ std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResul
 std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
                                         std::vector<std::string>* missing = nullptr,
                                         const KernelLibrary* kernels = nullptr);
+
+// Why each cell (or group of kinds) has no entry in an export, and whether that fails the command.
+struct SkippedCell {
+  enum class Why { not_measured, other_settings, failed, no_winner, unusable, refused };
+  std::string cell;    // its id (a group's, for kinds)
+  Why why = Why::not_measured;
+  std::string detail;  // a failed cell's message, why a file is unusable or refused
+  // Everything but "no winner" (measured, and no variant matched the reference) fails the command
+  // unless --allow-missing.
+  bool fails() const { return why != Why::no_winner; }
+};
+const char* skipped_name(SkippedCell::Why why);  // "missing" (no file), "measured with other settings", ...
+struct MatrixExport {
+  std::vector<TuningEntry> entries;
+  std::size_t keys = 0;  // distinct keys among them (cells whose winners share a key count once)
+  std::vector<SkippedCell> skipped;
+  std::size_t failing() const;  // skipped cells that fail the command unless --allow-missing
+};
+// The export's entries and, for every cell without one, why (each cell file read and checked by
+// winner_mismatch and entry_mismatch). Writes nothing.
+MatrixExport export_matrix(const TuneMatrix& matrix, const MatrixResults& results);
+// "exported 5 verified winners to FILE; 2 cells skipped: 1 missing, 1 refused" and a line
+// per skipped cell with its reason, as `gpuk tune --export` prints them.
+std::string describe_export(const MatrixExport& e, const std::string& file);
+// The matrix's cells by what their files say, as the export reads them: "ok", "no winner",
+// "failed", "missing" (no file), "unusable file", "refused", "measured with other settings".
+std::map<std::string, int> matrix_tally(const TuneMatrix& matrix, const MatrixResults& results);
+// The cells of a tally that fail `gpuk tune` unless --allow-missing: all but "ok" and "no winner".
+std::size_t failing_cells(const std::map<std::string, int>& tally);
+// "gpuk: not merged: PATH: why", a line per cell file the merge refused.
+std::string describe_refused(const MergeSummary& m);
 
 }  // namespace gpuk

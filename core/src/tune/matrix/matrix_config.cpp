@@ -201,6 +201,7 @@ TuneMatrix parse_tune_matrix(const std::string& yaml_text, const std::filesystem
   if (!root["family"]) throw ConfigError(path.string() + ":1:1: missing 'family' (one family per matrix file)");
   TuneMatrix m;
   m.path = path;
+  m.kernels = &kernels;
   m.family = src.string(root["family"], "family");
   const FamilyPlugin* plugin = plugins.find(m.family);
   if (!plugin) {

@@ -53,7 +53,8 @@ nlohmann::json to_json(const CellResult& r) {
   j["variants"] = nlohmann::ordered_json::array();
   for (const auto& v : r.variants)
     j["variants"].push_back({{"kernel", v.kernel}, {"label", v.label}, {"params", v.params}, {"median_ms", v.median_ms}});
-  j["verified"] = r.winner.has_value();  // only variants that matched the CPU reference win
+  // Only variants that matched the CPU reference win; a result read as unverified stays so.
+  j["verified"] = r.winner.has_value() && r.verified;
   j["baseline"] = r.baseline;
   j["baseline_ms"] = r.baseline_ms;
   j["baseline_note"] = r.baseline_note;
@@ -64,39 +65,96 @@ nlohmann::json to_json(const CellResult& r) {
   return nlohmann::json::parse(j.dump());
 }
 
+// A cell file, field by field: a wrong type, a missing field or an impossible number (a time
+// that is not positive: the kinds' ratios divide by it) is a ConfigError naming the field.
 CellResult from_json(const nlohmann::json& j) {
-  if (!j.is_object() || j.value("format", "") != kFormat) throw ConfigError("not a gpuk tuning matrix cell");
-  if (j.value("version", 0) > kVersion) throw ConfigError("a newer format than this gpuk reads");
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat) throw ConfigError("not a gpuk tuning matrix cell");
+  if (!j.contains("version") || !j["version"].is_number_integer()) throw ConfigError("\"version\" must be an integer");
+  if (j["version"].get<std::int64_t>() > kVersion) throw ConfigError("a newer format than this gpuk reads");
+  const auto field = [&](const nlohmann::json& o, const char* name, bool required) -> const nlohmann::json* {
+    const auto it = o.find(name);
+    if (it == o.end() && required) throw ConfigError(std::string("it has no \"") + name + "\"");
+    return it == o.end() ? nullptr : &*it;
+  };
+  const auto text = [&](const nlohmann::json& o, const char* name, bool required) {
+    const nlohmann::json* v = field(o, name, required);
+    if (!v) return std::string();
+    if (!v->is_string()) throw ConfigError(std::string("\"") + name + "\" must be a string");
+    return v->get<std::string>();
+  };
+  // A finite number of at least 0 (above 0 with `positive`); 0 when absent and not required.
+  const auto number = [&](const nlohmann::json& o, const char* name, bool required, bool positive) {
+    const nlohmann::json* v = field(o, name, required);
+    if (!v) return 0.0;
+    const double x = v->is_number() ? v->get<double>() : -1;
+    if (!std::isfinite(x) || x < 0 || (positive && x == 0))
+      throw ConfigError(std::string("\"") + name + "\" must be a number " + (positive ? "above 0" : "of at least 0"));
+    return x;
+  };
+  const auto integers = [&](const nlohmann::json& o, const char* name) {
+    const nlohmann::json* v = field(o, name, true);
+    if (!v->is_object()) throw ConfigError(std::string("\"") + name + "\" must be an object of integers");
+    std::map<std::string, std::int64_t> out;
+    for (const auto& [key, value] : v->items()) {
+      if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX))
+        throw ConfigError(std::string("\"") + name + "\": " + printable(key, 80) + " must be an integer");
+      out[key] = value.get<std::int64_t>();
+    }
+    return out;
+  };
   CellResult r;
-  r.cell = j.at("cell").get<std::string>();
-  r.fingerprint = j.at("fingerprint").get<std::string>();
-  r.status = status_of(j.at("status").get<std::string>());
-  r.family = j.at("family").get<std::string>();
-  r.operation = j.at("operation").get<std::string>();
-  r.options = j.at("options").get<std::string>();
-  r.dtype = j.at("dtype").get<std::string>();
-  r.size = j.at("size").get<std::uint64_t>();
-  r.gpu = j.value("gpu", "");
-  r.arch = j.value("arch", "");
-  if (j.contains("winner") && !j["winner"].is_null()) r.winner = tuning_entry_from_json(j["winner"]);
-  r.verified = !j.contains("verified") || j["verified"] == true;
+  r.cell = text(j, "cell", true);
+  r.fingerprint = text(j, "fingerprint", true);
+  r.status = status_of(text(j, "status", true));
+  r.family = text(j, "family", true);
+  r.operation = text(j, "operation", true);
+  r.options = text(j, "options", true);
+  r.dtype = text(j, "dtype", true);
+  const nlohmann::json* size = field(j, "size", true);
+  if (!size->is_number_unsigned()) throw ConfigError("\"size\" must be an integer of at least 0");
+  r.size = size->get<std::uint64_t>();
+  r.gpu = text(j, "gpu", false);
+  r.arch = text(j, "arch", false);
+  if (const nlohmann::json* w = field(j, "winner", false); w && !w->is_null()) {
+    try {
+      r.winner = tuning_entry_from_json(*w);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("\"winner\": ") + e.what());
+    }
+    if (!(r.winner->median_ms > 0)) throw ConfigError("\"winner\": \"median_ms\" must be a number above 0");
+  }
+  // Anything but true (false, "true", 1) is not a verdict of gpuk's.
+  if (const nlohmann::json* v = field(j, "verified", false)) {
+    if (!v->is_boolean()) throw ConfigError("\"verified\" must be true or false");
+    r.verified = v->get<bool>();
+  }
   if (r.status == CellResult::Status::ok && !r.winner) throw ConfigError("status ok without a winner");
-  if (j.contains("variants"))
-    for (const auto& v : j.at("variants")) {
+  if (const nlohmann::json* variants = field(j, "variants", false)) {
+    if (!variants->is_array()) throw ConfigError("\"variants\" must be a list");
+    for (const auto& v : *variants) {
+      if (!v.is_object()) throw ConfigError("\"variants\" must be a list of objects");
       CellResult::Variant x;
-      x.kernel = v.at("kernel").get<std::string>();
-      x.label = v.value("label", "");
-      x.params = v.at("params").get<std::map<std::string, std::int64_t>>();
-      x.median_ms = v.at("median_ms").get<double>();
+      x.kernel = text(v, "kernel", true);
+      x.label = text(v, "label", false);
+      x.params = integers(v, "params");
+      x.median_ms = number(v, "median_ms", true, true);
       r.variants.push_back(std::move(x));
     }
-  r.winner_label = j.value("winner_label", "");
-  r.baseline = j.value("baseline", "");
-  r.baseline_ms = j.value("baseline_ms", 0.0);
-  r.baseline_note = j.value("baseline_note", "");
-  if (j.contains("counts")) r.counts = j["counts"].get<std::map<std::string, int>>();
-  r.message = j.value("message", "");
-  r.seconds = j.value("seconds", 0.0);
+  }
+  r.winner_label = text(j, "winner_label", false);
+  r.baseline = text(j, "baseline", false);
+  r.baseline_ms = number(j, "baseline_ms", false, false);
+  r.baseline_note = text(j, "baseline_note", false);
+  if (const nlohmann::json* counts = field(j, "counts", false)) {
+    if (!counts->is_object()) throw ConfigError("\"counts\" must be an object of integers");
+    for (const auto& [key, value] : counts->items()) {
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > INT32_MAX)
+        throw ConfigError("\"counts\": " + printable(key, 80) + " must be an integer from 0 to " + std::to_string(INT32_MAX));
+      r.counts[key] = static_cast<int>(value.get<std::int64_t>());
+    }
+  }
+  r.message = text(j, "message", false);
+  r.seconds = number(j, "seconds", false, false);
   return r;
 }
 
@@ -183,18 +241,50 @@ MatrixResults::MatrixResults(fs::path dir) : dir_(std::move(dir)) {}
 fs::path MatrixResults::cell_path(const MatrixCell& cell) const { return dir_ / "cells" / cell.file; }
 fs::path MatrixResults::report_path(const MatrixCell& cell) const { return dir_ / "reports" / cell.file; }
 
-std::optional<CellResult> MatrixResults::read(const MatrixCell& cell) const {
-  // Not a regular file (a FIFO would block) or damaged by hand: measured again.
-  const RegularFile file = read_regular_file(cell_path(cell), kMaxReportBytes);
-  if (file.status != RegularFile::Status::ok) return std::nullopt;
+CellResult parse_cell_result(const std::string& text) {
+  nlohmann::json j;
   try {
-    CellResult r = from_json(nlohmann::json::parse(file.text));
-    if (r.cell != cell.id) return std::nullopt;
-    return r;
-  } catch (const std::exception&) {
-    return std::nullopt;  // damaged by hand: measured again (gpuk writes atomically)
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("not JSON (damaged or cut short): ") + e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(e.what());  // a type from_json did not foresee: still the file's fault
   }
 }
+
+CellFile MatrixResults::load(const MatrixCell& cell) const {
+  CellFile out;
+  // Not a regular file (a FIFO would block), too large, or damaged: unusable, and said so by
+  // whoever reads it (gpuk itself writes atomically).
+  RegularFile file = read_regular_file(cell_path(cell), kMaxReportBytes);
+  out.state = CellFile::State::unusable;
+  if (file.status == RegularFile::Status::missing) {
+    out.state = CellFile::State::absent;
+    return out;
+  }
+  if (file.status != RegularFile::Status::ok) {
+    out.why = file.why;
+    return out;
+  }
+  try {
+    CellResult r = parse_cell_result(file.text);
+    if (r.cell != cell.id) {
+      out.why = "it is the file of cell '" + printable(r.cell, 200) + "'";
+      return out;
+    }
+    out.state = CellFile::State::ok;
+    out.result = std::move(r);
+    out.text = std::move(file.text);
+  } catch (const ConfigError& e) {
+    out.why = printable(e.what(), 400);
+  }
+  return out;
+}
+
+std::optional<CellResult> MatrixResults::read(const MatrixCell& cell) const { return load(cell).result; }
 
 void MatrixResults::write(const MatrixCell& cell, const CellResult& result) const {
   write_file_atomically(cell_path(cell), to_json(result).dump(2) + "\n", "the tuning matrix's result of " + cell.id);
@@ -203,11 +293,14 @@ void MatrixResults::write(const MatrixCell& cell, const CellResult& result) cons
 MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results) {
   MatrixPlan p;
   for (const auto& cell : matrix.cells) {
-    const auto r = results.read(cell);
+    const CellFile file = results.load(cell);
+    const auto& r = file.result;
     std::error_code ec;
-    if (!r) {
+    if (file.state == CellFile::State::unusable) {
+      ++p.unusable;  // damaged, cut short, not a regular file: measured over
+    } else if (!r) {
       ++p.missing;
-    } else if (r->fingerprint != cell_fingerprint(cell) || !winner_mismatch(cell, *r).empty()) {
+    } else if (r->fingerprint != cell_fingerprint(cell) || !winner_mismatch(matrix, cell, *r).empty()) {
       ++p.stale;  // of other settings, or not this cell's (damaged or edited): measured again
       fs::remove(results.cell_path(cell), ec);
     } else if (r->status == CellResult::Status::failed) {
@@ -229,7 +322,10 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
   std::size_t position = 0;
   for (const auto& cell : matrix.cells) {
     ++position;
-    if (const auto r = results.read(cell); r && r->fingerprint == cell_fingerprint(cell)) {
+    // A result of these settings that may stand for the cell (winner_mismatch) is kept; any
+    // other file is measured over.
+    if (const auto r = results.read(cell);
+        r && r->fingerprint == cell_fingerprint(cell) && winner_mismatch(matrix, cell, *r).empty()) {
       ++s.skipped;
       continue;
     }
@@ -254,191 +350,6 @@ MatrixSummary run_matrix(const TuneMatrix& matrix, const MatrixResults& results,
     if (progress) progress({position, total, &cell, &r});
   }
   return s;
-}
-
-namespace {
-
-// Why `e`'s variant cannot serve every n of its size bucket (the lookup offers an entry tuned at
-// 2^12 for 4,096..8,191), or "" when it can. Constraints are checked at the bucket's ends and
-// middle; those naming sm_count are left to the lookup, which knows the GPU. A declared kernel's
-// entry serves only the named sizes of its key (`run`'s): its constraints are checked there.
-std::string outside_its_bucket(const TuningEntry& e, const RunSpec& run, const KernelLibrary& kernels) {
-  try {
-    const auto file = kernels.find(e.key.family, e.kernel);
-    const Variant variant(file, {}, e.params);
-    const auto dtype = parse_dtype(e.key.dtype);
-    const std::int64_t low = std::int64_t{1} << e.key.bucket, high = 2 * low - 1;
-    std::vector<std::int64_t> ns = {low, low + low / 2, high};
-    if (!run.sizes.empty()) ns = {static_cast<std::int64_t>(run.size)};
-    for (const std::int64_t n : ns) {
-      LaunchLimits limits;
-      limits.n = n;
-      limits.elem_bytes = dtype ? static_cast<int>(dtype_size(*dtype)) : 0;
-      limits.sizes = run.sizes;
-      if (const Constraint* c = broken_constraint(variant, limits))
-        return variant.label() + " breaks '" + c->expr.text() + "' for " +
-               (run.sizes.empty() ? "n = " + std::to_string(n) : options_key(run.options));
-    }
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "";
-}
-
-}  // namespace
-
-std::string winner_mismatch(const MatrixCell& cell, const CellResult& r) {
-  if (r.winner && !r.verified) return "its file says \"verified\": false";
-  const RunSpec& s = cell.spec.run;
-  const std::string options = options_key(s.options), dtype(dtype_name(s.dtype));
-  const auto problem = [](const std::string& family, const std::string& operation, const std::string& opts,
-                          const std::string& type) {
-    return printable(family + " " + operation + (opts.empty() ? "" : " " + opts) + " " + type, 200);
-  };
-  const std::string cell_is = problem(s.family, s.operation, options, dtype) + " at n = " + std::to_string(s.size);
-  if (r.family != s.family || r.operation != s.operation || r.options != options || r.dtype != dtype || r.size != s.size)
-    return "its file is of " + problem(r.family, r.operation, r.options, r.dtype) + " at n = " + std::to_string(r.size) +
-           ", the cell " + cell_is;
-  if (!r.winner) return "";
-  const TuningKey& k = r.winner->key;
-  if (k.family != s.family || k.operation != s.operation || k.options != options || k.dtype != dtype ||
-      k.bucket != size_bucket(s.size))
-    return "its winner is an entry of " + problem(k.family, k.operation, k.options, k.dtype) + " at 2^" +
-           std::to_string(k.bucket) + ", the cell " + cell_is;
-  if (k.objective != objective_name(cell.spec.objective))
-    return "its winner is ranked by " + printable(k.objective, 40) + ", the cell by " + objective_name(cell.spec.objective);
-  return "";
-}
-
-namespace {
-
-// The cell's result when it is the cell's own to export: measured with these settings, ok, its
-// winner verified and of the cell; else why not ("-": not measured ok).
-std::optional<CellResult> exportable(const MatrixCell& cell, const MatrixResults& results, std::string& why) {
-  const auto r = results.read(cell);
-  why.clear();
-  if (!(r && r->fingerprint == cell_fingerprint(cell) && r->status == CellResult::Status::ok && r->winner))
-    why = "-";
-  else
-    why = winner_mismatch(cell, *r);
-  return why.empty() ? r : std::nullopt;
-}
-
-std::string variant_key(const CellResult::Variant& v) {
-  std::string key = v.kernel;
-  for (const auto& [name, value] : v.params) key += " " + name + "=" + std::to_string(value);
-  return key;
-}
-
-}  // namespace
-
-std::vector<KindChoice> kind_choices(const TuneMatrix& matrix, const MatrixResults& results) {
-  std::vector<KindChoice> out;
-  std::map<std::string, std::vector<const MatrixCell*>> groups;
-  for (const auto& cell : matrix.cells)
-    if (!cell.kind.empty()) {
-      auto& cells = groups[cell.group];
-      if (cells.empty()) {
-        KindChoice choice;
-        choice.group = cell.group;
-        choice.first = &cell;
-        out.push_back(choice);
-      }
-      cells.push_back(&cell);
-    }
-  for (auto& choice : out) {
-    // Per variant (kernel and parameters): its ratio in each kind, where it was verified.
-    std::map<std::string, std::vector<double>> ratios;
-    std::map<std::string, CellResult::Variant> first_kind;
-    const auto& cells = groups[choice.group];
-    for (const MatrixCell* cell : cells) {
-      std::string why;
-      const auto r = exportable(*cell, results, why);
-      if (!r) {
-        choice.why_not = "kind " + cell->kind + (why == "-" ? " not measured ok" : ": " + why);
-        break;
-      }
-      const double reference = r->baseline_ms > 0 ? r->baseline_ms : r->winner->median_ms;
-      choice.kinds.push_back({cell->kind, 0, reference / r->winner->median_ms, r->winner_label});
-      for (const auto& v : r->variants) {
-        auto& list = ratios[variant_key(v)];
-        if (list.size() + 1 != choice.kinds.size()) continue;  // missing in an earlier kind
-        list.push_back(reference / v.median_ms);
-        if (cell == cells.front()) first_kind[variant_key(v)] = v;
-      }
-    }
-    if (!choice.why_not.empty()) continue;
-    // Each variant verified in every kind: its worst ratio, where, and its geometric mean.
-    struct Candidate {
-      std::string key;
-      const std::vector<double>* ratios;
-      double worst, mean;
-      std::size_t worst_at;
-    };
-    std::vector<Candidate> candidates;
-    for (const auto& [key, list] : ratios) {
-      if (list.size() != cells.size()) continue;  // not verified in every kind
-      const auto worst = std::min_element(list.begin(), list.end());
-      double log_sum = 0;
-      for (double x : list) log_sum += std::log(x);
-      candidates.push_back({key, &list, *worst, std::exp(log_sum / static_cast<double>(list.size())),
-                            static_cast<std::size_t>(worst - list.begin())});
-    }
-    for (const auto& c : candidates) choice.best_worst = std::max(choice.best_worst, c.worst);
-    // Within the tolerance; but a variant that loses to the baseline in no kind is never traded
-    // for one that loses in some kind (a 1.004x worst against a 0.995x one).
-    double floor = choice.best_worst * (1 - matrix.kind_tolerance);
-    if (choice.best_worst >= 1) floor = std::max(floor, 1.0);
-    const Candidate* pick = nullptr;
-    for (const auto& c : candidates)
-      if (c.worst >= floor && (!pick || c.mean > pick->mean || (c.mean == pick->mean && c.worst > pick->worst)))
-        pick = &c;
-    if (pick) {
-      choice.worst = pick->worst;
-      choice.worst_kind = choice.kinds[pick->worst_at].name;
-      choice.chosen = first_kind.at(pick->key);
-      for (std::size_t i = 0; i < pick->ratios->size(); ++i) choice.kinds[i].ratio = (*pick->ratios)[i];
-    }
-    if (choice.worst == 0) choice.why_not = "no variant verified in every kind";
-  }
-  return out;
-}
-
-std::vector<TuningEntry> matrix_entries(const TuneMatrix& matrix, const MatrixResults& results,
-                                        std::vector<std::string>* missing, const KernelLibrary* kernels) {
-  std::vector<TuningEntry> out;
-  const auto choices = kind_choices(matrix, results);
-  const auto refuse = [&](const std::string& id, const std::string& why) {
-    if (missing) missing->push_back(why == "-" ? id : id + " (" + why + ")");
-  };
-  for (const auto& cell : matrix.cells) {
-    std::string why;
-    std::optional<TuningEntry> entry;
-    if (cell.kind.empty()) {
-      // Only a cell measured with these settings, whose winner passed verification, is the
-      // cell's own, and serves every size its entry is offered for.
-      if (const auto r = exportable(cell, results, why)) entry = r->winner;
-    } else {
-      const auto c = std::find_if(choices.begin(), choices.end(), [&](const KindChoice& k) { return k.group == cell.group; });
-      if (c->first != &cell) continue;  // the group exports once, at its first kind
-      if (!c->why_not.empty()) {  // a kind not measured yet is missing, as a cell would be
-        refuse(cell.group, c->why_not.ends_with(" not measured ok") ? "-" : c->why_not);
-        continue;
-      }
-      entry = *results.read(cell)->winner;
-      entry->kernel = c->chosen.kernel;
-      entry->params = c->chosen.params;
-      entry->gbs *= entry->median_ms / c->chosen.median_ms;
-      entry->median_ms = c->chosen.median_ms;
-      entry->ties.clear();
-    }
-    if (entry && kernels) why = outside_its_bucket(*entry, cell.spec.run, *kernels);
-    if (entry && why.empty())
-      out.push_back(*entry);
-    else
-      refuse(cell.kind.empty() ? cell.id : cell.group, why.empty() ? "-" : why);
-  }
-  return out;
 }
 
 }  // namespace gpuk

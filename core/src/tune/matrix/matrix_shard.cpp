@@ -17,24 +17,24 @@ namespace gpuk {
 namespace fs = std::filesystem;
 
 Shard parse_shard(const std::string& text) {
-  const std::string usage = "--shard takes K/N, shard K of N counted from 0 (0/3, 1/3, 2/3), not '" + text + "'";
+  const std::string shown = printable(text, 80);
+  const std::string usage = "--shard takes K/N, shard K of N counted from 0 (0/3, 1/3, 2/3), not '" + shown + "'";
   const auto slash = text.find('/');
-  if (slash == std::string::npos) throw ConfigError(usage);
-  const auto number = [&](const std::string& part) {
-    std::size_t used = 0;
-    int v = -1;
-    try {
-      v = std::stoi(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (part.empty() || used != part.size() || v < 0) throw ConfigError(usage);
-    return v;
+  if (slash == std::string::npos) throw ConfigError(usage + ": it has no '/'");
+  // Digits only: std::stoi took " 1/3" (a space from a job script's quoting) and "+1/3".
+  const auto number = [&](const std::string& part, const char* which) {
+    if (part.empty()) throw ConfigError(usage + ": " + which + " is empty");
+    for (const char c : part)
+      if (c < '0' || c > '9')
+        throw ConfigError(usage + ": " + which + " has '" + printable(std::string(1, c), 8) +
+                          "' (digits only: no space, sign or other character)");
+    if (part.size() > 9) throw ConfigError(usage + ": " + which + " is too large");
+    return std::stoi(part);
   };
-  Shard s{number(text.substr(0, slash)), number(text.substr(slash + 1))};
-  if (s.count < 1) throw ConfigError(usage);
+  Shard s{number(text.substr(0, slash), "K"), number(text.substr(slash + 1), "N")};
+  if (s.count < 1) throw ConfigError(usage + ": N must be at least 1");
   if (s.index >= s.count)
-    throw ConfigError("--shard " + text + ": shards are counted from 0, so shard " + std::to_string(s.index) +
+    throw ConfigError("--shard " + shown + ": shards are counted from 0, so shard " + std::to_string(s.index) +
                       " of " + std::to_string(s.count) + " does not exist (the last is " +
                       std::to_string(s.count - 1) + "/" + std::to_string(s.count) + ")");
   return s;
@@ -45,9 +45,8 @@ bool in_shard(const MatrixCell& cell, Shard shard) {
 }
 
 TuneMatrix shard_of(const TuneMatrix& matrix, Shard shard) {
-  TuneMatrix part;
-  part.path = matrix.path;
-  part.family = matrix.family;
+  TuneMatrix part = matrix;  // its path, family, kind tolerance and kernel library
+  part.cells.clear();
   for (const auto& cell : matrix.cells)
     if (in_shard(cell, shard)) part.cells.push_back(cell);
   return part;
@@ -109,22 +108,32 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<fs
   MergeSummary summary;
   std::set<std::string> gpus;
   for (const auto& cell : matrix.cells) {
-    std::optional<CellResult> best;
+    std::optional<CellFile> best;
     fs::path from;
     int found = 0;
     for (const auto& dir : dirs) {
       const MatrixResults results(dir);
-      const auto r = results.read(cell);
-      if (!r) continue;
-      if (r->fingerprint != cell_fingerprint(cell)) {
-        ++summary.stale;
+      CellFile file = results.load(cell);
+      if (file.state == CellFile::State::absent) continue;
+      // Every file is checked as the export checks it: one that cannot be read, or is not its
+      // cell's, is named and never copied (a merge wrote "verified": false as true).
+      std::string why = file.why;
+      if (file.state == CellFile::State::ok) {
+        if (file.result->fingerprint != cell_fingerprint(cell)) {
+          ++summary.stale;
+          continue;
+        }
+        why = winner_mismatch(matrix, cell, *file.result);
+      }
+      if (!why.empty()) {
+        summary.refused.push_back({cell.id, results.cell_path(cell), why});
         continue;
       }
       ++found;
-      const auto tuned = [](const CellResult& c) { return c.winner ? c.winner->tuned_at : std::string(); };
-      if (!best || preference(r->status) > preference(best->status) ||
-          (preference(r->status) == preference(best->status) && tuned(*r) > tuned(*best))) {
-        best = r;
+      const auto tuned = [](const CellFile& c) { return c.result->winner ? c.result->winner->tuned_at : std::string(); };
+      if (!best || preference(file.result->status) > preference(best->result->status) ||
+          (preference(file.result->status) == preference(best->result->status) && tuned(file) > tuned(*best))) {
+        best = std::move(file);
         from = dir;
       }
     }
@@ -134,9 +143,11 @@ MergeSummary merge_matrix_results(const TuneMatrix& matrix, const std::vector<fs
     }
     if (found > 1) ++summary.duplicates;
     ++summary.cells;
-    if (!best->gpu.empty()) gpus.insert(best->gpu);
+    if (!best->result->gpu.empty()) gpus.insert(best->result->gpu);
     const MatrixResults source(from);
-    if (!same_file(source.cell_path(cell), into.cell_path(cell))) into.write(cell, *best);
+    // The file as it was read and checked, byte for byte: nothing of it rewritten.
+    if (!same_file(source.cell_path(cell), into.cell_path(cell)))
+      write_file_atomically(into.cell_path(cell), best->text, "the tuning matrix's result of " + cell.id);
     const fs::path report = source.report_path(cell);
     if (texts.count(report) && !same_file(report, into.report_path(cell))) {
       write_file_atomically(into.report_path(cell), texts.at(report), "the report of " + cell.id);
