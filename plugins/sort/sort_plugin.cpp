@@ -96,8 +96,11 @@ class SortPlugin final : public Sorter {
     long long begin = 0, end = key_bits;
     if (it_begin != p.options.end()) begin = std::stoll(it_begin->second);
     if (it_end != p.options.end() && it_end->second != "none") end = std::stoll(it_end->second);
-    // `values` is sort_pairs' values' dtype: argsort's indices take theirs from n, sort has none.
-    if (const auto v = p.options.find("values"); v != p.options.end() && v->second != "uint32" && p.operation != "sort_pairs")
+    // `values` is sort_pairs' (and segmented_sort_pairs') values' dtype: argsort's indices take
+    // theirs from n, sort has none.
+    if (const auto v = p.options.find("values");
+        v != p.options.end() && v->second != "uint32" && p.operation != "sort_pairs" &&
+        p.operation != "segmented_sort_pairs")
       throw ConfigError("values: " + v->second + " is the dtype of sort_pairs' values; " + p.operation +
                         (p.operation == "argsort" ? "'s indices are uint32 up to 2^32 elements, then uint64: remove it"
                                                   : " has no values: remove it"));
