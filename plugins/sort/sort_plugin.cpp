@@ -12,6 +12,8 @@
 #include "sort_workload.hpp"
 #include "sorter.hpp"
 #include "host_topk.hpp"
+#include "segmented_launcher.hpp"
+#include "segmented_workload.hpp"
 #include "topk_launcher.hpp"
 #include "topk_workload.hpp"
 #include "util/host.hpp"
@@ -23,7 +25,7 @@ namespace {
 // order adds <..., BEGIN_BIT, END_BIT, ORDER> (kernels_src/include/gpuk/sort.cuh).
 std::string leading_arg(DType key, Op op, std::optional<DType> value, const KeyOrder& o) {
   std::string arg = "gpuk::Sort<" + std::string(dtype_cuda_name(key)) + ", " +
-                    (op == Op::sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
+                    (op == Op::sort || op == Op::segmented_sort ? std::string("gpuk::NoValue") : std::string(dtype_cuda_name(*value))) + ", " +
                     (o.descending ? "true" : "false") + ", " + info(op).device;
   const int key_bits = static_cast<int>(8 * dtype_size(key));
   const bool cub = o.cub && dtype_is_float(key);
@@ -45,7 +47,8 @@ class SortPlugin final : public Sorter {
   std::string description() const override {
     return "stable sort of keys, key-value pairs (sort_pairs) or indices (argsort), ascending or descending; "
            "floats in IEEE total order with NaN last, or in CUB's order; on all of the key's bits or CUB's "
-           "begin_bit/end_bit; topk: the first k keys of the sort of each row, with their indices";
+           "begin_bit/end_bit; topk: the first k keys of the sort of each row, with their indices; segmented_sort "
+           "(and _pairs): each segment sorted on its own";
   }
   std::vector<std::string> operations() const override { return table_names(kOps); }
   std::vector<DType> dtypes() const override { return all_dtypes(); }
@@ -65,7 +68,12 @@ class SortPlugin final : public Sorter {
              "topk: how many keys of each row (the first k of its sort: order descending takes the k largest)", true},
             {"rows", OptionSpec::Kind::integer, "1", {}, "topk: the rows of equal length the n keys form", true},
             {"sorted", OptionSpec::Kind::boolean, "true", {},
-             "topk: the k in the sort's order (true, k <= 4096) or in input order (false)", true}};
+             "topk: the k in the sort's order (true, k <= 4096) or in input order (false)", true},
+            {"segments", OptionSpec::Kind::integer, "1", {}, "segmented_sort: how many segments the n keys form", true},
+            {"segment_lengths", OptionSpec::Kind::choice, "equal", {"equal", "power_law"},
+             "segmented_sort: equal lengths (n / segments, rounded), or heavy-tailed ones (empty segments among "
+             "them) from a fixed seed",
+             true}};
   }
 
   // begin_bit and end_bit within the key: 0 <= begin_bit < end_bit <= its width.
@@ -73,14 +81,26 @@ class SortPlugin final : public Sorter {
     if (p.operation == "topk") check_topk_options(topk_spec_of(p.options), p.n);
     else if (has_topk_options(p.options))
       throw ConfigError("k, rows and sorted are options of topk, not of " + p.operation);
+    if (p.operation == info(Op::segmented_sort).name || p.operation == info(Op::segmented_sort_pairs).name) {
+      const SegmentSpec s = segment_spec_of(p.options);
+      if (s.segments > p.n)
+        throw ConfigError("segments (" + std::to_string(s.segments) + ") must be at most n (" + std::to_string(p.n) + ")");
+      if (p.options.count("begin_bit") || p.options.count("end_bit"))
+        throw ConfigError("segmented_sort sorts by the whole key: begin_bit and end_bit are options of sort");
+    } else if (has_segment_options(p.options)) {
+      throw ConfigError("segments and segment_lengths are options of segmented_sort, not of " + p.operation);
+    }
     const int key_bits = static_cast<int>(8 * dtype_size(p.dtype));
     const auto it_begin = p.options.find("begin_bit"), it_end = p.options.find("end_bit");
     const std::string width = " (" + std::string(dtype_name(p.dtype)) + " keys have " + std::to_string(key_bits) + " bits)";
     long long begin = 0, end = key_bits;
     if (it_begin != p.options.end()) begin = std::stoll(it_begin->second);
     if (it_end != p.options.end() && it_end->second != "none") end = std::stoll(it_end->second);
-    // `values` is sort_pairs' values' dtype: argsort's indices take theirs from n, sort has none.
-    if (const auto v = p.options.find("values"); v != p.options.end() && v->second != "uint32" && p.operation != "sort_pairs")
+    // `values` is sort_pairs' (and segmented_sort_pairs') values' dtype: argsort's indices take
+    // theirs from n, sort has none.
+    if (const auto v = p.options.find("values");
+        v != p.options.end() && v->second != "uint32" && p.operation != "sort_pairs" &&
+        p.operation != "segmented_sort_pairs")
       throw ConfigError("values: " + v->second + " is the dtype of sort_pairs' values; " + p.operation +
                         (p.operation == "argsort" ? "'s indices are uint32 up to 2^32 elements, then uint64: remove it"
                                                   : " has no values: remove it"));
@@ -96,7 +116,8 @@ class SortPlugin final : public Sorter {
   std::vector<std::string> template_args(const Problem& problem) const override {
     const Op op = parse_op(problem.operation);
     return {leading_arg(problem.dtype, op,
-                        op == Op::sort ? std::nullopt : std::optional<DType>(value_dtype_of(problem, op)),
+                        op == Op::sort || op == Op::segmented_sort ? std::nullopt
+                                                                   : std::optional<DType>(value_dtype_of(problem, op)),
                         key_order_of(problem.options, problem.dtype))};
   }
 
@@ -122,6 +143,16 @@ class SortPlugin final : public Sorter {
       if (file.supports("argsort")) {
         out.push_back({leading_arg(dtype, Op::argsort, DType::uint32, down)});
         out.push_back({leading_arg(dtype, Op::argsort, DType::uint64, up)});
+      }
+      if (file.supports("segmented_sort")) {
+        for (const KeyOrder& o : {up, down}) out.push_back({leading_arg(dtype, Op::segmented_sort, std::nullopt, o)});
+        KeyOrder cub = down;
+        cub.cub = true;
+        out.push_back({leading_arg(dtype, Op::segmented_sort, std::nullopt, cub)});
+      }
+      if (file.supports("segmented_sort_pairs")) {
+        out.push_back({leading_arg(dtype, Op::segmented_sort_pairs, DType::uint32, up)});
+        out.push_back({leading_arg(dtype, Op::segmented_sort_pairs, DType::uint64, down)});
       }
       if (file.supports("topk")) {
         for (const KeyOrder& o : {up, down}) out.push_back({leading_arg(dtype, Op::topk, DType::int64, o)});
@@ -152,6 +183,8 @@ class SortPlugin final : public Sorter {
                           long_rows ? "topk: the radix select, 11-bit digits for rows of 2^18 keys or more"
                                     : "topk: the radix select, 8-bit digits for rows under 2^18 keys"};
     }
+    if (is_segmented(parse_op(p.operation)))
+      return KernelChoice{"segmented", {}, "segmented sort: warp and block sorts of each segment (not yet tuned)"};
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
       const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;
@@ -185,6 +218,7 @@ class SortPlugin final : public Sorter {
 
   std::unique_ptr<Launcher> make_launcher(const Problem& problem) const override {
     if (parse_op(problem.operation) == Op::topk) return make_topk_launcher(problem);
+    if (is_segmented(parse_op(problem.operation))) return make_segmented_launcher(problem);
     return make_sort_launcher(problem);
   }
 
@@ -192,6 +226,10 @@ class SortPlugin final : public Sorter {
     const Op op = parse_op(problem.operation);
     if (op == Op::topk)
       return make_topk_workload(input, key_order_of(problem.options, problem.dtype), topk_spec_of(problem.options));
+    if (is_segmented(op))
+      return make_segmented_workload(input, op, key_order_of(problem.options, problem.dtype),
+                                     op == Op::segmented_sort_pairs ? value_dtype_of(problem, op) : DType::uint32,
+                                     segment_spec_of(problem.options));
     return make_sort_workload(input, op, key_order_of(problem.options, problem.dtype), value_dtype_of(problem, op));
   }
 
@@ -203,6 +241,10 @@ class SortPlugin final : public Sorter {
     if (op == Op::topk) {  // the keys, the reference's bits of a row and their copy, the answers
       const TopKSpec s = topk_spec_of(problem.options);
       return bytes_for(problem.n, 3 * key) + bytes_for(s.rows * s.k, 2 * (key + 8));
+    }
+    if (is_segmented(op)) {  // keys in, out and the reference; values likewise; the offsets
+      const std::uint64_t value = op == Op::segmented_sort_pairs ? dtype_size(value_dtype_of(problem, op)) : 0;
+      return bytes_for(problem.n, 3 * key + 3 * value + 4) + bytes_for(segment_spec_of(problem.options).segments + 1, 8);
     }
     const std::uint64_t value = op == Op::sort ? 0 : dtype_size(value_dtype_of(problem, op));
     return bytes_for(problem.n, 5 * key + 5 * value);

@@ -74,6 +74,21 @@ void example(const gpuk::Engine& engine, const float* d_x, const std::int64_t* d
 }
 }  // namespace segments_and_channels
 
+namespace segmented_sort {
+void example(const gpuk::Engine& engine, std::uint64_t n, std::uint64_t segments, const float* d_keys_in,
+             float* d_keys_out, const std::int64_t* d_off, cudaStream_t stream) {
+  gpuk::OperationSpec spec;
+  spec.family = "sort";
+  spec.operation = "segmented_sort";  // or "segmented_sort_pairs", with {"values", "uint32"}
+  spec.dtype = gpuk::DType::float32;
+  spec.n = n;
+  spec.options = {{"segments", std::to_string(segments)}, {"order", "descending"}};
+  gpuk::Operation op = engine.prepare(spec);
+  const gpuk::Scalar count = gpuk::Scalar::of(static_cast<std::int64_t>(segments));
+  op.launch({d_keys_in, d_keys_out, d_off, d_off + 1}, n, stream, &count);  // n + 1 offsets d_off
+}
+}  // namespace segmented_sort
+
 namespace prepared_handles {
 void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, float* d_ko, const std::uint32_t* d_v,
              std::uint32_t* d_vo, std::uint64_t n, cudaStream_t stream, const float* d_x,

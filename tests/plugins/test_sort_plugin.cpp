@@ -54,10 +54,15 @@ const std::string kU32Keys = "gpuk::Sort<unsigned int, gpuk::NoValue, false, gpu
 
 TEST_CASE("the sort plugin loads and describes itself") {
   const FamilyPlugin& sort = plugins().get("sort");
-  CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort", "topk"});
+  CHECK(sort.operations() == std::vector<std::string>{"sort", "sort_pairs", "argsort", "topk", "segmented_sort",
+                                                      "segmented_sort_pairs"});
   CHECK(sort.default_kernel() == "radix");
   CHECK(sort.dtypes().size() == 6);
-  REQUIRE(sort.options().size() == 8);  // order, values, begin_bit, end_bit, float_order; topk's k, rows, sorted
+  // order, values, begin_bit, end_bit, float_order; topk's k, rows, sorted; segments, segment_lengths
+  REQUIRE(sort.options().size() == 10);
+  CHECK(sort.options()[8].name == "segments");
+  CHECK(sort.options()[9].name == "segment_lengths");
+  for (std::size_t i = 8; i < 10; ++i) CHECK(sort.options()[i].omitted_at_default);
   CHECK(sort.options()[0].name == "order");
   CHECK(sort.options()[0].default_value == "ascending");
   CHECK(sort.options()[1].name == "values");

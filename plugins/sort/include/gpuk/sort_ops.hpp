@@ -10,7 +10,7 @@
 
 namespace gpuk::sort {
 
-enum class Op { sort, sort_pairs, argsort, topk };
+enum class Op { sort, sort_pairs, argsort, topk, segmented_sort, segmented_sort_pairs };
 enum class Order { ascending, descending };
 
 // How floats order (docs/api.md, "Sort orders"). total (the default): IEEE total order,
@@ -47,6 +47,9 @@ inline constexpr OpInfo kOps[] = {
     {Op::sort_pairs, "sort_pairs", "gpuk::SortKind::Pairs", true, true},
     {Op::argsort, "argsort", "gpuk::SortKind::Index", false, true},
     {Op::topk, "topk", "gpuk::SortKind::TopK", false, true},
+    // Each segment [offsets[s], offsets[s + 1]) sorted stably on its own (docs/kernels/sort.md).
+    {Op::segmented_sort, "segmented_sort", "gpuk::SortKind::Keys", false, false},
+    {Op::segmented_sort_pairs, "segmented_sort_pairs", "gpuk::SortKind::Pairs", true, true},
 };
 
 // Top-k (docs/api.md, "Top-k"): of each of `rows` rows of equal length, the first k keys of the
