@@ -206,6 +206,29 @@ TEST_CASE("tune_kernel: what the request cannot be is refused by name before the
   CHECK_THROWS_AS(tune_kernel(engine(), r), ConfigError);
 }
 
+TEST_CASE("tune_kernel: constant memory from the caller alone, the declaration giving none (cmem_args)") {
+  // conv_cmem's d_filter redeclared without data, as gpuk.kernel_tuner declares a cmem_args array:
+  // the caller's bytes are its value; without them the config is refused, naming the constant.
+  const std::string config =
+      "family: kernel\nkernels: [conv_cmem]\nsizes: {w: 61, h: 17}\n"
+      "params: {block_size_x: [16, 32], block_size_y: [4]}\nwarmup: 1\nrepeats: 3\n"
+      "declare: {constants: [{name: d_filter, array: float32, length: 25}]}\n";
+  const std::vector<float> filter = ramp(25);
+  TuneRequest r;
+  r.config = config;
+  r.constants["d_filter"] = HostView::of(filter.data(), filter.size());
+  const TuneResults t = tune_kernel(engine(), r);
+  CHECK(t.results.size() == 2);
+  CHECK(count(t, VariantStatus::ok) == 2);
+  r.constants.clear();
+  CHECK_THROWS_WITH_AS(tune_kernel(engine(), r), doctest::Contains("constant d_filter"), ConfigError);
+  r.constants["d_filter"] = HostView::of(filter.data(), 24);
+  CHECK_THROWS_WITH_AS(tune_kernel(engine(), r), doctest::Contains("d_filter"), ConfigError);
+  r.constants.clear();
+  r.constants["d_filtre"] = HostView::of(filter.data(), filter.size());
+  CHECK_THROWS_WITH_AS(tune_kernel(engine(), r), doctest::Contains("'d_filtre'"), ConfigError);  // a name the kernel does not have
+}
+
 // Last: after it, CUDA runs in this test process.
 TEST_CASE("tune_kernel where this process started CUDA: the sweep runs here, and the notes say so") {
   (void)engine().device();  // opens the GPU: cuInit in this process

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <set>
 
+#include <yaml-cpp/yaml.h>
+
 #include "api/engine_internals.hpp"
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
@@ -239,12 +241,35 @@ TuneResults results_of(const TuneReport& report, const TuneSpec& t, const Space&
   return out;
 }
 
+// The config with a stand-in `data:` entry for each constant the caller gives and the config does
+// not: reading the config makes every constant's value, and a declaration written for a caller's
+// bytes (Kernel Tuner's cmem_args) has no data of its own. apply_request puts the caller's bytes
+// in its place. The config's own text where the caller gives no constant.
+std::string config_with_caller_constants(const TuneRequest& r) {
+  if (r.constants.empty()) return r.config;
+  YAML::Node root;
+  try {
+    root = YAML::Load(r.config);
+  } catch (const YAML::Exception&) {
+    return r.config;  // parse_tune_spec says where it is broken
+  }
+  if (!root.IsMap() || (root["data"] && !root["data"].IsMap())) return r.config;
+  bool added = false;
+  for (const auto& [name, view] : r.constants)
+    if (!root["data"][name]) {
+      root["data"][name]["generator"] = "uniform";
+      added = true;
+    }
+  return added ? YAML::Dump(root) + "\n" : r.config;
+}
+
 }  // namespace
 
 TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
   const auto wall_start = std::chrono::steady_clock::now();
   const Runtime& runtime = EngineInternals::runtime(engine);
-  TuneSpec t = parse_tune_spec(request.config, request.config_path, runtime.plugins(), runtime.kernels());
+  TuneSpec t = parse_tune_spec(config_with_caller_constants(request), request.config_path, runtime.plugins(),
+                               runtime.kernels());
   t.save = false;  // the caller has the result; the tuning database is `gpuk tune`'s
   const FamilyPlugin& plugin = runtime.plugins().get(t.run.family);
   const Space space = Space::from_spec(t, runtime.kernels());
