@@ -70,13 +70,15 @@ std::shared_ptr<const ConstantValues> constant_values(const Declaration& decl,
                                                       const std::map<std::string, std::int64_t>& sizes,
                                                       const std::map<std::string, DataSpec>& data,
                                                       const ConstantValues& given) {
-  for (const auto& [name, value] : given)
+  for (const auto& entry : given) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
     if (std::none_of(decl.constants.begin(), decl.constants.end(), [&](const auto& c) { return c.name == name; })) {
       std::vector<std::string> names;
       for (const auto& c : decl.constants) names.push_back(c.name);
       throw ConfigError("'" + name + "' is not a declared constant" + did_you_mean(name, names) + "; the constants: " +
                         (names.empty() ? std::string("(none: a declaration names them under constants:)") : join(names)));
     }
+  }
   if (decl.constants.empty()) return nullptr;
   auto out = std::make_shared<ConstantValues>();
   std::uint64_t total = 0;
