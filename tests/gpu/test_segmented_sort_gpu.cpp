@@ -125,7 +125,9 @@ template <class K> void cases_for(const Stream& stream, bool quick) {
   shapes.push_back({"edge lengths", edge_offsets(4096)});
   shapes.push_back({"power law", sort::segment_offsets({1000, true}, 200001)});
   shapes.push_back({"one segment", {0, 70001}});
-  for (const auto& [name, off] : shapes) {
+  for (const auto& shape : shapes) {
+    const std::string& name = shape.first;  // not a structured binding: INFO's lambda cannot take one in clang 14
+    const std::vector<std::int64_t>& off = shape.second;
     for (const bool all_equal : {false, true}) {
       if (all_equal && name != "edge lengths") continue;
       const auto keys = make_keys<K>(static_cast<std::size_t>(off.back()), all_equal, rng);

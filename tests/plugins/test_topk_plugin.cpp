@@ -102,8 +102,11 @@ template <class K> void check_against_sort(std::size_t n, std::uint64_t rows, st
 TEST_CASE("topk's CPU reference is the first k of the stable sort of each row, every dtype and option") {
   for (const bool largest : {true, false})
     for (const bool sorted : {true, false})
-      for (const auto& [n, rows, k] : std::vector<std::tuple<std::size_t, std::uint64_t, std::uint64_t>>{
+      for (const auto& shape : std::vector<std::tuple<std::size_t, std::uint64_t, std::uint64_t>>{
                {1, 1, 1}, {37, 1, 1}, {37, 1, 37}, {37, 1, 5}, {1000, 8, 17}, {4097, 1, 300}, {60, 60, 1}}) {
+        // Not a structured binding: CAPTURE's lambda cannot take one in clang 14.
+        const std::size_t n = std::get<0>(shape);
+        const std::uint64_t rows = std::get<1>(shape), k = std::get<2>(shape);
         CAPTURE(n);
         CAPTURE(k);
         const sort::TopKOptions o{largest, sorted, rows};
