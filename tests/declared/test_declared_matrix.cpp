@@ -256,7 +256,8 @@ TEST_CASE("a declared cell whose winner names another kernel of the family, merg
     CHECK(r.output.find("gpuk: not merged: " + shard.cell_path(cell).string() + ": " + why) != std::string::npos);
     CHECK(r.output.find("exported 5 verified winners to " + exported.string() + "; 1 cell skipped: 1 missing") !=
           std::string::npos);
-    for (const auto& e : TuningDb::read(exported).entries()) {
+    const TuningDb exported_db = TuningDb::read(exported);
+    for (const auto& e : exported_db.entries()) {
       CHECK(e.kernel == e.key.operation);
       CHECK(e.key.options != "nx=1000 ny=300");
     }
