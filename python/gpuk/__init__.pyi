@@ -219,8 +219,9 @@ class _Sort(Family):
                        engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
     def segmented_sort_pairs(self, keys: Array, values: Array, offsets: Optional[Array] = None, *,
                              begin: Optional[Array] = None, end: Optional[Array] = None,
-                             out: Optional[Tuple[Any, Any]] = None, order: str = "ascending", float_order: str = "total",
-                             stream: Stream = None, engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
+                             out: Optional[Tuple[Any, Any]] = None, order: str = "ascending",
+                             float_order: str = "total", stream: Stream = None,
+                             engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
 
 reduce: _Reduce
 search: _Search

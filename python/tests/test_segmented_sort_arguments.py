@@ -41,7 +41,8 @@ def test_offsets_or_begin_and_end_not_both_nor_neither():
     (lambda: gpuk.sort.segmented_sort(X, np.array([], np.int64)), "offsets has no element"),
     (lambda: gpuk.sort.segmented_sort(X, np.array([0.0, 10.0])), "offsets are integers"),
     (lambda: gpuk.sort.segmented_sort(X, np.array([False, True])), "offsets are integers"),
-    (lambda: gpuk.sort.segmented_sort(X, np.lib.stride_tricks.as_strided(np.zeros(1, np.int64), ((1 << 31) + 1,), (0,))),
+    (lambda: gpuk.sort.segmented_sort(X, np.lib.stride_tricks.as_strided(np.zeros(1, np.int64), ((1 << 31) + 1,),
+                                                                         (0,))),
      r"segments must be fewer than 2\^31, not 2147483648"),
 ])
 def test_host_offsets_are_checked_in_full(call, words):
@@ -62,7 +63,8 @@ def test_device_offsets_must_be_int64():
     with pytest.raises(gpuk.ConfigError, match="offsets on the GPU must be int64, not int32"):
         gpuk.sort.segmented_sort(x, CaiArray(FAKE_POINTER, np.int32, (3,)))
     with pytest.raises(gpuk.ConfigError, match="must be int64"):
-        gpuk.sort.segmented_sort(x, begin=CaiArray(FAKE_POINTER, np.uint64, (2,)), end=CaiArray(FAKE_POINTER, np.int64, (2,)))
+        gpuk.sort.segmented_sort(x, begin=CaiArray(FAKE_POINTER, np.uint64, (2,)),
+                                 end=CaiArray(FAKE_POINTER, np.int64, (2,)))
 
 
 @pytest.mark.parametrize("call,exception,words", [

@@ -196,7 +196,8 @@ TEST_CASE("segmented sort from C++: the count is the launch's scalar, nothing is
     CHECK_THROWS_WITH_AS(h(d_k, const_cast<std::int64_t*>(d_k), d_v, d_vo, 100, 4, d_off, d_off + 1, stream.get()),
                          doctest::Contains("keys_out and keys_in overlap; a segmented sort is out of place"),
                          ConfigError);
-    CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, reinterpret_cast<double*>(d_ko + 50), 100, 4, d_off, d_off + 1, stream.get()),
+    auto* d_vo_in_keys = reinterpret_cast<double*>(d_ko + 50);
+    CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, d_vo_in_keys, 100, 4, d_off, d_off + 1, stream.get()),
                          doctest::Contains("keys_out and values_out overlap"), ConfigError);
     CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, d_vo, 100, 4, d_off, reinterpret_cast<const std::int64_t*>(d_vo) + 99,
                            stream.get()),

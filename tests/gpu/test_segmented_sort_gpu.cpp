@@ -212,8 +212,8 @@ std::string api_check(const std::vector<K>& keys, const Segments& s, bool pairs,
   std::vector<K> want, got(n);
   std::vector<V> want_v, got_v(n);
   expected<K, V>(keys, values, s, pairs, descending, want, want_v);
-  const DeviceBuffer d_keys = upload(keys, stream), d_values = upload(values, stream), d_begin = upload(s.begin, stream),
-                     d_end = upload(s.end, stream);
+  const DeviceBuffer d_keys = upload(keys, stream), d_values = upload(values, stream);
+  const DeviceBuffer d_begin = upload(s.begin, stream), d_end = upload(s.end, stream);
   DeviceBuffer d_out(std::max<std::size_t>(16, n * sizeof(K))), d_vout(std::max<std::size_t>(16, n * sizeof(V)));
   for (int round = 0; round < 2; ++round) {
     d_out.fill_bytes(kPoison, stream);
@@ -258,26 +258,30 @@ template <class K> void api_cases(const Stream& stream, std::mt19937_64& rng) {
       const auto keys = make_keys<K>(static_cast<std::size_t>(n), all_equal, rng);
       const std::string what = std::string(dtype_name(dtype_of<K>())) + " " + s.name + (all_equal ? " all equal" : "");
       INFO(what);
-      for (const bool desc : {false, true}) {
-        INFO((desc ? "descending" : "ascending"));
-        const sort::Options o = desc ? down : up;
-        CHECK(api_check<K, std::uint32_t>(keys, s, false, desc, stream, [&](auto k, auto ko, auto, auto, auto b, auto e) {
+      // Each call as an application writes it: (keys in, keys out, values in, values out, begin, end).
+      const auto typed_keys = [&](const sort::Options& o) {
+        return [&, o](auto k, auto ko, auto, auto, auto b, auto e) {
           sort::segmented_keys(engine(), k, ko, n, count, b, e, cs, o);
-        }) == "");
-      }
-      // Pairs: a float's bits carried as uint32 ascending; uint64 descending.
-      CHECK(api_check<K, float>(keys, s, true, false, stream, [&](auto k, auto ko, auto v, auto vo, auto b, auto e) {
-        sort::segmented_pairs(engine(), k, ko, v, vo, n, count, b, e, cs);
-      }) == "");
-      CHECK(api_check<K, std::uint64_t>(keys, s, true, true, stream, [&](auto k, auto ko, auto v, auto vo, auto b, auto e) {
-        sort::segmented_pairs(engine(), k, ko, v, vo, n, count, b, e, cs, down);
-      }) == "");
-      CHECK(api_check<K, std::uint64_t>(keys, s, true, true, stream, [&](auto k, auto ko, auto v, auto vo, auto b, auto e) {
+        };
+      };
+      const auto typed_pairs = [&](const sort::Options& o) {
+        return [&, o](auto k, auto ko, auto v, auto vo, auto b, auto e) {
+          sort::segmented_pairs(engine(), k, ko, v, vo, n, count, b, e, cs, o);
+        };
+      };
+      const auto prepared_pairs = [&](auto k, auto ko, auto v, auto vo, auto b, auto e) {
         pairs_handle(k, ko, v, vo, n, count, b, e, cs);
-      }) == "");
-      CHECK(api_check<K, std::uint32_t>(keys, s, false, false, stream, [&](auto k, auto ko, auto, auto, auto b, auto e) {
+      };
+      const auto prepared_keys = [&](auto k, auto ko, auto, auto, auto b, auto e) {
         keys_handle(k, ko, n, count, b, e, cs);
-      }) == "");
+      };
+      CHECK(api_check<K, std::uint32_t>(keys, s, false, false, stream, typed_keys(up)) == "");
+      CHECK(api_check<K, std::uint32_t>(keys, s, false, true, stream, typed_keys(down)) == "");
+      // Pairs: a float's bits carried as uint32 ascending; uint64 descending.
+      CHECK(api_check<K, float>(keys, s, true, false, stream, typed_pairs(up)) == "");
+      CHECK(api_check<K, std::uint64_t>(keys, s, true, true, stream, typed_pairs(down)) == "");
+      CHECK(api_check<K, std::uint64_t>(keys, s, true, true, stream, prepared_pairs) == "");
+      CHECK(api_check<K, std::uint32_t>(keys, s, false, false, stream, prepared_keys) == "");
     }
   }
   // n + 1 offsets serve as both arrays (d_off, d_off + 1), as in CUB.
