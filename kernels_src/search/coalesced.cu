@@ -23,7 +23,7 @@ launch:
 
 template <class S, int K, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-search_coalesced(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T value, gpuk::i64* out,
+search_coalesced(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::Value value, gpuk::i64* out,
                  gpuk::SearchState* state) {
   const gpuk::i64 m = gpuk::i64(gridDim.x) * BLOCK;
   const gpuk::i64 t = gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x;

@@ -65,7 +65,7 @@ __device__ __forceinline__ void load_partial_tile(gpuk::Vec16<typename S::T> (&v
 
 template <class S, int BLOCK, int UNROLL, int BLOCKS_PER_SM, int POLL>
 __global__ void __launch_bounds__(BLOCK, 1)
-search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T value, gpuk::i64* out,
+search_fast(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::Value value, gpuk::i64* out,
             gpuk::SearchState* state) {
   using T = typename S::T;
   constexpr int kVec = gpuk::Vec16<T>::kCount;

@@ -22,7 +22,7 @@ launch:
 
 template <class S, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-search_per_element(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T value, gpuk::i64* out,
+search_per_element(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::Value value, gpuk::i64* out,
                    gpuk::SearchState* state) {
   const gpuk::i64 i = gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x;
   const bool hit = i < n && S::match(in[i], value);

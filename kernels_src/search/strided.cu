@@ -23,7 +23,7 @@ launch:
 
 template <class S, int K, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-search_strided(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::T value, gpuk::i64* out,
+search_strided(const typename S::T* __restrict__ in, gpuk::i64 n, typename S::Value value, gpuk::i64* out,
                gpuk::SearchState* state) {
   const gpuk::i64 first = (gpuk::i64(blockIdx.x) * BLOCK + threadIdx.x) * K;
   gpuk::i64 found = gpuk::kNoIndex;

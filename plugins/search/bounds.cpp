@@ -165,14 +165,12 @@ template <class T> class BoundsWorkload final : public Workload {
   DeviceBuffer d_hay_, d_needles_, d_out_;
 };
 
-// Absent from a problem while at their defaults (omitted_at_default, so that the other
-// operations keep their tuning keys).
+}  // namespace
+
 std::string option_or(const Problem& p, const std::string& name, const char* fallback) {
   const auto it = p.options.find(name);
   return it == p.options.end() ? fallback : it->second;
 }
-
-}  // namespace
 
 std::uint64_t needle_count(const Problem& p) {
   const std::string text = option_or(p, "needle_count", "65536");

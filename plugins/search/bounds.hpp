@@ -2,11 +2,16 @@
 // (bounds.cpp; the host semantics are bounds_reference.hpp).
 #pragma once
 #include <memory>
+#include <string>
 
 #include "plugin/plugin.hpp"
 #include "plugin/problem.hpp"
 
 namespace gpuk::search {
+
+// An option that is absent from a problem while at its default (omitted_at_default, so that the
+// other operations keep their tuning keys): its value, or `fallback`.
+std::string option_or(const Problem& p, const std::string& name, const char* fallback);
 
 // Throws ConfigError when `needles` / `needle_count` do not fit the problem (the caller adds the
 // config's name); for an operation that is not a bound, refuses them unless at their defaults.

@@ -18,6 +18,7 @@
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
 #include "search_value.hpp"
+#include "search_workload.hpp"
 #include "searcher.hpp"
 #include "thrust_baseline.hpp"
 #include "util/host.hpp"
@@ -34,7 +35,7 @@ Mode parse_mode(const std::string& name) { return table_parse(kModes, name, "sea
 // The `compare` option (find_if's comparison; "eq" for the other operations).
 Compare parse_compare(const std::string& name) {
   if (const CompareInfo* c = table_find(kCompares, name)) return c->op;
-  throw ConfigError("compare: " + name + " is not a comparison (eq, ne, lt, le, gt, ge)");
+  throw ConfigError("compare: " + name + " is not a comparison (eq, ne, lt, le, gt, ge, range, closed_range)");
 }
 // Absent from a problem while at its default (eq: OptionSpec::omitted_at_default), so that
 // find, any and count keep their tuning keys.
@@ -44,6 +45,8 @@ const std::string& compare_name(const Problem& p) {
   return it == p.options.end() ? kEq : it->second;
 }
 Compare compare_of(const Problem& p) { return parse_compare(compare_name(p)); }
+bool is_range(const Problem& p) { return info(compare_of(p)).two_values; }
+std::string value_hi_of(const Problem& p) { return option_or(p, "value_hi", kNone.c_str()); }
 
 // find_if names its comparison as the policy's third argument; find, any and count take the
 // policy's default (Eq), so their names and compiled code are what they were.
@@ -85,6 +88,19 @@ void check_options(const Problem& p) {
     const bool ok = visit_dtype(p.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value).has_value(); });
     if (!ok) fail("value " + value + " is not a " + std::string(dtype_name(p.dtype)) + " value");
   }
+  const std::string value_hi = value_hi_of(p);
+  if (!info(compare).two_values && value_hi != kNone)
+    fail("value_hi is the upper bound of compare: range or closed_range, not an option of compare: " + compare_name(p));
+  if (info(compare).two_values && value_hi == kNone && value_at != "absent")
+    fail("compare: " + compare_name(p) + " needs value_hi, the range's upper bound (its lower bound: value, "
+         "value_index or value_at)");
+  if (value_hi != kNone && value_at == "absent")
+    fail("value_at: absent picks the whole range (around a value no element equals); it cannot be combined with "
+         "value_hi");
+  if (value_hi != kNone) {
+    const bool ok = visit_dtype(p.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value_hi).has_value(); });
+    if (!ok) fail("value_hi " + value_hi + " is not a " + std::string(dtype_name(p.dtype)) + " value");
+  }
   if (value_index != kNone) {
     const std::int64_t i = std::stoll(value_index);
     if (i < 0 || static_cast<std::uint64_t>(i) >= p.n)
@@ -92,7 +108,6 @@ void check_options(const Problem& p) {
   }
 }
 
-constexpr unsigned char kPoison = 0xA5;
 // Mirrors gpuk::SearchState in search.cuh: best = kNoIndex, count = 0, ticket = 0.
 struct State {
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
@@ -102,16 +117,19 @@ struct State {
 static_assert(sizeof(State) == 24);
 
 // The search kernels' launches on device pointers: (in, n, value, out, state) for every launch;
-// the state (scratch) is set once and every kernel leaves it as it found it.
+// the state (scratch) is set once and every kernel leaves it as it found it. A range's value is
+// gpuk::Range<T> {lo, hi}: two values packed as T[2], from the scalar's two 8-byte words.
 class SearchLauncher final : public Launcher {
  public:
-  explicit SearchLauncher(const Problem& p) : dtype_(p.dtype), n_(p.n) {}
+  explicit SearchLauncher(const Problem& p) : dtype_(p.dtype), n_(p.n), range_(is_range(p)) {}
 
   std::vector<ArraySlot> arrays() const override {
     return {{"input", false, std::string(dtype_name(dtype_)), n_ * dtype_size(dtype_), false},
             {"result", true, "int64", sizeof(std::int64_t), true}};
   }
-  std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"value", dtype_}; }
+  std::optional<ScalarSlot> scalar() const override {
+    return range_ ? ScalarSlot{"range", dtype_, 2} : ScalarSlot{"value", dtype_, 1};
+  }
 
   std::uint64_t scratch_bytes(const LaunchPlan&) const override { return sizeof(State); }
 
@@ -125,8 +143,10 @@ class SearchLauncher final : public Launcher {
   void launch(const LaunchTarget& target, const DeviceCall& call) const override {
     CUdeviceptr in = call.arrays[0], out = call.arrays[1], state = call.scratch;
     std::int64_t n = static_cast<std::int64_t>(call.n);
-    alignas(8) unsigned char value[8] = {};
-    std::memcpy(value, call.scalar, dtype_size(dtype_));
+    alignas(8) unsigned char value[16] = {};
+    const std::size_t size = dtype_size(dtype_);
+    std::memcpy(value, call.scalar, size);
+    if (range_) std::memcpy(value + size, static_cast<const unsigned char*>(call.scalar) + 8, size);
     void* args[] = {&in, &n, value, &out, &state};
     launch_plan(target, args);
   }
@@ -134,164 +154,7 @@ class SearchLauncher final : public Launcher {
  private:
   DType dtype_;
   std::uint64_t n_;
-};
-
-// The CPU reference: std::find / std::count (std::find_if with `x OP value` for find_if) over
-// [begin, end), on `threads` threads (contiguous chunks; find keeps the lowest chunk's match).
-template <class T>
-std::int64_t search_range(const T* data, std::int64_t n, T value, Mode mode, int threads, Compare compare = Compare::eq) {
-  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096 + 1)));
-  std::vector<std::int64_t> part(threads, -1);
-#if defined(_OPENMP)
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-#endif
-  for (int t = 0; t < threads; ++t) {
-    const T* begin = data + n * t / threads;
-    const T* end = data + n * (t + 1) / threads;
-    if (mode == Mode::count) {
-      part[t] = static_cast<std::int64_t>(std::count(begin, end, value));
-    } else if (mode == Mode::find_if) {
-      const T* it = std::find_if(begin, end, [&](T x) { return search::compare(compare, x, value); });
-      part[t] = it == end ? -1 : it - data;
-    } else {
-      const T* it = std::find(begin, end, value);
-      part[t] = it == end ? -1 : it - data;
-    }
-  }
-  if (mode == Mode::count) {
-    std::int64_t sum = 0;
-    for (auto c : part) sum += c;
-    return sum;
-  }
-  for (auto i : part)
-    if (i >= 0) return i;  // chunks are in index order: the first hit is the lowest
-  return -1;
-}
-
-template <class T>
-class SearchWorkload final : public Workload {
- public:
-  SearchWorkload(InputView input, Mode mode, T value, Compare compare)
-      : input_(input), mode_(mode), value_(value), compare_(compare) {}
-
-  std::uint64_t bytes_moved() const override { return input_.bytes(); }
-
-  void upload(const Stream& stream) override {
-    d_in_ = DeviceBuffer(input_.bytes());
-    d_in_.upload(input_.data(), input_.bytes(), stream);
-    d_out_ = DeviceBuffer(sizeof(std::int64_t));
-  }
-
-  std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
-  const void* scalar() const override { return &value_; }
-
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
-
-  void download(const Stream& stream) override {
-    d_out_.download(&result_, sizeof result_, stream);
-    stream.synchronize();
-  }
-
-  std::vector<CpuTiming> cpu_reference(int repeats) override {
-    const char* what = mode_ == Mode::count ? "std::count" : mode_ == Mode::find_if ? "std::find_if" : "std::find";
-    CpuTiming sequential{std::string(what) + ", 1 thread", {}};
-    CpuTiming parallel{std::string(what) + ", OpenMP, " + std::to_string(cpu_threads()) + " threads", {}};
-    const auto timed = [&](CpuTiming& t, int threads) {
-      for (int r = 0; r < std::max(1, repeats); ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        ref_ = search_range(input_.as<T>().data(), n_, value_, mode_, threads, compare_);
-        t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      }
-    };
-    n_ = static_cast<std::int64_t>(input_.size());
-    timed(sequential, 1);
-    std::vector<CpuTiming> out = {sequential};
-    if (cpu_threads() > 1) {
-      timed(parallel, cpu_threads());
-      out.push_back(parallel);
-    }
-    reference_ready_ = true;
-    return out;
-  }
-
-  Verification verify() const override {
-    // find_if says its comparison: "x < 0.5"; the others search for the value itself
-    const std::string value = mode_ == Mode::find_if ? std::string("x ") + info(compare_).symbol + " " + format_value(value_)
-                                                     : format_value(value_);
-    if (mode_ == Mode::count) {
-      const bool ok = result_ == ref_;
-      return {ok, ok ? "count " + std::to_string(ref_) + " of " + value + " (exact)"
-                     : "mismatch: expected count " + std::to_string(ref_) + " of " + value + ", got " + show(result_)};
-    }
-    if (ref_ < 0) {
-      const bool ok = result_ == -1;
-      const std::string none = mode_ == Mode::find_if ? "no element meets " : "no element equals ";
-      return {ok, ok ? "not found: " + none + value + " (index -1)"
-                     : "mismatch: " + none + value + ", but the kernel returned " + show(result_)};
-    }
-    if (mode_ == Mode::find || mode_ == Mode::find_if) {
-      const bool ok = result_ == ref_;
-      return {ok, ok ? "first " + value + " at index " + std::to_string(ref_)
-                     : "mismatch: the first " + value + " is at index " + std::to_string(ref_) + ", got " + show(result_)};
-    }
-    const bool ok = result_ >= 0 && static_cast<std::uint64_t>(result_) < input_.size() &&
-                    input_.as<T>()[static_cast<std::size_t>(result_)] == value_;
-    return {ok, ok ? value + " at index " + std::to_string(result_) + " (any match; the first is at " +
-                         std::to_string(ref_) + ")"
-                   : "mismatch: " + value + " is at index " + std::to_string(ref_) + " (and maybe elsewhere), got " +
-                         show(result_)};
-  }
-
-  std::optional<BaselineTiming> library_baseline(int warmup, int repeats, const Stream& stream) override {
-    const ThrustRun run = run_thrust_search(input_.dtype(), mode_, &value_, d_in_.get(),
-                                            static_cast<std::int64_t>(input_.size()), warmup, repeats, stream.get(),
-                                            compare_);
-    BaselineTiming b;
-    b.name = std::string(info(mode_).thrust) + (run.library.empty() ? "" : " (" + run.library + ")");
-    if (!run.error.empty()) {
-      b.note = "Thrust did not run: " + run.error;
-      return b;
-    }
-    b.ms.assign(run.kernel_ms.begin(), run.kernel_ms.end());
-    if (reference_ready_) {
-      // thrust::find gives the first match, so it is held to find's answer for any as well.
-      if (run.result != ref_)
-        b.note = "Thrust's answer " + std::to_string(run.result) + " differs from the reference " + std::to_string(ref_);
-    }
-    return b;
-  }
-
-  std::vector<std::pair<std::string, std::string>> result() const override {
-    const std::string value = format_value(value_);
-    if (mode_ == Mode::count) return {{"value", value}, {"count", show(result_)}};
-    if (mode_ == Mode::find_if)
-      return {{"value", value}, {"compare", info(compare_).name}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
-    return {{"value", value}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
-  }
-
-  void write_result(const std::filesystem::path& path) const override {
-    HostArray out(DType::int64, 1);
-    out.as<std::int64_t>()[0] = result_;
-    write_npy(path, out);
-  }
-
- private:
-  static std::string show(std::int64_t r) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &r, sizeof bits);
-    if (bits == 0xA5A5A5A5A5A5A5A5ull) return "nothing (the output still holds its poison)";
-    return std::to_string(r);
-  }
-
-  InputView input_;
-  Mode mode_;
-  T value_;
-  Compare compare_;
-  DeviceBuffer d_in_, d_out_;
-  std::int64_t n_ = 0;
-  std::int64_t result_ = 0;
-  std::int64_t ref_ = -1;
-  bool reference_ready_ = false;
+  bool range_;
 };
 
 class SearchPlugin final : public Searcher {
@@ -314,7 +177,12 @@ class SearchPlugin final : public Searcher {
         {"value_index", OptionSpec::Kind::integer, kNone, {}, "search for the element at this index"},
         {"compare", OptionSpec::Kind::choice, "eq", compare_names(),
          "find_if's comparison x OP value: eq (==), ne (!=), lt (<), le (<=), gt (>), ge (>=); a comparison with NaN "
-         "is false, but != is true. value_at: absent picks a value that no element meets it with",
+         "is false, but != is true; range (value <= x < value_hi), closed_range (value <= x <= value_hi): a NaN is in "
+         "no range, an empty range finds nothing. value_at: absent picks a value that no element meets it with",
+         /*omitted_at_default=*/true},
+        {"value_hi", OptionSpec::Kind::number, kNone, {},
+         "compare: range or closed_range: the range's upper bound, exact in the dtype (value, value_index or value_at "
+         "give its lower bound)",
          /*omitted_at_default=*/true},
         {"needles", OptionSpec::Kind::choice, "unsorted", {"unsorted", "sorted"},
          "lower_bound / upper_bound: the needles' order; sorted picks the kernel that reads each window of the "
@@ -366,12 +234,13 @@ class SearchPlugin final : public Searcher {
       return make_bounds_workload(problem, input);
     }
     const Value value = target(problem, input);
+    const Value hi = is_range(problem) ? range_hi(problem, input) : value;
     return visit_dtype(input.dtype(), [&](auto zero) -> std::unique_ptr<Workload> {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, std::uint64_t>) {
         throw ConfigError("the search family does not support uint64");
       } else {
-        return std::make_unique<SearchWorkload<T>>(input, mode, value.as<T>(), compare_of(problem));
+        return std::make_unique<SearchWorkload<T>>(input, mode, value.as<T>(), compare_of(problem), hi.as<T>());
       }
     });
   }
@@ -386,14 +255,15 @@ class SearchPlugin final : public Searcher {
     });
   }
 
-  std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare) const override {
-    if (value.dtype != input.dtype())
-      throw Error("find_if_on_cpu: a " + std::string(dtype_name(value.dtype)) + " value for " +
-                  std::string(dtype_name(input.dtype())) + " data");
+  std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare, const Value& hi) const override {
+    for (const Value* v : {&value, &hi})
+      if (v->dtype != input.dtype() && (v == &value || info(compare).two_values))
+        throw Error("find_if_on_cpu: a " + std::string(dtype_name(v->dtype)) + " value for " +
+                    std::string(dtype_name(input.dtype())) + " data");
     return visit_dtype(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       return search_range(input.as<T>().data(), static_cast<std::int64_t>(input.size()), value.as<T>(), Mode::find_if,
-                          cpu_threads(), compare);
+                          cpu_threads(), compare, hi.as<T>());
     });
   }
 
@@ -422,6 +292,11 @@ class SearchPlugin final : public Searcher {
       const std::uint64_t n = input.size();
       if (value != kNone) return Value::of(*parse_literal<T>(value));
       if (value_index != kNone) return Value::of(data[static_cast<std::size_t>(std::stoll(value_index))]);
+      if (at == "absent" && is_range(problem)) {
+        const auto r = absent_range<T>(data, compare_of(problem) == Compare::closed_range);
+        if (!r) fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
+        return Value::of(r->first);
+      }
       if (at == "absent") {
         const Compare compare = compare_of(problem);
         const auto v = absent_value<T>(data, compare);
@@ -433,6 +308,20 @@ class SearchPlugin final : public Searcher {
       }
       const std::uint64_t i = at == "first" ? 0 : at == "last" ? n - 1 : at == "middle" ? n / 2 : random_position(input.seed(), n);
       return Value::of(data[static_cast<std::size_t>(i)]);
+    });
+  }
+
+  Value range_hi(const Problem& problem, const InputView& input) const override {
+    check_options(problem);
+    if (!is_range(problem)) fail("compare: " + compare_name(problem) + " has one value, not a range");
+    return visit_dtype(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if (problem.option("value_at") == "absent") {
+        const auto r = absent_range<T>(input.as<T>(), compare_of(problem) == Compare::closed_range);
+        if (!r) fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
+        return Value::of(r->second);
+      }
+      return Value::of(*parse_literal<T>(value_hi_of(problem)));
     });
   }
 };

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpuk/search_ops.hpp"
@@ -156,5 +157,20 @@ template <class T> std::optional<T> absent_value(std::span<const T> data, Compar
   }
 }
 
+// A range that no element falls in (value_at: absent with compare: range or closed_range): around
+// v, a value no element equals, [v, v] (closed) or [v, the next value above v) (range; [v, v), an
+// empty range, when v is the dtype's largest). nullopt when every value occurs.
+template <class T> std::optional<std::pair<T, T>> absent_range(std::span<const T> data, bool closed) {
+  const std::optional<T> v = absent_value(data);
+  if (!v) return std::nullopt;
+  if (closed) return std::pair<T, T>(*v, *v);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (*v == std::numeric_limits<T>::infinity()) return std::pair<T, T>(*v, *v);
+    return std::pair<T, T>(*v, std::nextafter(*v, std::numeric_limits<T>::infinity()));
+  } else {
+    if (*v == std::numeric_limits<T>::max()) return std::pair<T, T>(*v, *v);
+    return std::pair<T, T>(*v, static_cast<T>(*v + 1));
+  }
+}
 
 }  // namespace gpuk::search

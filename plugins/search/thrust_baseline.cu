@@ -39,22 +39,22 @@ struct Events {
 // find_if's predicate: `x OP value`, the comparison chosen at run time (one instantiation).
 template <class T> struct Meets {
   Compare compare;
-  T value;
-  __device__ bool operator()(T x) const { return search::compare(compare, x, value); }
+  T value, hi;  // hi: a range's upper bound
+  __device__ bool operator()(T x) const { return search::compare(compare, x, value, hi); }
 };
 
 template <class T>
-std::int64_t thrust_call(Mode op, const T* in, std::int64_t n, T value, cudaStream_t stream, Compare compare) {
+std::int64_t thrust_call(Mode op, const T* in, std::int64_t n, T value, T hi, cudaStream_t stream, Compare compare) {
   const auto policy = thrust::cuda::par.on(stream);
   if (op == Mode::count) return static_cast<std::int64_t>(thrust::count(policy, in, in + n, value));
-  const T* it = op == Mode::find_if ? thrust::find_if(policy, in, in + n, Meets<T>{compare, value})
+  const T* it = op == Mode::find_if ? thrust::find_if(policy, in, in + n, Meets<T>{compare, value, hi})
                                     : thrust::find(policy, in, in + n, value);
   const std::int64_t index = it - in;
   return index == n ? -1 : index;
 }
 
 template <class T>
-void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, int warmup, int repeats,
+void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, T hi, int warmup, int repeats,
                cudaStream_t stream, Compare compare) {
   Events ev(stream);
   ev.events.reserve(2 * static_cast<size_t>(repeats));
@@ -63,10 +63,10 @@ void run_typed(ThrustRun& run, Mode op, const T* in, std::int64_t n, T value, in
     check(cudaEventCreate(&e), "cudaEventCreate");
     ev.events.push_back(e);
   }
-  for (int i = 0; i < warmup; ++i) run.result = thrust_call(op, in, n, value, stream, compare);
+  for (int i = 0; i < warmup; ++i) run.result = thrust_call(op, in, n, value, hi, stream, compare);
   for (int i = 0; i < repeats; ++i) {
     check(cudaEventRecord(ev.events[2 * i], stream), "cudaEventRecord");
-    run.result = thrust_call(op, in, n, value, stream, compare);
+    run.result = thrust_call(op, in, n, value, hi, stream, compare);
     check(cudaEventRecord(ev.events[2 * i + 1], stream), "cudaEventRecord");
   }
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -97,10 +97,11 @@ ThrustRun run_thrust_search(DType dtype, Mode op, const void* value, std::uint64
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     visit_dtype(dtype, [&](auto zero) {
       using T = decltype(zero);
-      T v;
+      T v, hi{};
       std::memcpy(&v, value, sizeof v);
+      if (info(compare).two_values) std::memcpy(&hi, static_cast<const unsigned char*>(value) + 8, sizeof hi);
       const T* in = reinterpret_cast<const T*>(static_cast<std::uintptr_t>(d_in));
-      run_typed<T>(run, op, in, n, v, warmup, repeats, s, compare);
+      run_typed<T>(run, op, in, n, v, hi, warmup, repeats, s, compare);
     });
   } catch (const CudaFailure& f) {
     run.error = f.message;

@@ -18,7 +18,8 @@ struct ThrustRun {
 };
 
 // Searches n elements of `dtype` at device address d_in (a CUdeviceptr) for the element at host
-// address `value` (one element of `dtype`) on `stream` (a CUstream), in the calling thread's
+// address `value` (one element of `dtype`; for a range, lo there and hi 8 bytes on, as
+// gpuk::Scalar holds two values) on `stream` (a CUstream), in the calling thread's
 // current CUDA context. find and any call thrust::find (Thrust has no "any index" search),
 // count calls thrust::count, find_if thrust::find_if with `x OP value` (`compare`). Each call is timed as a user makes it: Thrust allocates its
 // temporary storage and waits for the answer inside the call.

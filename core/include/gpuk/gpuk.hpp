@@ -100,24 +100,36 @@ struct ArraySlot {
   bool host_result = false;  // a small answer that the library's synchronous call copies back
 };
 
-// A value an operation takes by value, besides its arrays (search: the value searched for).
+// A value an operation takes by value, besides its arrays (search: the value searched for; a
+// range's two bounds, lo then hi: count 2).
 struct ScalarSlot {
   std::string name;
   DType dtype = DType::float32;
+  int count = 1;  // how many values of the dtype: 1 or 2
 };
 
-// One value of a dtype, as its bits (ScalarSlot's argument).
+// One or two values of a dtype, as their bits (ScalarSlot's argument): data() points at `count`
+// 8-byte words, value i's bits in word i (the launcher packs them as the kernel takes them).
 struct Scalar {
   DType dtype = DType::float32;
-  std::uint64_t bits = 0;
+  std::uint64_t bits = 0;    // the first value
+  std::uint64_t second = 0;  // the second value (count 2); the word right after `bits`
+  int count = 1;
   template <class T> static Scalar of(T v) {
     Scalar s;
     s.dtype = dtype_of<T>();
     std::memcpy(&s.bits, &v, sizeof v);
     return s;
   }
+  template <class T> static Scalar pair(T first, T second) {
+    Scalar s = of(first);
+    std::memcpy(&s.second, &second, sizeof second);
+    s.count = 2;
+    return s;
+  }
   const void* data() const { return &bits; }
 };
+static_assert(offsetof(Scalar, second) == offsetof(Scalar, bits) + sizeof(std::uint64_t));
 
 // Which tuning files pick an Engine's variants (docs/api.md, "Pinning the variant"). The default
 // is the CLI's lookup: the user's tuning database, then the file shipped for the GPU's

@@ -93,6 +93,9 @@ namespace {
     throw ConfigError(s.what + " of " + std::string(dtype_name(s.problem.dtype)) + " takes a " +
                       std::string(dtype_name(s.scalar->dtype)) + " " + s.scalar->name + ", not a " +
                       std::string(dtype_name(scalar->dtype)) + " one");
+  if (s.scalar && scalar->count != s.scalar->count)
+    throw ConfigError(s.what + " takes " + std::to_string(s.scalar->count) + " " + s.scalar->name + " value" +
+                      (s.scalar->count == 1 ? "" : "s") + ", not " + std::to_string(scalar->count));
   if (!s.scratch) throw ConfigError(s.what + ": no scratch yet: give it one with use_scratch()");
   throw Error(s.what + ": a call was refused for no reason it can name");  // unreachable: the checks agree
 }
@@ -120,7 +123,7 @@ void Operation::launch(DeviceArrays arrays, std::uint64_t n, CUstream stream, co
   // The hot path of every call (a prepared handle's too): one test per condition, and the
   // words of a refusal only when one fails (refuse()).
   bool ok = arrays.size() == s.slots.size() && n >= s.min_n && n <= s.max_n && s.scratch != 0 &&
-            (!s.scalar || (scalar && scalar->dtype == s.scalar->dtype));
+            (!s.scalar || (scalar && scalar->dtype == s.scalar->dtype && scalar->count == s.scalar->count));
   for (std::size_t i = 0; ok && i < arrays.size(); ++i) ok = arrays[i] != 0;
   if (!ok) refuse(s, arrays, n, scalar);
   const DriverApi& api = driver();

@@ -21,7 +21,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 7
+#define GPUK_PLUGIN_ABI_VERSION 8
 
 namespace gpuk {
 

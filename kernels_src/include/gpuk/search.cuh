@@ -4,9 +4,10 @@
 // whose remaining arguments are the kernel file's own parameters, in metadata order:
 //
 //   template <class S, int K, int BLOCK>
-//   __global__ void entry(const typename S::T* in, gpuk::i64 n, typename S::T value,
+//   __global__ void entry(const typename S::T* in, gpuk::i64 n, typename S::Value value,
 //                         gpuk::i64* out, gpuk::SearchState* state);
 //
+// S::Value is S::T, but for find_if's ranges, where it is gpuk::Range<T> {lo, hi}.
 // `out` receives one i64 (poisoned by the host before every run): find and any the index, or -1
 // when nothing matches; count the number of matches. An element matches when S::match(x, value)
 // holds: `x == value` for find, any and count; find_if's comparison (S::kCompare) otherwise.
@@ -22,8 +23,15 @@ enum class SearchOp : int { Find = 0, Any = 1, Count = 2 };
 // The comparison an element is held to: `x OP value`, as C++ compares (find_if; find, any and
 // count use Eq). Any comparison with a NaN is false, so a NaN element never matches and a NaN
 // value matches nothing, except for Ne: `x != NaN` is true for every x (a NaN element included),
-// and `NaN != value` is true for every value. -0.0 and +0.0 compare equal.
-enum class Compare : int { Eq = 0, Ne = 1, Lt = 2, Le = 3, Gt = 4, Ge = 5 };
+// and `NaN != value` is true for every value. -0.0 and +0.0 compare equal. The ranges take two
+// values (Range<T>): Range is `lo <= x && x < hi`, ClosedRange `lo <= x && x <= hi`, so a NaN is in
+// no range and a range with hi below lo (hi <= lo for Range) or a NaN bound holds nothing.
+enum class Compare : int { Eq = 0, Ne = 1, Lt = 2, Le = 3, Gt = 4, Ge = 5, Range = 6, ClosedRange = 7 };
+
+// A range's bounds, passed by value: {lo, hi}, packed as T[2].
+template <class T> struct Range {
+  T lo, hi;
+};
 
 // Cross-block state in global memory. The host zeroes it (best = kNoIndex) once, at upload; every
 // kernel leaves it as it found it, which finish() does.
@@ -42,11 +50,15 @@ struct Search {
   static constexpr bool kFind = OP == SearchOp::Find;
   static constexpr bool kAny = OP == SearchOp::Any;
   static constexpr bool kCount = OP == SearchOp::Count;
+  static constexpr bool kRange = CMP == Compare::Range || CMP == Compare::ClosedRange;
+  using Value = typename Select<kRange, Range<T>, T>::type;  // the kernel's `value` argument
 
   // IEEE comparisons for floats: with Eq a NaN matches nothing (not even a NaN), -0.0 matches
   // +0.0; see Compare for the others.
-  static __device__ __forceinline__ bool match(T x, T value) {
-    if constexpr (CMP == Compare::Eq) return x == value;
+  static __device__ __forceinline__ bool match(T x, Value value) {
+    if constexpr (CMP == Compare::Range) return value.lo <= x && x < value.hi;
+    else if constexpr (CMP == Compare::ClosedRange) return value.lo <= x && x <= value.hi;
+    else if constexpr (CMP == Compare::Eq) return x == value;
     else if constexpr (CMP == Compare::Ne) return x != value;
     else if constexpr (CMP == Compare::Lt) return x < value;
     else if constexpr (CMP == Compare::Le) return x <= value;

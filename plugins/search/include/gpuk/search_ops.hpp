@@ -40,32 +40,38 @@ enum class Needles { unsorted, sorted };
 inline constexpr const ModeInfo& info(Mode mode) { return table_entry(kModes, mode); }
 
 // find_if's comparisons: `x OP value` as C++ compares, so any comparison with a NaN is false but
-// `!=`, which is true (docs/kernels/search.md, "find_if").
-enum class Compare { eq, ne, lt, le, gt, ge };
+// `!=`, which is true (docs/kernels/search.md, "find_if"). The ranges take two values, lo and hi:
+// range is `lo <= x && x < hi` (half-open, as C++ and CUB write a range), closed_range
+// `lo <= x && x <= hi`; a NaN is in no range, and a range that holds nothing (hi <= lo, or a NaN
+// bound) finds nothing.
+enum class Compare { eq, ne, lt, le, gt, ge, range, closed_range };
 
 struct CompareInfo {
   Compare op;
   const char* name;    // the `compare` option's value in configs and tuning keys: "lt"
   const char* symbol;  // the C++ operator, which Python's find_if(x, "<", v) also takes
   const char* device;  // the policy's enumerator in kernels_src/include/gpuk/search.cuh
+  bool two_values = false;  // a range: lo (the `value`) and hi (`value_hi`)
 };
 
 inline constexpr CompareInfo kCompares[] = {
     {Compare::eq, "eq", "==", "gpuk::Compare::Eq"}, {Compare::ne, "ne", "!=", "gpuk::Compare::Ne"},
     {Compare::lt, "lt", "<", "gpuk::Compare::Lt"},  {Compare::le, "le", "<=", "gpuk::Compare::Le"},
     {Compare::gt, "gt", ">", "gpuk::Compare::Gt"},  {Compare::ge, "ge", ">=", "gpuk::Compare::Ge"},
+    {Compare::range, "range", "[)", "gpuk::Compare::Range", true},
+    {Compare::closed_range, "closed_range", "[]", "gpuk::Compare::ClosedRange", true},
 };
 
 inline constexpr const CompareInfo& info(Compare c) { return table_entry(kCompares, c); }
 
-// `x OP value`, as the kernels compare (the CPU reference, and the Thrust baseline's predicate
-// on the device).
+// `x OP value` (a range: lo = value, hi), as the kernels compare (the CPU reference, and the
+// Thrust baseline's predicate on the device).
 #if defined(__CUDACC__)
 #define GPUK_SEARCH_HOST_DEVICE __host__ __device__
 #else
 #define GPUK_SEARCH_HOST_DEVICE
 #endif
-template <class T> GPUK_SEARCH_HOST_DEVICE constexpr bool compare(Compare c, T x, T value) {
+template <class T> GPUK_SEARCH_HOST_DEVICE constexpr bool compare(Compare c, T x, T value, T hi = T()) {
   switch (c) {
     case Compare::eq: return x == value;
     case Compare::ne: return x != value;
@@ -73,6 +79,8 @@ template <class T> GPUK_SEARCH_HOST_DEVICE constexpr bool compare(Compare c, T x
     case Compare::le: return x <= value;
     case Compare::gt: return x > value;
     case Compare::ge: return x >= value;
+    case Compare::range: return value <= x && x < hi;
+    case Compare::closed_range: return value <= x && x <= hi;
   }
   return false;
 }
