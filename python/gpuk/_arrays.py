@@ -357,3 +357,14 @@ def scalar_bits(value: Any, dtype: str, what: str) -> int:
             raise ConfigError(f"{what}: {value!r} is not a number") from None
     raw = a.tobytes()
     return int.from_bytes(raw, "little")
+
+
+def scalar_args(slot: dict, value: Any, what: str) -> tuple:
+    """The native launch's scalar arguments for an operation's scalar slot: (dtype, bits), or for
+    a slot of two values (a range: count 2) (dtype, lo's bits, hi's bits) from a pair (lo, hi)."""
+    dtype = slot["dtype"]
+    if slot.get("count", 1) == 1:
+        return (dtype, scalar_bits(value, dtype, what))
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise TypeError(f"{what}: takes two values (lo, hi), not {value!r}")
+    return (dtype, scalar_bits(value[0], dtype, f"{what} (lo)"), scalar_bits(value[1], dtype, f"{what} (hi)"))

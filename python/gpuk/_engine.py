@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _gpuk
 from ._arrays import (DTYPES, Arg, check_on_device, count_arg, dtype_name, empty_like, paths_arg, resolve,
-                      scalar_bits, stream_handle)
+                      scalar_args, stream_handle)
 from ._gpuk import ConfigError
 
 
@@ -142,8 +142,7 @@ class Operation(_Handle):
             if self.scalar is None:
                 self._launch(arrays, n, stream if stream.__class__ is int else stream_handle(stream))
             else:
-                dtype = self.scalar["dtype"]
-                self._launch(arrays, n, stream_handle(stream), dtype, scalar_bits(value, dtype, "value"))
+                self._launch(arrays, n, stream_handle(stream), *scalar_args(self.scalar, value, "value"))
         except TypeError:  # the binding's own words list its C++ types; say what the call takes
             _pointers(arrays)
             count_arg(n, "n")
@@ -207,8 +206,7 @@ class Prepared(_Handle):
         if value is None:
             raise TypeError(f"{self.family} {self.operation} takes value= (the {self.scalar['name']}, "
                             f"{self.scalar['dtype']})")
-        dtype = self.scalar["dtype"]
-        return (dtype, scalar_bits(value, dtype, f"{self.family} {self.operation}: {self.scalar['name']}"))
+        return scalar_args(self.scalar, value, f"{self.family} {self.operation}: {self.scalar['name']}")
 
     def launch(self, arrays: Sequence[int], n: int, stream: Any = 0, value: Any = None) -> None:
         """Enqueues n's bucket on device pointers for n elements, on `stream`; returns at once."""
@@ -434,12 +432,11 @@ class Engine:
         for a, slot in zip(ins, shape._inputs):
             _check_slot(a, slot, n, name)
 
-        scalar_args: tuple = ()
+        scalar_call: tuple = ()
         if shape.scalar is not None:
             if value is None:
                 raise TypeError(f"{name} takes value= (the {shape.scalar['name']}, {shape.scalar['dtype']})")
-            dtype = shape.scalar["dtype"]
-            scalar_args = (dtype, scalar_bits(value, dtype, f"{name}: {shape.scalar['name']}"))
+            scalar_call = scalar_args(shape.scalar, value, f"{name}: {shape.scalar['name']}")
         elif value is not None:
             raise TypeError(f"{name} takes no value")
 
@@ -498,11 +495,11 @@ class Engine:
         by_slot.update(zip(map(id, shape._outputs), outs))
         pointers = [0 if by_slot[id(sl)] is None else by_slot[id(sl)].ptr for sl in shape._slots]
         if read:
-            raw = op._native.launch_and_read(pointers, n, s, *scalar_args)
+            raw = op._native.launch_and_read(pointers, n, s, *scalar_call)
             answer = decode(next(sl.type for sl in op._outputs if sl.host_result), raw)
             results = [answer if r is None else r for r in results]
         else:
-            op._native.launch(pointers, n, s, *scalar_args)
+            op._native.launch(pointers, n, s, *scalar_call)
         for a in downloads:
             a.keep.download_to(a.host.ctypes.data, a.nbytes, s)
         if host_mode or downloads:

@@ -174,22 +174,35 @@ def make_topk(description: str) -> Callable[..., Any]:
     return topk
 
 
-# search.find_if(x, "<", v): the comparison as C++ writes it, or as the `compare` option names it.
-COMPARE_SYMBOLS: Dict[str, str] = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+# search.find_if(x, "<", v): the comparison as C++ writes it, or as the `compare` option names it;
+# a range as "[)" (lo <= x < hi) or "[]" (lo <= x <= hi), or "range" / "closed_range", with (lo, hi).
+COMPARE_SYMBOLS: Dict[str, str] = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge",
+                                   "[)": "range", "[]": "closed_range"}
+RANGE_COMPARES = ("range", "closed_range")
 
 
 def _find_if(function: Callable[..., Any]) -> Callable[..., Any]:
     def find_if(x: Any, compare: Any = None, value: Any = None, **kwargs: Any) -> Any:
         if compare is None:
             raise TypeError("gpuk.search.find_if needs a comparison: find_if(x, \"<\", value) "
-                            "(==, !=, <, <=, >, >= or eq, ne, lt, le, gt, ge)")
-        return function(x, value=value, compare=COMPARE_SYMBOLS.get(compare, compare), **kwargs)
+                            "(==, !=, <, <=, >, >= or eq, ne, lt, le, gt, ge), or find_if(x, \"range\", (lo, hi))")
+        name = COMPARE_SYMBOLS.get(compare, compare) if isinstance(compare, str) else compare
+        if name in RANGE_COMPARES:
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+                raise TypeError(f"gpuk.search.find_if(x, {compare!r}, (lo, hi)): a range takes two values, "
+                                f"not {value!r}")
+        elif value is not None and not isinstance(value, (str, bytes)) and hasattr(value, "__len__"):
+            raise TypeError(f"gpuk.search.find_if(x, {compare!r}, value): one value, not {value!r} "
+                            "(a range: \"range\" or \"closed_range\")")
+        return function(x, value=value, compare=name, **kwargs)
 
     find_if.__name__ = "find_if"
     find_if.__qualname__ = "search.find_if"
     find_if.__doc__ = ("gpuk search find_if(x, compare, value): the lowest index i with x[i] <compare> value, or -1. "
                        "compare: ==, !=, <, <=, >, >= (or eq, ne, lt, le, gt, ge), as C++ compares: a comparison "
-                       "with NaN is false, != is true.\n\n" + (function.__doc__ or ""))
+                       "with NaN is false, != is true. A range: find_if(x, \"range\", (lo, hi)) for lo <= x < hi, "
+                       "\"closed_range\" for lo <= x <= hi (or \"[)\", \"[]\"): a NaN is in no range, an empty "
+                       "range finds nothing.\n\n" + (function.__doc__ or ""))
     return find_if
 
 

@@ -113,12 +113,18 @@ struct PyEngine {
   std::unique_ptr<Engine> engine;
 };
 
-// A scalar argument as its dtype's bits (the Python layer packs it exactly in the dtype).
-std::optional<Scalar> scalar_of(const std::optional<std::string>& dtype, std::uint64_t bits) {
+// A scalar argument as its dtype's bits (the Python layer packs it exactly in the dtype); a
+// second value (a range's hi) makes it a pair.
+std::optional<Scalar> scalar_of(const std::optional<std::string>& dtype, std::uint64_t bits,
+                                const std::optional<std::uint64_t>& second) {
   if (!dtype) return std::nullopt;
   Scalar s;
   s.dtype = dtype_named(*dtype);
   s.bits = bits;
+  if (second) {
+    s.second = *second;
+    s.count = 2;
+  }
   return s;
 }
 
@@ -158,6 +164,7 @@ nb::object scalar_dict(const std::optional<ScalarSlot>& s) {
   nb::dict d;
   d["name"] = s->name;
   d["dtype"] = std::string(dtype_name(s->dtype));
+  d["count"] = s->count;
   return d;
 }
 
@@ -168,18 +175,21 @@ void def_launches(nb::class_<Handle>& c, const char* launch_doc) {
   c.def(
        "launch",
        [](Handle& h, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-          const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-         const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+          const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits,
+          const std::optional<std::uint64_t>& scalar_second) {
+         const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits, scalar_second);
          nb::gil_scoped_release release;
          h.launch(DeviceArrays(arrays.data(), arrays.size()), n, reinterpret_cast<CUstream>(stream),
                   s ? &*s : nullptr);
        },
-       "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0, launch_doc)
+       "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+       "scalar_second"_a = nb::none(), launch_doc)
       .def(
           "launch_and_read",
           [](Handle& h, const std::vector<CUdeviceptr>& arrays, std::uint64_t n, std::uintptr_t stream,
-             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits) {
-            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits);
+             const std::optional<std::string>& scalar_dtype, std::uint64_t scalar_bits,
+             const std::optional<std::uint64_t>& scalar_second) {
+            const std::optional<Scalar> s = scalar_of(scalar_dtype, scalar_bits, scalar_second);
             std::vector<std::byte> bytes;
             {
               nb::gil_scoped_release release;
@@ -189,6 +199,7 @@ void def_launches(nb::class_<Handle>& c, const char* launch_doc) {
             return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
           },
           "arrays"_a, "n"_a, "stream"_a = 0, "scalar_dtype"_a = nb::none(), "scalar_bits"_a = 0,
+       "scalar_second"_a = nb::none(),
           "launch(), then copies the small answer back and waits for the stream; returns its bytes.");
 }
 

@@ -36,6 +36,7 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
   (void)both;
   std::int64_t where = gpuk::search::find(engine, d_u, n, 42, stream);
   std::int64_t first = gpuk::search::find_if(engine, d_f, n, gpuk::search::Compare::lt, 0.5f, stream);  // x < 0.5
+  std::int64_t inside = gpuk::search::find_if_range(engine, d_f, n, 0.25f, 0.5f, stream);  // 0.25 <= x < 0.5
 
   // Many needles in sorted keys (NaN last, -0.0 before +0.0): an int64 index per needle into d_at.
   gpuk::search::lower_bound(engine, d_hay, n, d_needles, m, d_at, stream);     // upper_bound too
@@ -43,6 +44,7 @@ void example(float* d_x, gpuk::reduce::Best<float>* d_best, std::uint64_t n, cud
   (void)best;
   (void)where;
   (void)first;
+  (void)inside;
 }
 }  // namespace typed_calls
 
@@ -108,9 +110,12 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   find(d_i, d_index, n, 42, stream);
   auto above = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
   std::int64_t i = above(d_f, n, 0.5f, stream);                     // the first x >= 0.5, or -1; waits
+  auto band = gpuk::search::prepare_find_if_range<float>(engine, max_n, gpuk::search::Range::closed);
+  std::int64_t j = band(d_f, n, 0.25f, 0.5f, stream);               // the first 0.25 <= x <= 0.5, or -1
   auto lb = gpuk::search::prepare_lower_bound<float>(engine, max_n, max_needles);  // Needles::sorted as 4th
   lb(d_hay, n, d_needles, m, d_at, stream);                      // any m up to max_needles; 0 launches nothing
   (void)i;
+  (void)j;
 
   auto keys = gpuk::sort::prepare_keys<std::uint32_t>(engine, max_n, {gpuk::sort::Order::ascending, 0, 12});
   auto arg = gpuk::sort::prepare_argsort<float>(engine, max_n);     // uint32 indices

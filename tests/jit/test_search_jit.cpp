@@ -49,7 +49,7 @@ TEST_CASE("every allowed value of every search parameter compiles (int32 find or
   }
 }
 
-TEST_CASE("find_if compiles in fast for every comparison and dtype (one NVRTC program)") {
+TEST_CASE("find_if compiles in fast for every comparison, the ranges included, and dtype (one NVRTC program)") {
   const KernelLibrary kernels({test::kernels_dir()});
   JitOptions options;
   options.arch = "sm_90";
@@ -58,11 +58,11 @@ TEST_CASE("find_if compiles in fast for every comparison and dtype (one NVRTC pr
   auto file = std::make_shared<const KernelFile>(*kernels.find("search", "fast"));
   std::vector<std::string> names;
   for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
-    for (const char* c : {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}) {
+    for (const char* c : {"Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Range", "ClosedRange"}) {
       const Variant v(file, {std::string("gpuk::Search<") + t + ", gpuk::SearchOp::Find, gpuk::Compare::" + c + ">"}, {});
       for (const auto& l : file->launches) names.push_back(v.name_expression(l));
     }
   const CompiledKernels c = jit.compile(*file, names);
-  CHECK(c.lowered_names.size() == 30);
+  CHECK(c.lowered_names.size() == 40);
   for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
 }

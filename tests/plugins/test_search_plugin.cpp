@@ -65,7 +65,8 @@ TEST_CASE("the search plugin loads and describes itself") {
   CHECK(search.default_kernel() == "fast");
   std::vector<std::string> options;
   for (const auto& o : search.options()) options.push_back(o.name);
-  CHECK(options == std::vector<std::string>{"value", "value_at", "value_index", "compare", "needles", "needle_count"});
+  CHECK(options ==
+        std::vector<std::string>{"value", "value_at", "value_index", "compare", "value_hi", "needles", "needle_count"});
   for (std::size_t i = 3; i < options.size(); ++i)
     CHECK(search.options()[i].omitted_at_default);  // find, any and count keep their tuning keys
   CHECK(search.template_args(problem_of(parse(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
@@ -89,7 +90,7 @@ TEST_CASE("every search kernel file declares the five dtypes, the three operatio
                                  : std::vector<std::string>{"find", "any", "count"}));
     CHECK(f->dtypes == searcher().dtypes());
     CHECK_FALSE(f->fixes.empty());
-    CHECK(searcher().all_template_args(*f).size() == (fast ? 15u + 5u * 6u : 15u));
+    CHECK(searcher().all_template_args(*f).size() == (fast ? 15u + 5u * 8u : 15u));
   }
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"bounds", "bounds_window", "coalesced", "coalesced_unrolled", "fast", "per_element",

@@ -19,7 +19,7 @@ for kernel in kernels_src/search/*.cu; do
   done
 done
 # find_if, in the files that declare it: a comparison of each kind, present (random, middle) and
-# absent (the full scan), n odd, data with negatives and ties.
+# absent (the full scan), n odd, data with negatives and ties; a range of each closure.
 for kernel in kernels_src/search/*.cu; do
   grep -q '^operations:.*find_if' "$kernel" || continue
   name=$(basename "$kernel" .cu)
@@ -28,6 +28,15 @@ for kernel in kernels_src/search/*.cu; do
     config="$tmp/$name-find_if-$1-$2.yaml"
     printf 'family: search\noperation: find_if\ncompare: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\nsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
       "$1" "$name" "$2" "$3" > "$config"
+    sanitize_run "$config" "$out/sanitize-$name-find_if-$1-$2" "$name find_if $1 $2 ($3)"
+  done
+  # the ranges (a two-value kernel argument): present (lo the middle element) and absent
+  for case in "range float64 middle" "closed_range int32 middle" "range uint32 absent" "closed_range float32 absent"; do
+    set -- $case
+    config="$tmp/$name-find_if-$1-$2.yaml"
+    hi=$([ "$3" = absent ] || printf 'value_hi: 900\\n')
+    printf 'family: search\noperation: find_if\ncompare: %s\nkernel: %s\ndtype: %s\nvalue_at: %s\n%bsize: 100003\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$1" "$name" "$2" "$3" "$hi" > "$config"
     sanitize_run "$config" "$out/sanitize-$name-find_if-$1-$2" "$name find_if $1 $2 ($3)"
   done
 done

@@ -6,11 +6,15 @@
 //   std::int64_t i = gpuk::search::find(engine, d_in, n, 42, stream);  // waits
 //
 //   std::int64_t j = gpuk::search::find_if(engine, d_in, n, gpuk::search::Compare::lt, 0.5f, stream);
+//   std::int64_t k = gpuk::search::find_if_range(engine, d_in, n, 0.25f, 0.5f, stream);  // 0.25 <= x < 0.5
 //
 // find: the lowest index whose element equals the value, or -1; any: some such index, or -1;
 // count: how many. Elements match with ==: a NaN matches nothing, -0.0 matches 0.0. find_if: the
 // lowest index whose element x meets `x OP value` (Compare: ==, !=, <, <=, >, >=) as C++
-// compares, or -1: a comparison with a NaN is false, except !=, which is true.
+// compares, or -1: a comparison with a NaN is false, except !=, which is true. find_if_range: the
+// lowest index whose element x has lo <= x < hi (Range::half_open, as C++ writes a range) or
+// lo <= x <= hi (Range::closed), or -1: a NaN is in no range, -0.0 == 0.0, and a range that holds
+// nothing (hi <= lo, hi < lo for closed, or a NaN bound) finds nothing.
 //
 //   gpuk::search::lower_bound(engine, d_keys, n, d_needles, m, d_index, stream);  // asynchronous
 //
@@ -76,6 +80,16 @@ inline std::int64_t from_bytes(const std::vector<std::byte>& bytes) {
   std::memcpy(&r, bytes.data(), sizeof r);
   return r;
 }
+template <class T> void launch_scalar(const Engine& e, Mode mode, const T* in, std::int64_t* d_out, std::uint64_t n,
+                                      const Scalar& v, CUstream s, Compare compare) {
+  if (n == 0) return;  // nothing to search: nothing is launched, d_out is not written
+  e.launch(spec<T>(mode, n, compare), {in, d_out}, s, &v);
+}
+template <class T> std::int64_t read_scalar(const Engine& e, Mode mode, const T* in, std::uint64_t n, const Scalar& v,
+                                            CUstream s, Compare compare) {
+  if (n == 0) return empty(mode);
+  return from_bytes(e.launch_and_read(spec<T>(mode, n, compare), {in, nullptr}, s, &v));
+}
 template <class T> void launch(const Engine& e, Mode mode, const T* in, std::int64_t* d_out, std::uint64_t n, T value,
                                CUstream s, Compare compare = Compare::eq) {
   if (n == 0) return;  // nothing to search: nothing is launched, d_out is not written
@@ -124,6 +138,24 @@ std::int64_t find_if(const Engine& e, const T* d_in, std::uint64_t n, Compare co
   return detail::read<T>(e, Mode::find_if, d_in, n, value, stream, compare);
 }
 
+// find_if_range: the lowest index whose element x is in [lo, hi) (Range::half_open, the default)
+// or [lo, hi] (Range::closed), or -1 (into device memory, asynchronously; or to the host, waiting).
+enum class Range { half_open, closed };
+namespace detail {
+inline Compare range_compare(Range r) { return r == Range::closed ? Compare::closed_range : Compare::range; }
+}  // namespace detail
+template <class T>
+void find_if_range(const Engine& e, const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> lo,
+                   detail::same_t<T> hi, CUstream stream, Range range = Range::half_open) {
+  detail::launch_scalar<T>(e, Mode::find_if, d_in, d_out, n, Scalar::pair<T>(lo, hi), stream,
+                           detail::range_compare(range));
+}
+template <class T>
+std::int64_t find_if_range(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> lo, detail::same_t<T> hi,
+                           CUstream stream, Range range = Range::half_open) {
+  return detail::read_scalar<T>(e, Mode::find_if, d_in, n, Scalar::pair<T>(lo, hi), stream, detail::range_compare(range));
+}
+
 // The same with the value and d_out after n (the order of gpuk's first releases), kept.
 template <class T>
 void find(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> value, std::int64_t* d_out,
@@ -165,6 +197,8 @@ std::int64_t count(const Engine& e, const T* d_in, std::uint64_t n, detail::same
 //   std::int64_t i = f(d_in, n, 42, stream);         // waits
 //   auto g = gpuk::search::prepare_find_if<float>(engine, gpuk::search::Compare::ge, max_n);
 //   std::int64_t j = g(d_in, n, 0.5f, stream);       // the first x >= 0.5, or -1
+//   auto r = gpuk::search::prepare_find_if_range<float>(engine, max_n);
+//   std::int64_t k = r(d_in, n, 0.25f, 0.5f, stream);  // the first 0.25 <= x < 0.5, or -1
 template <class T> class Prepared : public PreparedHandle {
  public:
   Prepared(const Engine& e, Mode mode, std::uint64_t max_n, Scratch scratch = Scratch::owned,
@@ -195,7 +229,32 @@ template <class T> Prepared<T> prepare_count(const Engine& e, std::uint64_t max_
 }
 template <class T>
 Prepared<T> prepare_find_if(const Engine& e, Compare compare, std::uint64_t max_n, Scratch s = Scratch::owned) {
+  if (info(compare).two_values)
+    throw ConfigError(std::string("prepare_find_if: compare ") + info(compare).name + " takes two values: "
+                      "prepare_find_if_range");
   return {e, Mode::find_if, max_n, s, compare};
+}
+
+// A prepared find_if_range (as Prepared, with lo and hi in place of the value).
+template <class T> class PreparedRange : public PreparedHandle {
+ public:
+  PreparedRange(const Engine& e, Range range, std::uint64_t max_n, Scratch scratch = Scratch::owned)
+      : PreparedHandle(e, detail::spec<T>(Mode::find_if, max_n, detail::range_compare(range)), scratch) {}
+  void operator()(const T* d_in, std::int64_t* d_out, std::uint64_t n, detail::same_t<T> lo, detail::same_t<T> hi,
+                  CUstream stream) {
+    const Scalar v = Scalar::pair<T>(lo, hi);
+    sizes_.launch({d_in, d_out}, n, stream, &v);
+  }
+  std::int64_t operator()(const T* d_in, std::uint64_t n, detail::same_t<T> lo, detail::same_t<T> hi, CUstream stream) {
+    if (n == 0) return -1;
+    const Scalar v = Scalar::pair<T>(lo, hi);
+    return detail::from_bytes(sizes_.launch_and_read({d_in, nullptr}, n, stream, &v));
+  }
+};
+template <class T>
+PreparedRange<T> prepare_find_if_range(const Engine& e, std::uint64_t max_n, Range range = Range::half_open,
+                                       Scratch s = Scratch::owned) {
+  return {e, range, max_n, s};
 }
 
 // --- lower_bound, upper_bound ---------------------------------------------------------------
