@@ -91,9 +91,6 @@ void check_options(const Problem& p) {
   const std::string value_hi = value_hi_of(p);
   if (!info(compare).two_values && value_hi != kNone)
     fail("value_hi is the upper bound of compare: range or closed_range, not an option of compare: " + compare_name(p));
-  if (info(compare).two_values && value_hi == kNone && value_at != "absent")
-    fail("compare: " + compare_name(p) + " needs value_hi, the range's upper bound (its lower bound: value, "
-         "value_index or value_at)");
   if (value_hi != kNone && value_at == "absent")
     fail("value_at: absent picks the whole range (around a value no element equals); it cannot be combined with "
          "value_hi");
@@ -321,6 +318,10 @@ class SearchPlugin final : public Searcher {
         if (!r) fail("value_at: absent, but every " + std::string(dtype_name(problem.dtype)) + " value occurs");
         return Value::of(r->second);
       }
+      // Only a run needs it: an operation prepared through the API takes lo and hi at each call.
+      if (value_hi_of(problem) == kNone)
+        fail("compare: " + compare_name(problem) + " needs value_hi, the range's upper bound (its lower bound: "
+             "value, value_index or value_at)");
       return Value::of(*parse_literal<T>(value_hi_of(problem)));
     });
   }

@@ -84,6 +84,29 @@ def test_find_if_on_numpy(gpu, dtype):
     assert gpuk.search.find_if(x[:0], "<", x[0]) == -1  # empty: nothing launched
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64"])
+def test_find_if_range_on_numpy(gpu, dtype):
+    x = np.arange(100_001).astype(dtype)  # ascending: the first x in [lo, hi) is at lo
+    assert gpuk.search.find_if(x, "range", (x[777], x[800])) == 777
+    assert gpuk.search.find_if(x, "[)", (x[0], x[1])) == 0
+    assert gpuk.search.find_if(x, "range", (x[-1], x[-1])) == -1  # empty
+    assert gpuk.search.find_if(x, "closed_range", (x[-1], x[-1])) == 100_000
+    assert gpuk.search.find_if(x, "[]", (x[9], x[3])) == -1  # hi below lo: empty
+    assert gpuk.search.find_if(x, value=(x[5], x[6]), compare="range") == 5
+    rng = np.random.default_rng()
+    y = rng.integers(0, 50, 100_003).astype(dtype)
+    lo, hi = y.dtype.type(20), y.dtype.type(23)
+    inside = np.flatnonzero((y >= lo) & (y < hi))
+    assert gpuk.search.find_if(y, "range", (lo, hi)) == (inside[0] if inside.size else -1)
+    if y.dtype.kind == "f":
+        y[:1000] = np.nan  # a NaN is in no range
+        y[1000] = -0.0
+        assert gpuk.search.find_if(y, "range", (0.0, 1.0)) == 1000
+        assert gpuk.search.find_if(y, "range", (np.nan, 100.0)) == -1
+        assert gpuk.search.find_if(y, "range", (-np.inf, np.inf)) == 1000
+    assert gpuk.search.find_if(x[:0], "range", (x[0], x[1])) == -1  # empty: nothing launched
+
+
 def _ordered(x):
     """The bounds' order (the sort family's): -0.0 before +0.0, every NaN equal and last."""
     if x.dtype.kind != "f":

@@ -70,6 +70,7 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
   auto amax = reduce::prepare_argmax<float>(engine, max_n);
   auto sum = reduce::prepare_sum<float>(engine, max_n);
   auto find = search::prepare_find<float>(engine, max_n);
+  auto range = search::prepare_find_if_range<float>(engine, max_n);  // two values in the call's scalar
   auto seg = reduce::prepare_segmented_argmax<float>(engine, max_n, 100);
   auto channels = reduce::prepare_per_channel_argmax<float>(engine, max_n / 17, 17);
   auto sorter = sort::prepare_pairs<float, std::uint32_t>(engine, max_n);
@@ -87,6 +88,7 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
       {"prepare_argmax", [&](std::uint64_t n) { amax(d_x, d_best, n, stream.get()); }, max_n},
       {"prepare_sum", [&](std::uint64_t n) { sum(d_x, d_sum, n, stream.get()); }, 777},
       {"prepare_find", [&](std::uint64_t n) { find(d_x, d_index, n, 1.5f, stream.get()); }, 4096},
+      {"prepare_find_if_range", [&](std::uint64_t n) { range(d_x, d_index, n, 0.25f, 0.5f, stream.get()); }, 4097},
       {"prepare_segmented_argmax (100 segments)",
        [&](std::uint64_t n) { seg(d_x, d_offsets, d_best, n, 100, stream.get()); }, max_n},
       {"prepare_per_channel_argmax (17 channels)",

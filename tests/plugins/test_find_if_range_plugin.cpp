@@ -114,6 +114,11 @@ TEST_CASE("find_if range configs: value and value_hi, the policy names the range
   CHECK(range_searcher().range_hi(problem_of(spec), view).as<float>() == 0.25f);
   CHECK(range_searcher().target(problem_of(closed), view).as<float>() == data.as<float>()[500]);
   CHECK(range_searcher().range_hi(problem_of(closed), view).as<float>() == 1.0f);
+  // without value_hi a range problem is still one the API prepares (lo and hi come with each call);
+  // a config's run needs it (below)
+  const Problem api = make_problem(range_searcher(), "find_if", DType::float64, {{"compare", "closed_range"}}, 100);
+  CHECK(range_searcher().template_args(api) ==
+        std::vector<std::string>{"gpuk::Search<double, gpuk::SearchOp::Find, gpuk::Compare::ClosedRange>"});
   // the other comparisons leave value_hi out of their problems (and tuning keys)
   CHECK(parse_range(kRange + "compare: lt\nvalue: 0\n").options.count("value_hi") == 0);
   // value_at: absent picks a range that no element falls in
