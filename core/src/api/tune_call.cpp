@@ -196,7 +196,12 @@ TuneResults results_of(const TuneReport& report, const TuneSpec& t, const Space&
     measured += e.outcome.status == Status::ok || e.outcome.status == Status::invalid;
     compiled += e.outcome.status != Status::pruned;
   }
-  const SweepTimes& times = r.times;
+  // A sweep on worker processes compiles and verifies there: their times, added to the parent's.
+  SweepTimes times = r.times;
+  for (const auto& worker : report.worker_times) {
+    times.compile_wall += worker.second.compile_wall;
+    times.verify += worker.second.verify;
+  }
   for (const auto& e : r.evaluations) {
     TunedVariant v;
     v.params = e.params;
