@@ -71,7 +71,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report = _engine_tune(t, devices, quiet, journal)
             if journal is not None:
                 shutil.rmtree(journal, ignore_errors=True)
-        results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
+        results = convert(report, t.space, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
         if cache_file is not None:
             # the GPU the tuner ran on (when every point was cached, the driver's first GPU)
