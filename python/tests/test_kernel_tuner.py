@@ -213,6 +213,22 @@ def test_grid_divisors_and_problem_sizes_as_expressions_callables_and_parameter_
     assert all("grid_size_x" not in r for r in results) and len(results) == 6
 
 
+def test_integer_outputs_are_compared_exactly_as_gpuk_takes_them():
+    """gpuk refuses a tolerance for an integer output ("integers are compared exactly"): an int32
+    output (point-in-polygon's bitmap), with an answer or without, gets none; a float one gets
+    numpy.allclose's."""
+    code = "__global__ void k(int *bitmap, float *y, const float *x) {}"
+    args = [np.zeros(10, np.int32), np.zeros(10, np.float32), np.ones(10, np.float32)]
+    for answer in ([np.ones(10, np.int32), np.ones(10, np.float32), None], None):
+        t = translate_call(dict(kernel_name="k", kernel_source=code, problem_size=10, arguments=args,
+                                tune_params={"block_size_x": [32]}, answer=answer, atol=0.5))
+        try:
+            assert t.config["compare"] == {"y": {"atol": 0.5, "rtol": 1e-5}}
+            assert [a.get("role") for a in t.config["declare"]["args"]] == ["inout", "inout", "in"]
+        finally:
+            t.kernel_dir.close()
+
+
 def test_block_size_names_smem_args_cmem_args_defines_and_compiler_options():
     t = translate_call(dict(kernel_name="k", kernel_source="__global__ void k(float *x) {}", problem_size=(100, 10),
                             arguments=[np.zeros(1000, np.float32)], tune_params={"bx": [32, 64], "by": [2]},
