@@ -5,6 +5,8 @@ test_tune_binding.py). NVRTC compiles every variant for real; outputs keep the d
 with, which is the answer these tests give where they want a pass. Each of Kernel Tuner's example
 scripts' call patterns runs here whole: the arguments it passes, and what it does with the results
 (json.dump, get_best_config, min over "time", the T4 files)."""
+import json
+
 import pytest
 
 from test_tune_binding import run_child
@@ -69,3 +71,140 @@ r, env = tune_kernel("block_sum", CUB, 1000, [np.zeros(8, np.float64), x, np.int
 out["errors"] = [getattr(x.get("__error__"), "reason", None) for x in r]
 """, tmp_path)
     assert out["errors"] == [None, None]
+
+
+EXAMPLES = """
+os.chdir({work!r})
+f32, i32 = np.float32, np.int32
+
+# vector_add.py: no answer, the T4 files
+n = 1000
+args = [np.zeros(n, f32), np.ones(n, f32), np.ones(n, f32), i32(n)]
+tune_params = dict(block_size_x=[128, 192])
+results, env = tune_kernel("vector_add", VECTOR_ADD, n, args, tune_params)
+store_output_file("vector_add.json", results, tune_params)
+store_metadata_file("vector_add-metadata.json")
+out["vector_add"] = [len(json.load(open("vector_add.json"))["results"]), "metadata" in json.load(open(
+    "vector_add-metadata.json")), all(r["compile_time"] > 0 and r["benchmark_time"] > 0 for r in results)]
+
+# stencil.py: two dimensions, one divisor each, verbose
+nx, ny = 67, 33
+x_old = np.ones(nx * ny, f32)
+tune_params = collections.OrderedDict(block_size_x=[32, 64], block_size_y=[1, 2])
+results, env = kernel_tuner.tune_kernel("stencil_kernel", STENCIL, (nx, ny), [x_old.copy(), x_old, i32(nx), i32(ny)],
+                                        tune_params, grid_div_x=["block_size_x"], grid_div_y=["block_size_y"],
+                                        verbose=True)
+out["stencil"] = len(results)
+
+# matmul.py: the kernel as a file name, a restriction, a callable metric, iterations, json.dump(results)
+open("matmul.cu", "w").write(MATMUL)
+m = 64
+A = np.ones((m, m), f32)
+metrics = collections.OrderedDict()
+metrics["GFLOP/s"] = lambda p: (2 * m ** 3 / 1e9) / (p["time"] / 1e3)
+res, env = kernel_tuner.tune_kernel("matmul_kernel", "matmul.cu", (m, m), [np.zeros_like(A), A, A, i32(m)],
+                                    dict(block_size_x=[16, 32], block_size_y=[8, 16], tile_size_x=[1],
+                                         tile_size_y=[1, 2]),
+                                    grid_div_y=["block_size_y", "tile_size_y"], grid_div_x=["block_size_x",
+                                                                                            "tile_size_x"],
+                                    restrictions=["block_size_x==block_size_y*tile_size_y"], verbose=True,
+                                    iterations=32, metrics=metrics)
+json.dump(res, open("matmul.json", "w"))
+out["matmul"] = [[r["block_size_x"], r["block_size_y"], r["tile_size_y"], r["GFLOP/s"] > 0] for r in res]
+
+# convolution.py: cmem_args, a restriction with or and %, json.dump((results, env))
+w, h, fw, fh = 40, 20, 3, 3
+filt = np.ones(fw * fh, f32)
+results, env = kernel_tuner.tune_kernel(
+    "convolution_kernel", CONVOLUTION, (w, h), [np.zeros(w * h, f32), np.ones((w + 2) * (h + 2), f32), filt,
+                                                i32(w), i32(h)],
+    dict(filter_height=[fh], filter_width=[fw], block_size_x=[16, 32], block_size_y=[2], use_padding=[0, 1]),
+    grid_div_y=["block_size_y"], grid_div_x=["block_size_x"], cmem_args={{"d_filter": filt}}, verbose=True,
+    restrictions=["use_padding==0 or (block_size_x % 32 != 0)"])
+env["execution_time"] = 1.0
+json.dump((results, env), open("convolution.json", "w"))
+out["convolution"] = sorted((r["block_size_x"], r["use_padding"]) for r in results)
+
+# spmv.py: an expression divisor, an answer and atol; the call's value returned
+nrows = i32(100)
+rows = np.arange(nrows + 1, dtype=i32)
+spmv = kernel_tuner.tune_kernel("spmv_kernel", SPMV, nrows, [np.zeros(nrows, f32), rows, rows[:-1].copy(),
+                                                           np.ones(nrows, f32), np.ones(nrows, f32), nrows],
+                                dict(block_size_x=[32, 64], threads_per_row=[1, 32]),
+                                grid_div_x=["block_size_x/threads_per_row"], verbose=True,
+                                answer=[np.zeros(nrows, f32), None, None, None, None, None], atol=1e-4)
+out["spmv"] = [len(spmv), len(spmv[0]), sum("__error__" in r for r in spmv[0])]
+
+# reduction.py: problem_size a parameter's name, no grid divisor, verify, then the second kernel per
+# num_blocks, min over "time", a total per configuration, get_config_string
+x = np.zeros(5000, f32)
+sum_x = np.zeros(64, f32)
+tune_params = collections.OrderedDict(block_size_x=[32, 64], num_blocks=[32, 64])
+def verify_partial_reduce(cpu_result, gpu_result, atol=None):
+    return np.isclose(cpu_result[0], np.sum(gpu_result[0]), atol=atol)
+smem = {{"size": "block_size_x * 4"}}
+first_kernel, _ = tune_kernel("sum_floats", REDUCTION, "num_blocks", [sum_x, x, i32(x.size)], tune_params,
+                              grid_div_x=[], verbose=True, answer=[np.sum(x), None, None],
+                              verify=verify_partial_reduce, smem_args=smem)
+num_blocks = tune_params["num_blocks"]
+tune_params["num_blocks"] = [1]
+second_kernel = dict()
+for nblocks in num_blocks:
+    result, _ = tune_kernel("sum_floats", REDUCTION, "num_blocks", [sum_x, x, i32(nblocks)], tune_params,
+                            grid_div_x=[], verbose=True, smem_args=smem)
+    json.dump(result, open("reduce-kernel2-" + str(nblocks) + ".json", "w"))
+    second_kernel[nblocks] = min(result, key=lambda x: x["time"])
+for i, instance in enumerate(first_kernel):
+    first_kernel[i]["total"] = instance["time"] + second_kernel[instance["num_blocks"]]["time"]
+best_config = min(first_kernel, key=lambda x: x["total"])
+json.dump(first_kernel, open("reduce.json", "w"))
+out["reduction"] = [len(first_kernel), "num_blocks=" in util.get_config_string(best_config)]
+
+# expdist.py: numpy sizes, util.get_best_config, json.dump of (results, env), a second kernel of one block
+size = i32(40)
+kernel1 = tune_kernel("stencil_kernel", STENCIL, (size, size), [np.ones(1600, f32), np.ones(1600, f32), size, size],
+                      collections.OrderedDict(block_size_x=[32], block_size_y=[1, 2]),
+                      grid_div_x=["block_size_x"], grid_div_y=["block_size_y"], verbose=True)
+json.dump(kernel1, open("expdist.json", "w"))
+best_config1 = util.get_best_config(kernel1[0], "time")
+kernel2 = tune_kernel("vector_add", VECTOR_ADD, 1, [np.zeros(1, f32), np.ones(1, f32), np.ones(1, f32), i32(1)],
+                      dict(block_size_x=[32, 64]), grid_div_x=[], verbose=True)
+best_config2 = util.get_best_config(kernel2[0], "time")
+out["expdist"] = best_config1["time"] + best_config2["time"] > 0
+
+# zeromeanfilter.py: one row of blocks, an empty divisor list, a scalar-first argument list
+height, width = i32(31), i32(45)
+image = np.ones(height * width, f32)
+r, env = tune_kernel("computeMeanVertically", ZEROMEAN, (width, 1), [height, width, image],
+                     collections.OrderedDict(block_size_x=[32, 64], block_size_y=[1]), grid_div_y=[],
+                     grid_div_x=["block_size_x"])
+out["zeromeanfilter"] = len(r)
+
+# pnpoly's device kernel: __constant__ float2 vertices, compiler options
+npts = 300
+vertices = np.ones(2 * 5, f32)
+r, env = kernel_tuner.tune_kernel("cn_pnpoly", PNPOLY, npts, [np.zeros(npts, i32), np.ones(2 * npts, f32), i32(npts)],
+                                  dict(block_size_x=[64], tile_size=[1, 2]), grid_div_x=["block_size_x", "tile_size"],
+                                  cmem_args={{"d_vertices": vertices}}, compiler_options=["-DVERTICES=5"], verbose=True)
+out["pnpoly"] = [len(r), sum("__error__" in x for x in r)]
+"""
+
+
+def test_kernel_tuners_example_scripts_call_patterns_run_whole(tmp_path):
+    """Each of Kernel Tuner's example scripts (vector_add, stencil, matmul, convolution, spmv,
+    reduction, expdist, zeromeanfilter, point-in-polygon's device kernel), its arguments and what it
+    does with the results, on small kernels of the same shape (test_kernel_tuner_gpu.py's)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = child(EXAMPLES.format(work=str(work)), tmp_path)
+    assert out["vector_add"] == [2, True, True]
+    assert out["stencil"] == 4
+    assert out["matmul"] == [[16, 8, 2, True], [16, 16, 1, True], [32, 16, 2, True]]
+    assert out["convolution"] == [[16, 0], [16, 1], [32, 0]]
+    assert out["spmv"] == [2, 4, 0]
+    assert out["reduction"] == [4, True]
+    assert out["expdist"] is True
+    assert out["zeromeanfilter"] == 2
+    assert out["pnpoly"] == [2, 0]
+    for name in ("matmul.json", "convolution.json", "reduce.json", "expdist.json"):
+        json.loads((work / name).read_text())
