@@ -67,10 +67,10 @@ def test_a_kernel_including_cub_compiles_as_with_kernel_tuners_nvcc(tmp_path):
     out = child(f"CUB = {CUB!r}\n" + """
 x = np.ones(1000, np.float64)
 r, env = tune_kernel("block_sum", CUB, 1000, [np.zeros(8, np.float64), x, np.int32(1000)],
-                     {"block_size_x": [128, 256]}, answer=[np.zeros(8, np.float64), None, None], quiet=True)
+                     {"block_size_x": [128]}, answer=[np.zeros(8, np.float64), None, None], quiet=True)
 out["errors"] = [getattr(x.get("__error__"), "reason", None) for x in r]
 """, tmp_path)
-    assert out["errors"] == [None, None]
+    assert out["errors"] == [None]
 
 
 EXAMPLES = """
