@@ -557,3 +557,37 @@ def test_with_cuda_started_by_another_library_gpuk_starts_it_too_before_the_swee
     args, _ = vector_args()
     kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [64]}, device=[1], quiet=True)
     assert started == [1] and len(fake.calls) == 1
+
+
+def test_cccl_headers_come_from_cuda_home_and_cub_cuh_is_its_device_code(tmp_path, monkeypatch):
+    """Kernel Tuner's rule (CUDA_HOME, CUDA_PATH, CUDA_ROOT), CUDA 13's include/cccl; cub.cuh keeps
+    the block, warp and thread levels of the toolkit's own (NVRTC compiles no host code)."""
+    from pathlib import Path
+    from gpuk.kernel_tuner import toolkit
+    cccl = tmp_path / "cuda" / "include" / "cccl"
+    for library in ("cub/block", "cub/device", "thrust", "cuda/std", "nv"):
+        (cccl / library).mkdir(parents=True)
+    (cccl / "cub" / "cub.cuh").write_text(
+        "#pragma once\n#include <cub/config.cuh>\n#include <cub/block/block_reduce.cuh>\n"
+        "#include <cub/device/device_reduce.cuh>\n#include <cub/warp/warp_scan.cuh>\n"
+        "#include <cub/thread/thread_load.cuh>\n#include <cub/util_device.cuh>\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert toolkit.cccl_dir() == cccl
+    assert toolkit.includes_cccl(["#include <cub/cub.cuh>\n"]) and not toolkit.includes_cccl(['#include "my.h"\n'])
+    include = tmp_path / "kernels" / "include"
+    include.parent.mkdir()
+    assert toolkit.link_cccl(include)
+    assert sorted(p.name for p in include.iterdir()) == ["cub", "cuda", "nv", "thrust"]
+    assert (include / "thrust").resolve() == cccl / "thrust"
+    assert (include / "cub" / "block").resolve() == cccl / "cub" / "block"
+    umbrella = (include / "cub" / "cub.cuh").read_text().splitlines()
+    assert [line for line in umbrella if line.startswith("#include")] == [
+        "#include <cub/block/block_reduce.cuh>", "#include <cub/warp/warp_scan.cuh>",
+        "#include <cub/thread/thread_load.cuh>"]
+    code = "#include <cub/cub.cuh>\n__global__ void k(float *x) {}\n"
+    t = translate_call(dict(kernel_name="k", kernel_source=code, problem_size=10,
+                            arguments=[np.zeros(10, np.float32)], tune_params={"block_size_x": [32]}))
+    try:
+        assert (Path(t.kernel_dir.path) / "include" / "cub" / "cub.cuh").is_file()
+    finally:
+        t.kernel_dir.close()
