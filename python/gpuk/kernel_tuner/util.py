@@ -5,9 +5,10 @@ A failed configuration carries ``"__error__"`` and no ``"time"`` (nor metrics), 
 1.5 (so `min(results, key=lambda r: r["time"])` fails there as it does with Kernel Tuner, where
 `get_best_config` does not): an instance of a subclass of `ErrorConfig`, a ``str`` whose text is
 empty and whose ``repr`` is its class name, as in Kernel Tuner. gpuk adds the reason
-(``mark.reason``: the compile log's first line, the mismatch, the fault) and two subclasses of `RuntimeFailedConfig` for what Kernel Tuner has no mark for, since it
-stops at a wrong answer and has no time limit: `WrongAnswerConfig` and `TimeoutConfig`. In a cache
-file they are written as ``RuntimeFailedConfig``, a name Kernel Tuner reads.
+(``mark.reason``: the compile log's first line, the mismatch, the fault) and two subclasses of
+`RuntimeFailedConfig` for what Kernel Tuner has no mark for, since it stops at a wrong answer and
+has no time limit: `WrongAnswerConfig` and `TimeoutConfig`. In a cache file they are written as
+``RuntimeFailedConfig``, a name Kernel Tuner reads.
 """
 from __future__ import annotations
 
