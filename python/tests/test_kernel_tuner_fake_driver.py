@@ -208,3 +208,29 @@ def test_kernel_tuners_example_scripts_call_patterns_run_whole(tmp_path):
     assert out["pnpoly"] == [2, 0]
     for name in ("matmul.json", "convolution.json", "reduce.json", "expdist.json"):
         json.loads((work / name).read_text())
+
+
+BIG_SHARED = """
+__global__ void big_shared(float *y, const float *x, int n) {
+    __shared__ float s[block_size_x * 256];  // 64 KB at 64 threads: more than a kernel's 48 KB of static shared
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) y[i] = s[(threadIdx.x + 1) % block_size_x];
+}
+"""
+
+
+def test_without_an_answer_a_first_configuration_that_does_not_compile_fails_alone(tmp_path):
+    """The reference without an answer is the space's first configuration; where it does not compile
+    the next that does is, and the first is a CompilationFailedConfig, as Kernel Tuner marks it (the
+    tune stopped: "the worker on GPU 0 could not start")."""
+    out = child(f"BIG_SHARED = {BIG_SHARED!r}\n" + """
+r, env = tune_kernel("big_shared", BIG_SHARED, 100, [np.zeros(100, np.float32), np.ones(100, np.float32),
+                     np.int32(100)], {"block_size_x": [64, 32, 16]}, quiet=True)
+out["results"] = [(x["block_size_x"], repr(x.get("__error__"))) for x in r]
+out["reason"] = [x["__error__"].reason for x in r if "__error__" in x]
+out["best"] = env["best_config"]["block_size_x"]
+""", tmp_path)
+    assert sorted(out["results"]) == [[16, "None"], [32, "None"], [64, "CompilationFailedConfig"]]
+    assert len(out["reason"]) == 1 and "too much shared data" in out["reason"][0] and out["best"] in (16, 32)
