@@ -3,6 +3,7 @@ against the option table, translated into a tune config (translate.py), handed t
 one call (`_gpuk.tune_kernel`), and its report returned as Kernel Tuner's `(results, env)`."""
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from typing import Any, Dict, List, Optional
@@ -71,7 +72,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report = _engine_tune(t, devices, quiet, journal)
             if journal is not None:
                 shutil.rmtree(journal, ignore_errors=True)
-        results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
+        results = convert(report, t.space, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
         if cache_file is not None:
             # the GPU the tuner ran on (when every point was cached, the driver's first GPU)
@@ -138,9 +139,6 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     options.check(options.RUN_OPTIONS, given, "run_kernel")
     if isinstance(device, (list, tuple)):
         raise ConfigError("run_kernel: device is one GPU's index")
-    if cmem_args:
-        raise ConfigError("run_kernel: cmem_args: gpuk.Kernel does not fill constant memory yet; tune_kernel does "
-                          "(a space of one point: tune_params={name: [value]})")
     if not isinstance(params, dict) or not params:
         raise ConfigError("run_kernel: params must be a dict {name: value}, one per tunable parameter")
     call = {k: v for k, v in given.items() if k != "params"}
@@ -154,6 +152,9 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         from .._kernel import Kernel
         point = t.points[0]
         declaration = dict(t.config["declare"])
+        if t.constants:
+            declaration["constants"] = _constants_from_files(declaration["constants"], t.constants,
+                                                             t.kernel_dir.path)
         engine = Engine(device=device, kernels=[t.kernel_dir.path])
         k = Kernel(t.kernel_dir.file, declare=declaration, params=point, engine=engine)
         results: List[Any] = []
@@ -180,6 +181,17 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         return results
     finally:
         t.kernel_dir.close()
+
+
+def _constants_from_files(declared: List[Dict[str, Any]], data: Dict[str, np.ndarray], folder: str):
+    """The declaration's constants with their data as .npy files in `folder` (gpuk.Kernel loads a
+    declaration's constants from their data: each variant's module gets them when it loads)."""
+    out = []
+    for c in declared:
+        path = os.path.join(folder, f"cmem_{c['name']}.npy")
+        np.save(path, data[c["name"]])
+        out.append({**c, "data": {"npy": path}})
+    return out
 
 
 tune_kernel.__doc__ = ("Tune a CUDA kernel with Kernel Tuner's arguments, on gpuk's tuner (docs/kernel-tuner.md).\n\n"
