@@ -50,6 +50,7 @@ class FakeTuner:
 
     def __init__(self, fail=None):
         self.fail = fail or {}
+        self.notes = []
         self.calls = []
 
     def __call__(self, config, arrays, answers, constants, verify, journal, devices, quiet):
@@ -68,7 +69,7 @@ class FakeTuner:
                             "compile_time": 30.0, "verification_time": 1.0 if ok else 0.0,
                             "benchmark_time": 2.0 if ok else 0.0})
         return {"results": results, "best": None, "device": {"name": "Fake GPU", "arch": "sm_90"},
-                "notes": ["fake"], "strategy": config["strategy"], "wall_seconds": 0.1, "compile": {}}
+                "notes": ["fake"] + self.notes, "strategy": config["strategy"], "wall_seconds": 0.1, "compile": {}}
 
 
 @pytest.fixture
@@ -149,6 +150,25 @@ def test_results_come_back_in_kernel_tuners_form_with_failures_marked_and_never_
     assert env["total_compile_time"] == pytest.approx(120.0)
     json.dumps(results)  # scripts dump them (Kernel Tuner's matmul example)
     assert kernel_tuner.util.get_best_config(results, "time") is good
+
+
+def test_without_an_answer_the_configurations_that_differ_from_the_first_are_counted_and_said(fake, capsys):
+    # gpuk compares each configuration with the first one's outputs where nothing else is given;
+    # those that differ are not ranked, which Kernel Tuner (checking nothing) does not do: said.
+    fake.notes = ["no answer given: verified against the first variant's outputs (block_size_x=128)"]
+    fake.fail = {(192,): ("wrong answer", "c: 3 of 1000 differ"), (320,): ("wrong answer", "c: 1 of 1000 differs")}
+    args, _ = vector_args()
+    results, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args,
+                                            {"block_size_x": [128, 192, 256, 320]})
+    said = [n for n in env["gpuk_notes"] if "differ from the first configuration's" in n]
+    assert len(said) == 1 and said[0].startswith("2 of 4 configurations' outputs differ") and "answer=" in said[0]
+    assert "gpuk: 2 of 4 configurations' outputs differ" in capsys.readouterr().out
+    # With an answer, a wrong answer is just that: no such note.
+    fake.notes = []
+    results, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args,
+                                            {"block_size_x": [128, 192, 256, 320]},
+                                            answer=[vector_args()[1], None, None, None], quiet=True)
+    assert not [n for n in env["gpuk_notes"] if "differ from the first" in n]
 
 
 def test_every_failure_leaves_no_best_config(fake):

@@ -16,7 +16,7 @@ from . import cache as cache_
 from . import options
 from .results import convert, environment, total_timings
 from .translate import translate_call
-from .util import get_best_config, get_config_string
+from .util import WrongAnswerConfig, get_best_config, get_config_string
 
 
 def _engine_tune(t, devices: Optional[List[int]], quiet: bool, journal: Optional[str]) -> Dict[str, Any]:
@@ -74,6 +74,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 shutil.rmtree(journal, ignore_errors=True)
         results = convert(report, t.space, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
+        env["gpuk_notes"] += _differ_from_first(report, results)
         if cache_file is not None:
             # the GPU the tuner ran on (when every point was cached, the driver's first GPU)
             cache_file.open(env["device_name"] or _device_name(devices[0]))
@@ -90,6 +91,20 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             cache_file.close()
         t.kernel_dir.close()
     return results, total_timings(results, env, 1000.0 * (time.perf_counter() - start))
+
+
+def _differ_from_first(report: Dict[str, Any], results: List[Dict[str, Any]]) -> List[str]:
+    """Where nothing was given to compare with, how many configurations the first one's outputs
+    failed: said, as such a tune ranks only the ones that agree with it (Kernel Tuner, which checks
+    nothing there, ranks them all)."""
+    if not any(str(n).startswith("no answer given") for n in report.get("notes") or []):
+        return []
+    differ = sum(1 for r in results if isinstance(r.get("__error__"), WrongAnswerConfig))
+    if not differ:
+        return []
+    return [f"{differ} of {len(results)} configurations' outputs differ from the first configuration's and are "
+            "not ranked (WrongAnswerConfig); where an output rightly differs between configurations (per-block "
+            "partial results, a tuned filter size), give answer= (None for such outputs) or verify="]
 
 
 def _cached(t, cache_file) -> List[Dict[str, Any]]:
