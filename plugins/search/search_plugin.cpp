@@ -95,7 +95,8 @@ void check_options(const Problem& p) {
     fail("value_at: absent picks the whole range (around a value no element equals); it cannot be combined with "
          "value_hi");
   if (value_hi != kNone) {
-    const bool ok = visit_dtype(p.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value_hi).has_value(); });
+    const bool ok =
+        visit_dtype(p.dtype, [&](auto zero) { return parse_literal<decltype(zero)>(value_hi).has_value(); });
     if (!ok) fail("value_hi " + value_hi + " is not a " + std::string(dtype_name(p.dtype)) + " value");
   }
   if (value_index != kNone) {
@@ -252,7 +253,8 @@ class SearchPlugin final : public Searcher {
     });
   }
 
-  std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare, const Value& hi) const override {
+  std::int64_t find_if_on_cpu(const HostArray& input, const Value& value, Compare compare,
+                              const Value& hi) const override {
     for (const Value* v : {&value, &hi})
       if (v->dtype != input.dtype() && (v == &value || info(compare).two_values))
         throw Error("find_if_on_cpu: a " + std::string(dtype_name(v->dtype)) + " value for " +

@@ -157,8 +157,8 @@ class SearchWorkload final : public Workload {
     const std::string value = format_value(value_);
     if (mode_ == Mode::count) return {{"value", value}, {"count", show(result_)}};
     if (mode_ == Mode::find_if && info(compare_).two_values)
-      return {{"value", value}, {"value_hi", format_value(hi_)}, {"compare", info(compare_).name}, {"index", show(result_)},
-              {"found", result_ >= 0 ? "yes" : "no"}};
+      return {{"value", value}, {"value_hi", format_value(hi_)}, {"compare", info(compare_).name},
+              {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
     if (mode_ == Mode::find_if)
       return {{"value", value}, {"compare", info(compare_).name}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};
     return {{"value", value}, {"index", show(result_)}, {"found", result_ >= 0 ? "yes" : "no"}};

@@ -29,7 +29,9 @@ template <class T> std::int64_t in_range(const HostArray& a, T lo, T hi, Compare
   return range_searcher().find_if_on_cpu(a, search::Value::of(lo), c, search::Value::of(hi));
 }
 
-RunSpec parse_range(const std::string& yaml) { return parse_run_spec(yaml, "r.yaml", test::plugins(), test::kernels()); }
+RunSpec parse_range(const std::string& yaml) {
+  return parse_run_spec(yaml, "r.yaml", test::plugins(), test::kernels());
+}
 
 // The error a config gives, when it is read or when the plugin picks its range.
 std::string range_error(const std::string& yaml) {
@@ -143,8 +145,8 @@ TEST_CASE("find_if range configs: value and value_hi, the policy names the range
 TEST_CASE("find_if range option errors: value_hi missing, misplaced, not in the dtype, with absent") {
   CHECK(range_error(kRange + "compare: range\nvalue: 0\n").find("compare: range needs value_hi") !=
         std::string::npos);
-  CHECK(range_error(kRange + "compare: lt\nvalue: 0\nvalue_hi: 1\n").find("value_hi is the upper bound of compare: "
-                                                                          "range or closed_range") != std::string::npos);
+  CHECK(range_error(kRange + "compare: lt\nvalue: 0\nvalue_hi: 1\n")
+            .find("value_hi is the upper bound of compare: range or closed_range") != std::string::npos);
   CHECK(range_error(kRange + "compare: range\nvalue: 0\nvalue_hi: 1e39\n").find("value_hi 1e39 is not a float32") !=
         std::string::npos);
   CHECK(range_error(kRange + "compare: closed_range\nvalue_at: absent\nvalue_hi: 1\n")
@@ -154,14 +156,16 @@ TEST_CASE("find_if range option errors: value_hi missing, misplaced, not in the 
 }
 
 TEST_CASE("configs/find_if_range.yaml runs find_if over a range") {
-  const RunSpec spec = load_run_spec(test::source_dir() / "configs/find_if_range.yaml", test::plugins(), test::kernels());
+  const RunSpec spec =
+      load_run_spec(test::source_dir() / "configs/find_if_range.yaml", test::plugins(), test::kernels());
   CHECK(spec.operation == "find_if");
   CHECK(spec.option("compare") == "range");
   CHECK(spec.options.count("value_hi") == 1);
   CHECK_NOTHROW(range_searcher().template_args(problem_of(spec)));
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
   const InputView view = InputView::borrowed(data, spec.data.seed);
-  const std::int64_t i = range_searcher().find_if_on_cpu(data, range_searcher().target(problem_of(spec), view),
-                                                         Compare::range, range_searcher().range_hi(problem_of(spec), view));
+  const search::Value lo = range_searcher().target(problem_of(spec), view);
+  const search::Value hi = range_searcher().range_hi(problem_of(spec), view);
+  const std::int64_t i = range_searcher().find_if_on_cpu(data, lo, Compare::range, hi);
   CHECK(i > 0);  // present, past the start: the early exit has work to skip
 }

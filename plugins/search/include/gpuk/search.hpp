@@ -153,7 +153,8 @@ void find_if_range(const Engine& e, const T* d_in, std::int64_t* d_out, std::uin
 template <class T>
 std::int64_t find_if_range(const Engine& e, const T* d_in, std::uint64_t n, detail::same_t<T> lo, detail::same_t<T> hi,
                            CUstream stream, Range range = Range::half_open) {
-  return detail::read_scalar<T>(e, Mode::find_if, d_in, n, Scalar::pair<T>(lo, hi), stream, detail::range_compare(range));
+  return detail::read_scalar<T>(e, Mode::find_if, d_in, n, Scalar::pair<T>(lo, hi), stream,
+                                detail::range_compare(range));
 }
 
 // The same with the value and d_out after n (the order of gpuk's first releases), kept.
