@@ -20,6 +20,7 @@ namespace gpuk {
 namespace {
 // A bound on `repeat:`, so that a wrong expression fails at once instead of queueing forever.
 constexpr std::int64_t kMostRepeats = 65536;
+}  // namespace
 
 // A launch that no parameter values and no problem can run (a division by zero, pow2 or log2
 // out of range, repeat past its bound, every `when` 0) fails loading, so that `gpuk check` says
@@ -69,6 +70,8 @@ std::vector<std::map<std::string, std::int64_t>> parameter_samples(const KernelF
     }
   return out;
 }
+
+namespace {
 
 // A declared kernel's samples: every parameter sample with each size at 1, 64, 1000 and 4096.
 void check_declared_can_launch(const std::shared_ptr<const KernelFile>& file) {
