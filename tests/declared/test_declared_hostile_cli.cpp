@@ -325,3 +325,36 @@ TEST_CASE("check refuses a tune config or a matrix of declared kernels whose eve
   CHECK(nosizes.status == 2);
   CHECK(has(nosizes.output, "nosizes.yaml:1:1: missing 'sizes': a config of the kernel family gives its kernel's named sizes"));
 }
+
+TEST_CASE("run and tune refuse what no GPU runs at the config's sizes before they open one") {
+  const Scratch s;
+  const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")}});
+  const fs::path run_cfg = s.file("run.yaml", config("wide", "{n: 2147483648}"));
+  const fs::path tune_cfg = s.file("tune.yaml", "family: kernel\nkernels: [wide]\nsizes: {n: 2147483648}\n");
+  // With a GPU or without: the config's error (exit 2), never "no GPU" (exit 5).
+  const CommandResult run = run_gpuk("--kernels " + dir.string() + " run " + run_cfg.string());
+  CHECK(run.status == 2);
+  CHECK(has(run.output, "value of n 'n' of wide is 2147483648, outside int32's range"));
+  const CommandResult devices = run_gpuk("--kernels " + dir.string() + " run --devices all " + run_cfg.string());
+  CHECK(devices.status == 2);
+  CHECK(has(devices.output, "value of n 'n' of wide is 2147483648"));
+  const CommandResult tune = run_gpuk("--kernels " + dir.string() + " tune " + tune_cfg.string());
+  CHECK(tune.status == 2);
+  CHECK(has(tune.output, tune_cfg.string() + ": no point of the space can run on any GPU: "));
+  CHECK(has(tune.output, "value of n 'n' of wide is 2147483648"));
+}
+
+TEST_CASE("an integer expression that overflows or divides by zero names the YAML entry where it is written") {
+  const Scratch s;
+  const fs::path dir = s.kernels("k", {{"ov.cu", kScale}, {"ov.yaml", declaration("n * n * n")},
+                                       {"pw.cu", kScale}, {"pw.yaml", declaration("pow2(63)")}});
+  const fs::path kernel = dir / "kernel";
+  const CommandResult ov = run_gpuk("--kernels " + dir.string() + " check " + s.file("ov.yaml", config("ov", "{n: 3000000}")).string());
+  CHECK(ov.status == 2);
+  CHECK(has(ov.output, (kernel / "ov.yaml").string() + ":5:5: value of n 'n * n * n' of ov: overflow in 'n * n * n'"));
+  // Wrong at every size: the file fails to load, and a config naming it gets that error, not "no kernel named 'pw'".
+  const CommandResult pw = run_gpuk("--kernels " + dir.string() + " check " + s.file("pw.yaml", config("pw", "{n: 10}")).string());
+  CHECK(pw.status == 2);
+  CHECK(has(pw.output, (kernel / "pw.yaml").string() + ":5:5: value of n 'pow2(63)' of pw: argument out of range [0, 62]"));
+  CHECK(!has(pw.output, "no kernel kernel named"));
+}

@@ -134,18 +134,8 @@ class Checker {
       } else {
         // Without a GPU: what no GPU runs at the config's sizes (an integer past its dtype, a
         // `when` that never holds) fails every point of every tune: refused, as a run's check is.
-        std::optional<std::string> first;
-        bool runs = false;
-        for (std::uint64_t i = 0; i < space.size() && !runs; ++i)
-          for (const int sm_count : kAnyGpuSmCounts) {
-            const auto why = space.prune(space.at(i), args, any_gpu_limits(problem, sm_count));
-            runs = !why;
-            if (runs) break;
-            if (!first) first = why;
-          }
-        if (!runs)
-          throw ConfigError(path.string() + ": no point of the space" + which + " can run on any GPU: " +
-                            first.value_or("the space is empty"));
+        if (const auto why = space.why_no_gpu_runs(args, problem))
+          throw ConfigError(path.string() + ": no point of the space" + which + " can run on any GPU: " + *why);
         here = space.size();
       }
       points += space.size();
