@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 cmake --preset default
 cmake --build --preset default
 status=0
-ctest --preset default || status=$?
+ctest --preset default -j "$(nproc)" || status=$?  # the GPU tests take turns (RESOURCE_LOCK gpu)
 if [ -f build/Testing/Temporary/LastTest.log ]; then
   # One line per reason: pytest's "SKIPPED [N] file:line: reason" lines counted together.
   grep -h "^SKIPPED" build/Testing/Temporary/LastTest.log | awk '

@@ -24,9 +24,11 @@ struct SegmentSpec {
   bool power_law = false;
 };
 // Whether a problem's options name one of segmented_sort's (the other operations refuse them).
-// check_segments throws ConfigError naming the option: segments <= n, fewer than 2^31 segments
-// (one block each), fewer than 2^32 - 1 keys (u32 indices in a segment). segment_offsets: the
-// segments + 1 offsets the spec makes of n keys (first 0, last n, never decreasing).
+// check_segments throws ConfigError naming the option: fewer than 2^31 segments (one block
+// each), fewer than 2^32 - 1 keys (u32 indices in a segment). More segments than keys is fine,
+// as in CUB: the extra ones are empty (a prepared handle's small size buckets serve its largest
+// segment count). segment_offsets: the segments + 1 offsets the spec makes of n keys (first 0,
+// last n, never decreasing).
 inline SegmentSpec segment_spec_of(const std::map<std::string, std::string>& options) {
   SegmentSpec s;
   if (const auto it = options.find("segments"); it != options.end()) {
@@ -54,8 +56,6 @@ inline bool has_segment_options(const std::map<std::string, std::string>& option
 inline bool is_segmented(Op op) { return op == Op::segmented_sort || op == Op::segmented_sort_pairs; }
 
 inline void check_segments(const SegmentSpec& s, std::uint64_t n) {
-  if (s.segments > n)
-    throw ConfigError("segments (" + std::to_string(s.segments) + ") must be at most n (" + std::to_string(n) + ")");
   if (s.segments >= (std::uint64_t{1} << 31))
     throw ConfigError("segments must be fewer than 2^31, not " + std::to_string(s.segments));
   if (n >= (std::uint64_t{1} << 32) - 1)

@@ -21,6 +21,8 @@ static_assert(sizeof(SegArgs) == 72);
 // begin; n + 1 offsets serve as both, the end array one element on). The scalar: how many
 // segments this call sorts (1 to the prepared count). Scratch: 2 * n (bits, u32 index) pairs for
 // the merges of segments longer than a block's tile. Keys outside every segment are not written.
+// Out of place only: the last pass gathers keys_out from keys_in while other threads write, so
+// an output that overlaps any input (or the other output) is refused.
 class SegmentedLauncher final : public Launcher {
  public:
   explicit SegmentedLauncher(const Problem& p)
@@ -70,20 +72,50 @@ class SegmentedLauncher final : public Launcher {
     SegArgs a{call.arrays[0], call.arrays[1], pairs ? call.arrays[2] : 0, pairs ? call.arrays[3] : 0,
               call.arrays[pairs ? 4 : 2], call.arrays[pairs ? 5 : 3], call.scratch,
               static_cast<std::int64_t>(call.n), segments};
+    check_overlaps(a, static_cast<std::uint64_t>(segments), target.where);
     void* args[] = {&a};
-    ResolvedLaunch warp = target.plan.launches[0], block = target.plan.launches[1];
-    const std::uint64_t warps = std::max<std::uint64_t>(1, warp.block / 32);
-    warp.grid = static_cast<std::uint32_t>((static_cast<std::uint64_t>(segments) + warps - 1) / warps);
-    block.grid = static_cast<std::uint32_t>(segments);
-    launch_kernel(target.functions[0], warp, args, target.stream, target.where);
-    launch_kernel(target.functions[1], block, args, target.stream, target.where);
+    warp_ = target.plan.launches[0];
+    block_ = target.plan.launches[1];
+    const std::uint64_t warps = std::max<std::uint64_t>(1, warp_.block / 32);
+    warp_.grid = static_cast<std::uint32_t>((static_cast<std::uint64_t>(segments) + warps - 1) / warps);
+    block_.grid = static_cast<std::uint32_t>(segments);
+    launch_kernel(target.functions[0], warp_, args, target.stream, target.where);
+    launch_kernel(target.functions[1], block_, args, target.stream, target.where);
   }
 
  private:
+  void check_overlaps(const SegArgs& a, std::uint64_t segments, const std::string& where) const {
+    const std::uint64_t kb = static_cast<std::uint64_t>(a.n) * dtype_size(keys_),
+                        vb = a.values_in ? static_cast<std::uint64_t>(a.n) * dtype_size(values_) : 0;
+    struct Range {
+      const char* name;
+      CUdeviceptr at;
+      std::uint64_t bytes;
+    };
+    // On the stack: a prepared handle's call allocates nothing (tests/api/test_host_path.cpp).
+    const Range outputs[2] = {{"keys_out", a.keys_out, kb}, {"values_out", a.values_out, vb}};
+    const Range inputs[5] = {{"keys_in", a.keys_in, kb},
+                             {"values_in", a.values_in, vb},
+                             {"begin_offsets", a.begin_offsets, segments * 8},
+                             {"end_offsets", a.end_offsets, segments * 8},
+                             {"values_out", a.values_out, vb}};
+    for (std::size_t o = 0; o < 2; ++o)
+      for (std::size_t i = 0; i < 5 - o; ++i) {  // keys_out against values_out too, once
+        if (!ranges_overlap(outputs[o].at, outputs[o].bytes, inputs[i].at, inputs[i].bytes)) continue;
+        throw ConfigError(where + ": " + outputs[o].name + " and " + inputs[i].name +
+                          " overlap; a segmented sort is out of place: its outputs must overlap neither an input "
+                          "nor each other");
+      }
+  }
+
   DType keys_, values_ = DType::uint32;
   std::uint64_t n_, max_n_;
   Op op_;
   SegmentSpec spec_;
+  // The plan's two launches with this call's grids, kept between calls so that copying a plan's
+  // names reuses their memory: a prepared handle's call allocates nothing
+  // (tests/api/test_host_path.cpp). A Launcher serves one Operation, one thread at a time.
+  mutable ResolvedLaunch warp_, block_;
 };
 
 }  // namespace

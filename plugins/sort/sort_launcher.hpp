@@ -35,6 +35,12 @@ struct KeyOrder {
 };
 KeyOrder key_order_of(const std::map<std::string, std::string>& options, DType keys);
 
+// Whether the device ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (an empty one
+// shares none).
+inline bool ranges_overlap(CUdeviceptr a, std::uint64_t a_bytes, CUdeviceptr b, std::uint64_t b_bytes) {
+  return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
+}
+
 // The launcher of docs/kernels/sort.md, "How the host runs a file".
 std::unique_ptr<Launcher> make_sort_launcher(const Problem& problem);
 

@@ -82,9 +82,7 @@ class SortPlugin final : public Sorter {
     else if (has_topk_options(p.options))
       throw ConfigError("k, rows and sorted are options of topk, not of " + p.operation);
     if (p.operation == info(Op::segmented_sort).name || p.operation == info(Op::segmented_sort_pairs).name) {
-      const SegmentSpec s = segment_spec_of(p.options);
-      if (s.segments > p.n)
-        throw ConfigError("segments (" + std::to_string(s.segments) + ") must be at most n (" + std::to_string(p.n) + ")");
+      check_segments(segment_spec_of(p.options), p.n);
       if (p.options.count("begin_bit") || p.options.count("end_bit"))
         throw ConfigError("segmented_sort sorts by the whole key: begin_bit and end_bit are options of sort");
     } else if (has_segment_options(p.options)) {

@@ -106,11 +106,9 @@ class TopKLauncher final : public Launcher {
                     std::to_string(launches[0].grid) + " and " + std::to_string(launches[i].grid) + ")");
     const std::uint64_t key_bytes = call.n * dtype_size(keys_), out = spec_.rows * spec_.k;
     const CUdeviceptr keys = call.arrays[0], values = call.arrays[1], indices = call.arrays[2];
-    const auto overlaps = [](CUdeviceptr a, std::uint64_t an, CUdeviceptr b, std::uint64_t bn) {
-      return a < b + bn && b < a + an;
-    };
-    if (overlaps(keys, key_bytes, values, out * dtype_size(keys_)) || overlaps(keys, key_bytes, indices, out * 8) ||
-        overlaps(values, out * dtype_size(keys_), indices, out * 8))
+    if (ranges_overlap(keys, key_bytes, values, out * dtype_size(keys_)) ||
+        ranges_overlap(keys, key_bytes, indices, out * 8) ||
+        ranges_overlap(values, out * dtype_size(keys_), indices, out * 8))
       throw ConfigError(target.where + ": topk's keys_in, values_out and indices_out must not overlap");
     if (call.scratch_bytes < scratch_bytes(target.plan))
       throw Error(target.where + ": topk needs " + std::to_string(scratch_bytes(target.plan)) +

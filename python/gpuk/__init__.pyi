@@ -1,7 +1,7 @@
 # Type stubs of the gpuk package (the families are built at import from the loaded plugins; these
 # describe the three that ship: reduce, search, sort).
 import os
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -207,6 +207,21 @@ class _Sort(Family):
     def topk(self, x: Array, k: int, largest: bool = True, sorted: bool = True, *,
              out: Optional[Tuple[Any, Any]] = None, float_order: str = "total", stream: Stream = None,
              engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
+    # Segmented sort (cub::DeviceSegmentedSort): the keys, or (keys, values) when values= is given.
+    @overload
+    def segmented_sort(self, keys: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                       end: Optional[Array] = None, values: None = None, out: Any = None, order: str = "ascending",
+                       float_order: str = "total", stream: Stream = None, engine: Optional[Engine] = None) -> Any: ...
+    @overload
+    def segmented_sort(self, keys: Array, offsets: Optional[Array] = None, *, begin: Optional[Array] = None,
+                       end: Optional[Array] = None, values: Array, out: Optional[Tuple[Any, Any]] = None,
+                       order: str = "ascending", float_order: str = "total", stream: Stream = None,
+                       engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
+    def segmented_sort_pairs(self, keys: Array, values: Array, offsets: Optional[Array] = None, *,
+                             begin: Optional[Array] = None, end: Optional[Array] = None,
+                             out: Optional[Tuple[Any, Any]] = None, order: str = "ascending",
+                             float_order: str = "total", stream: Stream = None,
+                             engine: Optional[Engine] = None) -> Tuple[Any, Any]: ...
 
 reduce: _Reduce
 search: _Search

@@ -209,6 +209,9 @@ def family_namespaces(engine: Engine) -> Dict[str, Family]:
                 functions[alias] = functions[op]
         if f["name"] == "sort" and "topk" in functions:
             functions["topk"] = make_topk(f["description"])
+        if f["name"] == "sort" and "segmented_sort" in functions:
+            from ._segmented_sort import segmented_sort_functions
+            functions.update(segmented_sort_functions())
         if f["name"] == "search" and "find_if" in functions:
             functions["find_if"] = _find_if(functions["find_if"])
         if f["name"] == "search" and "lower_bound" in functions:

@@ -92,6 +92,24 @@ def test_torch_segmented_and_per_channel(gpu):
     assert torch.signbit(keys).tolist() == [True, False, True]  # CUB: equal, in input order
 
 
+def test_torch_segmented_sort(gpu):
+    torch = _framework("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    x = torch.randint(-20, 20, (70_001,), device="cuda", dtype=torch.int64)
+    offsets = torch.tensor([0, 1, 1, 33, 40_000, 70_001], device="cuda")  # int64, covering every key
+    values = torch.arange(70_001, device="cuda", dtype=torch.int32)
+    keys, carried = gpuk.sort.segmented_sort(x, offsets, values=values, order="descending")
+    assert isinstance(keys, torch.Tensor) and keys.dtype == torch.int64 and carried.dtype == torch.int32
+    torch.cuda.synchronize()
+    bounds = offsets.tolist()
+    for b, e in zip(bounds[:-1], bounds[1:]):
+        want = torch.sort(x[b:e], descending=True, stable=True)
+        assert torch.equal(keys[b:e], want.values) and torch.equal(carried[b:e], values[b:e][want.indices])
+    with pytest.raises(gpuk.ConfigError, match="must be int64, not int32"):
+        gpuk.sort.segmented_sort(x, offsets.int())
+
+
 def test_cupy_segmented_and_per_channel(gpu):
     cp = _framework("cupy")
     x = cp.random.random(50_000, dtype=cp.float64)

@@ -268,3 +268,71 @@ def test_topk_on_numpy(gpu, dtype, largest, is_sorted):
         assert values.shape == (3, k) and indices.shape == (3, k) and indices.dtype == np.int64
         np.testing.assert_array_equal(indices, want_indices)
         np.testing.assert_array_equal(values, want_values)
+
+
+def segmented_reference(x, begin, end, descending, values=None):
+    """Each segment's stable sort in the sort family's order (-0.0 before +0.0, NaNs equal and last;
+    descending: NaNs first, equal keys in input order); keys in no segment as they are."""
+    keys, carried = x.copy(), None if values is None else values.copy()
+    for b, e in zip(begin, end):
+        if e <= b:
+            continue
+        key = _ordered(x[b:e]).astype(np.int64)
+        order = np.lexsort((np.arange(e - b), -key if descending else key))
+        keys[b:e] = x[b:e][order]
+        if values is not None:
+            carried[b:e] = values[b:e][order]
+    return keys, carried
+
+
+def _bits(x):
+    return x.view(f"u{x.itemsize}")  # bit for bit: NaN payloads and signs, -0.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "int64", "float64"])
+def test_segmented_sort_on_numpy(gpu, dtype):
+    n = 50_021  # a prime: no multiple of a warp, a tile or anything else
+    x = data(dtype, n, low=-50, high=50)  # many ties
+    if dtype.startswith("float"):
+        x[::97], x[1::101], x[2::103], x[3::89] = np.nan, -0.0, 0.0, np.copysign(np.nan, -1)
+    lengths = [0, 1, 31, 32, 33, 0, 4095, 4096, 4097, 9000, 2]
+    offsets = np.concatenate(([0], np.cumsum(lengths), [n])).astype(np.int64)  # the last segment: the rest
+    for descending in (False, True):
+        order = "descending" if descending else "ascending"
+        want, _ = segmented_reference(x, offsets[:-1], offsets[1:], descending)
+        np.testing.assert_array_equal(_bits(gpuk.sort.segmented_sort(x, offsets, order=order)), _bits(want))
+    values = RNG.integers(0, 1 << 60, n).astype(np.uint64)
+    want, want_values = segmented_reference(x, offsets[:-1], offsets[1:], True, values)
+    keys, carried = gpuk.sort.segmented_sort_pairs(x, values, offsets, order="descending")
+    np.testing.assert_array_equal(_bits(keys), _bits(want))
+    np.testing.assert_array_equal(carried, want_values)
+
+
+def test_segmented_sort_shuffled_segments_with_gaps_and_device_arrays(gpu):
+    n = 20_011
+    x = data("float32", n)
+    x[::31] = np.nan
+    begin = np.array([9000, 0, 40, 7, 5000, 300], np.int64)  # [7, 3): empty; keys in no segment stay
+    end = np.array([20_000, 33, 4137, 3, 5001, 300], np.int64)
+    want, want_values = segmented_reference(x, begin, end, False, np.arange(n, dtype=np.float32))
+    got, carried = gpuk.sort.segmented_sort(x, begin=begin, end=end, values=np.arange(n, dtype=np.float32))
+    np.testing.assert_array_equal(_bits(got), _bits(want))  # NumPy in: keys in no segment as they went in
+    np.testing.assert_array_equal(carried, want_values)
+    # On the GPU: device keys and offsets, into out= (keys in no segment keep what out held).
+    keys, b, e = DeviceCopy(x), DeviceCopy(begin), DeviceCopy(end)
+    out = DeviceCopy(np.full(n, -7, np.float32))
+    assert gpuk.sort.segmented_sort(keys.cai(), begin=b.cai(), end=e.cai(), out=out.dlpack(), order="descending") \
+        is not None
+    want_desc, _ = segmented_reference(x, begin, end, True)
+    covered = np.zeros(n, bool)
+    for s0, s1 in zip(begin, end):
+        covered[s0:max(s0, s1)] = True
+    got = out.numpy()
+    np.testing.assert_array_equal(_bits(got[covered]), _bits(want_desc[covered]))
+    assert (got[~covered] == -7).all()
+    # One offsets array on the GPU covering everything, into a new gpuk.DeviceArray.
+    offsets = DeviceCopy(np.array([0, 1, 1, 5000, n], np.int64))
+    new = gpuk.sort.segmented_sort(keys.dlpack(), offsets.cai())
+    assert isinstance(new, gpuk.DeviceArray)
+    want, _ = segmented_reference(x, [0, 1, 1, 5000], [1, 1, 5000, n], False)
+    np.testing.assert_array_equal(_bits(new.numpy()), _bits(want))

@@ -1,5 +1,5 @@
 """Prepared handles (gpuk.Engine.prepare_sizes) on the GPU: a sort, a reduction with a host
-answer, a segmented argmax over every segment count up to its max, a per-channel argmax and
+answer, a segmented argmax and a segmented sort over segment counts up to their max, a per-channel argmax and
 caller-owned scratch, on device memory of gpuk's own; each answer against NumPy. Skipped, with
 the reason, without a GPU."""
 import numpy as np
@@ -67,6 +67,26 @@ def test_a_prepared_segmented_argmax_takes_each_calls_segment_count(gpu):
         h.launch([d_x.ptr, d_off.ptr, d_off.ptr + 8, d_best.ptr], max_n, value=501)
     with pytest.raises(TypeError, match="takes value= \\(the segments, int64\\)"):
         h.launch([d_x.ptr, d_off.ptr, d_off.ptr + 8, d_best.ptr], max_n)
+
+
+def test_a_prepared_segmented_sort_takes_each_calls_segment_count(gpu):
+    e = gpuk.default_engine()
+    max_n, max_segments = 30_011, 64
+    h = e.prepare_sizes("sort", "segmented_sort", "float32", max_n, segments=max_segments, order="descending")
+    assert h.scalar == {"name": "segments", "dtype": "int64"}
+    assert [a["name"] for a in h.arrays] == ["keys_in", "keys_out", "begin_offsets", "end_offsets"]
+    x = RNG.integers(-30, 30, max_n).astype(np.float32)
+    d_x, d_out = upload(e, x), _gpuk.DeviceMemory(e.device, max_n * 4)
+    for n, segments in ((max_n, 64), (5, 9), (4097, 1), (30_000, 63)):  # (5, 9): more segments than keys
+        offsets = np.concatenate(([0], np.sort(RNG.integers(0, n + 1, segments - 1)), [n])).astype(np.int64)
+        d_off = upload(e, offsets)
+        h.launch([d_x.ptr, d_out.ptr, d_off.ptr, d_off.ptr + 8], n, value=segments)
+        got = download(e, d_out, np.float32, n)
+        for b, end in zip(offsets[:-1], offsets[1:]):
+            want = x[b:end][np.argsort(-x[b:end], kind="stable")]
+            np.testing.assert_array_equal(got[b:end], want, err_msg=f"n={n} segments={segments} [{b}, {end})")
+    with pytest.raises(gpuk.ConfigError, match="prepared for 1 to 64 segments"):
+        h.launch([d_x.ptr, d_out.ptr, d_off.ptr, d_off.ptr + 8], 100, value=65)
 
 
 def test_a_prepared_per_channel_argmax_with_step_channels(gpu):

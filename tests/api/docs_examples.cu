@@ -75,17 +75,17 @@ void example(const gpuk::Engine& engine, const float* d_x, const std::int64_t* d
 }  // namespace segments_and_channels
 
 namespace segmented_sort {
-void example(const gpuk::Engine& engine, std::uint64_t n, std::uint64_t segments, const float* d_keys_in,
-             float* d_keys_out, const std::int64_t* d_off, cudaStream_t stream) {
-  gpuk::OperationSpec spec;
-  spec.family = "sort";
-  spec.operation = "segmented_sort";  // or "segmented_sort_pairs", with {"values", "uint32"}
-  spec.dtype = gpuk::DType::float32;
-  spec.n = n;
-  spec.options = {{"segments", std::to_string(segments)}, {"order", "descending"}};
-  gpuk::Operation op = engine.prepare(spec);
-  const gpuk::Scalar count = gpuk::Scalar::of(static_cast<std::int64_t>(segments));
-  op.launch({d_keys_in, d_keys_out, d_off, d_off + 1}, n, stream, &count);  // n + 1 offsets d_off
+void example(const gpuk::Engine& engine, std::uint64_t n, std::uint64_t segments, std::uint64_t max_n,
+             const float* d_keys_in, float* d_keys_out, const std::uint32_t* d_values_in, std::uint32_t* d_values_out,
+             const std::int64_t* d_begin, const std::int64_t* d_end, const std::int64_t* d_off, cudaStream_t stream) {
+  // Segment s is [d_begin[s], d_end[s]) (int64), each sorted on its own, stably; as
+  // cub::DeviceSegmentedSort::SortKeys(temp, bytes, d_keys_in, d_keys_out, n, segments, d_begin, d_end, stream).
+  gpuk::sort::segmented_keys(engine, d_keys_in, d_keys_out, n, segments, d_begin, d_end, stream);
+  gpuk::sort::segmented_pairs(engine, d_keys_in, d_keys_out, d_values_in, d_values_out, n, segments, d_off, d_off + 1,
+                              stream, gpuk::sort::Order::descending);  // n + 1 offsets d_off serve as both
+  // Prepared: up to max_n keys in up to 1000 segments; every call gives its own count.
+  auto s = gpuk::sort::prepare_segmented_pairs<float, std::uint32_t>(engine, max_n, 1000);
+  s(d_keys_in, d_keys_out, d_values_in, d_values_out, n, segments, d_begin, d_end, stream);
 }
 }  // namespace segmented_sort
 
@@ -119,6 +119,9 @@ void example(const gpuk::Engine& engine, std::uint64_t max_n, const float* d_k, 
   // Segments: up to max_n elements in up to max_segments segments; each call gives its count.
   auto seg = gpuk::reduce::prepare_segmented_argmax<float>(engine, max_n, 1000);  // _argmin, _max, _min, _sum
   seg(d_x, d_offsets, d_best, n, segments, stream);                // or d_begin, d_end; segments <= 1000
+  // A segmented sort: up to max_n keys in up to max_segments segments; CUB's begin and end arrays.
+  auto segsort = gpuk::sort::prepare_segmented_keys<float>(engine, max_n, 1000, gpuk::sort::Order::descending);
+  segsort(d_f, d_f_sorted, n, segments, d_offsets, d_offsets + 1, stream);  // segments <= 1000
   // Channels: a fixed channel count, up to max_pixels pixels.
   auto per_channel = gpuk::reduce::prepare_per_channel_argmax<float>(engine, 480 * 640, 17);
   per_channel(d_image, d_best, pixels, stream);                     // pixels <= 480 * 640

@@ -18,6 +18,7 @@ inline std::atomic<std::uint64_t> mallocs{0};
 // memory (cuFuncSetAttribute: a host-only call core makes before each such launch) and every
 // other driver call, while installed.
 inline std::atomic<std::uint64_t> launches{0}, context_queries{0}, opt_ins{0}, other{0};
+inline std::atomic<unsigned> last_grid{0};  // the last launch's grid (x)
 inline DriverApi real;
 inline bool stub_launches = false;
 
@@ -56,6 +57,7 @@ namespace wrap {
 inline CUresult CUDAAPI launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void** args, void** extra) {
   launches.fetch_add(1, std::memory_order_relaxed);
+  last_grid.store(gx, std::memory_order_relaxed);
   return stub_launches ? CUDA_SUCCESS : real.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, args, extra);
 }
 inline CUresult CUDAAPI get_current(CUcontext* c) {

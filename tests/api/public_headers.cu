@@ -1,7 +1,8 @@
 // An application's .cu file, compiled by nvcc as C++17 (gpuk_api_cuda17, built with the tests):
 // every public header together, and the typed calls and prepared handles instantiated as an
 // application would write them (typed pointers, a search value of another type, n = 0, the sort
-// options, caller-owned scratch, segmented and per-channel reductions, a tuning policy).
+// options, caller-owned scratch, segmented and per-channel reductions, segmented sorts, a tuning
+// policy).
 #include "gpuk/dtype.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/gpuk.hpp"
@@ -79,6 +80,17 @@ void application(const gpuk::Engine& engine, float* d_x, float* d_y, std::uint32
   auto per_channel = gpuk::reduce::prepare_per_channel_argmax<float>(engine, 480 * 640, 17);
   per_channel(d_x, d_best, 480 * 640, stream);
   (void)per_channel.max_pixels();
+  // Segmented sorts in CUB's order (n, segments, begin, end): int64 or long long offsets.
+  const long long* d_ll = reinterpret_cast<const long long*>(d_index);
+  gpuk::sort::segmented_keys(engine, d_x, d_y, n, 4, d_index, d_index + 1, stream);
+  gpuk::sort::segmented_pairs(engine, d_u, d_v, d_values, d_values_out, n, 4, d_ll, d_ll + 1, stream,
+                              gpuk::sort::Order::descending);
+  auto seg_keys = gpuk::sort::prepare_segmented_keys<float>(engine, n, 1000);
+  seg_keys(d_x, d_y, n, 4, d_index, d_index + 1, stream);
+  auto seg_pairs = gpuk::sort::prepare_segmented_pairs<std::uint32_t, int>(engine, n, 1000, {}, gpuk::Scratch::caller);
+  seg_pairs.use_scratch(d_v, seg_pairs.scratch_bytes(), stream);
+  seg_pairs(d_u, d_v, d_values, d_values_out, n, 4, d_ll, d_ll + 1, stream);
+  (void)seg_pairs.max_segments();
   // Captured into a CUDA graph after it is prepared (docs/api.md, "Graph capture").
   cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
   amax(d_x, d_best, n, stream);

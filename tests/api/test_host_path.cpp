@@ -5,8 +5,8 @@
 // allocation, module load, copy, memset or wait), and allocates no host memory while n repeats or
 // alternates between sizes it has met (a few plans are kept). Issue 28's "zero
 // allocations and zero compiles after prepare", checked on every machine; the GPU side of it is
-// tests/gpu/test_api_handles_gpu.cpp. And the Engine's public description of its device
-// (Engine::device()), as the fake driver describes itself.
+// tests/gpu/test_api_handles_gpu.cpp. The segmented sort's counts and refusals. And the Engine's
+// public description of its device (Engine::device()), as the fake driver describes itself.
 #include <doctest/doctest.h>
 #include <nvrtc.h>
 
@@ -73,6 +73,7 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
   auto seg = reduce::prepare_segmented_argmax<float>(engine, max_n, 100);
   auto channels = reduce::prepare_per_channel_argmax<float>(engine, max_n / 17, 17);
   auto sorter = sort::prepare_pairs<float, std::uint32_t>(engine, max_n);
+  auto segsort = sort::prepare_segmented_pairs<float, std::uint32_t>(engine, max_n, 100);
   const auto* d_v = reinterpret_cast<const std::uint32_t*>(values.get());
   auto* d_vo = reinterpret_cast<std::uint32_t*>(values_out.get());
   auto* d_sorted = reinterpret_cast<float*>(out.get());
@@ -92,6 +93,9 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
        [&](std::uint64_t n) { channels(d_x, d_best, n / 17, stream.get()); }, max_n},
       {"prepare_pairs<float, uint32>",
        [&](std::uint64_t n) { sorter(d_x, d_sorted, d_v, d_vo, n, stream.get()); }, 3000},
+      {"prepare_segmented_pairs<float, uint32> (100 segments)",
+       [&](std::uint64_t n) { segsort(d_x, d_sorted, d_v, d_vo, n, 100, d_offsets, d_offsets + 1, stream.get()); },
+       max_n},
   };
   for (const Case& c : cases) {
     const std::string what = c.what;
@@ -134,6 +138,81 @@ TEST_CASE("a prepared handle's call asks the driver for its launches and one con
                  << " mallocs (its new plan)");
   }
   if (!kMallocsCounted) MESSAGE("mallocs not counted: AddressSanitizer owns malloc in this build");
+}
+
+TEST_CASE("segmented sort from C++: the count is the launch's scalar, nothing is launched for none, refusals") {
+  if (!fake_driver_here()) {
+    MESSAGE("SKIPPED: this program runs on tests/api/fake_driver.cpp (LD_LIBRARY_PATH=build/tests/fake_driver)");
+    return;
+  }
+  EngineOptions options;
+  options.tuning = TuningPolicy::none();
+  const Engine engine(options);
+  const Stream stream;
+  const std::uint64_t max_n = 3000;
+  DeviceBuffer keys(max_n * 8), keys_out(max_n * 8), values(max_n * 8), values_out(max_n * 8), offsets(1001 * 8);
+  const auto* d_k = reinterpret_cast<const std::int64_t*>(keys.get());
+  auto* d_ko = reinterpret_cast<std::int64_t*>(keys_out.get());
+  const auto* d_v = reinterpret_cast<const double*>(values.get());
+  auto* d_vo = reinterpret_cast<double*>(values_out.get());
+  const auto* d_off = reinterpret_cast<const std::int64_t*>(offsets.get());
+  const sort::Options descending(sort::Order::descending);
+
+  // More segments than keys are fine (the extra ones empty), as in CUB; the handle's smallest
+  // size buckets are prepared for all 1000 of them.
+  auto h = sort::prepare_segmented_pairs<std::int64_t, double>(engine, max_n, 1000, descending);
+  CHECK(h.max_segments() == 1000);
+  for (const std::uint64_t segments : {std::uint64_t{1}, std::uint64_t{37}, std::uint64_t{1000}}) {
+    const std::uint64_t n = segments == 1000 ? 7 : 2999;
+    const Counted c = count([&] { h(d_k, d_ko, d_v, d_vo, n, segments, d_off, d_off + 1, stream.get()); });
+    CHECK(c.launches == 2);  // the warp bin's launch, then the block bin's: one block per segment
+    CHECK(counts::last_grid.load() == segments);
+    CHECK(c.other == 0);
+  }
+  // n = 0 or no segments: nothing at all, on the handle and in the typed calls.
+  const Counted none = count([&] {
+    h(d_k, d_ko, d_v, d_vo, 0, 5, d_off, d_off + 1, stream.get());
+    h(d_k, d_ko, d_v, d_vo, 100, 0, d_off, d_off + 1, stream.get());
+    sort::segmented_keys(engine, d_k, d_ko, 0, 5, d_off, d_off + 1, stream.get());
+    sort::segmented_pairs(engine, d_k, d_ko, d_v, d_vo, 100, 0, d_off, d_off + 1, stream.get());
+  });
+  CHECK(none.launches + none.context_queries + none.other == 0);
+  // A typed call prepares its Operation for this count (the handle's variant: compiled once) and
+  // launches it.
+  const auto typed_call = [&] {
+    sort::segmented_pairs(engine, d_k, d_ko, d_v, d_vo, 2000, 3, d_off, d_off + 1, stream.get(), descending);
+  };
+  typed_call();
+  const Counted typed = count(typed_call);
+  CHECK(typed.launches == 2);
+  CHECK(counts::last_grid.load() == 3);
+
+  // Refused before anything is enqueued: more segments than prepared, outputs overlapping inputs.
+  const Counted refused = count([&] {
+    CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, d_vo, 100, 1001, d_off, d_off + 1, stream.get()),
+                         "this segmented sort was prepared for up to 1000 segments; 1001 need a handle prepared for "
+                         "them",
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(h(d_k, const_cast<std::int64_t*>(d_k), d_v, d_vo, 100, 4, d_off, d_off + 1, stream.get()),
+                         doctest::Contains("keys_out and keys_in overlap; a segmented sort is out of place"),
+                         ConfigError);
+    auto* d_vo_in_keys = reinterpret_cast<double*>(d_ko + 50);
+    CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, d_vo_in_keys, 100, 4, d_off, d_off + 1, stream.get()),
+                         doctest::Contains("keys_out and values_out overlap"), ConfigError);
+    CHECK_THROWS_WITH_AS(h(d_k, d_ko, d_v, d_vo, 100, 4, d_off, reinterpret_cast<const std::int64_t*>(d_vo) + 99,
+                           stream.get()),
+                         doctest::Contains("values_out and end_offsets overlap"), ConfigError);
+    CHECK_THROWS_WITH_AS(sort::segmented_keys(engine, d_k, d_ko, 100, 4, d_off, d_off + 1, stream.get(),
+                                              sort::Options(sort::Order::ascending, 0, 16)),
+                         doctest::Contains("segmented_sort sorts by the whole key"), ConfigError);
+  });
+  CHECK(refused.launches == 0);
+  // A handle for no segments (or no keys) prepares nothing and serves only calls that launch nothing.
+  auto empty = sort::prepare_segmented_keys<float>(engine, max_n, 0);
+  CHECK(empty.scratch_bytes() == 0);
+  CHECK_THROWS_AS(empty(reinterpret_cast<const float*>(d_k), reinterpret_cast<float*>(d_ko), 10, 1, d_off, d_off + 1,
+                        stream.get()),
+                  ConfigError);
 }
 
 TEST_CASE("the counters see what they claim to: a prepare and a typed call's first call are counted") {

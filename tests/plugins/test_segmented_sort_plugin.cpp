@@ -146,7 +146,14 @@ TEST_CASE("segment offsets: equal and power-law segmentations of n, and the offs
   CHECK_THROWS_WITH_AS((sort::segmented_sort_on_host<float, std::uint32_t>(k, nullptr, std::vector<std::int64_t>{0, 5},
                                                                           order_of(false, DType::float32), o.data(), v.data())),
                        doctest::Contains("outside [0, 4]"), Error);
-  CHECK_THROWS_WITH_AS(sort::check_segments({11, false}, 10), "segments (11) must be at most n (10)", ConfigError);
+  // More segments than keys, as CUB allows: the extra ones are empty (a prepared handle's first
+  // size buckets hold fewer keys than its segment count).
+  CHECK_NOTHROW(sort::check_segments({11, false}, 10));
+  CHECK(sort::segment_offsets({11, false}, 10) == std::vector<std::int64_t>{0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK_THROWS_WITH_AS(sort::check_segments({std::uint64_t{1} << 31, false}, 10),
+                       "segments must be fewer than 2^31, not 2147483648", ConfigError);
+  CHECK_THROWS_WITH_AS(sort::check_segments({1, false}, (std::uint64_t{1} << 32) - 1),
+                       "segmented_sort takes fewer than 2^32 - 1 keys, not 4294967295", ConfigError);
 }
 
 TEST_CASE("segmented_sort configs: segments and segment_lengths are checked, and segmented_sort's alone") {
@@ -173,7 +180,8 @@ TEST_CASE("segmented_sort configs: segments and segment_lengths are checked, and
     }
     return std::string();
   };
-  CHECK(error(base + "segments: 5000\n").find("segments (5000) must be at most n (4096)") != std::string::npos);
+  CHECK(error(base + "segments: 5000\n").empty());  // 904 of them empty
+  CHECK(error(base + "segments: 2147483648\n").find("segments must be fewer than 2^31") != std::string::npos);
   CHECK(error(base + "segments: 0\n").find("segments must be at least 1") != std::string::npos);
   CHECK(error(base + "segment_lengths: zipf\n").find("segment_lengths") != std::string::npos);
   CHECK(error(base + "begin_bit: 4\n").find("sorts by the whole key") != std::string::npos);

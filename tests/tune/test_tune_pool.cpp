@@ -402,26 +402,28 @@ TEST_CASE("with the GPUs planned for, the pool does not wait for the workers' st
   test::FakeMeasurer one;
   const TuneResult alone = tune(space, one, options());
   const auto slow = [](int ordinal) -> std::unique_ptr<WorkerSession> {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a context, the data, the reference
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // a context, the data, the reference
     return std::make_unique<FakeSession>(ordinal, "Fake GPU", nullptr);
   };
   const auto count = std::make_shared<CompileCount>();
   const auto start = std::chrono::steady_clock::now();
   WorkerPool pool(space, {0, 1}, slow, counting_wave(count), planned_fakes({0, 1}));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(took < 0.3);  // greeted at the first request, not here
+  // Greeted at the first request, not here: well under the workers' second of start even where
+  // forking is slow (a sanitizer build's large mappings, a loaded machine).
+  CHECK(took < 0.75);
   CHECK(pool.group_by_model() == std::vector<std::vector<std::size_t>>{{0, 1}});
   const auto m = pool.measurer({0, 1});
   CHECK(m->limits().sm_count == 132);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the parent busy elsewhere
+  std::this_thread::sleep_for(std::chrono::milliseconds(1750));  // the parent busy elsewhere
   const TuneResult pooled = tune(space, *m, options());
   REQUIRE(pooled.winner());
   CHECK(pooled.winner()->label == alone.winner()->label);
   CHECK(pooled.count(Status::ok) == alone.count(Status::ok));
   for (std::size_t w = 0; w < 2; ++w) {
     // Fork to hello by the worker's clock: not the later moment the parent greeted it.
-    CHECK(pool.workers()[w].start_seconds >= 0.4);
-    CHECK(pool.workers()[w].start_seconds < 1.0);
+    CHECK(pool.workers()[w].start_seconds >= 1.0);
+    CHECK(pool.workers()[w].start_seconds < 1.75);
   }
 }
 

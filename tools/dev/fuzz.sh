@@ -13,7 +13,7 @@ cmake --preset sanitize > /dev/null
 cmake --build --preset sanitize --target gpuk_cpu_tests gpuk_declared_tests fuzz_config fuzz_kernel_file fuzz_declaration fuzz_metric fuzz_npy \
   fuzz_cell_file
 status=0
-ctest --preset sanitize || status=$?
+ctest --preset sanitize -j "$(nproc)" || status=$?  # the CPU tests run as two halves side by side
 
 artifacts=build-sanitize/fuzz-artifacts
 mkdir -p "$artifacts"

@@ -5,6 +5,7 @@
 //   gpuk::sort::keys(engine, d_keys_in, d_keys_out, n, stream);                 // asynchronous
 //   gpuk::sort::pairs(engine, d_keys_in, d_keys_out, d_values_in, d_values_out, n, stream);
 //   gpuk::sort::topk(engine, d_keys, d_values, d_indices, n, k, stream);        // the k largest
+//   gpuk::sort::segmented_keys(engine, d_keys_in, d_keys_out, n, segments, d_begin, d_end, stream);
 //
 // Every sort is stable, descending too. Floats sort in IEEE total order (-0.0 before +0.0) with
 // every NaN after +inf: last ascending, first descending, in input order; or, with
@@ -15,8 +16,10 @@
 // beyond (Operation::arrays() says which).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "gpuk/gpuk.hpp"
 #include "gpuk/sort_ops.hpp"
@@ -60,6 +63,19 @@ inline OperationSpec topk_spec(DType keys, std::uint64_t n, std::uint64_t k, con
   if (!o.sorted) s.options["sorted"] = "false";
   if (o.floats == FloatOrder::cub && (keys == DType::float32 || keys == DType::float64)) s.options["float_order"] = "cub";
   return s;
+}
+// A segmented sort's spec: `segments` is the most a call sorts (each call's count is its launch's
+// scalar); no segments are spelled as one, and launch nothing.
+inline OperationSpec segmented_spec(Op op, DType keys, std::uint64_t n, std::uint64_t segments, const Options& o,
+                                    const char* values = nullptr) {
+  OperationSpec s = spec(op, keys, n, o, values);
+  s.options["segments"] = std::to_string(segments > 0 ? segments : 1);
+  return s;
+}
+// The offsets are int64 device arrays, as CUB's are most often (std::int64_t or long long).
+template <class O> constexpr void check_offsets() {
+  static_assert(std::is_integral_v<O> && std::is_signed_v<O> && sizeof(O) == 8,
+                "gpuk: segmented sort offsets are int64 (std::int64_t)");
 }
 template <class I> void check_indices(std::uint64_t n) {
   static_assert(std::is_same_v<I, std::uint32_t> || std::is_same_v<I, std::uint64_t>,
@@ -113,6 +129,39 @@ void topk(const Engine& e, const K* d_keys, K* d_values, std::int64_t* d_indices
   const OperationSpec spec = detail::topk_spec(dtype_of<K>(), n, k, options);
   if (n == 0 || k == 0) return;
   e.launch(spec, {d_keys, d_values, d_indices}, stream);
+}
+
+// Segmented sorts, as cub::DeviceSegmentedSort::SortKeys / SortPairs (argument order and
+// meaning): segment s is [d_begin_offsets[s], d_end_offsets[s]) of the n keys, empty when end <=
+// begin, sorted on its own, stably, in the options' order and float order (begin_bit and end_bit
+// are sort's: a ConfigError here). The offsets are int64 device arrays (one per segment; with
+// segments + 1 offsets d_off, pass d_off and d_off + 1), every one within [0, n], segments not
+// overlapping: not checked (the offsets stay on the device): an offset outside [0, n] reads and
+// writes outside the arrays, as in CUB. Keys outside every segment are not written. Out of place:
+// an output that overlaps an input is a ConfigError. Fewer than 2^31 segments, fewer than
+// 2^32 - 1 keys. n = 0 or segments = 0 launches nothing. Each segment count is its own cached
+// Operation (Engine::launch's cache); a prepared handle serves every count up to its max.
+template <class K, class O>
+void segmented_keys(const Engine& e, const K* d_keys_in, K* d_keys_out, std::uint64_t n, std::uint64_t segments,
+                    const O* d_begin_offsets, const O* d_end_offsets, CUstream stream, const Options& options = {}) {
+  detail::check_offsets<O>();
+  const OperationSpec spec = detail::segmented_spec(Op::segmented_sort, dtype_of<K>(), n, segments, options);
+  if (n == 0 || segments == 0) return;
+  const Scalar count = Scalar::of(static_cast<std::int64_t>(segments));
+  e.launch(spec, {d_keys_in, d_keys_out, d_begin_offsets, d_end_offsets}, stream, &count);
+}
+
+// The same, carrying each key's value along (V: any trivially copyable 4- or 8-byte type).
+template <class K, class V, class O>
+void segmented_pairs(const Engine& e, const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out,
+                     std::uint64_t n, std::uint64_t segments, const O* d_begin_offsets, const O* d_end_offsets,
+                     CUstream stream, const Options& options = {}) {
+  detail::check_offsets<O>();
+  const OperationSpec spec =
+      detail::segmented_spec(Op::segmented_sort_pairs, dtype_of<K>(), n, segments, options, detail::value_name<V>());
+  if (n == 0 || segments == 0) return;
+  const Scalar count = Scalar::of(static_cast<std::int64_t>(segments));
+  e.launch(spec, {d_keys_in, d_keys_out, d_values_in, d_values_out, d_begin_offsets, d_end_offsets}, stream, &count);
 }
 
 // Prepared sorts: every size bucket of [1, max_n] chosen, compiled, loaded and given its scratch
@@ -173,6 +222,69 @@ template <class K> class PreparedTopK : public PreparedHandle {
   }
 };
 
+// Prepared segmented sorts: up to max_n keys in up to max_segments segments, every size bucket
+// of [1, max_n] prepared for max_segments (so that no call compiles or allocates); a call takes
+// any count from 0 to max_segments (more: a ConfigError before anything is enqueued) and int64
+// offsets as the typed calls do. n = 0 or segments = 0 launches nothing.
+//
+//   auto s = gpuk::sort::prepare_segmented_pairs<float, std::uint32_t>(engine, max_n, max_segments);
+//   s(d_keys, d_keys_out, d_values, d_values_out, n, segments, d_begin, d_end, stream);
+class PreparedSegmented : public PreparedHandle {
+ public:
+  std::uint64_t max_segments() const { return max_segments_; }
+
+ protected:
+  PreparedSegmented(const Engine& e, OperationSpec spec, std::uint64_t max_n, std::uint64_t max_segments,
+                    Scratch scratch)
+      : PreparedHandle(e, serving(std::move(spec), max_n, max_segments), scratch), max_segments_(max_segments) {}
+  void launch(std::initializer_list<DeviceAddress> arrays, std::uint64_t n, std::uint64_t segments, CUstream stream) {
+    if (n == 0 || segments == 0) return;  // nothing to sort: nothing is launched
+    if (segments > max_segments_)
+      throw ConfigError("this segmented sort was prepared for up to " + std::to_string(max_segments_) +
+                        " segments; " + std::to_string(segments) + " need a handle prepared for them");
+    const Scalar count = Scalar::of(static_cast<std::int64_t>(segments));
+    sizes_.launch(arrays, n, stream, &count);
+  }
+
+ private:
+  // max_segments = 0 serves no segments at all: nothing is prepared (the spec is still checked).
+  static OperationSpec serving(OperationSpec spec, std::uint64_t max_n, std::uint64_t max_segments) {
+    spec.n = max_segments > 0 ? max_n : 0;
+    return spec;
+  }
+  std::uint64_t max_segments_;
+};
+
+template <class K> class PreparedSegmentedKeys : public PreparedSegmented {
+ public:
+  PreparedSegmentedKeys(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments, const Options& options,
+                        Scratch scratch = Scratch::owned)
+      : PreparedSegmented(e, detail::segmented_spec(Op::segmented_sort, dtype_of<K>(), max_n, max_segments, options),
+                          max_n, max_segments, scratch) {}
+  template <class O>
+  void operator()(const K* d_keys_in, K* d_keys_out, std::uint64_t n, std::uint64_t segments,
+                  const O* d_begin_offsets, const O* d_end_offsets, CUstream stream) {
+    detail::check_offsets<O>();
+    launch({d_keys_in, d_keys_out, d_begin_offsets, d_end_offsets}, n, segments, stream);
+  }
+};
+
+template <class K, class V> class PreparedSegmentedPairs : public PreparedSegmented {
+ public:
+  PreparedSegmentedPairs(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments, const Options& options,
+                         Scratch scratch = Scratch::owned)
+      : PreparedSegmented(e,
+                          detail::segmented_spec(Op::segmented_sort_pairs, dtype_of<K>(), max_n, max_segments, options,
+                                                 detail::value_name<V>()),
+                          max_n, max_segments, scratch) {}
+  template <class O>
+  void operator()(const K* d_keys_in, K* d_keys_out, const V* d_values_in, V* d_values_out, std::uint64_t n,
+                  std::uint64_t segments, const O* d_begin_offsets, const O* d_end_offsets, CUstream stream) {
+    detail::check_offsets<O>();
+    launch({d_keys_in, d_keys_out, d_values_in, d_values_out, d_begin_offsets, d_end_offsets}, n, segments, stream);
+  }
+};
+
 template <class K>
 PreparedKeys<K> prepare_keys(const Engine& e, std::uint64_t max_n, const Options& options = {},
                              Scratch scratch = Scratch::owned) {
@@ -193,6 +305,17 @@ template <class K>
 PreparedTopK<K> prepare_topk(const Engine& e, std::uint64_t max_n, std::uint64_t k, const TopKOptions& options = {},
                              Scratch scratch = Scratch::owned) {
   return {e, max_n, k, options, scratch};
+}
+
+template <class K>
+PreparedSegmentedKeys<K> prepare_segmented_keys(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                const Options& options = {}, Scratch scratch = Scratch::owned) {
+  return {e, max_n, max_segments, options, scratch};
+}
+template <class K, class V>
+PreparedSegmentedPairs<K, V> prepare_segmented_pairs(const Engine& e, std::uint64_t max_n, std::uint64_t max_segments,
+                                                     const Options& options = {}, Scratch scratch = Scratch::owned) {
+  return {e, max_n, max_segments, options, scratch};
 }
 
 }  // namespace gpuk::sort
