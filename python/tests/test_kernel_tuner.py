@@ -50,6 +50,7 @@ class FakeTuner:
 
     def __init__(self, fail=None):
         self.fail = fail or {}
+        self.notes = []
         self.calls = []
 
     def __call__(self, config, arrays, answers, constants, verify, journal, devices, quiet):
@@ -68,7 +69,7 @@ class FakeTuner:
                             "compile_time": 30.0, "verification_time": 1.0 if ok else 0.0,
                             "benchmark_time": 2.0 if ok else 0.0})
         return {"results": results, "best": None, "device": {"name": "Fake GPU", "arch": "sm_90"},
-                "notes": ["fake"], "strategy": config["strategy"], "wall_seconds": 0.1, "compile": {}}
+                "notes": ["fake"] + self.notes, "strategy": config["strategy"], "wall_seconds": 0.1, "compile": {}}
 
 
 @pytest.fixture
@@ -134,7 +135,8 @@ def test_results_come_back_in_kernel_tuners_form_with_failures_marked_and_never_
     assert type(bad[128]) is CompilationFailedConfig and "shared data" in bad[128].reason
     assert isinstance(bad[192], WrongAnswerConfig) and isinstance(bad[192], RuntimeFailedConfig)
     assert type(bad[320]) is RuntimeFailedConfig
-    assert all(results[i]["time"] is results[i]["__error__"] for i in (0, 1, 3))
+    # Kernel Tuner 1.5's form: the mark in "__error__", no "time" (kernel_tuner/core.py compile_and_benchmark)
+    assert all("time" not in results[i] and "times" not in results[i] for i in (0, 1, 3))
     assert repr(bad[128]) == "CompilationFailedConfig" and isinstance(bad[128], ErrorConfig)
     good = results[2]
     assert good["time"] == pytest.approx(0.01) and good["times"] == [pytest.approx(0.01)] * 7
@@ -148,6 +150,25 @@ def test_results_come_back_in_kernel_tuners_form_with_failures_marked_and_never_
     assert env["total_compile_time"] == pytest.approx(120.0)
     json.dumps(results)  # scripts dump them (Kernel Tuner's matmul example)
     assert kernel_tuner.util.get_best_config(results, "time") is good
+
+
+def test_without_an_answer_the_configurations_that_differ_from_the_first_are_counted_and_said(fake, capsys):
+    # gpuk compares each configuration with the first one's outputs where nothing else is given;
+    # those that differ are not ranked, which Kernel Tuner (checking nothing) does not do: said.
+    fake.notes = ["no answer given: verified against the first variant's outputs (block_size_x=128)"]
+    fake.fail = {(192,): ("wrong answer", "c: 3 of 1000 differ"), (320,): ("wrong answer", "c: 1 of 1000 differs")}
+    args, _ = vector_args()
+    results, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args,
+                                            {"block_size_x": [128, 192, 256, 320]})
+    said = [n for n in env["gpuk_notes"] if "differ from the first configuration's" in n]
+    assert len(said) == 1 and said[0].startswith("2 of 4 configurations' outputs differ") and "answer=" in said[0]
+    assert "gpuk: 2 of 4 configurations' outputs differ" in capsys.readouterr().out
+    # With an answer, a wrong answer is just that: no such note.
+    fake.notes = []
+    results, env = kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args,
+                                            {"block_size_x": [128, 192, 256, 320]},
+                                            answer=[vector_args()[1], None, None, None], quiet=True)
+    assert not [n for n in env["gpuk_notes"] if "differ from the first" in n]
 
 
 def test_every_failure_leaves_no_best_config(fake):
@@ -210,6 +231,22 @@ def test_grid_divisors_and_problem_sizes_as_expressions_callables_and_parameter_
     assert {(p["block_size_x"], p["threads_per_row"]): p["grid_size_x"] for p in config["points"]} == {
         (32, 1): 32, (32, 32): 1000, (64, 1): 16, (64, 32): 500, (128, 1): 8, (128, 32): 250}
     assert all("grid_size_x" not in r for r in results) and len(results) == 6
+
+
+def test_integer_outputs_are_compared_exactly_as_gpuk_takes_them():
+    """gpuk refuses a tolerance for an integer output ("integers are compared exactly"): an int32
+    output (point-in-polygon's bitmap), with an answer or without, gets none; a float one gets
+    numpy.allclose's."""
+    code = "__global__ void k(int *bitmap, float *y, const float *x) {}"
+    args = [np.zeros(10, np.int32), np.zeros(10, np.float32), np.ones(10, np.float32)]
+    for answer in ([np.ones(10, np.int32), np.ones(10, np.float32), None], None):
+        t = translate_call(dict(kernel_name="k", kernel_source=code, problem_size=10, arguments=args,
+                                tune_params={"block_size_x": [32]}, answer=answer, atol=0.5))
+        try:
+            assert t.config["compare"] == {"y": {"atol": 0.5, "rtol": 1e-5}}
+            assert [a.get("role") for a in t.config["declare"]["args"]] == ["inout", "inout", "in"]
+        finally:
+            t.kernel_dir.close()
 
 
 def test_block_size_names_smem_args_cmem_args_defines_and_compiler_options():
@@ -420,11 +457,8 @@ def test_the_docs_page_has_the_option_table_as_the_code_has_it(repo):
     assert options.markdown_table({"params": options.RUN_OPTIONS["params"]}) in page
 
 
-def test_run_kernel_refuses_what_gpuk_kernel_cannot_do_before_the_gpu():
+def test_run_kernel_refuses_what_kernel_tuners_refuses_before_the_gpu():
     args, _ = vector_args()
-    with pytest.raises(gpuk.ConfigError, match="run_kernel: cmem_args"):
-        kernel_tuner.run_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": 64},
-                                cmem_args={"c": np.zeros(4, np.float32)})
     with pytest.raises(gpuk.ConfigError, match="run_kernel: params must be a dict"):
         kernel_tuner.run_kernel("vector_add", VECTOR_ADD, 1000, args, [64])
     with pytest.raises(TypeError, match="answer"):  # a keyword run_kernel lacks, as in Kernel Tuner
@@ -543,3 +577,37 @@ def test_with_cuda_started_by_another_library_gpuk_starts_it_too_before_the_swee
     args, _ = vector_args()
     kernel_tuner.tune_kernel("vector_add", VECTOR_ADD, 1000, args, {"block_size_x": [64]}, device=[1], quiet=True)
     assert started == [1] and len(fake.calls) == 1
+
+
+def test_cccl_headers_come_from_cuda_home_and_cub_cuh_is_its_device_code(tmp_path, monkeypatch):
+    """Kernel Tuner's rule (CUDA_HOME, CUDA_PATH, CUDA_ROOT), CUDA 13's include/cccl; cub.cuh keeps
+    the block, warp and thread levels of the toolkit's own (NVRTC compiles no host code)."""
+    from pathlib import Path
+    from gpuk.kernel_tuner import toolkit
+    cccl = tmp_path / "cuda" / "include" / "cccl"
+    for library in ("cub/block", "cub/device", "thrust", "cuda/std", "nv"):
+        (cccl / library).mkdir(parents=True)
+    (cccl / "cub" / "cub.cuh").write_text(
+        "#pragma once\n#include <cub/config.cuh>\n#include <cub/block/block_reduce.cuh>\n"
+        "#include <cub/device/device_reduce.cuh>\n#include <cub/warp/warp_scan.cuh>\n"
+        "#include <cub/thread/thread_load.cuh>\n#include <cub/util_device.cuh>\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert toolkit.cccl_dir() == cccl
+    assert toolkit.includes_cccl(["#include <cub/cub.cuh>\n"]) and not toolkit.includes_cccl(['#include "my.h"\n'])
+    include = tmp_path / "kernels" / "include"
+    include.parent.mkdir()
+    assert toolkit.link_cccl(include)
+    assert sorted(p.name for p in include.iterdir()) == ["cub", "cuda", "nv", "thrust"]
+    assert (include / "thrust").resolve() == cccl / "thrust"
+    assert (include / "cub" / "block").resolve() == cccl / "cub" / "block"
+    umbrella = (include / "cub" / "cub.cuh").read_text().splitlines()
+    assert [line for line in umbrella if line.startswith("#include")] == [
+        "#include <cub/block/block_reduce.cuh>", "#include <cub/warp/warp_scan.cuh>",
+        "#include <cub/thread/thread_load.cuh>"]
+    code = "#include <cub/cub.cuh>\n__global__ void k(float *x) {}\n"
+    t = translate_call(dict(kernel_name="k", kernel_source=code, problem_size=10,
+                            arguments=[np.zeros(10, np.float32)], tune_params={"block_size_x": [32]}))
+    try:
+        assert (Path(t.kernel_dir.path) / "include" / "cub" / "cub.cuh").is_file()
+    finally:
+        t.kernel_dir.close()

@@ -172,6 +172,10 @@ CUresult CUDAAPI cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamQuery(CUstream) { return CUDA_SUCCESS; }
 CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext* c) { *c = fake_context(); return CUDA_SUCCESS; }
+// gpuk's Python module (python/src/cuda_memory.cpp) loads these two as well: a stream waits for
+// nothing here, and no pointer is the driver's (a caller's array is host memory, as it says).
+CUresult CUDAAPI cuStreamWaitEvent(CUstream, CUevent, unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) { return CUDA_ERROR_INVALID_VALUE; }
 CUresult CUDAAPI cuModuleLoadData(CUmodule* m, const void* image) {
   auto* module = new FakeModule;
   read_globals(static_cast<const char*>(image), *module);

@@ -81,6 +81,9 @@ TEST_CASE("tune_kernel: inputs from memory, an answer per output, every variant 
     CHECK(v.metrics.count("Gelem/s"));
     CHECK(v.metrics.count("GB/s"));
     CHECK(v.params.size() == 2);
+    // the workers' compile and verification times, shared out (Kernel Tuner's per-result times)
+    CHECK(v.compile_ms > 0);
+    CHECK(v.verification_ms > 0);
   }
   CHECK(t.strategy == "exhaustive");
   CHECK(!t.device_name.empty());

@@ -68,7 +68,9 @@ const DeclaredArg* array_arg(const Declaration& d, const std::string& name) {
 
 // The first point of the space, in its order, that its constraints and points allow on a block of
 // 1024 threads and 48 KiB: without an answer, every variant is verified against its outputs.
-std::optional<Candidate> first_point(const Space& space, const TuneSpec& t, const FamilyPlugin& plugin) {
+// The space's first `most` points that pass its constraints and limits, in order.
+std::vector<Candidate> first_points(const Space& space, const TuneSpec& t, const FamilyPlugin& plugin,
+                                    std::size_t most) {
   const Problem problem = problem_of(t.run);
   DeviceInfo generous;
   generous.sm_count = 1;
@@ -76,9 +78,10 @@ std::optional<Candidate> first_point(const Space& space, const TuneSpec& t, cons
   const LaunchLimits limits = launch_limits(problem, generous);
   const std::vector<std::string> leading = plugin.template_args(problem);
   constexpr std::uint64_t kMostTried = 1000000;
-  for (std::uint64_t i = 0; i < space.size() && i < kMostTried; ++i)
-    if (!space.prune(space.at(i), leading, limits)) return space.at(i);
-  return std::nullopt;
+  std::vector<Candidate> out;
+  for (std::uint64_t i = 0; i < space.size() && i < kMostTried && out.size() < most; ++i)
+    if (!space.prune(space.at(i), leading, limits)) out.push_back(space.at(i));
+  return out;
 }
 
 // The request's data and checks on the spec of its config.
@@ -133,12 +136,20 @@ void apply_request(TuneSpec& t, const TuneRequest& r, const Space& space, const 
     spec.reference_kernel.clear();
     spec.expected.clear();
   } else if (spec.reference_kernel.empty() && spec.expected.empty()) {
-    const auto first = first_point(space, t, plugin);
-    if (!first) throw ConfigError(where + ": no point of the space passes its constraints");
-    spec.reference_kernel = space.files()[first->file].file->name;
-    spec.reference_params = space.params(*first);
+    // The first point, or where it does not compile (too much shared memory) the next of the
+    // same file that does: a point that fails to compile fails alone, as in the sweep.
+    constexpr std::size_t kReferencesTried = 16;
+    const std::vector<Candidate> firsts = first_points(space, t, plugin, kReferencesTried);
+    if (firsts.empty()) throw ConfigError(where + ": no point of the space passes its constraints");
+    const Candidate& first = firsts.front();
+    spec.reference_kernel = space.files()[first.file].file->name;
+    spec.reference_params = space.params(first);
+    spec.reference_fallbacks.clear();
+    for (std::size_t i = 1; i < firsts.size(); ++i)
+      if (firsts[i].file == first.file) spec.reference_fallbacks.push_back(space.params(firsts[i]));
     spec.verify = true;
-    notes.push_back("no answer given: verified against the first variant's outputs (" + space.label(*first) + ")");
+    notes.push_back("no answer given: verified against the first variant's outputs (" + space.label(first) + ")" +
+                    (spec.reference_fallbacks.empty() ? "" : ", or where it does not compile the next that does"));
   }
   if (r.verify) {
     spec.verify = true;
@@ -196,7 +207,12 @@ TuneResults results_of(const TuneReport& report, const TuneSpec& t, const Space&
     measured += e.outcome.status == Status::ok || e.outcome.status == Status::invalid;
     compiled += e.outcome.status != Status::pruned;
   }
-  const SweepTimes& times = r.times;
+  // A sweep on worker processes compiles and verifies there: their times, added to the parent's.
+  SweepTimes times = r.times;
+  for (const auto& worker : report.worker_times) {
+    times.compile_wall += worker.second.compile_wall;
+    times.verify += worker.second.verify;
+  }
   for (const auto& e : r.evaluations) {
     TunedVariant v;
     v.params = e.params;

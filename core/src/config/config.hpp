@@ -61,6 +61,10 @@ struct RunSpec {
   std::map<std::string, DataSpec> arg_data;
   std::string reference_kernel;
   std::map<std::string, std::int64_t> reference_params;
+  // Further params of reference_kernel, each tried in order when the one before does not compile
+  // (tune_kernel without an answer: the space's next points, as its first may use too much
+  // shared memory).
+  std::vector<std::map<std::string, std::int64_t>> reference_fallbacks;
   std::map<std::string, std::filesystem::path> expected;  // reference: npy: {output: file}
   std::map<std::string, CompareRule> compare;
   std::string baseline_kernel;

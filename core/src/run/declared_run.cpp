@@ -26,8 +26,26 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
   return prepare_run(other, runtime.plugins().get(spec.family), TuningSources{}, runtime, device);
 }
 
+namespace {
+
+PreparedRun prepare_reference(const RunSpec& spec, const Runtime& runtime, Device& device) {
+  try {
+    return prepare_other_kernel(spec, spec.reference_kernel, spec.reference_params, runtime, device);
+  } catch (const CompileError&) {
+    for (const auto& params : spec.reference_fallbacks) {
+      try {
+        return prepare_other_kernel(spec, spec.reference_kernel, params, runtime, device);
+      } catch (const CompileError&) {
+      }
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
-  const PreparedRun reference = prepare_other_kernel(spec, spec.reference_kernel, spec.reference_params, runtime, device);
+  const PreparedRun reference = prepare_reference(spec, runtime, device);
   const LaunchTarget target{reference.planned.plan, reference.ready.functions.data(), bench.stream().get(),
                             reference.planned.where};
   // Its own scratch, if it needs one; the run's variant (or a sweep's next point) binds its own again.

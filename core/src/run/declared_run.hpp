@@ -19,7 +19,8 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
                                  Device& device);
 
 // The reference kernel run once on the bench (outputs poisoned, in-out arrays restored first),
-// its outputs downloaded and kept by the workload as the expected answer.
+// its outputs downloaded and kept by the workload as the expected answer. Where its params do not
+// compile, each of spec.reference_fallbacks is tried in turn (the first's error if none does).
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
 // The baseline kernel timed on the bench, as the run's kernel is (a sweep's variants with the

@@ -3,6 +3,7 @@ against the option table, translated into a tune config (translate.py), handed t
 one call (`_gpuk.tune_kernel`), and its report returned as Kernel Tuner's `(results, env)`."""
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from typing import Any, Dict, List, Optional
@@ -15,7 +16,7 @@ from . import cache as cache_
 from . import options
 from .results import convert, environment, total_timings
 from .translate import translate_call
-from .util import get_best_config, get_config_string
+from .util import WrongAnswerConfig, get_best_config, get_config_string
 
 
 def _engine_tune(t, devices: Optional[List[int]], quiet: bool, journal: Optional[str]) -> Dict[str, Any]:
@@ -71,8 +72,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report = _engine_tune(t, devices, quiet, journal)
             if journal is not None:
                 shutil.rmtree(journal, ignore_errors=True)
-        results = convert(report, t.space, t.objective, metrics, verbose, time.perf_counter() - start)
+        results = convert(report, t.space, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
+        env["gpuk_notes"] += _differ_from_first(report, results)
         if cache_file is not None:
             # the GPU the tuner ran on (when every point was cached, the driver's first GPU)
             cache_file.open(env["device_name"] or _device_name(devices[0]))
@@ -89,6 +91,20 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             cache_file.close()
         t.kernel_dir.close()
     return results, total_timings(results, env, 1000.0 * (time.perf_counter() - start))
+
+
+def _differ_from_first(report: Dict[str, Any], results: List[Dict[str, Any]]) -> List[str]:
+    """Where nothing was given to compare with, how many configurations the first one's outputs
+    failed: said, as such a tune ranks only the ones that agree with it (Kernel Tuner, which checks
+    nothing there, ranks them all)."""
+    if not any(str(n).startswith("no answer given") for n in report.get("notes") or []):
+        return []
+    differ = sum(1 for r in results if isinstance(r.get("__error__"), WrongAnswerConfig))
+    if not differ:
+        return []
+    return [f"{differ} of {len(results)} configurations' outputs differ from the first configuration's and are "
+            "not ranked (WrongAnswerConfig); where an output rightly differs between configurations (per-block "
+            "partial results, a tuned filter size), give answer= (None for such outputs) or verify="]
 
 
 def _cached(t, cache_file) -> List[Dict[str, Any]]:
@@ -138,9 +154,6 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     options.check(options.RUN_OPTIONS, given, "run_kernel")
     if isinstance(device, (list, tuple)):
         raise ConfigError("run_kernel: device is one GPU's index")
-    if cmem_args:
-        raise ConfigError("run_kernel: cmem_args: gpuk.Kernel does not fill constant memory yet; tune_kernel does "
-                          "(a space of one point: tune_params={name: [value]})")
     if not isinstance(params, dict) or not params:
         raise ConfigError("run_kernel: params must be a dict {name: value}, one per tunable parameter")
     call = {k: v for k, v in given.items() if k != "params"}
@@ -154,6 +167,9 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         from .._kernel import Kernel
         point = t.points[0]
         declaration = dict(t.config["declare"])
+        if t.constants:
+            declaration["constants"] = _constants_from_files(declaration["constants"], t.constants,
+                                                             t.kernel_dir.path)
         engine = Engine(device=device, kernels=[t.kernel_dir.path])
         k = Kernel(t.kernel_dir.file, declare=declaration, params=point, engine=engine)
         results: List[Any] = []
@@ -180,6 +196,17 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         return results
     finally:
         t.kernel_dir.close()
+
+
+def _constants_from_files(declared: List[Dict[str, Any]], data: Dict[str, np.ndarray], folder: str):
+    """The declaration's constants with their data as .npy files in `folder` (gpuk.Kernel loads a
+    declaration's constants from their data: each variant's module gets them when it loads)."""
+    out = []
+    for c in declared:
+        path = os.path.join(folder, f"cmem_{c['name']}.npy")
+        np.save(path, data[c["name"]])
+        out.append({**c, "data": {"npy": path}})
+    return out
 
 
 tune_kernel.__doc__ = ("Tune a CUDA kernel with Kernel Tuner's arguments, on gpuk's tuner (docs/kernel-tuner.md).\n\n"

@@ -2,7 +2,8 @@
 verified, compile/verification/benchmark times) as Kernel Tuner's `(results, env)`: a dict per
 configuration with the parameters, ``time`` (ms), ``times``, each metric, ``compile_time``,
 ``verification_time``, ``benchmark_time``, ``strategy_time``, ``framework_time`` (ms) and
-``timestamp``; a failed one marked as Kernel Tuner marks it (util.py), never ranked."""
+``timestamp``; a failed one marked as Kernel Tuner 1.5 marks it (``__error__``, no ``time``; util.py), never
+ranked."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -35,7 +36,7 @@ def outside_space(entry: Dict[str, Any]) -> bool:
         any(w in (entry.get("reason") or "") for w in _OUTSIDE)
 
 
-def convert(report: Dict[str, Any], space: Space, objective: str, metrics: Optional[Dict], verbose: bool,
+def convert(report: Dict[str, Any], space: Space, metrics: Optional[Dict], verbose: bool,
             wall_seconds: float) -> List[Dict[str, Any]]:
     """Kernel Tuner's results list, in the tuner's order; `framework_time` is the call's wall time
     left after compiling, verifying and benchmarking, spread over the results (as Kernel Tuner
@@ -55,7 +56,7 @@ def convert(report: Dict[str, Any], space: Space, objective: str, metrics: Optio
                 if k not in ("time", "times"):
                     r[k] = v
         else:
-            r["time"] = mark
+            # Kernel Tuner 1.5's form: the mark in "__error__" and no "time", no metrics
             r["__error__"] = mark
             if verbose:
                 print(f"skipping config {'_'.join(str(r[n]) for n in space.names if n in r)} reason: "
@@ -73,10 +74,6 @@ def convert(report: Dict[str, Any], space: Space, objective: str, metrics: Optio
         for r in out:
             r["strategy_time"] = 0.0
             r["framework_time"] = framework
-    if objective != "time":
-        for r in out:
-            if "__error__" in r:
-                r[objective] = r["__error__"]
     return out
 
 

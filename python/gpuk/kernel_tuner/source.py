@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .._gpuk import ConfigError
+from .toolkit import includes_cccl, link_cccl
 
 
 def looks_like_a_filename(source: str) -> bool:
@@ -114,6 +115,8 @@ class KernelDir:
             (folder / name).write_text(code)
         self.file = str(folder / (stem + ".cu"))
         Path(self.file).write_text(head + files[0][1])
+        if includes_cccl([code for _, code in files]):
+            link_cccl(Path(self.path) / "include")  # NVRTC's -I: the kernels directory's include/
 
     def close(self) -> None:
         self._tmp.cleanup()

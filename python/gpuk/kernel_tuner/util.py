@@ -1,13 +1,14 @@
 """Kernel Tuner's util functions that tuning scripts call (`get_best_config`, `get_config_string`,
 `process_metrics`) and the marks of a failed configuration, with Kernel Tuner's names and meaning.
 
-A failed configuration carries ``"__error__"`` (Kernel Tuner 1.4 and later) and the same mark in
-``"time"`` (where Kernel Tuner 1.3 and earlier put it): an instance of a subclass of
-`ErrorConfig`, a ``str`` whose text is empty and whose ``repr`` is its class name, as in Kernel
-Tuner. gpuk adds the reason (``mark.reason``: the compile log's first line, the mismatch, the
-fault) and two subclasses of `RuntimeFailedConfig` for what Kernel Tuner has no mark for, since it
-stops at a wrong answer and has no time limit: `WrongAnswerConfig` and `TimeoutConfig`. In a cache
-file they are written as ``RuntimeFailedConfig``, a name Kernel Tuner reads.
+A failed configuration carries ``"__error__"`` and no ``"time"`` (nor metrics), as in Kernel Tuner
+1.5 (so `min(results, key=lambda r: r["time"])` fails there as it does with Kernel Tuner, where
+`get_best_config` does not): an instance of a subclass of `ErrorConfig`, a ``str`` whose text is
+empty and whose ``repr`` is its class name, as in Kernel Tuner. gpuk adds the reason
+(``mark.reason``: the compile log's first line, the mismatch, the fault) and two subclasses of
+`RuntimeFailedConfig` for what Kernel Tuner has no mark for, since it stops at a wrong answer and
+has no time limit: `WrongAnswerConfig` and `TimeoutConfig`. In a cache file they are written as
+``RuntimeFailedConfig``, a name Kernel Tuner reads.
 """
 from __future__ import annotations
 
