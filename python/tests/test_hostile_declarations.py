@@ -99,3 +99,16 @@ def test_python_numbers_are_told_in_the_keywords_words_not_the_clis_flags(repo, 
     with pytest.raises(gpuk.ConfigError, match=words.replace(".", r"\.")) as e:
         call(repo / "configs" / "argmax.yaml")
     assert "--" not in str(e.value)
+
+
+def test_a_kernels_sizes_are_planned_before_the_gpu(tmp_path):
+    # Without a GPU the caller hears what is wrong with the sizes, not "no GPU" (with one, the same).
+    later = sidecar("").replace("block: 256}", "block: 256, when: n > 4096}")
+    d = kernel_dir(tmp_path, {"k.cu": PLAIN, "k.yaml": sidecar(""), "later.cu": PLAIN, "later.yaml": later})
+    k = gpuk.Kernel(str(d / "kernel" / "k.cu"))
+    with pytest.raises(gpuk.ConfigError, match=r"k\.yaml:7:5: value of n 'n' of k is 2147483648, outside int32's range"):
+        k.prepare(n=2**31)
+    with pytest.raises(gpuk.ConfigError, match=r"no launch of later runs for n = 100 \(every launch's 'when' is 0\)"):
+        gpuk.Kernel(str(d / "kernel" / "later.cu")).prepare(n=100)
+    with pytest.raises(gpuk.ConfigError, match=r"value of n 'n' of k is 2147483648"):
+        gpuk.Engine(kernels=[d]).prepare("kernel", "k", sizes={"n": 2**31})

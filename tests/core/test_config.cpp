@@ -103,6 +103,10 @@ TEST_CASE("wrong types and impossible values are refused where they are written"
 TEST_CASE("a missing field is named") {
   CHECK(error_of("family: reduce\nsize: 5\n").find("missing 'operation'") != std::string::npos);
   CHECK(error_of("operation: max\nsize: 5\n").find("missing 'family'") != std::string::npos);
+  // A config of declared kernels lacks its sizes, not an operation.
+  CHECK(error_of("family: kernel\nkernel: axpy\n") ==
+        "c.yaml:1:1: missing 'sizes': a config of the kernel family gives its kernel's named sizes (sizes: {n: 1000}; "
+        "docs/declared.md)");
 }
 
 TEST_CASE("a family without a plugin, and a kernel that does not exist, are refused with what exists") {
@@ -126,4 +130,20 @@ TEST_CASE("a parameter value the kernel's metadata does not allow is refused at 
 TEST_CASE("sizes may be written as powers of two") {
   CHECK(parse("family: reduce\noperation: max\nsize: 2^20\n").size == (1u << 20));
   CHECK(parse("family: reduce\noperation: max\nsize: 1_000_000\n").size == 1000000);
+}
+
+TEST_CASE("an integer past 64 bits is out of range, with the largest integer said, never 'not an integer'") {
+  const std::string head = "family: reduce\noperation: max\nsize: ";
+  for (const char* size : {"2^63", "2^64", "2^1000", "3^40", "99999999999999999999"}) {
+    CAPTURE(size);
+    CHECK(error_of(head + size + "\n") == "c.yaml:3:7: size is out of range: '" + std::string(size) +
+                                              "' is past the largest integer, 2^63 - 1 (9223372036854775807)");
+  }
+  CHECK(error_of(head + "-99999999999999999999\n").find("is below the smallest integer, -2^63 (-9223372036854775808)") !=
+        std::string::npos);
+  CHECK(error_of(head + "-3^41\n").find("is below the smallest integer") != std::string::npos);
+  CHECK(parse(head + "2^62\n").size == (std::uint64_t{1} << 62));
+  CHECK(parse(head + "1^1000000000000\n").size == 1);
+  CHECK(error_of(head + "2^x\n").find("size must be an integer, not '2^x'") != std::string::npos);
+  CHECK(error_of(head + "2^-1\n").find("size must be an integer, not '2^-1'") != std::string::npos);
 }

@@ -183,6 +183,10 @@ TEST_CASE("the command line's numbers, architectures and directories are checked
   const CommandResult seed = run_gpuk("tune --seed -1 " + argmax);
   CHECK(seed.status == 2);
   CHECK(has(seed.output, "must be an integer from 0 to 18446744073709551615, not '-1'"));
+  // A GPU named twice is refused for its words, before the GPUs are counted (no GPU: not exit 5).
+  const CommandResult twice = run_gpuk("run --devices 0,0 " + argmax);
+  CHECK(twice.status == 2);
+  CHECK(has(twice.output, "--devices 0,0 names a GPU more than once"));
   const CommandResult typo = run_gpuk("--kernal x list");
   CHECK(typo.status == 2);
   CHECK(has(typo.output, "unknown option '--kernal' (did you mean '--kernels'?)"));
@@ -279,4 +283,78 @@ TEST_CASE("check refuses a reference that is the kernel itself, and a reference,
   CHECK(sweep.status == 2);
   CHECK(has(sweep.output, "sweep.yaml:2:18: kernel other takes the arrays"));
   CHECK(has(sweep.output, "every kernel of a sweep takes the same arrays"));
+}
+
+TEST_CASE("a size past 64 bits is out of range at its line and column, with the largest integer said") {
+  const Scratch s;
+  const fs::path dir = s.kernels("k", {{"scale.cu", kScale}, {"scale.yaml", declaration("n")}});
+  const fs::path cfg = s.file("big.yaml", config("scale", "{n: 2^63}"));
+  const CommandResult r = run_gpuk("--kernels " + dir.string() + " check " + cfg.string());
+  CHECK(r.status == 2);
+  CHECK(has(r.output, cfg.string() + ":3:12: size n is out of range: '2^63' is past the largest integer, 2^63 - 1 "
+                                     "(9223372036854775807)"));
+  const fs::path reduce = s.file("reduce.yaml", "family: reduce\noperation: argmax\ndtype: float32\nsize: 2^64\n");
+  const CommandResult plain = run_gpuk("check " + reduce.string());
+  CHECK(plain.status == 2);
+  CHECK(has(plain.output, reduce.string() + ":4:7: size is out of range: '2^64' is past the largest integer"));
+}
+
+TEST_CASE("check refuses a tune config or a matrix of declared kernels whose every point no GPU runs at its sizes") {
+  const Scratch s;
+  std::string later = declaration("n");
+  later.replace(later.find("block: 256}"), 11, "block: 256, when: n > 4096}");
+  const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")}, {"later.cu", kScale},
+                                       {"later.yaml", later}, {"ref.cu", kScale}, {"ref.yaml", declaration("1")}});
+  const auto check = [&](const std::string& name, const std::string& text) {
+    return run_gpuk("--kernels " + dir.string() + " check " + s.file(name, text).string());
+  };
+  const CommandResult tune = check("tune.yaml", "family: kernel\nkernels: [wide]\nsizes: {n: 2147483648}\n");
+  CHECK(tune.status == 2);
+  CHECK(has(tune.output, "tune.yaml: no point of the space can run on "));
+  CHECK(has(tune.output, "value of n 'n' of wide is 2147483648, outside int32's range"));
+  CHECK(check("fine.yaml", "family: kernel\nkernels: [wide]\nsizes: {n: 2147483647}\n").status == 0);
+  const CommandResult matrix = check("matrix.yaml", "family: kernel\noperations:\n  - operation: later\n"
+                                                    "    sizes: [{n: 100}]\n    reference: {kernel: ref}\n");
+  CHECK(matrix.status == 2);
+  CHECK(has(matrix.output, "matrix.yaml: no point of the space can run on "));
+  CHECK(has(matrix.output, "no launch of later runs for n = 100 (every launch's 'when' is 0)"));
+  CHECK(check("runs.yaml", "family: kernel\noperations:\n  - operation: later\n    sizes: [{n: 8192}]\n"
+                           "    reference: {kernel: ref}\n").status == 0);
+  // A config of the kernel family without sizes: lacks those, not an operation.
+  const CommandResult nosizes = check("nosizes.yaml", "family: kernel\nkernel: wide\n");
+  CHECK(nosizes.status == 2);
+  CHECK(has(nosizes.output, "nosizes.yaml:1:1: missing 'sizes': a config of the kernel family gives its kernel's named sizes"));
+}
+
+TEST_CASE("run and tune refuse what no GPU runs at the config's sizes before they open one") {
+  const Scratch s;
+  const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")}});
+  const fs::path run_cfg = s.file("run.yaml", config("wide", "{n: 2147483648}"));
+  const fs::path tune_cfg = s.file("tune.yaml", "family: kernel\nkernels: [wide]\nsizes: {n: 2147483648}\n");
+  // With a GPU or without: the config's error (exit 2), never "no GPU" (exit 5).
+  const CommandResult run = run_gpuk("--kernels " + dir.string() + " run " + run_cfg.string());
+  CHECK(run.status == 2);
+  CHECK(has(run.output, "value of n 'n' of wide is 2147483648, outside int32's range"));
+  const CommandResult devices = run_gpuk("--kernels " + dir.string() + " run --devices all " + run_cfg.string());
+  CHECK(devices.status == 2);
+  CHECK(has(devices.output, "value of n 'n' of wide is 2147483648"));
+  const CommandResult tune = run_gpuk("--kernels " + dir.string() + " tune " + tune_cfg.string());
+  CHECK(tune.status == 2);
+  CHECK(has(tune.output, tune_cfg.string() + ": no point of the space can run on any GPU: "));
+  CHECK(has(tune.output, "value of n 'n' of wide is 2147483648"));
+}
+
+TEST_CASE("an integer expression that overflows or divides by zero names the YAML entry where it is written") {
+  const Scratch s;
+  const fs::path dir = s.kernels("k", {{"ov.cu", kScale}, {"ov.yaml", declaration("n * n * n")},
+                                       {"pw.cu", kScale}, {"pw.yaml", declaration("pow2(63)")}});
+  const fs::path kernel = dir / "kernel";
+  const CommandResult ov = run_gpuk("--kernels " + dir.string() + " check " + s.file("ov.yaml", config("ov", "{n: 3000000}")).string());
+  CHECK(ov.status == 2);
+  CHECK(has(ov.output, (kernel / "ov.yaml").string() + ":5:5: value of n 'n * n * n' of ov: overflow in 'n * n * n'"));
+  // Wrong at every size: the file fails to load, and a config naming it gets that error, not "no kernel named 'pw'".
+  const CommandResult pw = run_gpuk("--kernels " + dir.string() + " check " + s.file("pw.yaml", config("pw", "{n: 10}")).string());
+  CHECK(pw.status == 2);
+  CHECK(has(pw.output, (kernel / "pw.yaml").string() + ":5:5: value of n 'pow2(63)' of pw: argument out of range [0, 62]"));
+  CHECK(!has(pw.output, "no kernel kernel named"));
 }

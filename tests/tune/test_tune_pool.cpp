@@ -289,9 +289,11 @@ TEST_CASE("the recheck's worker is told to compile the leaders measured by the o
     const std::string note = pool.notes()[w];
     return static_cast<std::size_t>(std::stoul(note.substr(note.rfind(' ') + 1)));
   };
-  // GPU 0 prepared its share of the sweep (what it was dealt, at least what it measured) and, once
-  // more, every leader: those it measured (it skips them) and those GPU 1 did.
-  CHECK(prepared(0) >= pool.workers()[0].measured + by_others);
+  // GPU 0 prepared its share of the sweep (what it was dealt) and, once more, every leader GPU 1
+  // measured. What it measured is not a bound on its share: an idle worker takes the back of the
+  // other's queue (WorkerPool::Impl::feed), points the other was told to prepare, more often on a
+  // loaded machine. Together the two prepared every point that ran, and the leaders again.
+  CHECK(prepared(0) >= by_others);
   CHECK(prepared(0) + prepared(1) >= r.evaluations.size() - r.count(Status::pruned) + 3);
 }
 

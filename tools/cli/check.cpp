@@ -119,13 +119,25 @@ class Checker {
       const Space space = Space::from_spec(spec, kernels_);
       const Problem problem = problem_of(spec.run);
       const std::vector<std::string> args = plugins_.get(spec.run.family).template_args(problem);
+      const std::string which = specs.size() > 1 ? " of cell " + std::to_string(&spec - specs.data() + 1) : "";
       std::uint64_t here = 0;
-      for (std::uint64_t i = 0; i < space.size(); ++i)
-        here += !plan || !space.prune(space.at(i), args, launch_limits(problem, *gpu_));
-      if (here == 0)
-        throw ConfigError(path.string() + ": no point of the space" +
-                          (specs.size() > 1 ? " of cell " + std::to_string(&spec - specs.data() + 1) : "") +
-                          " can run on this " + arch_ + " GPU (every one breaks a constraint or limit)");
+      if (plan) {
+        std::optional<std::string> first;
+        for (std::uint64_t i = 0; i < space.size(); ++i) {
+          const auto why = space.prune(space.at(i), args, launch_limits(problem, *gpu_));
+          here += !why;
+          if (why && !first) first = why;
+        }
+        if (here == 0)
+          throw ConfigError(path.string() + ": no point of the space" + which + " can run on this " + arch_ +
+                            " GPU (every one breaks a constraint or limit): " + first.value_or("the space is empty"));
+      } else {
+        // Without a GPU: what no GPU runs at the config's sizes (an integer past its dtype, a
+        // `when` that never holds) fails every point of every tune: refused, as a run's check is.
+        if (const auto why = space.why_no_gpu_runs(args, problem))
+          throw ConfigError(path.string() + ": no point of the space" + which + " can run on any GPU: " + *why);
+        here = space.size();
+      }
       points += space.size();
       runnable += here;
     }
@@ -147,45 +159,11 @@ class Checker {
                                          /*check_plans=*/info.sm_count > 0);
     for (const auto& w : tuning.warnings) std::cerr << "gpuk: warning: " << terminal_text(w, 4096) << "\n";
     for (const auto& w : choice.warnings) std::cerr << "gpuk: warning: " << terminal_text(w, 4096) << "\n";
-    check_plan(problem, plugin, *choice.variant, gpu_ && gpu_->arch() == arch_ ? gpu_ : std::nullopt);
+    // What every run refuses before its first launch (check once said ok for them): on this GPU
+    // with its limits; without one, what no GPU could run (run/choose.hpp).
+    check_plan(problem, plugin, *choice.variant, gpu_ && gpu_->arch() == arch_ ? &*gpu_ : nullptr);
     compile(*choice.file, {plugin.template_args(problem)}, choice.params);
   }
-
-  // What every run of the config refuses before its first launch, refused here too (check once
-  // said ok for them): the variant's constraints and launch limits for n and max_n, and the
-  // family's checks of the plan (a kernel without segments for a segmented layout, channels
-  // above the block size). On this GPU with its limits; without one, only what no GPU could run:
-  // a plan refused at every SM count from 1 to 1024, with the most shared memory any GPU gives.
-  void check_plan(const Problem& problem, const FamilyPlugin& plugin, const Variant& variant,
-                  const std::optional<DeviceInfo>& device) {
-    const auto launcher = plugin.make_launcher(problem);
-    Problem at = problem;
-    for (const std::uint64_t n : {problem.n, problem.max_n}) {
-      at.n = n;
-      if (device) {
-        (void)launcher->scratch_bytes(plan_launches(variant, launch_limits(at, *device)));
-        continue;
-      }
-      std::optional<ConfigError> first;
-      bool planned = false;
-      for (const int sm_count : {1, 16, 132, 1024}) {
-        LaunchLimits limits = launch_limits(at, device_of_arch(arch_));
-        limits.sm_count = sm_count;
-        limits.max_threads_per_block = 1024;  // every GPU of these architectures
-        limits.max_shared_bytes = kMostSharedAnyGpu;
-        try {
-          (void)launcher->scratch_bytes(plan_launches(variant, limits));
-          planned = true;
-          break;
-        } catch (const ConfigError& e) {
-          if (!first) first = e;
-        }
-      }
-      if (!planned) throw *first;
-    }
-  }
-
-  static constexpr int kMostSharedAnyGpu = 232448;  // 227 KiB with opt-in (sm_90, sm_100)
 
   void compile(const KernelFile& file, const std::vector<std::vector<std::string>>& arg_sets,
                const std::map<std::string, std::int64_t>& params) {

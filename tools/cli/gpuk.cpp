@@ -23,6 +23,7 @@
 #include "plugin/plugin.hpp"
 #include "report/compare.hpp"
 #include "report/run_report.hpp"
+#include "run/prepare.hpp"
 #include "run/runner.hpp"
 #include "run/runtime.hpp"
 #include "tune/tune_command.hpp"
@@ -90,6 +91,7 @@ int cmd_run(const RuntimeOptions& g, const RunArgs& a) {
                                           "a config naming none; this config names its variant");
     spec.tuning_file = *tuning;
   }
+  refuse_what_no_gpu_runs(spec, runtime);  // the config's own errors, with a GPU or without
   if (!a.devices.empty())  // the same config on each GPU, one after another, side by side
     return run_on_devices(spec, {runtime, a.time_limit}, a.devices, a.json, a.csv,
                           config.string())

@@ -211,6 +211,8 @@ Operation Engine::prepare(const OperationSpec& spec) const {
     request.params = spec.params;
     (void)choose_variant(problem, request, plugin, engine.kernels, DeviceInfo{}, {}, false);
   }
+  // A declared kernel's plan at its sizes: its errors without a GPU too, not "no GPU".
+  if (declared) check_declared_before_gpu(problem, request, plugin, engine.kernels);
   auto s = std::make_unique<Operation::State>();
   s->engine = state_;
   s->plugin = &plugin;

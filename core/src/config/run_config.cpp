@@ -380,6 +380,12 @@ void kernel_and_params(const yaml::Source& src, const YAML::Node& root, const st
 RunSpec parse_run_root(const yaml::Source& src, const YAML::Node& root, const std::filesystem::path& path,
                        const PluginRegistry& plugins, const KernelLibrary& kernels, RootMode mode) {
   if (root["sizes"]) return parse_declared_root(src, root, path, plugins, kernels, mode);
+  // A family without operations of its own runs declared kernels: its config lacks `sizes:`,
+  // not an operation.
+  if (const YAML::Node family = root["family"]; family && family.IsScalar())
+    if (const FamilyPlugin* plugin = plugins.find(family.Scalar()); plugin && plugin->operations().empty())
+      throw ConfigError(path.string() + ":1:1: missing 'sizes': a config of the " + family.Scalar() +
+                        " family gives its kernel's named sizes (sizes: {n: 1000}; docs/declared.md)");
   RunSpec spec;
   spec.path = path;
   const HeldData held = inspect_data_file(src, root);

@@ -355,6 +355,7 @@ void apply_declaration(KernelFile& k, const DeclarationKeys& keys) {
       src->check_keys(item, {"name", "array", "length"}, "a scratch array");
       if (!item["name"] || !item["array"] || !item["length"]) src->fail(item, "a scratch array needs name, array and length");
       DeclaredScratch sc;
+      sc.where = src->where(item.Mark());
       sc.name = src->string(item["name"], "name");
       if (!valid_identifier(sc.name)) src->fail(item["name"], "scratch name '" + sc.name + "' is not an identifier");
       if (!arg_names.insert(sc.name).second) src->fail(item["name"], "scratch name '" + sc.name + "' is taken");
@@ -433,7 +434,7 @@ std::int64_t eval_sizes(const Expr& expr, const std::map<std::string, std::int64
 }
 
 std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::map<std::string, std::int64_t>& sizes,
-                           const std::string& what) {
+                           const std::string& where, const std::string& what) {
   try {
     return expr.eval([&](std::string_view name) -> std::optional<std::int64_t> {
       for (const auto& [n, v] : variant.params())
@@ -442,7 +443,7 @@ std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::
       return std::nullopt;
     });
   } catch (const ConfigError& e) {
-    throw ConfigError(what + " '" + expr.text() + "' of " + variant.label() + ": " + e.what());
+    throw ConfigError(where + ": " + what + " " + quote_expr(expr.text()) + " of " + variant.label() + ": " + e.what());
   }
 }
 

@@ -38,6 +38,7 @@ struct DeclaredScratch {
   std::string name;
   DType dtype = DType::float32;
   Expr length;  // elements, an expression of the sizes and parameters
+  std::string where;  // "path:line:col" of its entry
 };
 
 struct DeclaredMetric {
@@ -86,8 +87,9 @@ KernelFile declare_kernel(const KernelFile& file, const yaml::Source& src, const
 // An expression of the named sizes alone (an array's length, the bytes moved). Throws ConfigError.
 std::int64_t eval_sizes(const Expr& expr, const std::map<std::string, std::int64_t>& sizes);
 
-// The value of `name` for a declared variant: its parameters, its sizes, sm_count.
+// The value of `name` for a declared variant: its parameters, its sizes, sm_count. Its errors
+// (an overflow, a division by zero) name `where` ("path:line:col" of the entry) and `what`.
 std::int64_t eval_declared(const Expr& expr, const Variant& variant, const std::map<std::string, std::int64_t>& sizes,
-                           const std::string& what);
+                           const std::string& where, const std::string& what);
 
 }  // namespace gpuk

@@ -214,6 +214,10 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits);
 // sm_count and sm_count is 0, or divides by zero) is not judged here: plan_launches reports it.
 const Constraint* broken_constraint(const Variant& variant, const LaunchLimits& limits);
 
+// Samples of `file`'s parameters, the defaults first (launch_plan.cpp says which): what loading
+// plans a file for, and what a declared kernel's lookup is checked for before the GPU.
+std::vector<std::map<std::string, std::int64_t>> parameter_samples(const KernelFile& file);
+
 // Throws ConfigError when no launch of `file` can run for any sample of its parameters, of n and of
 // its dtypes (launch_plan.cpp says which samples); KernelFile::parse calls it, so that loading, and
 // `gpuk check`, say so rather than a GPU at launch time.

@@ -20,6 +20,7 @@ namespace gpuk {
 namespace {
 // A bound on `repeat:`, so that a wrong expression fails at once instead of queueing forever.
 constexpr std::int64_t kMostRepeats = 65536;
+}  // namespace
 
 // A launch that no parameter values and no problem can run (a division by zero, pow2 or log2
 // out of range, repeat past its bound, every `when` 0) fails loading, so that `gpuk check` says
@@ -69,6 +70,8 @@ std::vector<std::map<std::string, std::int64_t>> parameter_samples(const KernelF
     }
   return out;
 }
+
+namespace {
 
 // A declared kernel's samples: every parameter sample with each size at 1, 64, 1000 and 4096.
 void check_declared_can_launch(const std::shared_ptr<const KernelFile>& file) {
@@ -123,7 +126,7 @@ std::vector<LaunchArg> resolve_args(const LaunchSpec& l, const Declaration& d, c
       arg.kind = LaunchArg::Kind::value;
       arg.size = static_cast<std::uint8_t>(dtype_size(a->dtype));
       const bool integral = !dtype_is_float(a->dtype);
-      const std::int64_t i = a->value ? eval_declared(*a->value, variant, sizes, "value of " + a->name) : 0;
+      const std::int64_t i = a->value ? eval_declared(*a->value, variant, sizes, a->where, "value of " + a->name) : 0;
       const double f = a->value ? static_cast<double>(i) : a->literal;
       visit_dtype(a->dtype, [&](auto zero) {
         using T = decltype(zero);
@@ -280,9 +283,9 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
     // The scratch arrays, each at a 256-byte boundary, and every launch's arguments.
     std::map<std::string, std::uint64_t> offsets;
     for (const auto& sc : k.declaration->scratch) {
-      const std::int64_t length = eval_declared(sc.length, variant, limits.sizes, "length of " + sc.name);
+      const std::int64_t length = eval_declared(sc.length, variant, limits.sizes, sc.where, "length of " + sc.name);
       if (length < 0 || length > (std::int64_t{1} << 40))
-        throw ConfigError(k.path.string() + ": scratch " + sc.name + " of " + variant.label() + " has " +
+        throw ConfigError(sc.where + ": scratch " + sc.name + " of " + variant.label() + " has " +
                           std::to_string(length) + " elements");
       offsets[sc.name] = plan.scratch_bytes;
       plan.scratch_bytes += (static_cast<std::uint64_t>(length) * dtype_size(sc.dtype) + 255) / 256 * 256;

@@ -108,7 +108,10 @@ Problem make_declared_problem(const FamilyPlugin& plugin, const std::shared_ptr<
     const auto it = sizes.find(name);
     if (it == sizes.end()) throw ConfigError("kernel " + file->name + " needs the size " + name + " (its sizes: " + join(d.sizes) + ")");
     if (it->second < 1) throw ConfigError("size " + name + " must be at least 1, not " + std::to_string(it->second));
-    n = __builtin_mul_overflow(n, static_cast<std::uint64_t>(it->second), &n) ? ~std::uint64_t{0} >> 1 : n;
+    // Past 2^63 - 1 no run holds so many elements (the config's loader says so at its line).
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(it->second), &n) || n > (~std::uint64_t{0} >> 1))
+      throw ConfigError("kernel " + file->name + ": the sizes' product (" + join(d.sizes, " * ") +
+                        ") is past 2^63 - 1: no run can hold so many elements");
   }
   for (const auto& [name, v] : sizes) {
     if (std::find(d.sizes.begin(), d.sizes.end(), name) == d.sizes.end())

@@ -4,6 +4,7 @@
 #include "run/choose.hpp"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "device/device.hpp"
@@ -225,6 +226,60 @@ Choice choose_variant(const Problem& problem, const VariantRequest& request, con
           (problem.declaration ? std::string(", the declared kernel") : ", the " + problem.family + " family's default kernel") +
           because;
   return c;
+}
+
+LaunchLimits any_gpu_limits(const Problem& problem, int sm_count) {
+  constexpr int kMostSharedAnyGpu = 232448;  // 227 KiB with opt-in (sm_90, sm_100)
+  LaunchLimits limits = launch_limits(problem, DeviceInfo{});
+  limits.sm_count = sm_count;
+  limits.max_threads_per_block = 1024;  // every GPU gpuk runs on
+  limits.max_shared_bytes = kMostSharedAnyGpu;
+  return limits;
+}
+
+void check_plan(const Problem& problem, const FamilyPlugin& plugin, const Variant& variant, const DeviceInfo* device) {
+  const auto launcher = plugin.make_launcher(problem);
+  Problem at = problem;
+  for (const std::uint64_t n : {problem.n, problem.max_n}) {
+    at.n = n;
+    if (device) {
+      (void)launcher->scratch_bytes(plan_launches(variant, launch_limits(at, *device)));
+      continue;
+    }
+    std::optional<ConfigError> first;
+    bool planned = false;
+    for (const int sm_count : kAnyGpuSmCounts) {
+      try {
+        (void)launcher->scratch_bytes(plan_launches(variant, any_gpu_limits(at, sm_count)));
+        planned = true;
+        break;
+      } catch (const ConfigError& e) {
+        if (!first) first = e;
+      }
+    }
+    if (!planned) throw *first;
+  }
+}
+
+void check_declared_before_gpu(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                               const KernelLibrary& kernels) {
+  VariantRequest asked = request;
+  if (asked.mode == VariantRequest::Mode::lookup) asked.mode = VariantRequest::Mode::defaults;
+  const Choice choice = choose_variant(problem, asked, plugin, kernels, DeviceInfo{}, {}, false);
+  try {
+    check_plan(problem, plugin, *choice.variant, nullptr);
+  } catch (const ConfigError&) {
+    if (request.mode != VariantRequest::Mode::lookup) throw;
+    const std::vector<std::string> leading = plugin.template_args(problem);
+    for (const auto& params : parameter_samples(*choice.file)) {
+      try {
+        check_plan(problem, plugin, Variant(choice.file, leading, params), nullptr);
+        return;  // some variant runs at these sizes: the lookup may pick it
+      } catch (const ConfigError&) {
+      }
+    }
+    throw;
+  }
 }
 
 PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,

@@ -80,6 +80,26 @@ struct PlannedVariant {
 PlannedVariant plan_variant(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
                             const KernelLibrary& kernels, const DeviceInfo& info, const TuningSources& tuning);
 
+// The limits of some GPU with `sm_count` SMs, for problem.n elements: 1024 threads per block and
+// the most shared memory any GPU gives. What no GPU can run is what no SM count from 1 to 1024
+// runs (kAnyGpuSmCounts), with these.
+LaunchLimits any_gpu_limits(const Problem& problem, int sm_count);
+inline constexpr int kAnyGpuSmCounts[] = {1, 16, 132, 1024};
+
+// What every run of `variant` refuses before its first launch, for problem.n and problem.max_n:
+// its constraints, its launches' limits and the family's checks of the plan (its Launcher's
+// scratch: a kernel without segments for a segmented layout, channels above the block size). On
+// `device` with its limits; without one (nullptr), only what no GPU could run: a plan refused at
+// every SM count from 1 to 1024, with 1024 threads and the most shared memory any GPU gives.
+void check_plan(const Problem& problem, const FamilyPlugin& plugin, const Variant& variant, const DeviceInfo* device);
+
+// A declared kernel's request checked with check_plan before any GPU is opened, so that a call
+// without one gets the declaration's error (an integer scalar past its dtype, a `when` that holds
+// at none of the sizes), not "no GPU": the named variant, or the defaults; for the lookup, the
+// defaults unless some sample of the parameters plans (a tuned pick may be among them).
+void check_declared_before_gpu(const Problem& problem, const VariantRequest& request, const FamilyPlugin& plugin,
+                               const KernelLibrary& kernels);
+
 // "2^24" for a power of two, else the number.
 std::string size_text(std::uint64_t n);
 

@@ -279,6 +279,12 @@ VariantRequest variant_request(const RunSpec& spec) {
   return r;
 }
 
+void refuse_what_no_gpu_runs(const RunSpec& spec, const Runtime& runtime) {
+  const Problem problem = problem_of(spec);
+  if (problem.declaration)
+    check_declared_before_gpu(problem, variant_request(spec), runtime.plugins().get(spec.family), runtime.kernels());
+}
+
 PreparedRun::PreparedRun() = default;
 PreparedRun::PreparedRun(PreparedRun&&) noexcept = default;
 PreparedRun& PreparedRun::operator=(PreparedRun&&) noexcept = default;

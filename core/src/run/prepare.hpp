@@ -164,6 +164,11 @@ ReadyVariant ready_variant(const PlannedVariant& planned, const Jit& jit, const 
 // How a run config asks for its variant (run/choose.hpp).
 VariantRequest variant_request(const RunSpec& spec);
 
+// What no GPU runs of `spec`, refused before a device is opened, so that `gpuk run` without a GPU
+// says what is wrong with the config rather than "no GPU": a declared kernel's plan at the
+// config's sizes (check_declared_before_gpu, as Engine::prepare asks it).
+void refuse_what_no_gpu_runs(const RunSpec& spec, const Runtime& runtime);
+
 // A run's variant made ready (prepare_run): the family's Launcher, the run's only one, handed on
 // to the run's Bench; the planned variant; its kernels compiled, loaded, checked and bound.
 struct PreparedRun {

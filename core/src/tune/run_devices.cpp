@@ -1,6 +1,7 @@
 // `gpuk run --devices` (tune/tune_command.hpp): one config on each GPU, one after another, side
 // by side.
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "device/device.hpp"
@@ -18,12 +19,16 @@ namespace fs = std::filesystem;
 bool run_on_devices(const RunSpec& spec, const RunContext& context, const std::string& devices,
                     const std::optional<fs::path>& json, const std::optional<fs::path>& csv,
                     const std::string& config) {
+  // The list's words first, so that a machine without a GPU says what is wrong with them too.
+  if (devices != "all") {
+    const std::vector<int> named = parse_device_list(devices, std::numeric_limits<int>::max());
+    if (std::set<int>(named.begin(), named.end()).size() < named.size())
+      throw ConfigError("--devices " + devices + " names a GPU more than once");
+  }
   std::string why;
   const int count = device_count(&why);
   if (count == 0) throw NoDeviceError(why);
   const std::vector<int> ordinals = parse_device_list(devices, count);
-  if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
-    throw ConfigError("--devices " + devices + " names a GPU more than once");
   std::vector<DeviceRun> runs;
   bool good = true;
   for (int ordinal : ordinals) {

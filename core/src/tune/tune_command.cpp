@@ -167,6 +167,11 @@ int tune_sweep(const TuneCommand& a, int restarts, std::chrono::steady_clock::ti
   const Space space = Space::from_spec(t, loaded.kernels);
   if (restarts == 0) print_widened(space);
 
+  // A space no GPU runs (every point past a dtype or a limit at these sizes) fails every point:
+  // said before a GPU is opened, as `gpuk check` says it.
+  const Problem problem = problem_of(t.run);
+  if (const auto why = space.why_no_gpu_runs(loaded.plugins.get(t.run.family).template_args(problem), problem))
+    throw ConfigError((a.config ? a.config->string() + ": " : std::string()) + "no point of the space can run on any GPU: " + *why);
   Device device(a.device);
   SweepOptions options = sweep_options_of(a);
   ProgressBar bar;

@@ -157,6 +157,7 @@ struct Source {
     const std::string& text = node.Scalar();
     std::size_t used = 0;
     long long value = 0;
+    bool below = false;  // out of range below the smallest integer, not past the largest
     try {
       // Accept 2^28-style powers and digit groups with '_' for readability.
       std::string digits;
@@ -166,8 +167,11 @@ struct Source {
         const long long base = std::stoll(digits.substr(0, caret), &used);
         if (used != caret) throw std::invalid_argument(text);
         const long long exponent = std::stoll(digits.substr(caret + 1), &used);
-        if (used != digits.size() - caret - 1 || exponent < 0 || exponent > 62)
-          throw std::invalid_argument(text);
+        if (used != digits.size() - caret - 1 || exponent < 0) throw std::invalid_argument(text);
+        if (base >= -1 && base <= 1) return exponent == 0 || (base == -1 && exponent % 2 == 0) ? 1 : base;
+        // 2^63 and past are out of range (with the largest said), not "not an integer".
+        below = base < 0 && exponent % 2 == 1;
+        if (exponent > 63) throw std::out_of_range(text);
         value = 1;
         for (long long i = 0; i < exponent; ++i) {
           if (__builtin_mul_overflow(value, base, &value)) throw std::out_of_range(text);
@@ -176,11 +180,14 @@ struct Source {
       }
       // Decimal, or hexadecimal with 0x; never octal: `size: 010` is ten, as a reader expects.
       const std::size_t sign = !digits.empty() && (digits[0] == '-' || digits[0] == '+') ? 1 : 0;
+      below = sign == 1 && digits[0] == '-';
       const bool hex = digits.size() > sign + 2 && digits[sign] == '0' && (digits[sign + 1] == 'x' || digits[sign + 1] == 'X');
       value = std::stoll(digits, &used, hex ? 16 : 10);
       if (used != digits.size()) throw std::invalid_argument(text);
     } catch (const std::out_of_range&) {
-      fail(node, what + " is out of range: '" + text + "'");
+      fail(node, what + " is out of range: '" + text + "' is " +
+                     (below ? "below the smallest integer, -2^63 (-9223372036854775808)"
+                               : "past the largest integer, 2^63 - 1 (9223372036854775807)"));
     } catch (const std::invalid_argument&) {
       fail(node, what + " must be an integer, not '" + text + "'");
     }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "gpuk/error.hpp"
+#include "run/choose.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
 
@@ -230,6 +231,18 @@ std::optional<std::string> Space::prune(const Candidate& c, const std::vector<st
     return fail(e.what());
   }
   return std::nullopt;
+}
+
+std::optional<std::string> Space::why_no_gpu_runs(const std::vector<std::string>& leading_args,
+                                                  const Problem& problem) const {
+  std::optional<std::string> first;
+  for (std::uint64_t i = 0; i < size(); ++i)
+    for (const int sm_count : kAnyGpuSmCounts) {
+      auto why = prune(at(i), leading_args, any_gpu_limits(problem, sm_count));
+      if (!why) return std::nullopt;
+      if (!first) first = std::move(why);
+    }
+  return first ? first : std::optional<std::string>("the space is empty");
 }
 
 Candidate Space::defaults(std::size_t file) const {

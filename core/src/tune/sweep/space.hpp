@@ -64,6 +64,12 @@ class Space {
                                    const LaunchLimits& limits, LaunchPlan* plan = nullptr,
                                    std::string* why = nullptr) const;
 
+  // The first point's reason when no point runs on any GPU for `problem` (pruned at every SM
+  // count from 1 to 1024 with any GPU's limits, run/choose.hpp), else nullopt. Every tune of such
+  // a space fails: `gpuk check` and `gpuk tune` say so without a GPU. Stops at the first point
+  // that runs.
+  std::optional<std::string> why_no_gpu_runs(const std::vector<std::string>& leading_args, const Problem& problem) const;
+
  private:
   std::vector<SpaceFile> files_;
   std::vector<TuneConstraint> constraints_;
