@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import math
 import re
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -180,6 +180,39 @@ def _run(engine: Engine, operation: str, name: str, xa: Arg, inputs: List[Arg], 
     return views if operation in ("argmax", "argmin") else views.values
 
 
+def _segment_bounds(offsets: Any, begin: Any, end: Any, name: str, device: int, s: int,
+                    n: int) -> Tuple[int, List[Arg], Optional[np.ndarray]]:
+    """The segments' begin and end offsets as two int64 Args, their count, and the host offsets
+    when given as one host array: from `offsets` (segments + 1 of them; begin = offsets[:-1],
+    end = offsets[1:], uploaded once each where on the host) or from `begin=` and `end=` (one each
+    per segment). Host offsets are checked against n (reduce's and sort's segmented calls)."""
+    if offsets is not None:
+        if begin is not None or end is not None:
+            raise TypeError(f"{name} takes offsets, or begin= and end=, not both")
+        oa = _offsets_arg(offsets, f"{name}: offsets", device, s)
+        if oa.size == 0:
+            raise ConfigError(f"{name}: offsets has no element; it holds segments + 1 offsets ([0] for none)")
+        _check_host_offsets(oa, f"{name}: offsets", n)
+        count = oa.size - 1
+        if oa.host is not None:
+            h = oa.host.reshape(-1)
+            return count, [Arg(0, "int64", (count,), host=np.ascontiguousarray(h[:-1])),
+                           Arg(0, "int64", (count,), host=np.ascontiguousarray(h[1:]))], h
+        bounds = [Arg(oa.ptr, "int64", (count,), keep=oa.keep, source=oa.source),
+                  Arg(oa.ptr + 8, "int64", (count,), keep=oa.keep, source=oa.source)]
+        bounds[0].check_pointer = bounds[1].check_pointer = oa.check_pointer
+        return count, bounds, None
+    if begin is None or end is None:
+        raise TypeError(f"{name} takes offsets (segments + 1 of them), or begin= and end= (one each per segment)")
+    ba = _offsets_arg(begin, f"{name}: begin", device, s)
+    ea = _offsets_arg(end, f"{name}: end", device, s)
+    if ba.size != ea.size:
+        raise ConfigError(f"{name}: begin has {ba.size} offsets, end {ea.size}; one each per segment")
+    _check_host_offsets(ba, f"{name}: begin", n)
+    _check_host_offsets(ea, f"{name}: end", n)
+    return ba.size, [ba, ea], None
+
+
 def _no_segments(engine: Engine, x: Arg, operation: str, options: dict, out: Any, s: int) -> Any:
     """No segments: nothing is launched (as in C++); the answer is empty arrays of the input's kind."""
     if out is not None:
@@ -225,32 +258,8 @@ def make_segmented(operation: str) -> Callable[..., Any]:
         count_before = given - 1 if offsets is not None and given else given
         if count_before:
             e._shape("reduce", operation, xa.dtype, max(n, 1), {**opts, "segments": str(count_before)})
-        if offsets is not None:
-            if begin is not None or end is not None:
-                raise TypeError(f"{name} takes offsets, or begin= and end=, not both")
-            oa = _offsets_arg(offsets, f"{name}: offsets", e.device, s)
-            if oa.size == 0:
-                raise ConfigError(f"{name}: offsets has no element; it holds segments + 1 offsets ([0] for none)")
-            _check_host_offsets(oa, f"{name}: offsets", n)
-            count = oa.size - 1
-            if oa.host is not None:  # begin = offsets[:-1], end = offsets[1:], uploaded once each
-                inputs = [xa, Arg(0, "int64", (count,), host=np.ascontiguousarray(oa.host[:-1])),
-                          Arg(0, "int64", (count,), host=np.ascontiguousarray(oa.host[1:]))]
-            else:
-                inputs = [xa, Arg(oa.ptr, "int64", (count,), keep=oa.keep, source=oa.source),
-                          Arg(oa.ptr + 8, "int64", (count,), keep=oa.keep, source=oa.source)]
-                inputs[1].check_pointer = inputs[2].check_pointer = oa.check_pointer
-        else:
-            if begin is None or end is None:
-                raise TypeError(f"{name} takes offsets (segments + 1 of them), or begin= and end= (one each per segment)")
-            ba = _offsets_arg(begin, f"{name}: begin", e.device, s)
-            ea = _offsets_arg(end, f"{name}: end", e.device, s)
-            if ba.size != ea.size:
-                raise ConfigError(f"{name}: begin has {ba.size} offsets, end {ea.size}; one each per segment")
-            _check_host_offsets(ba, f"{name}: begin", n)
-            _check_host_offsets(ea, f"{name}: end", n)
-            count = ba.size
-            inputs = [xa, ba, ea]
+        count, bounds, _ = _segment_bounds(offsets, begin, end, name, e.device, s, n)
+        inputs = [xa] + bounds
         if count == 0:
             return _no_segments(e, xa, operation, opts, out, s)
         opts["segments"] = str(count)

@@ -19,7 +19,7 @@ from . import _gpuk
 from ._arrays import Arg, check_on_device, empty_like, resolve, stream_handle
 from ._gpuk import ConfigError
 from ._engine import Engine, _options_text, default_engine
-from ._layouts import _check_host_offsets, _element_count, _offsets_arg
+from ._layouts import _element_count, _segment_bounds
 
 MAX_SEGMENTS = (1 << 31) - 1  # one block each (plugins/sort/host_segments.hpp)
 SLOTS = {"segmented_sort": ["keys_in", "keys_out", "begin_offsets", "end_offsets"],
@@ -80,37 +80,12 @@ def _segmented_sort(keys: Any, values: Any, offsets: Any, begin: Any, end: Any, 
     e._shape("sort", operation, ka.dtype, max(n, 1), {**opts, "segments": str(max(count_before or 1, 1))})
 
     covered = False
-    if offsets is not None:
-        if begin is not None or end is not None:
-            raise TypeError(f"{name} takes offsets, or begin= and end=, not both")
-        oa = _offsets_arg(offsets, f"{name}: offsets", e.device, s)
-        if oa.size == 0:
-            raise ConfigError(f"{name}: offsets has no element; it holds segments + 1 offsets ([0] for none)")
-        _check_host_offsets(oa, f"{name}: offsets", n)
-        count = oa.size - 1
-        if oa.host is not None:
-            h = oa.host.reshape(-1)
-            _check_never_decreasing(h, name)
-            covered = int(h[0]) == 0 and int(h[-1]) == n
-            bounds = [Arg(0, "int64", (count,), host=np.ascontiguousarray(h[:-1])),
-                      Arg(0, "int64", (count,), host=np.ascontiguousarray(h[1:]))]
-        else:
-            bounds = [Arg(oa.ptr, "int64", (count,), keep=oa.keep, source=oa.source),
-                      Arg(oa.ptr + 8, "int64", (count,), keep=oa.keep, source=oa.source)]
-            bounds[0].check_pointer = bounds[1].check_pointer = oa.check_pointer
-    else:
-        if begin is None or end is None:
-            raise TypeError(f"{name} takes offsets (segments + 1 of them), or begin= and end= (one each per segment)")
-        ba = _offsets_arg(begin, f"{name}: begin", e.device, s)
-        ea = _offsets_arg(end, f"{name}: end", e.device, s)
-        if ba.size != ea.size:
-            raise ConfigError(f"{name}: begin has {ba.size} offsets, end {ea.size}; one each per segment")
-        _check_host_offsets(ba, f"{name}: begin", n)
-        _check_host_offsets(ea, f"{name}: end", n)
-        if ba.host is not None and ea.host is not None:
-            _check_disjoint(ba.host.reshape(-1), ea.host.reshape(-1), name)
-        count = ba.size
-        bounds = [ba, ea]
+    count, bounds, h = _segment_bounds(offsets, begin, end, name, e.device, s, n)
+    if h is not None:
+        _check_never_decreasing(h, name)
+        covered = int(h[0]) == 0 and int(h[-1]) == n
+    elif offsets is None and bounds[0].host is not None and bounds[1].host is not None:
+        _check_disjoint(bounds[0].host.reshape(-1), bounds[1].host.reshape(-1), name)
 
     inputs = [ka] + ([va] if va is not None else [])
     host_mode = any(a.host is not None for a in inputs)
