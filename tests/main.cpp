@@ -1,5 +1,6 @@
-// One main for the three test programs. The GPU program skips itself, visibly, without a GPU:
-// it prints the reason and exits 77, which CTest reports as "Skipped".
+// The one main of every test program (tests/CMakeLists.txt compiles it twice: the gpu label's
+// programs with GPUK_NEEDS_GPU). A GPU program skips itself, visibly, without a GPU: it prints the
+// reason and exits 77, which CTest reports as "Skipped".
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
