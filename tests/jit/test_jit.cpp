@@ -1,6 +1,8 @@
 // Every kernel file, compiled with NVRTC for sm_90: needs no GPU, runs in CI.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "jit/jit.hpp"
 #include "kernel/kernel_file.hpp"
@@ -32,19 +34,18 @@ std::vector<std::string> names_for(const KernelFile& file, const std::vector<std
   return names;
 }
 
-}  // namespace
-
-TEST_CASE("every kernel file compiles for every operation, dtype and option it declares") {
+// Every file of one family, for every operation, dtype and option it declares: one NVRTC program
+// per file. A test case per family (below), so that CTest can run them side by side
+// (tests/CMakeLists.txt: the longest, minutes on one core, in a CTest entry of its own).
+void compile_every_file(const std::string& family) {
   const Setup s;
   REQUIRE(s.kernels.errors().empty());
-  REQUIRE_FALSE(s.kernels.files().empty());
+  const FamilyPlugin* plugin = s.plugins.find(family);
+  REQUIRE_MESSAGE(plugin, "no plugin for family " << family);
+  const auto files = s.kernels.family(family);
+  REQUIRE_FALSE(files.empty());
   const Jit jit(s.options(), nullptr);
-  for (const auto& file : s.kernels.files()) {
-    const FamilyPlugin* plugin = s.plugins.find(file->family);
-    if (!plugin) {
-      MESSAGE("no plugin for family " << file->family << ": " << file->path.string() << " not compiled");
-      continue;
-    }
+  for (const auto& file : files) {
     CAPTURE(file->path.string());
     const auto names = names_for(*file, plugin->all_template_args(*file), {});
     const CompiledKernels c = jit.compile(*file, names);
@@ -52,6 +53,37 @@ TEST_CASE("every kernel file compiles for every operation, dtype and option it d
     REQUIRE(c.lowered_names.size() == names.size());
     for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
   }
+}
+
+const std::vector<std::string> kFamilies = {"reduce", "search", "sort", "kernel"};
+
+}  // namespace
+
+TEST_CASE("every kernel file is of a family whose files are all compiled below") {
+  const Setup s;
+  REQUIRE(s.kernels.errors().empty());
+  REQUIRE_FALSE(s.kernels.files().empty());
+  for (const auto& file : s.kernels.files()) {
+    CAPTURE(file->path.string());
+    CHECK_MESSAGE(std::find(kFamilies.begin(), kFamilies.end(), file->family) != kFamilies.end(),
+                  "family " << file->family << " has no test case below: add one");
+  }
+}
+
+TEST_CASE("every reduce kernel file compiles for every operation, dtype and option it declares") {
+  compile_every_file("reduce");
+}
+
+TEST_CASE("every search kernel file compiles for every operation, dtype and option it declares") {
+  compile_every_file("search");
+}
+
+TEST_CASE("every sort kernel file compiles for every operation, dtype and option it declares") {
+  compile_every_file("sort");
+}
+
+TEST_CASE("every declared kernel file (family kernel) compiles for every dtype and option it declares") {
+  compile_every_file("kernel");
 }
 
 TEST_CASE("every allowed value of every parameter compiles (float32 argmax of |x|, other parameters at default)") {
