@@ -76,6 +76,11 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
   if (exact) c.rule = "exact";
   else if (rule.ulps) c.rule = std::to_string(*rule.ulps) + " ulps";
   else c.rule = "atol " + number(atol) + " + rtol " + number(rtol) + " * |expected|";
+  // The same bytes pass every rule with no error (a NaN matches its NaN): one memcmp, not the loop.
+  if (got.empty() || std::memcmp(got.data(), want.data(), got.size_bytes()) == 0) {
+    c.passed = true;
+    return c;
+  }
   for (std::size_t i = 0; i < got.size(); ++i) {
     const T g = got[i], w = want[i];
     bool ok;
