@@ -171,6 +171,7 @@ nb::dict results_dict(const TuneResults& r) {
   out["objective"] = r.objective;
   out["wall_seconds"] = r.wall_seconds;
   out["compile"] = compile;
+  out["seconds"] = r.seconds;
   out["journal"] = r.journal.empty() ? nb::none() : nb::cast(r.journal);
   out["stop_reason"] = r.stopped_early ? nb::cast(r.stop_reason) : nb::none();
   return out;

@@ -3,7 +3,8 @@
 NumPy: vector_add (and run_kernel), a 2-D stencil, a tiled matmul with a restriction and a
 GFLOP/s objective, a convolution reading its filter from __constant__ memory, a CSR spmv with an
 expression grid divisor, a two-kernel reduction verified by a function (the partial sums by their
-total), a zero-mean filter working in place with no answer, and point-in-polygon with
+total) and its second kernel as Kernel Tuner's script writes it (no answer, its input not const),
+a zero-mean filter working in place with no answer, and point-in-polygon with
 __constant__ vertices and compiler options. Each tune must report only verified winners."""
 import numpy as np
 import pytest
@@ -250,6 +251,26 @@ def test_two_kernel_reduction_verified_by_its_total(kt):
                                   quiet=True)
     tuned(second, env2, 3)
     assert best["time"] + env2["best_config"]["time"] > 0
+
+
+REDUCTION_NOT_CONST = REDUCTION.replace("const float *array", "float *array")
+
+
+def test_a_large_array_the_kernel_only_reads_is_not_copied_back_for_every_variant(kt):
+    """Kernel Tuner's reduction script: its second kernel without an answer, the input not declared
+    const, so an output gpuk compares with the first variant's. The partial sums differ in bits
+    between block sizes; the 4-million-float input does not, and only the sums are compared on the
+    host (the verify note says for how many variants)."""
+    n = 4_000_037
+    x = rng(12).random(n).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    results, env = kt.tune_kernel("sum_floats", REDUCTION_NOT_CONST, "num_blocks", [out, x, np.int32(n)],
+                                  {"block_size_x": [32, 64, 128, 256, 512, 1024], "num_blocks": [64]},
+                                  grid_div_x=[], smem_args={"size": "block_size_x * 4"}, quiet=True)
+    tuned(results, env, 6)
+    assert all("__error__" not in r for r in results), env["gpuk_notes"]
+    verified = [note for note in env["gpuk_notes"] if "verified on the GPU" in note]
+    assert verified and "of them only in the outputs whose bytes differed" in verified[0], env["gpuk_notes"]
 
 
 ZEROMEAN = """

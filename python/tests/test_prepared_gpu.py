@@ -50,7 +50,7 @@ def test_a_prepared_segmented_argmax_takes_each_calls_segment_count(gpu):
     d_x = upload(e, x)
     d_best = _gpuk.DeviceMemory(e.device, max_segments * 16)
     h = e.prepare_sizes("reduce", "argmax", "float32", max_n, segments=max_segments, scratch="caller")
-    assert h.scalar == {"name": "segments", "dtype": "int64"} and h.held_bytes == 0
+    assert h.scalar == {"name": "segments", "dtype": "int64", "count": 1} and h.held_bytes == 0
     pool = _gpuk.DeviceMemory(e.device, h.scratch_bytes)
     h.use_scratch(pool.ptr, h.scratch_bytes)
     for segments in (500, 7, 499, 1, 500):
@@ -73,7 +73,7 @@ def test_a_prepared_segmented_sort_takes_each_calls_segment_count(gpu):
     e = gpuk.default_engine()
     max_n, max_segments = 30_011, 64
     h = e.prepare_sizes("sort", "segmented_sort", "float32", max_n, segments=max_segments, order="descending")
-    assert h.scalar == {"name": "segments", "dtype": "int64"}
+    assert h.scalar == {"name": "segments", "dtype": "int64", "count": 1}
     assert [a["name"] for a in h.arrays] == ["keys_in", "keys_out", "begin_offsets", "end_offsets"]
     x = RNG.integers(-30, 30, max_n).astype(np.float32)
     d_x, d_out = upload(e, x), _gpuk.DeviceMemory(e.device, max_n * 4)

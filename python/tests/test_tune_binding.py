@@ -60,6 +60,10 @@ print(json.dumps(r))
     assert r["strategy"] == "exhaustive"
     assert set(r["device"]) >= {"name", "arch", "sm_count"}
     assert r["compile"]["programs"] == 4
+    seconds = r["seconds"]  # where the sweep's time went
+    assert {"start", "data", "compile_wall", "measure", "verify", "other", "total"} <= set(seconds)
+    assert seconds["total"] > 0 and seconds["compile_wall"] > 0
+    assert seconds["measure"] + seconds["verify"] <= seconds["total"]
     for v in r["results"]:
         assert v["status"] == "ok", v["reason"]
         assert v["verified"] is True

@@ -196,6 +196,18 @@ TEST_CASE("--devices: without a GPU one clear sentence, for run and tune; a bad 
       CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
     }
   }
+  // A list that is no list is said before any GPU is asked, with or without one.
+  for (const std::string cmd : {"run", "tune"}) {
+    for (const std::string list : {"x", "0,,1", "-1"}) {
+      CAPTURE(cmd);
+      CAPTURE(list);
+      const Result r = gpuk_cli(cmd + " --devices " + list + " " +
+                                (gpuk::test::source_dir() / (cmd == "run" ? "configs/argmax.yaml" : "configs/tune_argmax.yaml")).string());
+      CHECK(r.status == 2);
+      CHECK(r.output.find("--devices takes 'all' or GPU ordinals separated by commas (0,1), not '" + list + "'") !=
+            std::string::npos);
+    }
+  }
   const Result both = gpuk_cli("tune --devices all --device 1 " +
                                (gpuk::test::source_dir() / "configs/tune_argmax.yaml").string());
   CHECK(both.status != 0);

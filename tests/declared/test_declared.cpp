@@ -307,6 +307,24 @@ TEST_CASE("outputs are compared exactly for integers, by atol/rtol or ulps for f
   CHECK(!compare_arrays(floats({std::nextafter(std::nextafter(1.0f, 2.0f), 2.0f), 2.0f, nan, 0.0f}), want, ulps).passed);
   CHECK(compare_arrays(floats({1.0f, 2.0f, nan, -0.0f}), want, ulps).passed);  // -0 and 0 are one ulp apart at most
 
+  // A large array is compared in shares on several threads: the same counts, maxima and first
+  // difference as one loop (10 million floats: shares of 16 MiB where the host has the threads).
+  constexpr std::size_t big = 10'000'000;
+  HostArray large(DType::float32, big), large_want(DType::float32, big);
+  for (std::size_t i = 0; i < big; ++i) large.as<float>()[i] = large_want.as<float>()[i] = static_cast<float>(i % 1000);
+  const ArrayComparison same = compare_arrays(large, large_want, {});
+  CHECK(same.passed);
+  CHECK(same.max_abs == 0);
+  large.as<float>()[big - 3] = 5000.0f;      // in the last share
+  large.as<float>()[big / 2 + 1] += 0.5f;  // in a middle one
+  large.as<float>()[7] = nan;              // and the first
+  const ArrayComparison spread = compare_arrays(large, large_want, {});
+  CHECK(!spread.passed);
+  CHECK(spread.mismatches == 3);
+  CHECK(spread.first_bad == 7);
+  CHECK(spread.got == "nan");
+  CHECK(spread.max_abs == doctest::Approx(5000.0f - static_cast<float>((big - 3) % 1000)));
+
   HostArray ints(DType::int64, 3), other(DType::int64, 3);
   for (int i = 0; i < 3; ++i) ints.as<std::int64_t>()[i] = other.as<std::int64_t>()[i] = i * 1000000007ll;
   CHECK(compare_arrays(ints, other, {}).text("n").find("n: 3 elements equal") == 0);

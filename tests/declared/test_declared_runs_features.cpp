@@ -9,12 +9,15 @@
 #include <cstring>
 #include <fstream>
 
+#include "config/config.hpp"
 #include "declared/declared_cli.hpp"
 #include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "jit/jit.hpp"
 #include "kernel/constants.hpp"
 #include "kernel/declaration.hpp"
+#include "kernel/kernel_file.hpp"
+#include "plugin/plugin.hpp"
 #include "run/prepare.hpp"
 
 using namespace gpuk;
@@ -75,6 +78,37 @@ TEST_CASE("constants are written into each module, checked against their symbol,
   const ConstantValues missing = {{"d_filtre", floats({1})}};
   CHECK_THROWS_WITH_AS(load_kernels(compiled, {"k"}, "k missing", &missing),
                        doctest::Contains("k missing: the module has no global 'd_filtre'"), ConfigError);
+}
+
+TEST_CASE("outputs a sweep found on the GPU to hold the verified answer are neither downloaded nor compared") {
+  // Workload::known_good through the plugin edge: axpy_ref's in-out y, the fake driver's device
+  // memory being host memory, written behind the workload's back.
+  Device device(0);
+  const PluginRegistry plugins({test::plugin_dir()});
+  const KernelLibrary kernels({declared_dir() / "kernels"});
+  const RunSpec spec =
+      parse_run_spec("family: kernel\nkernel: axpy_ref\nsizes: {n: 5}\n", declared_dir() / "c.yaml", plugins, kernels);
+  InputView input(std::make_shared<HostArray>(DType::float32, 0), 1);
+  input.arrays["y"] = floats({1, 2, 3, 4, 5});
+  input.arrays["x"] = floats({0, 0, 0, 0, 0});
+  input.expected["y"] = floats({1, 2, 3, 4, 5});
+  const auto workload = plugins.get("kernel").make_workload(problem_of(spec), input);
+  const Stream stream;
+  workload->upload(stream);
+  workload->download(stream);
+  CHECK(workload->verify().passed);
+  float* y = reinterpret_cast<float*>(workload->device_arrays().at(0));
+  y[3] = 99;  // what a variant's run left
+  workload->download(stream);
+  CHECK(!workload->verify().passed);
+  workload->known_good({true, false});
+  workload->download(stream);
+  const Verification known = workload->verify();
+  CHECK(known.passed);
+  CHECK(known.detail == "y: the bytes of the verified answer (compared on the GPU)");
+  workload->known_good({});  // every output again
+  workload->download(stream);
+  CHECK(!workload->verify().passed);
 }
 
 TEST_CASE("gpuk run of kernels reading __constant__ arrays: a float filter and float2 vertices") {

@@ -9,8 +9,10 @@ KT_EXAMPLES_DIR is Kernel Tuner's examples/cuda folder. Each script is copied wi
 (every other line is left as it is, and the count of changed lines is printed), and it runs
 there with cold caches (CUDA_CACHE_DISABLE=1, a fresh GPUK_CACHE_DIR), under a time limit. The
 table gives its exit status, its wall time and the last line it printed; where the script writes
-a results file (matmul.json, reduce.json, ...), the number of configurations in it and how many
-failed. --kernel-tuner runs the scripts unchanged instead (Kernel Tuner must be importable), for
+a results file (matmul.json, reduce.json, ...), the number of configurations in it, how many
+failed and the median of their `compile_time` (Kernel Tuner: NVRTC to PTX and the driver's load,
+one configuration at a time; gpuk: the sweep's compile wall time, NVRTC to cubins on all its
+compile threads side by side, divided by the configurations compiled). --kernel-tuner runs the scripts unchanged instead (Kernel Tuner must be importable), for
 the same table beside it.
 
 pnpoly.py is not run: it tunes host code through PyCUDA (its device kernel with its __constant__
@@ -64,7 +66,9 @@ def results_summary(work: Path) -> str:
             continue
         rows = [r for r in data if isinstance(r, dict)]
         failed = sum(1 for r in rows if not isinstance(r.get("time"), (int, float)))
-        out.append(f"{f.name}: {len(rows)} configurations, {failed} failed")
+        compiles = sorted(r["compile_time"] for r in rows if isinstance(r.get("compile_time"), (int, float)))
+        median = f", compile_time median {compiles[len(compiles) // 2]:.0f} ms" if compiles else ""
+        out.append(f"{f.name}: {len(rows)} configurations, {failed} failed{median}")
     return "; ".join(out)
 
 

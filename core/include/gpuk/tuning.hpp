@@ -95,6 +95,10 @@ struct TuneResults {
   double wall_seconds = 0;
   int programs = 0, programs_from_cache = 0;  // NVRTC programs
   double compile_seconds = 0;                 // NVRTC time summed over the compile threads
+  // Where the sweep's time went, in seconds (docs/tuning.md, "Where the time goes"): start, data,
+  // reference, compile_wall, compile_summed, compile_wait, measure, verify, scratch, recheck,
+  // save, idle, other, total; the compile threads run beside the rest.
+  std::map<std::string, double> seconds;
   std::string journal;                        // the journal file ("" without one)
   bool stopped_early = false;                 // the GPU could not go on (stop_reason says why)
   std::string stop_reason;

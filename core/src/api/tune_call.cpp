@@ -250,6 +250,13 @@ TuneResults results_of(const TuneReport& report, const TuneSpec& t, const Space&
   out.programs = report.compile.programs;
   out.programs_from_cache = report.compile.from_cache;
   out.compile_seconds = report.compile.seconds;
+  out.seconds = {{"start", times.start},        {"data", times.data},
+                 {"reference", times.reference}, {"compile_wall", times.compile_wall},
+                 {"compile_summed", times.compile_sum}, {"compile_wait", times.compile_wait},
+                 {"measure", times.measure},    {"verify", times.verify},
+                 {"scratch", times.scratch},    {"recheck", times.recheck},
+                 {"save", times.save},          {"idle", times.idle},
+                 {"other", times.other()},      {"total", times.total}};
   out.journal = report.journal;
   out.stopped_early = r.aborted || r.context_lost;
   out.stop_reason = r.stopped;

@@ -130,6 +130,9 @@ class GuardedWorkload final : public Workload {
   void write_result(const std::filesystem::path& path) const override {
     guarded(family_, "Workload::write_result", [&] { inner_->write_result(path); });
   }
+  void known_good(const std::vector<bool>& arrays) override {
+    guarded(family_, "Workload::known_good", [&] { inner_->known_good(arrays); });
+  }
   void keep_as_reference() override {
     guarded(family_, "Workload::keep_as_reference", [&] { inner_->keep_as_reference(); });
   }

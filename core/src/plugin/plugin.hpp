@@ -21,7 +21,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 8
+#define GPUK_PLUGIN_ABI_VERSION 9
 
 namespace gpuk {
 
@@ -131,6 +131,11 @@ class Workload {
   // downloaded as the expected outputs. The default keeps nothing (the three families compute
   // their answer on the CPU).
   virtual void keep_as_reference() {}
+  // The arrays (device_arrays() order) whose bytes a sweep has just found on the device to equal
+  // an answer that passed verification: the next download() and verify() may leave them out (a
+  // large output the variant left as the first one did is not copied back). Empty: none. The
+  // default downloads and compares every output.
+  virtual void known_good(const std::vector<bool>& arrays) { (void)arrays; }
 };
 
 // A family's own pick of a kernel for a problem, by size (the third source of the lookup,

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -424,6 +425,8 @@ int run_tune_command(const TuneCommand& a, const ErrorGuard& guard) {
   if (a.export_file) TuningDb::check_ours(*a.export_file);  // refused before the sweep, not after it
   if (!a.merge.empty()) return tune_merge(a);
   if (!a.shard.empty()) (void)parse_shard(a.shard);  // a mistake is said before anything runs
+  if (!a.devices.empty() && a.devices != "all")       // the list's words, before any GPU is asked
+    (void)parse_device_list(a.devices, std::numeric_limits<int>::max());
   // The journal: in the cache directory, so that a sweep run again or cut short goes on; with
   // --no-cache, a temporary one that lasts this sweep (its processes still share it).
   TuneCommand args = a;

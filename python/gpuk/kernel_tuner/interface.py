@@ -145,6 +145,9 @@ def _best(results, env, t, params: List[str], metrics: List[str], quiet: bool) -
         print(get_config_string(best, params + [t.objective] + metrics))
     for note in env["gpuk_notes"]:
         print("gpuk: " + note)
+    seconds = env.get("gpuk_seconds") or {}
+    if seconds:
+        print("gpuk: where the time went (s): " + ", ".join(f"{k} {v:.2f}" for k, v in seconds.items() if v >= 0.005))
 
 
 def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,

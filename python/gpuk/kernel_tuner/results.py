@@ -79,7 +79,7 @@ def convert(report: Dict[str, Any], space: Space, metrics: Optional[Dict], verbo
 
 def environment(report: Dict[str, Any], notes: List[str], iterations: int) -> Dict[str, Any]:
     """Kernel Tuner's env: the device, the iterations, and gpuk's own (the tuner's notes, its
-    strategy and the compile summary)."""
+    strategy, the compile summary and where the sweep's time went, in seconds)."""
     device = dict(report.get("device") or {})
     env: Dict[str, Any] = {
         "device_name": device.get("name", ""),
@@ -90,6 +90,7 @@ def environment(report: Dict[str, Any], notes: List[str], iterations: int) -> Di
         "gpuk_strategy": report.get("strategy"),
         "gpuk_compile": report.get("compile") or {},
         "gpuk_wall_seconds": report.get("wall_seconds"),
+        "gpuk_seconds": dict(report.get("seconds") or {}),
     }
     return env
 

@@ -73,7 +73,7 @@ std::vector<DeviceAnswer::Output> DeviceAnswer::outputs(const Workload& workload
   const auto arrays = workload.device_arrays();
   const auto& slots = launcher.arrays();
   for (std::size_t i = 0; i < slots.size() && i < arrays.size(); ++i)
-    if (slots[i].output && slots[i].bytes > 0) out.push_back({arrays[i], slots[i].bytes});
+    if (slots[i].output && slots[i].bytes > 0) out.push_back({arrays[i], slots[i].bytes, i});
   return out;
 }
 
@@ -147,13 +147,17 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
 
 bool DeviceAnswer::same(const Workload& workload, const Launcher& launcher, const Stream& stream) {
   const auto outs = outputs(workload, launcher);
+  identical_.assign(workload.device_arrays().size(), false);
   if (outs.size() != copies_.size()) return false;
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    if (outs[i].bytes != copies_[i].bytes() ||
-        first_difference(outs[i].ptr, copies_[i].get(), outs[i].bytes, stream) !=
-            std::numeric_limits<std::uint64_t>::max())
-      return false;
-  return true;
+  bool all = true;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const bool same_bytes = outs[i].bytes == copies_[i].bytes() &&
+                            first_difference(outs[i].ptr, copies_[i].get(), outs[i].bytes, stream) ==
+                                std::numeric_limits<std::uint64_t>::max();
+    identical_[outs[i].array] = same_bytes;
+    all = all && same_bytes;
+  }
+  return all;
 }
 
 }  // namespace gpuk

@@ -41,11 +41,15 @@ class DeviceAnswer {
   bool kept() const { return !copies_.empty(); }
   // Whether the outputs are byte for byte the kept answer (waits for the stream).
   bool same(const Workload& workload, const Launcher& launcher, const Stream& stream);
+  // After same(): the arrays (device_arrays() order) that were outputs with the kept answer's
+  // bytes (Workload::known_good); all false before any comparison.
+  const std::vector<bool>& identical() const { return identical_; }
 
  private:
   struct Output {
     CUdeviceptr ptr = 0;
     std::uint64_t bytes = 0;
+    std::size_t array = 0;  // its index in device_arrays()
   };
   static std::vector<Output> outputs(const Workload& workload, const Launcher& launcher);
   // The first differing byte offset of a and b over `bytes`, or none (UINT64_MAX).
@@ -58,6 +62,7 @@ class DeviceAnswer {
   CUfunction compare_ = nullptr, copy_ = nullptr;
   DeviceBuffer first_;  // 8 bytes: the compare kernel's answer
   std::vector<DeviceBuffer> copies_;
+  std::vector<bool> identical_;
 };
 
 }  // namespace gpuk

@@ -202,8 +202,9 @@ std::vector<double> GpuMeasurer::time(const Space& space, const Candidate& c, in
 }
 
 // The variant's answer: on the device when its outputs are the bytes of the kept verified
-// answer (tune/measure/device_answer.hpp), else on the host as Bench::check does, whose first answer
-// that passes is kept for the next ones. A CUDA error of the variant's run goes to the caller;
+// answer (tune/measure/device_answer.hpp), else on the host as Bench::check does (leaving out
+// the outputs that had the kept answer's bytes: Workload::known_good), whose first answer that
+// passes is kept for the next ones. A CUDA error of the variant's run goes to the caller;
 // one of the comparison turns the device path off for the rest of the sweep.
 Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) {
   const auto since = [](std::chrono::steady_clock::time_point from) {
@@ -227,7 +228,22 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
     }
   }
   auto at = std::chrono::steady_clock::now();
-  const Verification v = bench_.check(target);
+  // Outputs that kept the verified answer's bytes are not copied back and compared again.
+  const bool partly_known = answer_ && answer_->kept() &&
+                            std::find(answer_->identical().begin(), answer_->identical().end(), true) !=
+                                answer_->identical().end();
+  if (partly_known) bench_.workload().known_good(answer_->identical());
+  Verification v;
+  try {
+    v = bench_.check(target);
+  } catch (...) {
+    if (partly_known) bench_.workload().known_good({});
+    throw;
+  }
+  if (partly_known) {
+    bench_.workload().known_good({});
+    ++host_in_part_;
+  }
   host_checks_s_ += since(at);
   ++on_host_;
   if (v.passed && !answer_tried_) {
@@ -268,11 +284,13 @@ std::vector<std::string> GpuMeasurer::notes() const {
     out.push_back(std::to_string(cut_count_) + " variant" + (cut_count_ == 1 ? "" : "s") +
                   " timed by one run (runs 1, 'cut'): verified, then over " + fixed(cut_.factor(), 0) +
                   "x the fastest median timed before it");
-  if (on_device_ > 0 || !no_device_check_.empty()) {
+  if (on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
     std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +
                        std::to_string(on_device_ + on_host_) +
                        " variants (their outputs the bytes of the first verified answer); the rest on the host";
+    if (host_in_part_ > 0)
+      note += " (" + std::to_string(host_in_part_) + " of them only in the outputs whose bytes differed)";
     if (!no_device_check_.empty()) note += " (device comparison off: " + no_device_check_ + ")";
     note += "; verify took " + s(device_checks_s_) + " s on the GPU (poison, run, compare), " + s(host_checks_s_) +
             " s on the host (poison, run, download, compare) and " + s(answer_setup_s_) +

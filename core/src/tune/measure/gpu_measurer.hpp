@@ -65,6 +65,7 @@ class GpuMeasurer final : public Measurer {
   bool answer_tried_ = false;
   std::string no_device_check_;  // why the device comparison is off
   int on_device_ = 0, on_host_ = 0;  // variants verified each way
+  int host_in_part_ = 0;             // of on_host_: those whose outputs were partly the answer's bytes
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
