@@ -232,18 +232,21 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
   const bool partly_known = answer_ && answer_->kept() &&
                             std::find(answer_->identical().begin(), answer_->identical().end(), true) !=
                                 answer_->identical().end();
-  if (partly_known) bench_.workload().known_good(answer_->identical());
-  Verification v;
-  try {
-    v = bench_.check(target);
-  } catch (...) {
-    if (partly_known) bench_.workload().known_good({});
-    throw;
-  }
+  struct KnownFor {  // this check only, whatever it ends in
+    Workload& workload;
+    bool set;
+    ~KnownFor() {
+      try {
+        if (set) workload.known_good({});
+      } catch (...) {  // clearing a list: nothing to report from a destructor
+      }
+    }
+  } known{bench_.workload(), partly_known};
   if (partly_known) {
-    bench_.workload().known_good({});
+    bench_.workload().known_good(answer_->identical());
     ++host_in_part_;
   }
+  const Verification v = bench_.check(target);
   host_checks_s_ += since(at);
   ++on_host_;
   if (v.passed && !answer_tried_) {
