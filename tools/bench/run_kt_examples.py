@@ -2,7 +2,7 @@
 """Kernel Tuner's own example scripts, run through gpuk with only their import lines changed.
 
     python3 tools/bench/run_kt_examples.py KT_EXAMPLES_DIR [--only stencil,matmul] [--timeout S]
-                                           [--kernel-tuner]
+                                           [--kernel-tuner] [--outputs DIR]
 
 KT_EXAMPLES_DIR is Kernel Tuner's examples/cuda folder. Each script is copied with the folder's
 .cu files into a fresh directory, its `kernel_tuner` imports are rewritten to `gpuk.kernel_tuner`
@@ -14,6 +14,11 @@ failed and the median of their `compile_time` (Kernel Tuner: NVRTC to PTX and th
 one configuration at a time; gpuk: the sweep's compile wall time, NVRTC to cubins on all its
 compile threads side by side, divided by the configurations compiled). --kernel-tuner runs the scripts unchanged instead (Kernel Tuner must be importable), for
 the same table beside it.
+
+Under NumPy 2, spmv.py's `nrows*ncols*0.001` multiplies a numpy.int32 and overflows to 0
+non-zeros (NEP 50); that one line is widened to Python integers for both tools alike (PATCHES),
+and counted among the lines changed. --outputs DIR keeps each script's output as DIR/NAME-TOOL.txt and its results files as
+DIR/NAME-TOOL-FILE.json.
 
 pnpoly.py is not run: it tunes host code through PyCUDA (its device kernel with its __constant__
 vertices is tuned by tools/bench/bench_kernel_tuner.py). convolution.py's space has 3.1 million
@@ -36,6 +41,20 @@ IMPORTS = [  # (pattern, replacement) on whole lines
     (re.compile(r"^(\s*)import kernel_tuner\s*$"), r"\1from gpuk import kernel_tuner"),
     (re.compile(r"^(\s*)from kernel_tuner(\.\w+)? import (.*)$"), r"\1from gpuk.kernel_tuner\2 import \3"),
 ]
+# (script, line as written, the line both tools run): a script that breaks under NumPy 2 by itself.
+PATCHES = [
+    ("spmv", "    nnz = int(nrows*ncols*0.001)", "    nnz = int(int(nrows)*ncols*0.001)"),
+]
+
+
+def patch(name: str, text: str) -> tuple[str, int]:
+    """The script with PATCHES applied (for every tool alike); the changed-line count."""
+    changed = 0
+    for script, before, after in PATCHES:
+        if script == name and before + "\n" in text:
+            text = text.replace(before + "\n", after + "\n")
+            changed += 1
+    return text, changed
 
 
 def rewrite(text: str) -> tuple[str, int]:
@@ -72,13 +91,14 @@ def results_summary(work: Path) -> str:
     return "; ".join(out)
 
 
-def run(name: str, src: Path, timeout: float, kernel_tuner: bool) -> dict:
+def run(name: str, src: Path, timeout: float, kernel_tuner: bool, outputs: Path | None) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"kt-{name}-"))
     for cu in src.glob("*.cu"):
         shutil.copy(cu, work)
-    script, changed = src.joinpath(f"{name}.py").read_text(), 0
+    script, changed = patch(name, src.joinpath(f"{name}.py").read_text())
     if not kernel_tuner:
-        script, changed = rewrite(script)
+        script, imports = rewrite(script)
+        changed += imports
     work.joinpath(f"{name}.py").write_text(script)
     env = dict(os.environ, CUDA_CACHE_DISABLE="1", GPUK_CACHE_DIR=str(work / "cache"), PYTHONUNBUFFERED="1")
     start = time.perf_counter()
@@ -91,6 +111,12 @@ def run(name: str, src: Path, timeout: float, kernel_tuner: bool) -> dict:
         output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
     wall = time.perf_counter() - start
     work.joinpath("output.txt").write_text(output)
+    if outputs is not None:
+        outputs.mkdir(parents=True, exist_ok=True)
+        tool = "kernel_tuner" if kernel_tuner else "gpuk"
+        outputs.joinpath(f"{name}-{tool}.txt").write_text(output)
+        for f in work.glob("*.json"):
+            shutil.copy(f, outputs / f"{name}-{tool}-{f.name}")
     last = next((l.strip() for l in reversed(output.splitlines()) if l.strip()), "")
     return dict(name=name, changed=changed, status=status, wall=wall, last=last[:160],
                 results=results_summary(work), dir=str(work))
@@ -102,6 +128,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated script names (without .py)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per script (default 600)")
     ap.add_argument("--kernel-tuner", action="store_true", help="run the scripts unchanged, with Kernel Tuner")
+    ap.add_argument("--outputs", type=Path, help="keep each script's output and results files in OUTPUTS")
     a = ap.parse_args()
     names = [n for n in a.only.split(",") if n] or SCRIPTS
     for n in names:
@@ -114,7 +141,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     failed = 0
     for n in names:
-        r = run(n, a.examples, a.timeout, a.kernel_tuner)
+        r = run(n, a.examples, a.timeout, a.kernel_tuner, a.outputs)
         failed += r["status"] != "0"
         print(f"| {n}.py | {r['changed']} | {r['status']} | {r['wall']:.1f} | {r['results'] or '-'} | "
               f"{r['last'].replace('|', '/')} |", flush=True)

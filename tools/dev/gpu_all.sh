@@ -40,7 +40,7 @@ lane() {  # lane i runs every ngpu-th program on GPU i
 # pytest and the stress test, on the GPU named.
 py_test() {
   local s=$(date +%s)
-  (CUDA_VISIBLE_DEVICES=$1 PYTHONPATH=$B/python timeout 300 python3 -m pytest -q -rs -p no:cacheprovider --timeout 90 python/tests) > $OUT/pytest.log 2>&1
+  (CUDA_VISIBLE_DEVICES=$1 PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} timeout 300 python3 -m pytest -q -rs -p no:cacheprovider --timeout 90 python/tests) > $OUT/pytest.log 2>&1
   echo "pytest rc=$? $(( $(date +%s) - s )) s: $(tail -1 $OUT/pytest.log)" >> $OUT/summary.txt
 }
 stress() {
