@@ -66,6 +66,8 @@ class GpuMeasurer final : public Measurer {
   std::string no_device_check_;  // why the device comparison is off
   int on_device_ = 0, on_host_ = 0;  // variants verified each way
   int host_in_part_ = 0;             // of on_host_: those whose outputs were partly the answer's bytes
+  int within_on_device_ = 0;         // verified within the expected outputs' rule on the GPU
+  std::string no_within_;            // why the expected outputs are not on the GPU
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
