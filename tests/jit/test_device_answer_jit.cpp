@@ -16,8 +16,12 @@ TEST_CASE("the sweep's compare, copy and within-the-rule kernels compile for sm_
   options.arch = "sm_90";
   const CompiledKernels compiled = Jit(options, nullptr).compile(file, DeviceAnswer::kernel_names());
   CHECK_FALSE(compiled.cubin.empty());
-  // gpuk_within<T>: one instance per dtype, lowered to its mangled name.
-  for (const auto& name : DeviceAnswer::kernel_names())
-    CHECK(compiled.lowered(name).find(name.substr(0, name.find('<'))) != std::string::npos);
-  CHECK(DeviceAnswer::kernel_names().size() == 8);
+  for (const auto& name : DeviceAnswer::kernel_names()) CHECK(compiled.lowered(name).find(name) != std::string::npos);
+  // The compare rule's program: gpuk_within<T>, one instance per dtype, lowered to its mangled name.
+  file.path = "gpuk_device_within.cu";
+  file.source = DeviceAnswer::within_source();
+  const CompiledKernels within = Jit(options, nullptr).compile(file, DeviceAnswer::within_kernel_names());
+  CHECK(DeviceAnswer::within_kernel_names().size() == 6);
+  for (const auto& name : DeviceAnswer::within_kernel_names())
+    CHECK(within.lowered(name).find("gpuk_within") != std::string::npos);
 }

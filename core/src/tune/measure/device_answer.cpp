@@ -38,6 +38,20 @@ __global__ void gpuk_first_difference(const unsigned char* a, const unsigned cha
     }
 }
 
+// to[0, bytes) = from[0, bytes); 8-byte aligned.
+__global__ void gpuk_copy_bytes(unsigned char* to, const unsigned char* from, u64 bytes) {
+  const u64 words = bytes / 8;
+  const u64 stride = static_cast<u64>(blockDim.x) * gridDim.x;
+  const u64 id = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (u64 i = id; i < words; i += stride) reinterpret_cast<u64*>(to)[i] = reinterpret_cast<const u64*>(from)[i];
+  for (u64 i = words * 8 + id; i < bytes; i += stride) to[i] = from[i];
+}
+)";
+
+constexpr const char* kWithinSource = R"(// gpuk's device-side comparison of a sweep's outputs by a compare rule
+// (core/src/tune/measure/device_answer.cpp).
+typedef unsigned long long u64;
+
 // gpuk's compare_arrays (core/src/data/compare_arrays.cpp) on the device, element by element:
 // got against want by the rule (exact: integers without a tolerance; ulps >= 0: floats within
 // that many units in the last place; else |got - want| <= atol + rtol * |want|), the same
@@ -98,15 +112,6 @@ __global__ void gpuk_within(const T* got, const T* want, u64 n, int exact, doubl
     if (max_rel > 0) atomicMax(&out[2], static_cast<u64>(__double_as_longlong(max_rel)));
   }
 }
-
-// to[0, bytes) = from[0, bytes); 8-byte aligned.
-__global__ void gpuk_copy_bytes(unsigned char* to, const unsigned char* from, u64 bytes) {
-  const u64 words = bytes / 8;
-  const u64 stride = static_cast<u64>(blockDim.x) * gridDim.x;
-  const u64 id = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (u64 i = id; i < words; i += stride) reinterpret_cast<u64*>(to)[i] = reinterpret_cast<const u64*>(from)[i];
-  for (u64 i = words * 8 + id; i < bytes; i += stride) to[i] = from[i];
-}
 )";
 
 constexpr int kThreads = 256;
@@ -130,8 +135,12 @@ constexpr DType kDTypes[] = {DType::int32, DType::uint32, DType::int64, DType::u
 
 const char* DeviceAnswer::source() { return kSource; }
 
-std::vector<std::string> DeviceAnswer::kernel_names() {
-  std::vector<std::string> names = {"gpuk_first_difference", "gpuk_copy_bytes"};
+std::vector<std::string> DeviceAnswer::kernel_names() { return {"gpuk_first_difference", "gpuk_copy_bytes"}; }
+
+const char* DeviceAnswer::within_source() { return kWithinSource; }
+
+std::vector<std::string> DeviceAnswer::within_kernel_names() {
+  std::vector<std::string> names;
   for (const DType d : kDTypes) names.push_back(within_name(d));
   return names;
 }
@@ -143,12 +152,23 @@ CompiledKernels DeviceAnswer::compile(const Jit& jit) {
   return jit.compile(file, kernel_names());
 }
 
+CompiledKernels DeviceAnswer::compile_within(const Jit& jit) {
+  KernelFile file;
+  file.path = "gpuk_device_within.cu";
+  file.source = kWithinSource;
+  return jit.compile(file, within_kernel_names());
+}
+
+void DeviceAnswer::load_within(const CompiledKernels& compiled) {
+  within_kernels_ = load_kernels(compiled, within_kernel_names(), "the sweep's device comparison by a rule");
+  for (const DType d : kDTypes) within_[static_cast<std::size_t>(d)] = within_kernels_.get(within_name(d)).function;
+}
+
 DeviceAnswer::DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info)
     : blocks_(std::max(1, info.sm_count) * 8), first_(sizeof(std::uint64_t)), counts_(3 * sizeof(std::uint64_t)) {
   kernels_ = load_kernels(compiled, kernel_names(), "the sweep's device comparison");
   compare_ = kernels_.get("gpuk_first_difference").function;
   copy_ = kernels_.get("gpuk_copy_bytes").function;
-  for (const DType d : kDTypes) within_[static_cast<std::size_t>(d)] = kernels_.get(within_name(d)).function;
 }
 
 std::vector<DeviceAnswer::Output> DeviceAnswer::outputs(const Workload& workload, const Launcher& launcher) {
@@ -248,6 +268,10 @@ bool DeviceAnswer::same(const Workload& workload, const Launcher& launcher, cons
 bool DeviceAnswer::keep_expected(const Workload& workload, const std::vector<ExpectedOutput>& expected,
                                  const Stream& stream, std::string* why) {
   expected_.clear();
+  if (within_[0] == nullptr) {
+    if (why) *why = "the rule's kernels are not loaded";
+    return false;
+  }
   std::uint64_t total = 0;
   for (const ExpectedOutput& e : expected) total += e.length * dtype_size(e.dtype);
   std::size_t free = 0, all = 0;

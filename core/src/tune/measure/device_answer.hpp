@@ -32,6 +32,12 @@ class DeviceAnswer {
   DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info);
   // Compiles (or takes from the cache) and loads the kernels in the current context.
   DeviceAnswer(const Jit& jit, const DeviceInfo& info) : DeviceAnswer(compile(jit), info) {}
+  // The compare rule's kernels (gpuk_within<T>), a program of their own: compiled beside the
+  // sweep and loaded when ready, before keep_expected().
+  static const char* within_source();
+  static std::vector<std::string> within_kernel_names();
+  static CompiledKernels compile_within(const Jit& jit);
+  void load_within(const CompiledKernels& compiled);
 
   // Keeps a copy of the outputs (the caller has just verified them on the host), then checks the
   // compare kernel on the device with them: the copy must equal the outputs, and the outputs
@@ -45,7 +51,7 @@ class DeviceAnswer {
   // bytes (Workload::known_good); all false before any comparison.
   const std::vector<bool>& identical() const { return identical_; }
 
-  // After keep(): the workload's expected outputs (Workload::expected_outputs) copied to the
+  // After keep() and load_within(): the workload's expected outputs (Workload::expected_outputs) copied to the
   // device, so that within() can apply verify()'s rule there; the rule's kernel is checked on them
   // first (the kept answer passes, the poisoned outputs fail). False, with `why`, when they do not
   // fit beside the kept answer (the room keep() leaves) or the check fails: then within() has
@@ -84,6 +90,7 @@ class DeviceAnswer {
     DeviceBuffer values;
   };
   std::vector<Expected> expected_;
+  LoadedKernels within_kernels_;
   CUfunction within_[6] = {};  // gpuk_within<T> by DType
   DeviceBuffer counts_;        // 3 x 8 bytes: gpuk_within's answer
 };

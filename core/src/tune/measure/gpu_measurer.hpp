@@ -75,6 +75,8 @@ class GpuMeasurer final : public Measurer {
   // The device comparison's kernels, compiled from the start on a thread of their own, so that
   // the first verified answer does not wait for NVRTC (after jit_: it goes before what it uses).
   std::future<CompiledKernels> answer_program_;
+  std::future<CompiledKernels> within_program_;  // DeviceAnswer::compile_within, beside the sweep
+  bool within_pending_ = false;  // the workload's expected outputs wait for within_program_
   // Where verify's time went: the comparisons on the device, the checks on the host, and the
   // device comparison made ready (loaded, its copy of the answer kept and the kernel checked).
   double device_checks_s_ = 0, host_checks_s_ = 0, answer_setup_s_ = 0;
