@@ -292,6 +292,78 @@ def test_outputs_that_differ_in_bits_are_verified_on_the_gpu_within_the_rule(kt)
     assert on_gpu == same_bytes + within and same_bytes <= 2 and within >= 1, note
 
 
+ZEROMEAN = """
+extern "C" __global__ void computeMeanVertically(int h, int w, float *image) {
+    int x = blockIdx.x * block_size_x + threadIdx.x;
+    if (x >= w) return;
+    float sum = 0.0f;
+    for (int y = 0; y < h; y++) sum += image[y * w + x];
+    float mean = sum / h;
+    for (int y = 0; y < h; y++) image[y * w + x] -= mean;
+}
+"""
+
+
+def test_zero_mean_filter_in_place_without_an_answer(kt):
+    h, w = 301, 257
+    image = rng(10).standard_normal(h * w).astype(np.float32)
+    tp = {"block_size_x": [32, 64, 128, 256]}
+    results, env = kt.tune_kernel("computeMeanVertically", ZEROMEAN, (w, 1), [np.int32(h), np.int32(w), image], tp,
+                                  grid_div_y=[], quiet=True)
+    tuned(results, env, 4)
+    assert any("first variant" in note for note in env["gpuk_notes"])
+    out = kt.run_kernel("computeMeanVertically", ZEROMEAN, (w, 1), [np.int32(h), np.int32(w), image],
+                        {"block_size_x": env["best_config"]["block_size_x"]}, grid_div_y=[])
+    g = image.reshape(h, w).astype(np.float64)
+    np.testing.assert_allclose(out[2].reshape(h, w), g - g.mean(axis=0), atol=1e-5)
+
+
+PNPOLY = """
+__constant__ float2 d_vertices[VERTICES];
+
+__global__ void cn_pnpoly(int *bitmap, const float2 *points, int n) {
+    int i = blockIdx.x * block_size_x * tile_size + threadIdx.x;
+    #pragma unroll
+    for (int t = 0; t < tile_size; t++, i += block_size_x) {
+        if (i >= n) return;
+        float2 p = points[i];
+        int c = 0;
+        for (int j = 0, k = VERTICES - 1; j < VERTICES; k = j++) {
+            float2 vj = d_vertices[j], vk = d_vertices[k];
+            if (((vj.y > p.y) != (vk.y > p.y)) && (p.x < (vk.x - vj.x) * (p.y - vj.y) / (vk.y - vj.y) + vj.x))
+                c = !c;
+        }
+        bitmap[i] = c;
+    }
+}
+"""
+
+
+def test_point_in_polygon_with_constant_vertices_and_compiler_options(kt):
+    n, nv = 100001, 37
+    g = rng(11)
+    points = g.standard_normal(2 * n).astype(np.float32)
+    angles = np.sort(g.random(nv) * 2 * np.pi)[::-1]
+    vertices = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32).reshape(-1)
+    vx, vy = vertices[0::2], vertices[1::2]
+    px, py = points[0::2], points[1::2]
+    inside = np.zeros(n, bool)
+    for j in range(nv):  # the same float32 operations, one at a time (no fused multiply-add: -fmad=false)
+        k = (j - 1) % nv
+        cross = (vy[j] > py) != (vy[k] > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            edge = (vx[k] - vx[j]) * (py - vy[j]) / (vy[k] - vy[j]) + vx[j]
+        inside ^= cross & (px < edge)
+    bitmap = np.full(n, -1, np.int32)
+    tp = {"block_size_x": [64, 128, 256], "tile_size": [1, 2, 4]}
+    results, env = kt.tune_kernel("cn_pnpoly", PNPOLY, n, [bitmap, points, np.int32(n)], tp,
+                                  grid_div_x=["block_size_x", "tile_size"], cmem_args={"d_vertices": vertices},
+                                  defines=None, compiler_options=["-fmad=false", f"-DVERTICES={nv}"],
+                                  answer=[inside.astype(np.int32), None, None], quiet=True)
+    tuned(results, env, 9)
+    assert all("__error__" not in r for r in results)
+
+
 BUSY = """
 __global__ void busy(float *out, const float *in, int n, int flag) {
     int i = blockIdx.x * block_size_x + threadIdx.x;
