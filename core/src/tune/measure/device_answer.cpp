@@ -265,7 +265,7 @@ bool DeviceAnswer::same(const Workload& workload, const Launcher& launcher, cons
   return all;
 }
 
-bool DeviceAnswer::keep_expected(const Workload& workload, const std::vector<ExpectedOutput>& expected,
+bool DeviceAnswer::keep_expected(Workload& workload, const std::vector<ExpectedOutput>& expected,
                                  const Stream& stream, std::string* why) {
   expected_.clear();
   if (within_[0] == nullptr) {
@@ -299,13 +299,13 @@ bool DeviceAnswer::keep_expected(const Workload& workload, const std::vector<Exp
   stream.synchronize();  // the host's arrays may go once this returns
   expected_ = std::move(kept);
   // The rule's kernel checked on this device, on these arrays: the kept answer (verified on the
-  // host against these expected outputs) passes, and the outputs as keep() left them, poisoned,
-  // do not.
+  // host against these expected outputs) passes, and the outputs poisoned do not.
   const auto kept_answer = [this](std::size_t array) -> CUdeviceptr {
     for (std::size_t i = 0; i < copy_arrays_.size(); ++i)
       if (copy_arrays_[i] == array) return copies_[i].get();
     return 0;
   };
+  workload.poison(stream);  // a variant's runs since keep() wrote its answer there
   const auto arrays = workload.device_arrays();
   const auto poisoned = [&arrays](std::size_t array) -> CUdeviceptr { return array < arrays.size() ? arrays[array] : 0; };
   const char* failed = !within_at(kept_answer, stream) ? "the kept answer fails the compare rule on the GPU"

@@ -53,10 +53,10 @@ class DeviceAnswer {
 
   // After keep() and load_within(): the workload's expected outputs (Workload::expected_outputs) copied to the
   // device, so that within() can apply verify()'s rule there; the rule's kernel is checked on them
-  // first (the kept answer passes, the poisoned outputs fail). False, with `why`, when they do not
+  // first (the kept answer passes, the outputs poisoned (left so) fail). False, with `why`, when they do not
   // fit beside the kept answer (the room keep() leaves) or the check fails: then within() has
   // nothing to apply.
-  bool keep_expected(const Workload& workload, const std::vector<ExpectedOutput>& expected, const Stream& stream,
+  bool keep_expected(Workload& workload, const std::vector<ExpectedOutput>& expected, const Stream& stream,
                      std::string* why);
   bool has_expected() const { return !expected_.empty(); }
   // Each kept expected output against the variant's on the device by its rule: the passed
