@@ -313,7 +313,7 @@ std::vector<std::string> GpuMeasurer::notes() const {
   std::vector<std::string> out;
   if (cut_count_ > 0)
     out.push_back(std::to_string(cut_count_) + " variant" + (cut_count_ == 1 ? "" : "s") +
-                  " timed by their probe alone (" + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " + fixed(cut_.factor(), 0) +
+                  (cut_count_ == 1 ? " timed by its probe alone (" : " timed by their probe alone (") + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " + fixed(cut_.factor(), 0) +
                   "x the fastest median timed before it");
   if (on_device_ > 0 || within_on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
