@@ -286,7 +286,7 @@ bool DeviceAnswer::keep_expected(Workload& workload, const std::vector<ExpectedO
   }
   std::vector<Expected> kept;
   for (const ExpectedOutput& e : expected) {
-    if (e.rule.sum || e.rule.skip || e.expected == nullptr) {
+    if (e.rule.sum || e.rule.skip || e.expected == nullptr || (e.rule.ulps && *e.rule.ulps < 0)) {
       if (why) *why = e.name + " is not compared element by element";
       return false;
     }
