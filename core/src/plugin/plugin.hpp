@@ -100,6 +100,9 @@ class Launcher {
   virtual void launch(const LaunchTarget& target, const DeviceCall& call) const = 0;
 };
 
+// The byte that Workload::poison() fills every output with.
+inline constexpr unsigned char kPoisonByte = 0xA5;
+
 // One family's part of one run, on the host: its data on the device, its outputs, its CPU
 // reference, its library baseline. The runner owns the timing, the scratch and the launches (by
 // the family's Launcher, on device_arrays()) and calls these in order: upload, (poison,
