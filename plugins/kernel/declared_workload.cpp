@@ -129,6 +129,22 @@ class DeclaredWorkload final : public Workload {
     return v;
   }
 
+  // verify() is compare_arrays per output (sum rules aside): the same on the device.
+  std::optional<std::vector<ExpectedOutput>> expected_outputs() const override {
+    std::vector<ExpectedOutput> out;
+    for (std::size_t i = 0; i < arrays_.size(); ++i) {
+      const Array& x = arrays_[i];
+      if (!x.output()) continue;
+      const auto rule = problem_.compare.find(x.arg->name);
+      const CompareRule r = rule == problem_.compare.end() ? CompareRule{} : rule->second;
+      if (r.skip) continue;
+      if (r.sum || !x.expected || x.expected->size() != x.length || x.expected->dtype() != x.arg->dtype)
+        return std::nullopt;
+      out.push_back({i, x.arg->name, x.arg->dtype, x.length, x.expected->data(), r});
+    }
+    return out;
+  }
+
   std::optional<BaselineTiming> library_baseline(int, int, const Stream&) override { return std::nullopt; }
 
   std::vector<std::pair<std::string, std::string>> result() const override {

@@ -330,6 +330,38 @@ TEST_CASE("outputs are compared exactly for integers, by atol/rtol or ulps for f
   CHECK_THROWS_AS(compare_arrays(ints, want, {}), Error);
 }
 
+TEST_CASE("a compare rule with its defaults filled in per dtype, as the host and the GPU apply it") {
+  const ElementRule f = element_rule(DType::float32, {});
+  CHECK_FALSE(f.exact);
+  CHECK(f.atol == 1e-6);
+  CHECK(f.rtol == 1e-5);
+  CHECK_FALSE(f.ulps.has_value());
+  CHECK(f.text == "atol 1e-06 + rtol 1e-05 * |expected|");
+  const ElementRule i = element_rule(DType::int64, {});
+  CHECK(i.exact);
+  CHECK(i.atol == 0);
+  CHECK(i.text == "exact");
+  CompareRule ulps;
+  ulps.ulps = 4;
+  CHECK(element_rule(DType::float64, ulps).ulps == 4);
+  CHECK(element_rule(DType::float64, ulps).text == "4 ulps");
+  // ulps on integers: no units in the last place, so exact by its tolerance of 0, said as given.
+  CHECK_FALSE(element_rule(DType::int32, ulps).exact);
+  CHECK_FALSE(element_rule(DType::int32, ulps).ulps.has_value());
+  CompareRule tolerance;
+  tolerance.atol = 2;
+  const ElementRule t = element_rule(DType::uint32, tolerance);
+  CHECK_FALSE(t.exact);
+  CHECK(t.atol == 2);
+  CHECK(t.rtol == 0);
+  // compare_arrays reports the same rule.
+  HostArray a(DType::uint32, 1), b(DType::uint32, 1);
+  a.as<std::uint32_t>()[0] = 3;
+  b.as<std::uint32_t>()[0] = 1;
+  CHECK(compare_arrays(a, b, tolerance).rule == t.text);
+  CHECK(compare_arrays(a, b, tolerance).passed);
+}
+
 TEST_CASE("metrics are floating-point expressions of the sizes, the parameters and seconds") {
   CHECK(eval_metric("2 * m * n * k / seconds / 1e9", {{"m", 1024}, {"n", 1024}, {"k", 1024}, {"seconds", 1e-3}}) ==
         doctest::Approx(2147.483648));

@@ -107,6 +107,40 @@ TEST_CASE("outputs a sweep found on the GPU to hold the verified answer are neit
   CHECK(!workload->verify().passed);
 }
 
+TEST_CASE("a declared kernel's outputs with their expected values and rules, for a sweep's comparison on the GPU") {
+  Device device(0);
+  const PluginRegistry plugins({test::plugin_dir()});
+  const KernelLibrary kernels({declared_dir() / "kernels"});
+  const auto outputs = [&](const std::string& compare, bool with_expected) {
+    const RunSpec spec = parse_run_spec("family: kernel\nkernel: axpy_ref\nsizes: {n: 5}\n" + compare,
+                                        declared_dir() / "c.yaml", plugins, kernels);
+    InputView input(std::make_shared<HostArray>(DType::float32, 0), 1);
+    input.arrays["y"] = floats({1, 2, 3, 4, 5});
+    input.arrays["x"] = floats({0, 0, 0, 0, 0});
+    if (with_expected) input.expected["y"] = floats({1, 2, 3, 4, 5});
+    return plugins.get("kernel").make_workload(problem_of(spec), input)->expected_outputs();
+  };
+  const auto plain = outputs("", true);
+  REQUIRE(plain.has_value());
+  REQUIRE(plain->size() == 1);
+  const ExpectedOutput& y = plain->front();
+  CHECK(y.name == "y");
+  CHECK(y.array == 0);
+  CHECK(y.dtype == DType::float32);
+  CHECK(y.length == 5);
+  const float want[] = {1, 2, 3, 4, 5};
+  CHECK(std::memcmp(y.expected, want, sizeof want) == 0);
+  CHECK_FALSE(y.rule.atol.has_value());
+  CHECK(outputs("compare: {y: {ulps: 4}}\n", true)->front().rule.ulps == 4);
+  // Totals and outputs without an expected value are the host's to judge; a skipped output is
+  // not compared anywhere.
+  CHECK_FALSE(outputs("compare: {y: {sum: true}}\n", true).has_value());
+  CHECK_FALSE(outputs("", false).has_value());
+  const auto skipped = outputs("compare: {y: {skip: true}}\n", true);
+  REQUIRE(skipped.has_value());
+  CHECK(skipped->empty());
+}
+
 TEST_CASE("gpuk run of kernels reading __constant__ arrays: a float filter and float2 vertices") {
   for (const char* name : {"conv_cmem", "pnpoly_cmem"}) {
     CAPTURE(name);

@@ -4,10 +4,12 @@
 // the same values from global memory (so a constant not written, or written wrong, fails); a
 // sparse matrix of three sizes whose product would have been taken for its memory need; a
 // reduction pipeline whose second launch runs the same kernel with num_blocks = 1, swept and
-// ranked by GB/s; partial sums verified by their total. Without a GPU it exits 77 (skipped).
+// ranked by GB/s; partial sums verified by their total; a sweep's verification on the GPU (within
+// the compare rule, and an in-out array left as it was). Without a GPU it exits 77 (skipped).
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "declared/declared_cli.hpp"
 
@@ -71,4 +73,36 @@ TEST_CASE("a reduction pipeline (the same kernel again with num_blocks = 1) tune
   CAPTURE(p.output);
   CHECK(p.status == 0);
   CHECK(has(p.output, "verify      PASS  partial: the total of 1024 elements"));
+}
+
+TEST_CASE("a sweep verifies on the GPU: outputs within the compare rule, and a large in-out array left as it was") {
+  // column_sums: the sums differ in their last bits between splits, within the rule of the
+  // reference's; x (4 million floats, declared inout) keeps its bytes.
+  const auto t = gpuk_cli("tune " + config("tune_column_sums").string(), 120);
+  CAPTURE(t.output);
+  CHECK(t.status == 0);
+  CHECK(has(t.output, "6 variants measured"));
+  CHECK(!has(t.output, "wrong answer"));
+  // The first variant is verified on the host; of the others, those of split 1 have its bytes, and
+  // the rest are within the rule on the GPU once its kernels are loaded (compiled beside the
+  // sweep; the host compares until then).
+  const std::regex note(R"(verified on the GPU: (\d) of 6 variants \((\d) with the bytes of the first verified answer, (\d) within the compare rule)");
+  std::smatch m;
+  REQUIRE(std::regex_search(t.output, m, note));
+  CHECK(std::stoi(m[1]) == std::stoi(m[2]) + std::stoi(m[3]));
+  CHECK(std::stoi(m[2]) <= 1);
+  CHECK(std::stoi(m[3]) >= 1);
+  // Compared by their total, the sums go to the host; x, the same bytes as the verified
+  // answer's, is neither copied back nor compared there.
+  const fs::path by_total = gpuk::test::declared_scratch().dir / "tune_column_totals.yaml";
+  std::ofstream(by_total) << "family: kernel\nkernels: [column_sums]\nsizes: {n: 4096, m: 1001}\n"
+                             "data:\n  x: {generator: uniform, range: [0, 1], seed: 12}\n"
+                             "reference: {kernel: column_sums_ref}\ncompare: {sums: {sum: true, atol: 1, rtol: 1e-5}}\n"
+                             "strategy: exhaustive\nwarmup: 1\nrepeats: 5\nsave: false\n";
+  const auto s = gpuk_cli("tune " + by_total.string() + " --fresh", 120);
+  CAPTURE(s.output);
+  CHECK(s.status == 0);
+  CHECK(has(s.output, "6 variants measured"));
+  CHECK(has(s.output, "(4 of them only in the outputs whose bytes differed)"));
+  CHECK(has(s.output, "6 measured now"));
 }

@@ -186,7 +186,7 @@ TEST_CASE("a missing journal is empty; energy missing from a journaled point is 
   CHECK(s.winner()->label == r.winner()->label);
 }
 
-TEST_CASE("the journal file is per GPU and problem; the objective and the space do not change it") {
+TEST_CASE("the journal file is per GPU, problem and answer; the objective and the space do not change it") {
   const std::filesystem::path dir = "journals";
   const std::string gpu = "NVIDIA H100 80GB HBM3 00000000:65:00.0";
   const auto base = journal_path(dir, onepass_tune_spec(""), gpu, false);
@@ -205,6 +205,27 @@ TEST_CASE("the journal file is per GPU and problem; the objective and the space 
   CHECK(journal_path(dir, other, gpu, false) != base);
   CHECK(content_hash("a") != content_hash("b"));
   CHECK(content_hash("ab").size() == 32);
+  // A declared kernel's sizes (at the same product), data, reference and compare rules: each
+  // verdict was made against them.
+  auto declared = onepass_tune_spec("");
+  declared.run.sizes = {{"n", 4096}, {"m", 1001}};
+  const auto with_sizes = journal_path(dir, declared, gpu, false);
+  CHECK(with_sizes != base);
+  auto swapped = declared;
+  swapped.run.sizes = {{"n", 1001}, {"m", 4096}};
+  CHECK(journal_path(dir, swapped, gpu, false) != with_sizes);
+  auto compared = declared;
+  compared.run.compare["sums"].sum = true;
+  CHECK(journal_path(dir, compared, gpu, false) != with_sizes);
+  auto tolerant = declared;
+  tolerant.run.compare["sums"].atol = 1e-3;
+  CHECK(journal_path(dir, tolerant, gpu, false) != journal_path(dir, compared, gpu, false));
+  auto referenced = declared;
+  referenced.run.reference_kernel = "column_sums_ref";
+  CHECK(journal_path(dir, referenced, gpu, false) != with_sizes);
+  auto seeded = declared;
+  seeded.run.arg_data["x"].seed = 12;
+  CHECK(journal_path(dir, seeded, gpu, false) != with_sizes);
 }
 
 TEST_CASE("a leader that takes the context down in the recheck is journaled as faulted: the next process goes on") {

@@ -76,7 +76,9 @@ struct Share {
 
 template <class T>
 Share compare_share(std::span<const T> got, std::span<const T> want, std::size_t begin, std::size_t end,
-                    const CompareRule& rule, bool exact, double atol, double rtol) {
+                    const ElementRule& rule) {
+  const bool exact = rule.exact;
+  const double atol = rule.atol, rtol = rule.rtol;
   constexpr bool is_float = std::is_floating_point_v<T>;
   Share c;
   for (std::size_t i = begin; i < end; ++i) {
@@ -113,12 +115,8 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
   const auto got = got_array.as<T>();
   const auto want = want_array.as<T>();
   c.size = got.size();
-  constexpr bool is_float = std::is_floating_point_v<T>;
-  const bool exact = !rule.ulps && !rule.atol && !rule.rtol && !is_float;
-  const double atol = rule.atol.value_or(is_float ? 1e-6 : 0.0), rtol = rule.rtol.value_or(is_float ? 1e-5 : 0.0);
-  if (exact) c.rule = "exact";
-  else if (rule.ulps) c.rule = std::to_string(*rule.ulps) + " ulps";
-  else c.rule = "atol " + number(atol) + " + rtol " + number(rtol) + " * |expected|";
+  const ElementRule element = element_rule(dtype_of<T>(), rule);
+  c.rule = element.text;
   // The same bytes pass every rule with no error (a NaN matches its NaN): no loop.
   if (got.empty() || equal_bytes(got.data(), want.data(), got.size_bytes())) {
     c.passed = true;
@@ -131,8 +129,7 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
                                                      static_cast<std::size_t>(std::max(1, cpu_threads())));
   std::vector<Share> parts(shares);
   const auto run = [&](std::size_t k) {
-    parts[k] = compare_share<T>(got, want, got.size() * k / shares, got.size() * (k + 1) / shares, rule, exact, atol,
-                                rtol);
+    parts[k] = compare_share<T>(got, want, got.size() * k / shares, got.size() * (k + 1) / shares, element);
   };
   if (shares == 1) {
     run(0);
@@ -158,6 +155,19 @@ template <class T> ArrayComparison compare_typed(const HostArray& got_array, con
 
 
 }  // namespace
+
+ElementRule element_rule(DType dtype, const CompareRule& rule) {
+  const bool is_float = dtype_is_float(dtype);
+  ElementRule r;
+  r.exact = !rule.ulps && !rule.atol && !rule.rtol && !is_float;
+  r.atol = rule.atol.value_or(is_float ? 1e-6 : 0.0);
+  r.rtol = rule.rtol.value_or(is_float ? 1e-5 : 0.0);
+  if (is_float) r.ulps = rule.ulps;
+  if (r.exact) r.text = "exact";
+  else if (rule.ulps) r.text = std::to_string(*rule.ulps) + " ulps";
+  else r.text = "atol " + number(r.atol) + " + rtol " + number(r.rtol) + " * |expected|";
+  return r;
+}
 
 std::string ArrayComparison::text(const std::string& name) const {
   if (total)

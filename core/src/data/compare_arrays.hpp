@@ -4,6 +4,7 @@
 // elements differ, the first bad index, and the largest absolute and relative error.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "data/compare_rule.hpp"
@@ -27,5 +28,15 @@ struct ArrayComparison {
 
 // The default rule: exact for integers, atol 1e-6 and rtol 1e-5 for floats.
 ArrayComparison compare_arrays(const HostArray& got, const HostArray& expected, const CompareRule& rule);
+
+// A rule with its defaults filled in for a dtype, as compare_arrays applies it element by element
+// (a device comparison applies the same; CompareRule::sum is not element by element).
+struct ElementRule {
+  bool exact = false;  // integers without a tolerance
+  double atol = 0, rtol = 0;
+  std::optional<std::int64_t> ulps;  // floats only
+  std::string text;                  // ArrayComparison::rule
+};
+ElementRule element_rule(DType dtype, const CompareRule& rule);
 
 }  // namespace gpuk

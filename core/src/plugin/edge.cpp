@@ -136,6 +136,9 @@ class GuardedWorkload final : public Workload {
   void keep_as_reference() override {
     guarded(family_, "Workload::keep_as_reference", [&] { inner_->keep_as_reference(); });
   }
+  std::optional<std::vector<ExpectedOutput>> expected_outputs() const override {
+    return guarded(family_, "Workload::expected_outputs", [&] { return inner_->expected_outputs(); });
+  }
 
  private:
   std::string family_;

@@ -21,7 +21,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 9
+#define GPUK_PLUGIN_ABI_VERSION 10
 
 namespace gpuk {
 
@@ -103,6 +103,16 @@ class Launcher {
 // The byte that Workload::poison() fills every output with.
 inline constexpr unsigned char kPoisonByte = 0xA5;
 
+// An output that verify() compares element by element (Workload::expected_outputs).
+struct ExpectedOutput {
+  std::size_t array = 0;  // its index in device_arrays()
+  std::string name;
+  DType dtype = DType::float32;
+  std::uint64_t length = 0;
+  const void* expected = nullptr;  // `length` elements of dtype
+  CompareRule rule;                // never `sum` (not element by element) nor `skip`
+};
+
 // One family's part of one run, on the host: its data on the device, its outputs, its CPU
 // reference, its library baseline. The runner owns the timing, the scratch and the launches (by
 // the family's Launcher, on device_arrays()) and calls these in order: upload, (poison,
@@ -139,6 +149,12 @@ class Workload {
   // large output the variant left as the first one did is not copied back). Empty: none. The
   // default downloads and compares every output.
   virtual void known_good(const std::vector<bool>& arrays) { (void)arrays; }
+  // When verify() is compare_arrays(got, expected, rule) for each output it compares, and nothing
+  // else: those outputs with their expected values (host memory, valid while the workload lives)
+  // and rules, so that a sweep can apply the same rule on the device instead of downloading. The
+  // default, nullopt: verify() decides alone (a family's own rule, or an output without an
+  // expected value).
+  virtual std::optional<std::vector<ExpectedOutput>> expected_outputs() const { return std::nullopt; }
 };
 
 // A family's own pick of a kernel for a problem, by size (the third source of the lookup,

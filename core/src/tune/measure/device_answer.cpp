@@ -2,8 +2,10 @@
 #include "tune/measure/device_answer.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
+#include "data/compare_arrays.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
 #include "plugin/plugin.hpp"
@@ -46,13 +48,102 @@ __global__ void gpuk_copy_bytes(unsigned char* to, const unsigned char* from, u6
 }
 )";
 
+constexpr const char* kWithinSource = R"(// gpuk's device-side comparison of a sweep's outputs by a compare rule
+// (core/src/tune/measure/device_answer.cpp).
+typedef unsigned long long u64;
+
+// gpuk's compare_arrays (core/src/data/compare_arrays.cpp) on the device, element by element:
+// got against want by the rule (exact: integers without a tolerance; ulps >= 0: floats within
+// that many units in the last place; else |got - want| <= atol + rtol * |want|), the same
+// operations in double, rounded to nearest and never contracted. Into out: [0] mismatches,
+// [1] the largest finite absolute error, [2] the largest relative error (non-negative doubles
+// as their bits, whose order is theirs; NaN errors left out, as std::max leaves them).
+__device__ long long gpuk_ordered(float v) { int i = __float_as_int(v); return i < 0 ? -2147483648LL - i : i; }
+__device__ long long gpuk_ordered(double v) {
+  long long i = __double_as_longlong(v);
+  return i < 0 ? (-9223372036854775807LL - 1) - i : i;
+}
+template <class T> struct gpuk_float { static constexpr bool value = false; };
+template <> struct gpuk_float<float> { static constexpr bool value = true; };
+template <> struct gpuk_float<double> { static constexpr bool value = true; };
+
+template <class T>
+__global__ void gpuk_within(const T* got, const T* want, u64 n, int exact, double atol, double rtol, long long ulps,
+                            u64* out) {
+  const u64 stride = static_cast<u64>(blockDim.x) * gridDim.x;
+  u64 bad = 0;
+  double max_abs = 0, max_rel = 0;
+  for (u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const T gt = got[i], wt = want[i];
+    const double g = static_cast<double>(gt), w = static_cast<double>(wt);
+    bool ok = false;
+    if (gpuk_float<T>::value && (isnan(w) || isnan(g))) {
+      ok = isnan(w) && isnan(g);
+    } else {
+      const double abs_err = fabs(__dsub_rn(g, w));
+      const double rel_err = w != 0 ? __ddiv_rn(abs_err, fabs(w)) : (abs_err == 0 ? 0.0 : __longlong_as_double(0x7ff0000000000000LL));
+      if (isfinite(abs_err) && abs_err > max_abs) max_abs = abs_err;
+      if (rel_err > max_rel) max_rel = rel_err;
+      const bool within = abs_err <= __dadd_rn(atol, __dmul_rn(rtol, fabs(w)));
+      if constexpr (!gpuk_float<T>::value) {
+        ok = exact ? gt == wt : within;
+      } else {
+        if (isinf(w) || isinf(g)) {
+          ok = g == w;
+        } else if (ulps >= 0) {
+          const long long a = gpuk_ordered(gt), b = gpuk_ordered(wt);
+          ok = (a > b ? static_cast<u64>(a) - static_cast<u64>(b) : static_cast<u64>(b) - static_cast<u64>(a)) <=
+               static_cast<u64>(ulps);
+        } else {
+          ok = within;
+        }
+      }
+    }
+    bad += ok ? 0 : 1;
+  }
+  for (int d = 16; d > 0; d /= 2) {
+    bad += __shfl_xor_sync(0xffffffffu, bad, d);
+    max_abs = fmax(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, d));
+    max_rel = fmax(max_rel, __shfl_xor_sync(0xffffffffu, max_rel, d));
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (bad) atomicAdd(&out[0], bad);
+    if (max_abs > 0) atomicMax(&out[1], static_cast<u64>(__double_as_longlong(max_abs)));
+    if (max_rel > 0) atomicMax(&out[2], static_cast<u64>(__double_as_longlong(max_rel)));
+  }
+}
+)";
+
 constexpr int kThreads = 256;
+
+// The device type of each dtype, for gpuk_within's instances.
+std::string within_name(DType dtype) {
+  switch (dtype) {
+    case DType::int32: return "gpuk_within<int>";
+    case DType::uint32: return "gpuk_within<unsigned int>";
+    case DType::int64: return "gpuk_within<long long>";
+    case DType::uint64: return "gpuk_within<unsigned long long>";
+    case DType::float32: return "gpuk_within<float>";
+    case DType::float64: return "gpuk_within<double>";
+  }
+  return "";
+}
+
+constexpr DType kDTypes[] = {DType::int32, DType::uint32, DType::int64, DType::uint64, DType::float32, DType::float64};
 
 }  // namespace
 
 const char* DeviceAnswer::source() { return kSource; }
 
 std::vector<std::string> DeviceAnswer::kernel_names() { return {"gpuk_first_difference", "gpuk_copy_bytes"}; }
+
+const char* DeviceAnswer::within_source() { return kWithinSource; }
+
+std::vector<std::string> DeviceAnswer::within_kernel_names() {
+  std::vector<std::string> names;
+  for (const DType d : kDTypes) names.push_back(within_name(d));
+  return names;
+}
 
 CompiledKernels DeviceAnswer::compile(const Jit& jit) {
   KernelFile file;
@@ -61,8 +152,20 @@ CompiledKernels DeviceAnswer::compile(const Jit& jit) {
   return jit.compile(file, kernel_names());
 }
 
+CompiledKernels DeviceAnswer::compile_within(const Jit& jit) {
+  KernelFile file;
+  file.path = "gpuk_device_within.cu";
+  file.source = kWithinSource;
+  return jit.compile(file, within_kernel_names());
+}
+
+void DeviceAnswer::load_within(const CompiledKernels& compiled) {
+  within_kernels_ = load_kernels(compiled, within_kernel_names(), "the sweep's device comparison by a rule");
+  for (const DType d : kDTypes) within_[static_cast<std::size_t>(d)] = within_kernels_.get(within_name(d)).function;
+}
+
 DeviceAnswer::DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info)
-    : blocks_(std::max(1, info.sm_count) * 8), first_(sizeof(std::uint64_t)) {
+    : blocks_(std::max(1, info.sm_count) * 8), first_(sizeof(std::uint64_t)), counts_(3 * sizeof(std::uint64_t)) {
   kernels_ = load_kernels(compiled, kernel_names(), "the sweep's device comparison");
   compare_ = kernels_.get("gpuk_first_difference").function;
   copy_ = kernels_.get("gpuk_copy_bytes").function;
@@ -142,6 +245,8 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
     return false;
   }
   copies_ = std::move(copies);
+  copy_arrays_.clear();
+  for (const auto& o : outs) copy_arrays_.push_back(o.array);
   return true;
 }
 
@@ -158,6 +263,99 @@ bool DeviceAnswer::same(const Workload& workload, const Launcher& launcher, cons
     all = all && same_bytes;
   }
   return all;
+}
+
+bool DeviceAnswer::keep_expected(Workload& workload, const std::vector<ExpectedOutput>& expected,
+                                 const Stream& stream, std::string* why) {
+  expected_.clear();
+  if (within_[0] == nullptr) {
+    if (why) *why = "the rule's kernels are not loaded";
+    return false;
+  }
+  std::uint64_t total = 0;
+  for (const ExpectedOutput& e : expected) total += e.length * dtype_size(e.dtype);
+  std::size_t free = 0, all = 0;
+  GPUK_CU(driver().cuMemGetInfo(&free, &all), "the sweep's device comparison");
+  const std::uint64_t margin = total + (512ull << 20);  // as keep() leaves for the variants' scratch
+  if (expected.empty() || total + margin > free) {
+    if (why)
+      *why = expected.empty() ? "no output is compared"
+                              : "the expected outputs (" + std::to_string(total >> 20) +
+                                    " MiB) do not fit beside the kept answer and the variants' scratch";
+    return false;
+  }
+  std::vector<Expected> kept;
+  for (const ExpectedOutput& e : expected) {
+    if (e.rule.sum || e.rule.skip || e.expected == nullptr) {
+      if (why) *why = e.name + " is not compared element by element";
+      return false;
+    }
+    const std::size_t bytes = std::max<std::size_t>(1, e.length * dtype_size(e.dtype));
+    Expected x{e, DeviceBuffer(bytes)};
+    x.values.upload(e.expected, e.length * dtype_size(e.dtype), stream);
+    x.output.expected = nullptr;
+    kept.push_back(std::move(x));
+  }
+  stream.synchronize();  // the host's arrays may go once this returns
+  expected_ = std::move(kept);
+  // The rule's kernel checked on this device, on these arrays: the kept answer (verified on the
+  // host against these expected outputs) passes, and the outputs poisoned do not.
+  const auto kept_answer = [this](std::size_t array) -> CUdeviceptr {
+    for (std::size_t i = 0; i < copy_arrays_.size(); ++i)
+      if (copy_arrays_[i] == array) return copies_[i].get();
+    return 0;
+  };
+  workload.poison(stream);  // a variant's runs since keep() wrote its answer there
+  const auto arrays = workload.device_arrays();
+  const auto poisoned = [&arrays](std::size_t array) -> CUdeviceptr { return array < arrays.size() ? arrays[array] : 0; };
+  const char* failed = !within_at(kept_answer, stream) ? "the kept answer fails the compare rule on the GPU"
+                       : within_at(poisoned, stream)   ? "the poisoned outputs pass the compare rule on the GPU"
+                                                       : nullptr;
+  if (failed != nullptr) {
+    expected_.clear();
+    if (why) *why = failed;
+    return false;
+  }
+  return true;
+}
+
+std::optional<Verification> DeviceAnswer::within(const Workload& workload, const Stream& stream) {
+  const auto arrays = workload.device_arrays();
+  return within_at([&arrays](std::size_t array) -> CUdeviceptr { return array < arrays.size() ? arrays[array] : 0; },
+                   stream);
+}
+
+std::optional<Verification> DeviceAnswer::within_at(const std::function<CUdeviceptr(std::size_t)>& array_at,
+                                                    const Stream& stream) {
+  std::string passed;
+  for (const Expected& x : expected_) {
+    const ExpectedOutput& e = x.output;
+    CUdeviceptr got = array_at(e.array);
+    if (got == 0) return std::nullopt;
+    const ElementRule rule = element_rule(e.dtype, e.rule);
+    counts_.fill_bytes(0, stream);
+    CUdeviceptr want = x.values.get(), out = counts_.get();
+    std::uint64_t n = e.length;
+    int exact = rule.exact ? 1 : 0;
+    double atol = rule.atol, rtol = rule.rtol;
+    long long ulps = rule.ulps ? static_cast<long long>(*rule.ulps) : -1;
+    void* args[] = {&got, &want, &n, &exact, &atol, &rtol, &ulps, &out};
+    launch(within_[static_cast<std::size_t>(e.dtype)], args, stream);
+    std::uint64_t answer[3] = {};
+    counts_.download(answer, sizeof answer, stream);
+    stream.synchronize();
+    if (answer[0] != 0) return std::nullopt;
+    ArrayComparison c;
+    c.size = e.length;
+    c.rule = rule.text;
+    std::memcpy(&c.max_abs, &answer[1], sizeof c.max_abs);
+    std::memcpy(&c.max_rel, &answer[2], sizeof c.max_rel);
+    passed += (passed.empty() ? "" : "; ") + c.text(e.name) + " (compared on the GPU)";
+  }
+  Verification v;
+  v.passed = true;
+  v.detail = passed.empty() ? "every output is left uncompared (skip: true)" : passed;
+  return v;
 }
 
 }  // namespace gpuk

@@ -7,18 +7,18 @@
 // verification as before, which decides and reports the first differing positions.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "device/device.hpp"
 #include "jit/jit.hpp"
+#include "plugin/plugin.hpp"
 #include "run/prepare.hpp"
 
 namespace gpuk {
-
-class Workload;
-class Launcher;
 
 class DeviceAnswer {
  public:
@@ -32,6 +32,12 @@ class DeviceAnswer {
   DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info);
   // Compiles (or takes from the cache) and loads the kernels in the current context.
   DeviceAnswer(const Jit& jit, const DeviceInfo& info) : DeviceAnswer(compile(jit), info) {}
+  // The compare rule's kernels (gpuk_within<T>), a program of their own: compiled beside the
+  // sweep and loaded when ready, before keep_expected().
+  static const char* within_source();
+  static std::vector<std::string> within_kernel_names();
+  static CompiledKernels compile_within(const Jit& jit);
+  void load_within(const CompiledKernels& compiled);
 
   // Keeps a copy of the outputs (the caller has just verified them on the host), then checks the
   // compare kernel on the device with them: the copy must equal the outputs, and the outputs
@@ -45,6 +51,19 @@ class DeviceAnswer {
   // bytes (Workload::known_good); all false before any comparison.
   const std::vector<bool>& identical() const { return identical_; }
 
+  // After keep() and load_within(): the workload's expected outputs (Workload::expected_outputs) copied to the
+  // device, so that within() can apply verify()'s rule there; the rule's kernel is checked on them
+  // first (the kept answer passes, the outputs poisoned (left so) fail). False, with `why`, when they do not
+  // fit beside the kept answer (the room keep() leaves) or the check fails: then within() has
+  // nothing to apply.
+  bool keep_expected(Workload& workload, const std::vector<ExpectedOutput>& expected, const Stream& stream,
+                     std::string* why);
+  bool has_expected() const { return !expected_.empty(); }
+  // Each kept expected output against the variant's on the device by its rule: the passed
+  // Verification verify() would give (its numbers, "compared on the GPU"), or nullopt when an
+  // output fails (the host's verification then decides and says where). Waits for the stream.
+  std::optional<Verification> within(const Workload& workload, const Stream& stream);
+
  private:
   struct Output {
     CUdeviceptr ptr = 0;
@@ -56,13 +75,24 @@ class DeviceAnswer {
   std::uint64_t first_difference(CUdeviceptr a, CUdeviceptr b, std::uint64_t bytes, const Stream& stream);
   void copy(CUdeviceptr to, CUdeviceptr from, std::uint64_t bytes, const Stream& stream);
   void launch(CUfunction f, void** args, const Stream& stream);
+  // within() on the arrays array_at gives by their index in device_arrays() (0: none).
+  std::optional<Verification> within_at(const std::function<CUdeviceptr(std::size_t)>& array_at, const Stream& stream);
 
   int blocks_ = 0;
   LoadedKernels kernels_;
   CUfunction compare_ = nullptr, copy_ = nullptr;
   DeviceBuffer first_;  // 8 bytes: the compare kernel's answer
   std::vector<DeviceBuffer> copies_;
+  std::vector<std::size_t> copy_arrays_;  // each copy's index in device_arrays()
   std::vector<bool> identical_;
+  struct Expected {
+    ExpectedOutput output;  // its `expected` pointer is not kept: the values are in `values`
+    DeviceBuffer values;
+  };
+  std::vector<Expected> expected_;
+  LoadedKernels within_kernels_;
+  CUfunction within_[6] = {};  // gpuk_within<T> by DType
+  DeviceBuffer counts_;        // 3 x 8 bytes: gpuk_within's answer
 };
 
 }  // namespace gpuk

@@ -31,6 +31,7 @@ GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench
   limits_ = launch_limits(problem, device.info());
   bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
   answer_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile(jit_); });
+  within_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile_within(jit_); });
 }
 
 SweepTimes GpuMeasurer::times() const {
@@ -161,17 +162,20 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
 // The timed runs of a verified variant: a fixed count, or (auto) until its median is known.
 void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target) {
   if (!options_.auto_repeats) {
-    // A variant far behind the fastest so far: its first run is its timing (tune/sweep/timing_cut.hpp).
+    // A variant far behind the fastest so far: its probe is its timing (tune/sweep/timing_cut.hpp);
+    // one that is not cut has had its probe as warm-ups.
+    int warmup = options_.warmup;
     if (cut_.armed()) {
-      std::vector<double> probe = bench_.time(target, 0, 1, options_.flush_l2);
-      if (!probe.empty() && cut_.cuts(probe.front())) {
+      std::vector<double> probe = bench_.time(target, 0, kProbeRuns, options_.flush_l2);
+      if (!probe.empty() && cut_.cuts(*std::min_element(probe.begin(), probe.end()))) {
         o.samples = std::move(probe);
         o.auto_stop = "cut";
         ++cut_count_;
         return;
       }
+      warmup = std::max(0, warmup - static_cast<int>(probe.size()));
     }
-    o.samples = bench_.time(target, options_.warmup, options_.repeats, options_.flush_l2);
+    o.samples = bench_.time(target, warmup, options_.repeats, options_.flush_l2);
     cut_.timed(Spread::of(o.samples).median);
     return;
   }
@@ -210,6 +214,22 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
   const auto since = [](std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
   };
+  if (answer_ && answer_->kept() && within_pending_ && within_program_.valid() &&
+      within_program_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    // The compare rule's kernels, compiled beside the sweep, are ready: the expected outputs
+    // go to the device (never waited for: until then the host compares).
+    const auto at = std::chrono::steady_clock::now();
+    std::string why;
+    try {
+      answer_->load_within(within_program_.get());
+      const auto expected = bench_.workload().expected_outputs();
+      if (expected && !answer_->keep_expected(bench_.workload(), *expected, bench_.stream(), &why)) no_within_ = why;
+    } catch (const Error& e) {
+      no_within_ = e.what();
+    }
+    within_pending_ = false;
+    answer_setup_s_ += since(at);
+  }
   if (answer_ && answer_->kept()) {
     const Stopwatch device_check(device_checks_s_);
     bench_.workload().poison(bench_.stream());
@@ -222,6 +242,13 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
         v.passed = true;
         v.detail = "the same bytes as the first verified answer (compared on the GPU)";
         return v;
+      }
+      // Within verify()'s rule of the expected outputs, on the device: the same verdict, no download.
+      if (answer_->has_expected()) {
+        if (auto within = answer_->within(bench_.workload(), bench_.stream())) {
+          ++within_on_device_;
+          return *within;
+        }
       }
     } catch (const Error& e) {
       drop_answer(std::string("the comparison failed: ") + e.what());
@@ -256,10 +283,11 @@ Verification GpuMeasurer::verify(const LaunchTarget& target, const Prepared& p) 
       answer_ = std::make_unique<DeviceAnswer>(answer_program_.get(), device_.info());
       std::string why;
       if (!answer_->keep(bench_.workload(), bench_.launcher(), bench_.stream(), &why)) drop_answer(why);
+      else within_pending_ = bench_.workload().expected_outputs().has_value();  // once the rule's kernels are ready
     } catch (const Error& e) {
       drop_answer(e.what());
     }
-    answer_setup_s_ = since(at);
+    answer_setup_s_ += since(at);
   }
   return v;
 }
@@ -285,13 +313,15 @@ std::vector<std::string> GpuMeasurer::notes() const {
   std::vector<std::string> out;
   if (cut_count_ > 0)
     out.push_back(std::to_string(cut_count_) + " variant" + (cut_count_ == 1 ? "" : "s") +
-                  " timed by one run (runs 1, 'cut'): verified, then over " + fixed(cut_.factor(), 0) +
+                  " timed by their probe alone (" + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " + fixed(cut_.factor(), 0) +
                   "x the fastest median timed before it");
-  if (on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
+  if (on_device_ > 0 || within_on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
-    std::string note = "verified on the GPU: " + std::to_string(on_device_) + " of " +
-                       std::to_string(on_device_ + on_host_) +
-                       " variants (their outputs the bytes of the first verified answer); the rest on the host";
+    std::string note = "verified on the GPU: " + std::to_string(on_device_ + within_on_device_) + " of " +
+                       std::to_string(on_device_ + within_on_device_ + on_host_) + " variants (" +
+                       std::to_string(on_device_) + " with the bytes of the first verified answer, " +
+                       std::to_string(within_on_device_) + " within the compare rule of the expected outputs" +
+                       (no_within_.empty() ? "" : ": off, " + no_within_) + "); the rest on the host";
     if (host_in_part_ > 0)
       note += " (" + std::to_string(host_in_part_) + " of them only in the outputs whose bytes differed)";
     if (!no_device_check_.empty()) note += " (device comparison off: " + no_device_check_ + ")";

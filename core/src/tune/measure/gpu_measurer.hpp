@@ -66,6 +66,8 @@ class GpuMeasurer final : public Measurer {
   std::string no_device_check_;  // why the device comparison is off
   int on_device_ = 0, on_host_ = 0;  // variants verified each way
   int host_in_part_ = 0;             // of on_host_: those whose outputs were partly the answer's bytes
+  int within_on_device_ = 0;         // verified within the expected outputs' rule on the GPU
+  std::string no_within_;            // why the expected outputs are not on the GPU
   std::vector<std::string> leading_;
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
@@ -73,6 +75,8 @@ class GpuMeasurer final : public Measurer {
   // The device comparison's kernels, compiled from the start on a thread of their own, so that
   // the first verified answer does not wait for NVRTC (after jit_: it goes before what it uses).
   std::future<CompiledKernels> answer_program_;
+  std::future<CompiledKernels> within_program_;  // DeviceAnswer::compile_within, beside the sweep
+  bool within_pending_ = false;  // the workload's expected outputs wait for within_program_
   // Where verify's time went: the comparisons on the device, the checks on the host, and the
   // device comparison made ready (loaded, its copy of the answer kept and the kernel checked).
   double device_checks_s_ = 0, host_checks_s_ = 0, answer_setup_s_ = 0;

@@ -45,22 +45,46 @@ std::string gpu_identity(const DeviceInfo& info) {
 
 fs::path journal_path(const fs::path& dir, const TuneSpec& t, const std::string& gpu, bool flushed) {
   const RunSpec& r = t.run;
-  const DataSpec& d = r.data;
   std::ostringstream key;
   key.precision(17);
+  const auto file_key = [&key](const fs::path& file) {
+    std::error_code ec;
+    key << " file " << file.string() << " " << fs::file_size(file, ec) << " "
+        << fs::last_write_time(file, ec).time_since_epoch().count();
+  };
+  const auto data_key = [&](const DataSpec& d, DType dtype) {
+    const ValueRange range = uniform_range(d, dtype);  // the range drawn from, stated or the dtype's default
+    key << generator_name(d.generator) << " " << range.low << " " << range.high << " " << d.mean << " " << d.stddev
+        << " " << d.distinct << " " << d.seed << " nan " << d.nan.count;
+    for (auto i : d.nan.at) key << "," << i;
+    if (d.file) file_key(*d.file);
+    if (d.raw_dtype) key << " raw " << dtype_name(*d.raw_dtype);
+  };
   key << "gpuk-tune-journal 1\ngpu " << gpu << "\nproblem " << r.family << " " << r.operation;
   for (const auto& [k, v] : r.options) key << " " << k << "=" << v;
-  const ValueRange range = uniform_range(d, r.dtype);  // the range drawn from, stated or the dtype's default
-  key << "\ndtype " << dtype_name(r.dtype) << "\nsize " << r.size << "\ndata " << generator_name(d.generator) << " "
-      << range.low << " " << range.high << " " << d.mean << " " << d.stddev << " " << d.distinct << " " << d.seed << " nan "
-      << d.nan.count;
-  for (auto i : d.nan.at) key << "," << i;
-  if (d.file) {
-    std::error_code ec;
-    key << " file " << d.file->string() << " " << fs::file_size(*d.file, ec) << " "
-        << fs::last_write_time(*d.file, ec).time_since_epoch().count();
+  key << "\ndtype " << dtype_name(r.dtype) << "\nsize " << r.size << "\ndata ";
+  data_key(r.data, r.dtype);
+  // A declared kernel's sizes, data per array, reference and comparison: another of any is
+  // another sweep (its verdicts were made against another answer or rule).
+  for (const auto& [name, v] : r.sizes) key << "\nsize " << name << " " << v;
+  for (const auto& [name, d] : r.arg_data) {
+    key << "\ndata " << name << " ";
+    data_key(d, r.dtype);
   }
-  if (d.raw_dtype) key << " raw " << dtype_name(*d.raw_dtype);
+  if (!r.reference_kernel.empty()) {
+    key << "\nreference " << r.reference_kernel;
+    for (const auto& [k, v] : r.reference_params) key << " " << k << "=" << v;
+  }
+  for (const auto& [name, file] : r.expected) {
+    key << "\nexpected " << name;
+    file_key(file);
+  }
+  for (const auto& [name, c] : r.compare) {
+    key << "\ncompare " << name << " skip " << c.skip << " sum " << c.sum;
+    if (c.atol) key << " atol " << *c.atol;
+    if (c.rtol) key << " rtol " << *c.rtol;
+    if (c.ulps) key << " ulps " << *c.ulps;
+  }
   // A declared kernel's data from memory (the library's tuning call): its bytes.
   for (const auto& [name, a] : r.input_arrays)
     key << "\ninput " << name << " " << dtype_name(a->dtype()) << " " << a->size() << " "
