@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -22,6 +23,25 @@
 namespace gpuk::test {
 
 inline std::filesystem::path source_dir() { return GPUK_SOURCE_DIR; }
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+// `text` with its first `from` replaced by `to`; `from` must be there (the test fails if not).
+inline std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at == std::string::npos) throw std::invalid_argument("replace: no '" + from + "' in the text");
+  return text.replace(at, from.size(), to);
+}
+inline std::string text_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+// How many files in `dir` are writers' temporaries (".tmp-" in the name), left by a writer that died.
+inline int temporaries_in(const std::filesystem::path& dir) {
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    n += f.path().filename().string().find(".tmp-") != std::string::npos;
+  return n;
+}
 
 // A shell command's exit status (-1 when a signal ended it), its stdout and stderr together, and
 // how long it took.

@@ -15,8 +15,6 @@ namespace gpuk::declared {
 
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;
-
 struct Array {
   const DeclaredArg* arg = nullptr;
   std::uint64_t length = 0;
@@ -73,7 +71,7 @@ class DeclaredWorkload final : public Workload {
   // Before every run: outputs poisoned, in-out arrays back to their input.
   void poison(const Stream& stream) override {
     for (Array& x : arrays_) {
-      if (x.arg->role == ArgRole::out) x.device.fill_bytes(kPoison, stream);
+      if (x.arg->role == ArgRole::out) x.device.fill_bytes(kPoisonByte, stream);
       if (x.arg->role == ArgRole::inout)
         GPUK_CU(driver().cuMemcpyDtoDAsync(x.device.get(), x.pristine.get(), x.device.bytes(), stream.get()),
                 "restoring " + x.arg->name);

@@ -11,8 +11,6 @@
 namespace gpuk::reduce {
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;
-
 template <class V> bool same(const Candidate<V>& a, const Candidate<V>& b) {
   const bool value = (is_nan(a.value) && is_nan(b.value)) || std::memcmp(&a.value, &b.value, sizeof(V)) == 0 ||
                      (!is_nan(a.value) && a.value == b.value);
@@ -43,7 +41,7 @@ class PairWorkload final : public Workload {
     d_out_ = DeviceBuffer(kPairResultBytes);
   }
   std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoisonByte, stream); }
   void download(const Stream& stream) override {
     d_out_.download(&got_, kPairResultBytes, stream);
     stream.synchronize();

@@ -35,7 +35,6 @@ std::string leading_arg(DType dtype, Op op, bool abs) {
 constexpr std::uint64_t kResultBytes = 16;
 std::uint64_t acc_bytes(Op op) { return info(op).pair ? kPairResultBytes : kResultBytes; }
 
-constexpr unsigned char kPoison = 0xA5;
 // Scratch: the counters (256 bytes, zeroed once: the ticket and onepass's packed words), then the
 // partials (poisoned once: a kernel writes a slot before reading it), 256-byte aligned.
 constexpr std::uint64_t kPartialsAt = 256;
@@ -73,7 +72,7 @@ class ReduceLauncher final : public Launcher {
 
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
     GPUK_CU(driver().cuMemsetD8Async(scratch, 0, kPartialsAt, stream));
-    GPUK_CU(driver().cuMemsetD8Async(scratch + kPartialsAt, kPoison, bytes - kPartialsAt, stream));
+    GPUK_CU(driver().cuMemsetD8Async(scratch + kPartialsAt, kPoisonByte, bytes - kPartialsAt, stream));
   }
 
   void launch(const LaunchTarget& target, const DeviceCall& call) const override {
@@ -110,7 +109,7 @@ class ReduceWorkload final : public Workload {
 
   std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
 
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoisonByte, stream); }
 
   void download(const Stream& stream) override {
     d_out_.download(result_, kResultBytes, stream);

@@ -15,8 +15,6 @@
 namespace gpuk::reduce {
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;
-
 // The empty answer: cub::DeviceSegmentedReduce's initial value (lowest() for max and argmax,
 // max() for min and argmin) and index -1 (CUB writes 1).
 template <class V> V empty_value(Op op) {
@@ -180,7 +178,7 @@ class LayoutWorkload final : public Workload {
     return {d_in_.get(), d_out_.get()};
   }
 
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoisonByte, stream); }
 
   void download(const Stream& stream) override {
     d_out_.download(result_.data(), result_.size(), stream);

@@ -17,9 +17,6 @@
 namespace gpuk::search {
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;
-
-
 class BoundsLauncher final : public Launcher {
  public:
   explicit BoundsLauncher(const Problem& p) : dtype_(p.dtype), n_(p.max_n), needles_(needle_count(p)) {}
@@ -83,7 +80,7 @@ template <class T> class BoundsWorkload final : public Workload {
   }
   std::vector<CUdeviceptr> device_arrays() const override { return {d_hay_.get(), d_needles_.get(), d_out_.get()}; }
   const void* scalar() const override { return &m_; }
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoisonByte, stream); }
   void download(const Stream& stream) override {
     if (!result_.empty()) d_out_.download(result_.data(), result_.size() * 8, stream);
     stream.synchronize();

@@ -18,8 +18,6 @@
 
 namespace gpuk::search {
 
-inline constexpr unsigned char kPoison = 0xA5;
-
 // The CPU reference: std::find / std::count (std::find_if with `x OP value`, or in the range
 // [value, hi) or [value, hi], for find_if) over [begin, end), on `threads` threads (contiguous
 // chunks; find keeps the lowest chunk's match).
@@ -74,7 +72,7 @@ class SearchWorkload final : public Workload {
   std::vector<CUdeviceptr> device_arrays() const override { return {d_in_.get(), d_out_.get()}; }
   const void* scalar() const override { return words_; }
 
-  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoison, stream); }
+  void poison(const Stream& stream) override { d_out_.fill_bytes(kPoisonByte, stream); }
 
   void download(const Stream& stream) override {
     d_out_.download(&result_, sizeof result_, stream);

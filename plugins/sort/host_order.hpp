@@ -77,4 +77,8 @@ template <class K, class I> std::vector<I> stable_sort_order(std::span<const K> 
 // Stable sort of `keys` in place by `order`; `values` (as many, any dtype) follow their keys.
 void sort_on_host(HostArray& keys, HostArray* values, const KeyOrder& order);
 
+// The values a run of key-value pairs carries (sort_pairs, segmented pairs): distinct (an odd
+// multiplier is a bijection), not sorted, so that any unstable reordering of equal keys shows.
+template <class V> V pair_value(std::uint64_t i) { return static_cast<V>(i * 0x9E3779B97F4A7C15ull); }
+
 }  // namespace gpuk::sort

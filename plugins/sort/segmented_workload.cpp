@@ -5,14 +5,12 @@
 #include <sstream>
 
 #include "device/host_memory.hpp"
+#include "host_order.hpp"
 #include "host_segmented.hpp"
 #include "util/host.hpp"
 
 namespace gpuk::sort {
 namespace {
-
-// Distinct values (an odd multiplier is a bijection), not sorted: an unstable reorder shows.
-template <class V> V pair_value(std::uint64_t i) { return static_cast<V>(i * 0x9E3779B97F4A7C15ull); }
 
 template <class K, class V> class SegmentedWorkload final : public Workload {
  public:
@@ -57,8 +55,8 @@ template <class K, class V> class SegmentedWorkload final : public Workload {
   const void* scalar() const override { return &segments_; }
 
   void poison(const Stream& stream) override {
-    d_keys_out_.fill_bytes(kPoison, stream);
-    if (pairs_) d_values_out_.fill_bytes(kPoison, stream);
+    d_keys_out_.fill_bytes(kPoisonByte, stream);
+    if (pairs_) d_values_out_.fill_bytes(kPoisonByte, stream);
   }
 
   void download(const Stream& stream) override {
@@ -117,7 +115,6 @@ template <class K, class V> class SegmentedWorkload final : public Workload {
   }
 
  private:
-  static constexpr unsigned char kPoison = 0xA5;
   InputView keys_;
   bool pairs_;
   KeyOrder order_;

@@ -19,10 +19,6 @@
 namespace gpuk::sort {
 namespace {
 
-// Values a sort_pairs run carries: distinct (an odd multiplier is a bijection), not sorted, so
-// that any unstable reordering of equal keys shows in the values.
-template <class V> V pair_value(std::uint64_t i) { return static_cast<V>(i * 0x9E3779B97F4A7C15ull); }
-
 struct NoValue {};
 
 template <class K, class V>
@@ -85,8 +81,8 @@ class SortWorkload final : public Workload {
   }
 
   void poison(const Stream& stream) override {
-    d_keys_out_.fill_bytes(kPoison, stream);
-    if constexpr (kHasValues) d_values_out_.fill_bytes(kPoison, stream);
+    d_keys_out_.fill_bytes(kPoisonByte, stream);
+    if constexpr (kHasValues) d_values_out_.fill_bytes(kPoisonByte, stream);
   }
 
   void download(const Stream& stream) override {
@@ -188,8 +184,6 @@ class SortWorkload final : public Workload {
   }
 
  private:
-  static constexpr unsigned char kPoison = 0xA5;
-
   // The stable sort of the input by the ordered bits: keys and values (argsort: the indices)
   // moved together, the answer verify() compares with.
   void compute_reference(int threads) {

@@ -33,8 +33,8 @@ template <class K> class TopKWorkload final : public Workload {
   std::vector<CUdeviceptr> device_arrays() const override { return {d_keys_.get(), d_values_.get(), d_indices_.get()}; }
 
   void poison(const Stream& stream) override {
-    d_values_.fill_bytes(kPoison, stream);
-    d_indices_.fill_bytes(kPoison, stream);
+    d_values_.fill_bytes(kPoisonByte, stream);
+    d_indices_.fill_bytes(kPoisonByte, stream);
   }
 
   void download(const Stream& stream) override {
@@ -95,7 +95,6 @@ template <class K> class TopKWorkload final : public Workload {
   }
 
  private:
-  static constexpr unsigned char kPoison = 0xA5;
   InputView keys_;
   KeyOrder order_;
   TopKSpec spec_;

@@ -20,7 +20,7 @@ Result shell(const std::string& command) { return gpuk::test::run_command(comman
 
 Result cli(const std::string& args) { return shell(std::string(GPUK_EXE) + " " + args); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using gpuk::test::contains;
 
 // A run report with only what compare reads; the kernel's median and a +-1% interquartile range.
 std::string report(double median) {

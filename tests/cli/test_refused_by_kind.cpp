@@ -18,14 +18,14 @@
 
 namespace {
 
-struct Case {
+struct Refusal {
   std::string what, args;
   int status;
   std::string says;
 };
 
-void check_cases(const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
+void check_cases(const std::vector<Refusal>& cases) {
+  for (const Refusal& c : cases) {
     CAPTURE(c.what);
     const auto r = gpuk::test::run_command("timeout -s KILL 60 " + std::string(GPUK_EXE) + " " + c.args);
     CAPTURE(r.output);
@@ -44,7 +44,7 @@ TEST_CASE("numbers that are not finite, and an empty --shard, are refused before
   const std::string matrix = dir.write("matrix.yaml", "family: reduce\nsizes: [1000]\nkernels: [onepass]\n"
                                                       "operations:\n  - operation: argmax\n    dtypes: [float32]\n").string();
   const std::string a = dir.write("a.json", "{}").string();
-  std::vector<Case> cases;
+  std::vector<Refusal> cases;
   for (const char* bad : {"nan", "NaN", "inf", "-inf", "1e999", "0", "-1", "", "5s"}) {
     const std::string v = std::string("'") + bad + "'";
     cases.push_back({"run --time-limit " + v, "run " + run_config + " --time-limit " + v, 2, "--time-limit"});
@@ -171,11 +171,11 @@ TEST_CASE("a kernel file of a few MB costs a few MB: its YAML values are counted
   std::string params;
   for (int i = 0; i < 40000; ++i) params += "  P" + std::to_string(i) + ": {default: 1}\n";
   const std::string tail = "launch:\n  - {entry: k, grid: 1, block: 32}\n*/\ntemplate <class T> __global__ void k() {}\n";
-  struct Case {
+  struct Refusal {
     std::string what, text, says;
   };
-  for (const Case& c : {Case{"1.25 million one-digit values", "/* gpuk\nfamily: reduce\noperations: [max]\nparams:\n  A: {default: 1, values: [" + values + "]}\n" + tail, "more than 200000 YAML values"},
-                        Case{"40,000 parameters", "/* gpuk\nfamily: reduce\noperations: [max]\nparams:\n" + params + tail, "params: 40000 of them"}}) {
+  for (const Refusal& c : {Refusal{"1.25 million one-digit values", "/* gpuk\nfamily: reduce\noperations: [max]\nparams:\n  A: {default: 1, values: [" + values + "]}\n" + tail, "more than 200000 YAML values"},
+                        Refusal{"40,000 parameters", "/* gpuk\nfamily: reduce\noperations: [max]\nparams:\n" + params + tail, "params: 40000 of them"}}) {
     CAPTURE(c.what);
     dir.write("k/reduce/big.cu", c.text);
     const auto r = gpuk::test::run_command(std::string(GPUK_EXE) + " --kernels " + (dir.path() / "k").string() + " list");

@@ -43,14 +43,7 @@ std::string prepare_error(const OperationSpec& s) {
 }
 
 // The error the config reader gives for the same mistake.
-std::string config_error(const std::string& yaml) {
-  try {
-    parse_run_spec(yaml, "c.yaml", test::plugins(), test::kernels());
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::run_config_error;
 
 // The API's message, found in the config's (which adds "c.yaml:L:C: ").
 void same_words(const std::string& api, const std::string& config) {
@@ -67,7 +60,7 @@ TEST_CASE("prepare refuses what a config would refuse, with the same words, befo
   CHECK(prepare_error(spec("reduc", "argmax", DType::float32, 100)).find("no plugin for family 'reduc' (did you mean "
                                                                           "'reduce'?)") == 0);
   same_words(prepare_error(spec("reduce", "argmx", DType::float32, 100)),
-             config_error("family: reduce\noperation: argmx\nsize: 100\n"));
+             run_config_error("family: reduce\noperation: argmx\nsize: 100\n"));
   CHECK(prepare_error(spec("reduce", "argmx", DType::float32, 100))
             .find("the reduce family has no operation 'argmx' (did you mean 'argmax'?)") == 0);
   OperationSpec abs = spec("reduce", "argmax", DType::float32, 100);
@@ -75,30 +68,30 @@ TEST_CASE("prepare refuses what a config would refuse, with the same words, befo
   CHECK(prepare_error(abs).find("the reduce family has no option 'abz' (did you mean 'abs'?)") == 0);
   OperationSpec order = spec("sort", "sort", DType::uint32, 100);
   order.options["order"] = "sideways";
-  same_words(prepare_error(order), config_error("family: sort\noperation: sort\nsize: 100\norder: sideways\n"));
+  same_words(prepare_error(order), run_config_error("family: sort\noperation: sort\nsize: 100\norder: sideways\n"));
   // n = 0, as `size: 0`.
-  same_words(prepare_error(spec("reduce", "sum", DType::float32, 0)), config_error("family: reduce\noperation: sum\nsize: 0\n"));
+  same_words(prepare_error(spec("reduce", "sum", DType::float32, 0)), run_config_error("family: reduce\noperation: sum\nsize: 0\n"));
   CHECK(prepare_error(spec("reduce", "sum", DType::float32, 0)) == "size must be at least 1, not 0");
   // A dtype the family lacks.
   same_words(prepare_error(spec("search", "find", DType::uint64, 100)),
-             config_error("family: search\noperation: find\ndtype: uint64\nsize: 100\n"));
+             run_config_error("family: search\noperation: find\ndtype: uint64\nsize: 100\n"));
   CHECK(prepare_error(spec("search", "find", DType::uint64, 100)) ==
         "unsupported dtype 'uint64' (did you mean 'int64'?); the search family supports int32, uint32, int64, float32, "
         "float64");
   // A kernel that does not exist, with "did you mean"; a value its metadata does not allow.
   OperationSpec kernel = spec("reduce", "argmax", DType::float32, 100);
   kernel.kernel = "onepas";
-  same_words(prepare_error(kernel), config_error("family: reduce\noperation: argmax\nkernel: onepas\nsize: 100\n"));
+  same_words(prepare_error(kernel), run_config_error("family: reduce\noperation: argmax\nkernel: onepas\nsize: 100\n"));
   CHECK(prepare_error(kernel).find("no reduce kernel named 'onepas' (did you mean 'onepass'?)") == 0);
   kernel.kernel = "onepass";
   kernel.params["BLOCK"] = 3;
   same_words(prepare_error(kernel),
-             config_error("family: reduce\noperation: argmax\nkernel: onepass\nparams: {BLOCK: 3}\nsize: 100\n"));
+             run_config_error("family: reduce\noperation: argmax\nkernel: onepass\nparams: {BLOCK: 3}\nsize: 100\n"));
   // The family's own check of its options.
   OperationSpec both = spec("search", "find", DType::int32, 100);
   both.options["value"] = "3";
   both.options["value_index"] = "4";
-  same_words(prepare_error(both), config_error("family: search\noperation: find\nsize: 100\nvalue: 3\nvalue_index: 4\n"));
+  same_words(prepare_error(both), run_config_error("family: search\noperation: find\nsize: 100\nvalue: 3\nvalue_index: 4\n"));
 }
 
 TEST_CASE("a call's arrays are checked before anything is prepared: their count and null pointers") {

@@ -22,17 +22,7 @@ using namespace gpuk;
 namespace {
 
 using test::plugins;
-
-DeviceInfo test_gpu() {
-  DeviceInfo d;
-  d.name = "Test GPU";
-  d.cc_major = 9;
-  d.cc_minor = 9;  // sm_99: no shipped file of the repository covers it
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 232448;
-  return d;
-}
+using test::test_gpu;
 
 std::string entry_json(const std::string& gpu, const std::string& family, const std::string& operation,
                        const std::string& options, const std::string& dtype, int bucket, const std::string& kernel,

@@ -84,11 +84,7 @@ std::mt19937 seeded_random(const char* what) {
   return std::mt19937(seed);
 }
 
-int temporaries_in(const fs::path& dir) {
-  int n = 0;
-  for (const auto& f : fs::directory_iterator(dir)) n += f.path().filename().string().find(".tmp-") != std::string::npos;
-  return n;
-}
+using test::temporaries_in;
 
 // An entry of `bytes` bytes whose content is a function of its key alone, as a real one is.
 CompiledKernels cache_entry(int key, std::size_t bytes) {

@@ -15,6 +15,7 @@
 
 #include "data/data.hpp"
 #include "gpuk/error.hpp"
+#include "helpers.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -99,9 +100,7 @@ std::string config_error_of(F&& f) {
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using test::contains;
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
 }

@@ -22,7 +22,7 @@ using namespace gpuk;
 
 namespace {
 
-RunSpec spec_of(const std::string& family, const std::string& operation, const std::string& dtype,
+RunSpec host_side_spec_of(const std::string& family, const std::string& operation, const std::string& dtype,
                 const std::string& size) {
   return parse_run_spec("family: " + family + "\noperation: " + operation + "\ndtype: " + dtype + "\nsize: " + size +
                             "\n",
@@ -65,7 +65,7 @@ TEST_CASE("the host side is made without a GPU, and a process forked after it ca
                                                                   {"reduce", "argmax", "float32"}}) {
     const std::string family = run[0];  // a variable, not a binding: lambdas capture it (clang 14)
     CAPTURE(family);
-    const RunSpec spec = spec_of(family, run[1], run[2], "1000000");  // above the generators' 2^18
+    const RunSpec spec = host_side_spec_of(family, run[1], run[2], "1000000");  // above the generators' 2^18
     // A fresh thread plays the sweep's parent: one that has not run OpenMP itself (this test
     // program's main thread may have, in other tests), as gpuk tune's main thread has not.
     bool made = false;
@@ -87,6 +87,6 @@ TEST_CASE("the host side is made without a GPU, and a process forked after it ca
 }
 
 TEST_CASE("the host side refuses a run whose host arrays do not fit, before generating anything") {
-  const RunSpec spec = spec_of("sort", "sort_pairs", "float32", "2^50");  // 4 PiB of keys alone
+  const RunSpec spec = host_side_spec_of("sort", "sort_pairs", "float32", "2^50");  // 4 PiB of keys alone
   CHECK_THROWS_AS(make_host_side(spec, test::plugins().get("sort")), Error);
 }

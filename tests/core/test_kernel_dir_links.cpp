@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kKernel =
+const char* kLinkedKernel =
     "/* gpuk\nfamily: reduce\noperations: [max]\nlaunch:\n  - {entry: mine, grid: 1, block: 32}\n*/\n"
     "template <class R> __global__ void mine() {}\n";
 
@@ -25,7 +25,7 @@ TEST_CASE("a symbolic link loop in a kernel directory is skipped with a note, an
   const test::ScopedEnv strict("GPUK_ALLOW_UNSAFE_DIRS", nullptr);
   const test::TempDir dir;
   const fs::path kernels = dir.path() / "kernels";
-  dir.write("kernels/reduce/mine.cu", kKernel);
+  dir.write("kernels/reduce/mine.cu", kLinkedKernel);
   fs::create_symlink("self", kernels / "self");                    // a link to itself
   fs::create_symlink("b.cu", kernels / "reduce" / "a.cu");         // two links to each other
   fs::create_symlink("a.cu", kernels / "reduce" / "b.cu");
@@ -40,7 +40,7 @@ TEST_CASE("a symbolic link loop in a kernel directory is skipped with a note, an
 
 TEST_CASE("gpuk list, check and run report a symbolic link loop in a kernel directory instead of aborting") {
   const test::TempDir dir;
-  dir.write("kernels/mine.cu", kKernel);
+  dir.write("kernels/mine.cu", kLinkedKernel);
   fs::create_symlink("loop.cu", dir.path() / "kernels" / "loop.cu");
   const std::string gpuk = std::string(GPUK_EXE) + " --kernels " + (dir.path() / "kernels").string() + " ";
   for (const std::string args : {std::string("list"), "check " + (test::source_dir() / "configs" / "argmax.yaml").string(),
@@ -58,7 +58,7 @@ TEST_CASE("a kernel file that links into a directory others can write is refused
   const test::ScopedEnv strict("GPUK_ALLOW_UNSAFE_DIRS", nullptr);
   const test::TempDir dir;
   const fs::path open = dir.path() / "open";
-  dir.write("open/mine.cu", kKernel);
+  dir.write("open/mine.cu", kLinkedKernel);
   REQUIRE(::chmod(open.c_str(), 0777) == 0);
   fs::create_directories(dir.path() / "kernels");
   REQUIRE(::chmod((dir.path() / "kernels").c_str(), 0755) == 0);

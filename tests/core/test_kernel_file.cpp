@@ -27,13 +27,9 @@ template <class R, int BLOCK, int UNROLL>
 __global__ void tiny(const typename R::T* in, long long n) {}
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
-}
+using test::replace;
 
-std::string error_of(const std::string& source, const std::string& name = "k.cu") {
+std::string kernel_error_of(const std::string& source, const std::string& name = "k.cu") {
   try {
     KernelFile::parse(source, name);
   } catch (const ConfigError& e) {
@@ -60,29 +56,29 @@ TEST_CASE("the metadata block names family, operations, parameters and launches"
 }
 
 TEST_CASE("a kernel file without a metadata block is refused at line 1") {
-  const std::string e = error_of("__global__ void k() {}\n", "kernels/x.cu");
+  const std::string e = kernel_error_of("__global__ void k() {}\n", "kernels/x.cu");
   CHECK(e.find("kernels/x.cu:1:1:") == 0);
   CHECK(e.find("metadata block") != std::string::npos);
 }
 
 TEST_CASE("metadata errors name the kernel file's own line and column") {
   // 'familly' sits on line 2 of the file, column 1.
-  const std::string e = error_of(replace(kTiny, "family:", "familly:"));
+  const std::string e = kernel_error_of(replace(kTiny, "family:", "familly:"));
   CHECK(e.find("k.cu:2:1: unknown key 'familly'") == 0);
   CHECK(e.find("did you mean 'family'") != std::string::npos);
 
-  const std::string bad_default = error_of(replace(kTiny, "default: 256", "default: 100"));
+  const std::string bad_default = kernel_error_of(replace(kTiny, "default: 256", "default: 100"));
   CHECK(bad_default.find("k.cu:6:") == 0);
   CHECK(bad_default.find("not among its allowed values") != std::string::npos);
 
-  const std::string bad_expr = error_of(replace(kTiny, "block: BLOCK", "block: BLOCK *"));
+  const std::string bad_expr = kernel_error_of(replace(kTiny, "block: BLOCK", "block: BLOCK *"));
   CHECK(bad_expr.find("k.cu:13:") == 0);
 
-  const std::string no_entry = error_of(replace(kTiny, "entry: tiny", "entry: tinny"));
+  const std::string no_entry = kernel_error_of(replace(kTiny, "entry: tiny", "entry: tinny"));
   CHECK(no_entry.find("not defined in this file") != std::string::npos);
 
-  CHECK(error_of(replace(kTiny, "*/", "")).find("not closed") != std::string::npos);
-  CHECK(error_of(replace(kTiny, "operations: [max, argmax]", "operations: [max, argmax")).find("not valid YAML") !=
+  CHECK(kernel_error_of(replace(kTiny, "*/", "")).find("not closed") != std::string::npos);
+  CHECK(kernel_error_of(replace(kTiny, "operations: [max, argmax]", "operations: [max, argmax")).find("not valid YAML") !=
         std::string::npos);
 }
 

@@ -99,13 +99,9 @@ int wait_for(pid_t pid, int ms) {
   }
 }
 
-int temporaries_in(const fs::path& dir) {
-  int n = 0;
-  for (const auto& f : fs::directory_iterator(dir)) n += f.path().filename().string().find(".tmp-") != std::string::npos;
-  return n;
-}
+using test::temporaries_in;
 
-std::string text_of(const fs::path& path) {
+std::string regular_text_of(const fs::path& path) {
   const RegularFile f = read_regular_file(path, std::uint64_t{1} << 30);
   REQUIRE(f.status == RegularFile::Status::ok);
   return f.text;
@@ -131,7 +127,7 @@ TEST_CASE("an atomic write passes its points in order: written, flushed to disk,
   write_file_atomically(dir.path() / "f.json", "{}\n", "a test file");
   set_fault_hook(nullptr);
   CHECK(passed == kWritePoints);
-  CHECK(text_of(dir.path() / "f.json") == "{}\n");
+  CHECK(regular_text_of(dir.path() / "f.json") == "{}\n");
 }
 
 TEST_CASE("a file written atomically is the old one or the new one, whole, at every point its writer can die") {
@@ -143,15 +139,15 @@ TEST_CASE("a file written atomically is the old one or the new one, whole, at ev
     write_file_atomically(file, before, "a test file");
     const pid_t writer = start_stopped_at(point, [&] { write_file_atomically(file, after, "a test file"); });
     const std::string expected = published_at(point) ? after : before;
-    CHECK(text_of(file) == expected);  // while it is stopped there
+    CHECK(regular_text_of(file) == expected);  // while it is stopped there
     kill_and_reap(writer);
-    CHECK(text_of(file) == expected);  // after it died there
+    CHECK(regular_text_of(file) == expected);  // after it died there
     // Its temporary file, if it had one, is left; the next clean-up removes it, and only it.
     const int left = temporaries_in(dir.path());
     CHECK(left == (published_at(point) ? 0 : 1));
     CHECK(remove_orphaned_temporaries(dir.path(), "entry.bin") == left);
     CHECK(temporaries_in(dir.path()) == 0);
-    CHECK(text_of(file) == expected);
+    CHECK(regular_text_of(file) == expected);
   }
 }
 
@@ -206,12 +202,12 @@ TEST_CASE("an output file (a report, a .npy result) is replaced whole, or writte
     write_output_file(report, {std::string_view("{\"new\": "), std::string(100000, ' '), std::string_view("1}\n")},
                       "the JSON report");
   });
-  CHECK(text_of(report) == "{\"old\": true}\n");
+  CHECK(regular_text_of(report) == "{\"old\": true}\n");
   kill_and_reap(writer);
-  CHECK(text_of(report) == "{\"old\": true}\n");
+  CHECK(regular_text_of(report) == "{\"old\": true}\n");
   CHECK(temporaries_in(dir.path()) == 1);  // the killed writer's, until the next writer of the file
   write_output_file(report, {std::string_view("a"), std::string_view(""), std::string_view("bc")}, "the JSON report");
-  CHECK(text_of(report) == "abc");
+  CHECK(regular_text_of(report) == "abc");
   CHECK(temporaries_in(dir.path()) == 0);
   // A FIFO (or /dev/stdout): written into as it is, never renamed over.
   const fs::path fifo = dir.path() / "pipe";

@@ -40,13 +40,9 @@ template <class S, int BLOCK, int BITS, int SMALL> __global__ void histogram(int
 template <class S, int BLOCK, int BITS, int SMALL> __global__ void digit_pass(int a) {}
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
-}
+using test::replace;
 
-std::string error_of(const std::string& source) {
+std::string launch_error_of(const std::string& source) {
   try {
     KernelFile::parse(source, "k.cu");
   } catch (const ConfigError& e) {
@@ -95,11 +91,11 @@ TEST_CASE("a launch whose when is 0 is left out of the plan; repeat is evaluated
 TEST_CASE("when and repeat errors name the kernel file's line") {
   // Syntax: at parse time, with the line and the column of the token that is wrong (the
   // expression's column folded into the file's).
-  CHECK(error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL &&"))
+  CHECK(launch_error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL &&"))
             .find("k.cu:10:19: when 'SMALL &&': unexpected end of expression") == 0);
-  CHECK(error_of(replace(kPasses, "repeat: ceil_div(elem_bytes * 8, BITS)", "repeat: (BITS"))
+  CHECK(launch_error_of(replace(kPasses, "repeat: ceil_div(elem_bytes * 8, BITS)", "repeat: (BITS"))
             .find("k.cu:19:18: repeat '(BITS': expected ')'") == 0);
-  CHECK(error_of(replace(kPasses, "repeat: ceil_div", "repeats: ceil_div")).find("k.cu:19:5: unknown key 'repeats'") == 0);
+  CHECK(launch_error_of(replace(kPasses, "repeat: ceil_div", "repeats: ceil_div")).find("k.cu:19:5: unknown key 'repeats'") == 0);
   // Values: when planned, with the launch's line.
   try {
     plan(replace(kPasses, "repeat: ceil_div(elem_bytes * 8, BITS)", "repeat: BITS - 8"), 1 << 20, 4);
@@ -109,7 +105,7 @@ TEST_CASE("when and repeat errors name the kernel file's line") {
                                      "it must be between 1 and 65536 (use when: to leave a launch out)") == 0);
   }
   // An unknown name: when the file is loaded (so `gpuk check` catches it), not when planned.
-  CHECK(error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL && n <= WIDTH"))
+  CHECK(launch_error_of(replace(kPasses, "when: SMALL && n <= BLOCK * 4", "when: SMALL && n <= WIDTH"))
             .find("k.cu:10:25: when 'SMALL && n <= WIDTH' names 'WIDTH', which is not a parameter") == 0);
   // Every launch left out: nothing would run.
   const std::string none = replace(replace(kPasses, "when: SMALL == 0 || n > BLOCK * 4", "when: 0"),

@@ -10,7 +10,7 @@ using namespace gpuk;
 
 namespace {
 
-std::string error_of(const std::string& launch, const std::string& extra = "") {
+std::string launch_list_error_of(const std::string& launch, const std::string& extra = "") {
   try {
     KernelFile::parse("/* gpuk\nfamily: reduce\noperations: [max]\n" + extra + "launch:\n" + launch +
                           "*/\ntemplate <class R, int B> __global__ void mine() {}\n"
@@ -44,7 +44,7 @@ TEST_CASE("a launch that can never run fails loading, naming why") {
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.launch));
-    const std::string e = error_of(c.launch, kParams);
+    const std::string e = launch_list_error_of(c.launch, kParams);
     CHECK_FALSE(e.empty());
     CHECK_MESSAGE(e.find(c.says) != std::string::npos, e);
     CHECK(e.find("k.cu:") != std::string::npos);
@@ -52,16 +52,16 @@ TEST_CASE("a launch that can never run fails loading, naming why") {
 }
 
 TEST_CASE("launches that run for some parameter values or sizes load") {
-  CHECK(error_of("  - {entry: mine, grid: \"ceil_div(n, B)\", block: B}\n", kParams) == "");
+  CHECK(launch_list_error_of("  - {entry: mine, grid: \"ceil_div(n, B)\", block: B}\n", kParams) == "");
   // Runs only for BLOCK 512, and only above 2^20.
-  CHECK(error_of("  - {entry: mine, grid: n / (B - 256), block: B, when: B > 256}\n"
+  CHECK(launch_list_error_of("  - {entry: mine, grid: n / (B - 256), block: B, when: B > 256}\n"
                  "  - {entry: other, grid: n / 4096, block: 32, when: B <= 256}\n",
                  kParams)
             .empty());
-  CHECK(error_of("  - {entry: mine, grid: n / 1048576, block: 32}\n").empty());
+  CHECK(launch_list_error_of("  - {entry: mine, grid: n / 1048576, block: 32}\n").empty());
   // A constraint that leaves out most samples leaves the others to decide.
-  CHECK(error_of("  - {entry: mine, grid: 1, block: B}\n", kParams + "constraints: [n <= B]\n").empty());
-  CHECK(error_of("  - {entry: mine, grid: 1, block: B, repeat: log2(n) + 1}\n", kParams).empty());
+  CHECK(launch_list_error_of("  - {entry: mine, grid: 1, block: B}\n", kParams + "constraints: [n <= B]\n").empty());
+  CHECK(launch_list_error_of("  - {entry: mine, grid: 1, block: B, repeat: log2(n) + 1}\n", kParams).empty());
 }
 
 TEST_CASE("gpuk check fails a kernel file whose launch can never run, with status 2") {

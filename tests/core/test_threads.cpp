@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kKernel = R"(/* gpuk
+const char* kScaleKernel = R"(/* gpuk
 family: reduce
 operations: [max]
 params:
@@ -36,7 +36,7 @@ __global__ void scale(float* x) { x[threadIdx.x] *= SCALE * kFactor; }
 
 TEST_CASE("8 threads compile into one cache at once: every variant compiles, identical ones agree, all load after") {
   const test::TempDir dir;
-  const fs::path kernel_path = dir.write("kernels/scale.cu", kKernel);
+  const fs::path kernel_path = dir.write("kernels/scale.cu", kScaleKernel);
   dir.write("kernels/include/factor.cuh", "constexpr float kFactor = 2.0f;\n");
   const CompileCache cache(dir.path() / "cache");
   REQUIRE(cache.enabled());

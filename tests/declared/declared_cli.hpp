@@ -44,6 +44,18 @@ inline CommandResult declared_gpuk(const std::string& args, const std::string& e
                      (declared_scratch().dir / "tuning.json").string() + " " + args);
 }
 
+#ifdef GPUK_FAKE_MEMORY_DRIVER_DIR
+// `gpuk ARGS` as above on the fake driver with host memory for device memory (the declared runs'
+// programs), its compile cache in the scratch.
+inline CommandResult gpuk_cli(const std::string& args) {
+  return declared_gpuk(args, "LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
+                                 (declared_scratch().dir / "cache").string());
+}
+#endif
+
+// A kernel file's text: an empty scale(y, x, n), for the checks that come before a launch.
+inline const char* kScale = "extern \"C\" __global__ void scale(float* y, const float* x, int n) {}\n";
+
 inline bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 // A declared kernels' tuning matrix of scale2d (three sizes swept in full, one by random within a

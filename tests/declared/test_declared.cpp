@@ -62,19 +62,13 @@ template <int BX, int BY> __global__ void first() {}
 template <int BX, int BY> __global__ void second() {}
 )K";
 
-std::string error_of(const std::string& source, const std::string& name = "k/kernel/k.cu") {
+std::string kernel_error_of(const std::string& source, const std::string& name = "k/kernel/k.cu") {
   try {
     KernelFile::parse(source, name);
   } catch (const ConfigError& e) {
     return e.what();
   }
   return "";
-}
-
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
 }
 
 // A kernel directory of its own, with the files given.
@@ -163,22 +157,22 @@ TEST_CASE("params_as: defines passes every parameter as -D and looks the entry u
 }
 
 TEST_CASE("declaration errors point at their file, line and column") {
-  CHECK(error_of(replace(kDeclared, "role: out}", "role: output}")).find("k.cu:13:47: role must be in, out or inout, not 'output'") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "length: nx * ny, role: in", "length: nx * nz, role: in")).find("k.cu:11:44: length of a 'nx * nz' names 'nz'") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "array: float32, length: nx * ny", "array: float16, length: nx * ny")).find("k.cu:11:22: unknown dtype 'float16' (did you mean 'float32'?)") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "value: BY}", "value: BZ}")).find("k.cu:21:38: value of u 'BZ' names 'BZ'") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "args: [partial, c, nx]", "args: [partail, c, nx]")).find("k.cu:32:12: launch argument 'partail' is not declared (did you mean 'partial'?)") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "block: [BX, BY]", "block: [BX, BY, 1, 1]")).find("k.cu:27:12: block takes 1 to 3 expressions") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "entry: second", "entry: third")).find("k.cu:29:12: entry 'third' is not defined in k.cu") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "  - {name: nx, scalar: int32, value: nx}\n", "  - {name: nx, scalar: int32}\n")).find("k.cu:17:5: scalar nx needs a value") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "role: inout}", "role: inout, value: 1}")).find("k.cu:12:63: argument b is an array: it takes length and role, not value") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "sizes: [nx, ny]", "sizes: [nx, BX]")).find("k.cu:6:3: parameter name 'BX' is taken") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "GFLOP/s: 2 * nx * ny / seconds / 1e9", "GFLOP/s: 2 * nx * nz / seconds")).find("k.cu:35:21: metric 'GFLOP/s' '2 * nx * nz / seconds' names 'nz', which is not a size, a parameter or seconds") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "role: out}", "role: output}")).find("k.cu:13:47: role must be in, out or inout, not 'output'") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "length: nx * ny, role: in", "length: nx * nz, role: in")).find("k.cu:11:44: length of a 'nx * nz' names 'nz'") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "array: float32, length: nx * ny", "array: float16, length: nx * ny")).find("k.cu:11:22: unknown dtype 'float16' (did you mean 'float32'?)") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "value: BY}", "value: BZ}")).find("k.cu:21:38: value of u 'BZ' names 'BZ'") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "args: [partial, c, nx]", "args: [partail, c, nx]")).find("k.cu:32:12: launch argument 'partail' is not declared (did you mean 'partial'?)") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "block: [BX, BY]", "block: [BX, BY, 1, 1]")).find("k.cu:27:12: block takes 1 to 3 expressions") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "entry: second", "entry: third")).find("k.cu:29:12: entry 'third' is not defined in k.cu") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "  - {name: nx, scalar: int32, value: nx}\n", "  - {name: nx, scalar: int32}\n")).find("k.cu:17:5: scalar nx needs a value") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "role: inout}", "role: inout, value: 1}")).find("k.cu:12:63: argument b is an array: it takes length and role, not value") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "sizes: [nx, ny]", "sizes: [nx, BX]")).find("k.cu:6:3: parameter name 'BX' is taken") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "GFLOP/s: 2 * nx * ny / seconds / 1e9", "GFLOP/s: 2 * nx * nz / seconds")).find("k.cu:35:21: metric 'GFLOP/s' '2 * nx * nz / seconds' names 'nz', which is not a size, a parameter or seconds") != std::string::npos);
   // A comma inside a flow mapping's expression ends the value: said so, where it happened.
-  CHECK(error_of(replace(kDeclared, "length: \"ceil_div(nx, BX)\"", "length: ceil_div(nx, BX)")).find("k.cu:23:58: 'BX)' looks like the end of an expression cut at a comma") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "length: \"ceil_div(nx, BX)\"", "length: ceil_div(nx, BX)")).find("k.cu:23:58: 'BX)' looks like the end of an expression cut at a comma") != std::string::npos);
   // A flow sequence's expressions are joined again: [ceil_div(nx, BX), ...] above is two dimensions.
-  CHECK(error_of(replace(kDeclared, "grid: [ceil_div(nx, BX), ceil_div(ny, BY)]", "grid: [ceil_div(nx, BX), ceil_div(ny, BQ)]")).find("k.cu:26:30: grid 'ceil_div(ny, BQ)' names 'BQ'") != std::string::npos);
-  CHECK(error_of(replace(kDeclared, "args:\n", "argz:\n")).find("k.cu:10:1: unknown key 'argz' in the declaration (did you mean 'args'?)") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "grid: [ceil_div(nx, BX), ceil_div(ny, BY)]", "grid: [ceil_div(nx, BX), ceil_div(ny, BQ)]")).find("k.cu:26:30: grid 'ceil_div(ny, BQ)' names 'BQ'") != std::string::npos);
+  CHECK(kernel_error_of(replace(kDeclared, "args:\n", "argz:\n")).find("k.cu:10:1: unknown key 'argz' in the declaration (did you mean 'args'?)") != std::string::npos);
 }
 
 TEST_CASE("a plain kernel file is listed without a declaration; one beside it or a config's declare: declares it") {

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "declared/declared_cli.hpp"
 #include "device/device.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/gpuk.hpp"
@@ -16,9 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kScale = "extern \"C\" __global__ void scale(float* y, const float* x, int n) {}\n";
+using test::kScale;
 
-std::string declaration(const std::string& value, const std::string& launch_extra = "", const std::string& params = "") {
+std::string defines_declaration(const std::string& value, const std::string& launch_extra = "", const std::string& params = "") {
   return "sizes: [n]\nparams_as: defines\n" + params +
          "args:\n  - {name: y, array: float32, length: n, role: out}\n"
          "  - {name: x, array: float32, length: n, role: in}\n  - {name: n, scalar: int32, value: " +
@@ -33,14 +34,14 @@ struct Kernels {
     fs::permissions(root / "kernel", fs::perms::owner_all);
     const std::string knob = "params:\n  BLOCK: {default: 1024, values: [1, 1024]}\n";
     const std::map<std::string, std::string> sidecars = {
-        {"wide", declaration("n")},
-        {"square", declaration("n * n")},
-        {"later", declaration("n", ", when: n > 4096")},
+        {"wide", defines_declaration("n")},
+        {"square", defines_declaration("n * n")},
+        {"later", defines_declaration("n", ", when: n > 4096")},
         {"flat", "sizes: [nx, ny]\nargs:\n  - {name: y, array: float32, length: 1, role: out}\n"
                  "  - {name: x, array: float32, length: 1, role: in}\n  - {name: n, scalar: int32, value: 1}\n"
                  "launch:\n  - {entry: scale, grid: 1, block: 32}\n"},
         // n * BLOCK fits int32 for BLOCK = 1, not for the default 1024 at n = 2^22.
-        {"knob", declaration("n * BLOCK", "", knob)},
+        {"knob", defines_declaration("n * BLOCK", "", knob)},
     };
     for (const auto& [name, text] : sidecars) {
       std::ofstream(root / "kernel" / (name + ".cu")) << kScale;

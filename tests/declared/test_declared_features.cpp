@@ -59,12 +59,6 @@ __constant__ float d_filter[25];
 extern "C" __global__ void k(float* o, const float* x, int n) {}
 )K";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
-}
-
 std::string parse_error(const std::string& source) {
   try {
     KernelFile::parse(source, "k/kernel/k.cu");

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "declared/declared_cli.hpp"
 #include "helpers.hpp"
 
 using namespace gpuk::test;
@@ -13,13 +14,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Scratch {
+struct HostileScratch {
   fs::path root = fs::temp_directory_path() / ("gpuk_hostile_" + std::to_string(fresh_seed()));
-  Scratch() {
+  HostileScratch() {
     fs::create_directories(root);
     fs::permissions(root, fs::perms::owner_all);
   }
-  ~Scratch() { fs::remove_all(root); }
+  ~HostileScratch() { fs::remove_all(root); }
   // A kernel directory DIR/kernel with the files given; returns DIR.
   fs::path kernels(const std::string& dir, const std::map<std::string, std::string>& files) const {
     fs::create_directories(root / dir / "kernel");
@@ -38,10 +39,6 @@ CommandResult run_gpuk(const std::string& args, const std::string& env = "") {
   return run_command(env + (env.empty() ? "" : " ") + "timeout -s KILL 60 " + std::string(GPUK_EXE) + " " + args);
 }
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-const char* kScale = "extern \"C\" __global__ void scale(float* y, const float* x, int n) {}\n";
-
 std::string declaration(const std::string& n_value, const std::string& extra = "",
                         const std::string& grid = "\"ceil_div(n, 256)\"") {
   return "sizes: [n]\nargs:\n  - {name: y, array: float32, length: n, role: out}\n"
@@ -56,7 +53,7 @@ std::string config(const std::string& kernel, const std::string& sizes, const st
 }  // namespace
 
 TEST_CASE("a metric 20,000 deep beside a kernel: list, check and run of other configs go on") {
-  const Scratch s;
+  const HostileScratch s;
   const std::string deep = "metrics:\n  deep: '" + std::string(20000, '(') + "1" + std::string(20000, ')') + "'\n";
   const fs::path dir = s.kernels("deep", {{"deep.cu", kScale}, {"deep.yaml", declaration("n", deep)}});
   const CommandResult list = run_gpuk("--kernels " + dir.string() + " list");
@@ -77,7 +74,7 @@ TEST_CASE("a metric 20,000 deep beside a kernel: list, check and run of other co
 }
 
 TEST_CASE("integers that reach a kernel are range-checked against their dtype by check") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")},
                                        {"square.cu", kScale}, {"square.yaml", declaration("n * n")},
                                        {"pow.cu", kScale}, {"pow.yaml", declaration("pow2(40)")}});
@@ -117,7 +114,7 @@ TEST_CASE("integers that reach a kernel are range-checked against their dtype by
 }
 
 TEST_CASE("declared kernels are planned at the config's sizes: when: n > 4096 loads and runs at 8192") {
-  const Scratch s;
+  const HostileScratch s;
   const std::string big = "sizes: [n]\nargs:\n  - {name: y, array: float32, length: n, role: out}\n"
                           "  - {name: x, array: float32, length: n, role: in}\n  - {name: n, scalar: int32, value: n}\n"
                           "launch:\n  - {entry: scale, grid: \"ceil_div(n, 256)\", block: 256, when: n > 4096}\n";
@@ -140,7 +137,7 @@ TEST_CASE("declared kernels are planned at the config's sizes: when: n > 4096 lo
 }
 
 TEST_CASE("a plan's error in the YAML beside the kernel names that YAML's line") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"huge.cu", kScale}, {"huge.yaml", declaration("n", "", "pow2(31)")}});
   const CommandResult r = run_gpuk("--kernels " + dir.string() + " check " + s.file("c.yaml", config("huge", "{n: 1000}")).string());
   CHECK(r.status == 2);
@@ -148,7 +145,7 @@ TEST_CASE("a plan's error in the YAML beside the kernel names that YAML's line")
 }
 
 TEST_CASE("family: reduce in a declaration does not make a reduce kernel") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("reduce", {{"argmax_declared.cu", kScale},
                                             {"argmax_declared.yaml", "family: reduce\n" + declaration("n")}});
   const fs::path cfg = s.file("c.yaml", "family: reduce\noperation: argmax\ndtype: float32\nsize: 1000\n"
@@ -190,7 +187,7 @@ TEST_CASE("the command line's numbers, architectures and directories are checked
   const CommandResult typo = run_gpuk("--kernal x list");
   CHECK(typo.status == 2);
   CHECK(has(typo.output, "unknown option '--kernal' (did you mean '--kernels'?)"));
-  const Scratch s;
+  const HostileScratch s;
   const fs::path file = s.file("not_a_dir", "x");
   const CommandResult kernels = run_gpuk("--kernels " + file.string() + " list");
   CHECK(has(kernels.output, "not_a_dir: not a directory; --kernels and $GPUK_KERNELS name directories"));
@@ -199,7 +196,7 @@ TEST_CASE("the command line's numbers, architectures and directories are checked
 }
 
 TEST_CASE("settings that would be silently unused are refused by check") {
-  const Scratch s;
+  const HostileScratch s;
   const auto check = [&](const std::string& name, const std::string& text) {
     return run_gpuk("check " + s.file(name, text).string());
   };
@@ -234,7 +231,7 @@ TEST_CASE("settings that would be silently unused are refused by check") {
 }
 
 TEST_CASE("check refuses what every run refuses: bytes or a metric dividing by zero, sizes past 2^63") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"scale.cu", kScale},
                                        {"scale.yaml", declaration("n", "bytes: n / (n - 1000)\nmetrics:\n  per: n / (n - 7)\n")},
                                        {"flat.cu", kScale},
@@ -259,7 +256,7 @@ TEST_CASE("check refuses what every run refuses: bytes or a metric dividing by z
 }
 
 TEST_CASE("check refuses a reference that is the kernel itself, and a reference, a baseline or a sweep's kernel that takes other arrays") {
-  const Scratch s;
+  const HostileScratch s;
   const std::string other = "sizes: [n]\nargs:\n  - {name: y, array: float64, length: n, role: out}\n"
                             "  - {name: x, array: float32, length: n, role: in}\n  - {name: n, scalar: int32, value: n}\n"
                             "launch:\n  - {entry: scale, grid: \"ceil_div(n, 256)\", block: 256}\n";
@@ -286,7 +283,7 @@ TEST_CASE("check refuses a reference that is the kernel itself, and a reference,
 }
 
 TEST_CASE("a size past 64 bits is out of range at its line and column, with the largest integer said") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"scale.cu", kScale}, {"scale.yaml", declaration("n")}});
   const fs::path cfg = s.file("big.yaml", config("scale", "{n: 2^63}"));
   const CommandResult r = run_gpuk("--kernels " + dir.string() + " check " + cfg.string());
@@ -300,7 +297,7 @@ TEST_CASE("a size past 64 bits is out of range at its line and column, with the 
 }
 
 TEST_CASE("check refuses a tune config or a matrix of declared kernels whose every point no GPU runs at its sizes") {
-  const Scratch s;
+  const HostileScratch s;
   std::string later = declaration("n");
   later.replace(later.find("block: 256}"), 11, "block: 256, when: n > 4096}");
   const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")}, {"later.cu", kScale},
@@ -327,7 +324,7 @@ TEST_CASE("check refuses a tune config or a matrix of declared kernels whose eve
 }
 
 TEST_CASE("run and tune refuse what no GPU runs at the config's sizes before they open one") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"wide.cu", kScale}, {"wide.yaml", declaration("n")}});
   const fs::path run_cfg = s.file("run.yaml", config("wide", "{n: 2147483648}"));
   const fs::path tune_cfg = s.file("tune.yaml", "family: kernel\nkernels: [wide]\nsizes: {n: 2147483648}\n");
@@ -345,7 +342,7 @@ TEST_CASE("run and tune refuse what no GPU runs at the config's sizes before the
 }
 
 TEST_CASE("an integer expression that overflows or divides by zero names the YAML entry where it is written") {
-  const Scratch s;
+  const HostileScratch s;
   const fs::path dir = s.kernels("k", {{"ov.cu", kScale}, {"ov.yaml", declaration("n * n * n")},
                                        {"pw.cu", kScale}, {"pw.yaml", declaration("pow2(63)")}});
   const fs::path kernel = dir / "kernel";

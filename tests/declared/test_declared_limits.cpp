@@ -31,15 +31,15 @@ std::string metric_error(const std::string& text, const std::map<std::string, do
 std::string nested(int depth) { return std::string(depth, '(') + "1" + std::string(depth, ')'); }
 
 // A kernel directory of its own, with the files given.
-struct Dir {
+struct LimitsDir {
   fs::path root = fs::temp_directory_path() / ("gpuk_limits_" + std::to_string(fresh_seed()));
-  explicit Dir(const std::map<std::string, std::string>& files) {
+  explicit LimitsDir(const std::map<std::string, std::string>& files) {
     fs::create_directories(root / "kernel");
     fs::permissions(root, fs::perms::owner_all);
     fs::permissions(root / "kernel", fs::perms::owner_all);
     for (const auto& [name, text] : files) std::ofstream(root / name) << text;
   }
-  ~Dir() { fs::remove_all(root); }
+  ~LimitsDir() { fs::remove_all(root); }
 };
 
 const char* kPlain = "extern \"C\" __global__ void scale(float* y, const float* x, int n) {}\n";
@@ -107,7 +107,7 @@ TEST_CASE("metric nesting and size are bounded before recursion: 20,000 parenthe
 
 TEST_CASE("a metric 20,000 deep beside a kernel is that file's problem, not the directory's") {
   const std::string deep = "  deep: '" + nested(20000) + "'\n";
-  Dir dir({{"kernel/deep.cu", kPlain}, {"kernel/deep.yaml", sidecar("", deep)},
+  LimitsDir dir({{"kernel/deep.cu", kPlain}, {"kernel/deep.yaml", sidecar("", deep)},
            {"kernel/good.cu", kPlain}, {"kernel/good.yaml", sidecar("", "  GB: n / seconds\n")}});
   const std::clock_t t0 = std::clock();
   const KernelLibrary kernels({dir.root});
@@ -122,7 +122,7 @@ TEST_CASE("a metric 20,000 deep beside a kernel is that file's problem, not the 
 }
 
 TEST_CASE("declaration expression errors name file:line:col once, at the token") {
-  Dir dir({{"kernel/k.cu", kPlain},
+  LimitsDir dir({{"kernel/k.cu", kPlain},
            {"kernel/k.yaml", sidecar("", "  GB: 2 * n / secs\n  X: ceil_div(n, 2, 3)\n")}});
   const KernelLibrary kernels({dir.root});
   REQUIRE(kernels.errors().size() == 1);
@@ -131,7 +131,7 @@ TEST_CASE("declaration expression errors name file:line:col once, at the token")
   // Integer expressions alike: the column of the call, not of the value.
   std::string yaml = sidecar("", "");
   yaml.replace(yaml.find("\"ceil_div(n, 256)\""), 18, "\"1 + ceil_div(n, 256, 3)\"");
-  Dir dir2({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", yaml}});
+  LimitsDir dir2({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", yaml}});
   const KernelLibrary kernels2({dir2.root});
   REQUIRE(kernels2.errors().size() == 1);
   CHECK(kernels2.errors()[0].find("k.yaml:9:31: grid '1 + ceil_div(n, 256, 3)': ceil_div() takes 2 arguments, got 3") !=
@@ -145,14 +145,14 @@ TEST_CASE("a declaration has at most 64 parameters; loading is linear in the fil
     return out;
   };
   {
-    Dir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar(params(64), "")}});
+    LimitsDir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar(params(64), "")}});
     const KernelLibrary kernels({dir.root});
     CHECK(kernels.errors().empty());
     CHECK(kernels.find("kernel", "k")->params.size() == 64);
   }
   for (const int count : {65, 1000, 8000}) {
     CAPTURE(count);
-    Dir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar(params(count), "")}, {"kernel/good.cu", kPlain},
+    LimitsDir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar(params(count), "")}, {"kernel/good.cu", kPlain},
              {"kernel/good.yaml", sidecar(params(2), "")}});
     const std::clock_t t0 = std::clock();
     const KernelLibrary kernels({dir.root});
@@ -165,7 +165,7 @@ TEST_CASE("a declaration has at most 64 parameters; loading is linear in the fil
   // A 40 KB expression: refused or parsed in well under a second.
   std::string sum = "n";
   for (int i = 0; i < 10000; ++i) sum += " + n";
-  Dir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar("", "  long: " + sum + "\n")}});
+  LimitsDir dir({{"kernel/k.cu", kPlain}, {"kernel/k.yaml", sidecar("", "  long: " + sum + "\n")}});
   const std::clock_t t0 = std::clock();
   const KernelLibrary kernels({dir.root});
   CHECK(seconds_since(t0) < 1.0);

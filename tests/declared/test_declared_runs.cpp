@@ -23,10 +23,7 @@ using test::has;
 test::DeclaredScratch& scratch() { return test::declared_scratch(); }
 
 // `gpuk ARGS` on the driver with host memory, its compile cache in the scratch.
-test::CommandResult gpuk_cli(const std::string& args) {
-  return test::declared_gpuk(args, "LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
-                                       (scratch().dir / "cache").string());
-}
+using test::gpuk_cli;
 
 }  // namespace
 

@@ -27,11 +27,7 @@ namespace {
 
 using test::declared_dir;
 using test::has;
-
-test::CommandResult gpuk_cli(const std::string& args) {
-  return test::declared_gpuk(args, "LD_LIBRARY_PATH=" + std::string(GPUK_FAKE_MEMORY_DRIVER_DIR) + " GPUK_CACHE_DIR=" +
-                                       (test::declared_scratch().dir / "cache").string());
-}
+using test::gpuk_cli;
 
 fs::path config(const std::string& name) { return declared_dir() / "configs" / (name + ".yaml"); }
 

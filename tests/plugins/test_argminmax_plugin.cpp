@@ -10,6 +10,7 @@
 #include "builtins.hpp"
 #include "config/config.hpp"
 #include "device/device.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "reduce/reducer.hpp"
 #include "run/choose.hpp"
@@ -25,23 +26,9 @@ namespace {
 using test::array;
 using test::kernels;
 using test::plugins;
-
-const reduce::Reducer& reducer() {
-  const auto* r = interface_of<reduce::Reducer>(plugins().get("reduce"));
-  REQUIRE(r != nullptr);
-  return *r;
-}
-
-RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "s.yaml", plugins(), kernels()); }
-
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)parse(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::reducer;
+using test::parse_run;
+using test::run_config_error;
 
 const std::string kArgminmax = "family: reduce\noperation: argminmax\ndtype: float32\n";
 
@@ -135,7 +122,7 @@ TEST_CASE("argminmax is one row of the operation table, named for the device pol
   CHECK(op.pair);
   CHECK(op.index);
   for (const reduce::OpInfo& other : reduce::kOps) CHECK(other.pair == (other.op == reduce::Op::argminmax));
-  const RunSpec spec = parse(kArgminmax + "abs: true\nsize: 1000\n");
+  const RunSpec spec = parse_run(kArgminmax + "abs: true\nsize: 1000\n");
   CHECK(plugins().get("reduce").template_args(problem_of(spec)) ==
         std::vector<std::string>{"gpuk::Reduce<float, gpuk::ReduceOp::ArgMinMax, true>"});
   // reduce_on_cpu answers one candidate: it refuses argminmax and names the call that answers two.
@@ -144,7 +131,7 @@ TEST_CASE("argminmax is one row of the operation table, named for the device pol
 }
 
 TEST_CASE("argminmax's result is 32 bytes, argmin's candidate then argmax's; its partials 32 bytes each") {
-  const RunSpec spec = parse(kArgminmax + "size: 100003\nkernel: onepass\n");
+  const RunSpec spec = parse_run(kArgminmax + "size: 100003\nkernel: onepass\n");
   const Problem problem = problem_of(spec);
   const FamilyPlugin& plugin = plugins().get("reduce");
   const auto launcher = plugin.make_launcher(problem);
@@ -162,12 +149,12 @@ TEST_CASE("argminmax's result is 32 bytes, argmin's candidate then argmax's; its
 }
 
 TEST_CASE("argminmax reduces one contiguous array: segments and channels are refused with what to ask") {
-  CHECK(error_of(kArgminmax + "size: 1000\nsegments: 10\n").find("argminmax reduces one contiguous array") !=
+  CHECK(run_config_error(kArgminmax + "size: 1000\nsegments: 10\n").find("argminmax reduces one contiguous array") !=
         std::string::npos);
-  CHECK(error_of(kArgminmax + "size: 1700\nchannels: 17\n").find("ask argmin and argmax") != std::string::npos);
-  CHECK(error_of(kArgminmax + "size: 1000\nkernel: block_atomic\n").find("block_atomic") != std::string::npos);
-  CHECK(error_of(kArgminmax + "size: 1000\n").empty());
-  CHECK(error_of(kArgminmax + "size: 1000\nkernel: single_thread\n").empty());
+  CHECK(run_config_error(kArgminmax + "size: 1700\nchannels: 17\n").find("ask argmin and argmax") != std::string::npos);
+  CHECK(run_config_error(kArgminmax + "size: 1000\nkernel: block_atomic\n").find("block_atomic") != std::string::npos);
+  CHECK(run_config_error(kArgminmax + "size: 1000\n").empty());
+  CHECK(run_config_error(kArgminmax + "size: 1000\nkernel: single_thread\n").empty());
 }
 
 TEST_CASE("configs/argminmax.yaml and configs/tune_argminmax.yaml: the default path; onepass's 92 variants and one_block's 11 a cell") {
@@ -206,7 +193,7 @@ TEST_CASE("a launch-bound size takes one_block (one block, one launch) without a
   sm99.max_threads_per_block = 1024;
   sm99.max_shared_per_block_optin = 232448;
   const auto choose = [&](const std::string& yaml) {
-    const RunSpec spec = parse(yaml);
+    const RunSpec spec = parse_run(yaml);
     return choose_variant(problem_of(spec), variant_request(spec), plugins().get("reduce"), kernels(), sm99, {});
   };
   for (const char* op : {"max", "min", "sum", "argmax", "argmin", "argminmax"}) {
@@ -220,7 +207,7 @@ TEST_CASE("a launch-bound size takes one_block (one block, one launch) without a
     CHECK(choose(head + "size: 1\n").file->name == "one_block");
   }
   // one_block's single launch: grid 1 at any n.
-  const RunSpec spec = parse(kArgminmax + "size: 8192\nkernel: one_block\n");
+  const RunSpec spec = parse_run(kArgminmax + "size: 8192\nkernel: one_block\n");
   const Variant v(kernels().find("reduce", "one_block"), plugins().get("reduce").template_args(problem_of(spec)), {});
   LaunchLimits limits;
   limits.n = 8192;

@@ -7,6 +7,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
 #include "search/bounds_reference.hpp"
@@ -19,12 +20,7 @@ namespace {
 using test::array;
 using test::kernels;
 using test::plugins;
-
-const search::Searcher& searcher() {
-  const auto* s = interface_of<search::Searcher>(plugins().get("search"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
+using test::searcher;
 
 template <class T>
 std::vector<std::int64_t> bounds(std::initializer_list<T> hay, std::initializer_list<T> needles, bool upper) {
@@ -34,10 +30,10 @@ std::vector<std::int64_t> bounds(std::initializer_list<T> hay, std::initializer_
 }
 using V = std::vector<std::int64_t>;
 
-RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "b.yaml", plugins(), kernels()); }
-std::string error_of(const std::string& yaml) {
+using test::parse_run;
+std::string bounds_error_of(const std::string& yaml) {
   try {
-    const RunSpec spec = parse(yaml);
+    const RunSpec spec = parse_run(yaml);
     searcher().template_args(problem_of(spec));
     searcher().make_launcher(problem_of(spec));
   } catch (const ConfigError& e) {
@@ -101,11 +97,11 @@ TEST_CASE("a run's needles: keys, keys moved up one step and values around them,
 }
 
 TEST_CASE("the bounds' options: needle_count, needles: sorted picks bounds_window, the others are refused") {
-  const RunSpec spec = parse(kLower + "needle_count: 5000\n");
+  const RunSpec spec = parse_run(kLower + "needle_count: 5000\n");
   const Problem p = problem_of(spec);
   CHECK(searcher().template_args(p) == std::vector<std::string>{"gpuk::Bounds<float, gpuk::Side::Lower>"});
   CHECK(searcher().choose_kernel(p)->kernel == "bounds");
-  CHECK(searcher().choose_kernel(problem_of(parse(kLower + "needles: sorted\n")))->kernel == "bounds_window");
+  CHECK(searcher().choose_kernel(problem_of(parse_run(kLower + "needles: sorted\n")))->kernel == "bounds_window");
   const auto launcher = searcher().make_launcher(p);
   const auto slots = launcher->arrays();
   REQUIRE(slots.size() == 3);
@@ -113,14 +109,14 @@ TEST_CASE("the bounds' options: needle_count, needles: sorted picks bounds_windo
   CHECK(slots[2].bytes == 5000u * 8);
   CHECK(slots[2].output);
   CHECK(launcher->scalar()->dtype == DType::int64);
-  CHECK(error_of(kLower + "needle_count: -1\n").find("needle_count: -1 is not a count") != std::string::npos);
-  CHECK(error_of(kLower + "value: 0.5\n").find("value is not an option of lower_bound") != std::string::npos);
-  CHECK(error_of(kLower + "value_at: first\n").find("value_at is not an option of lower_bound") != std::string::npos);
-  CHECK(error_of(kLower + "needles: backwards\n").find("needles must be one of") != std::string::npos);
+  CHECK(bounds_error_of(kLower + "needle_count: -1\n").find("needle_count: -1 is not a count") != std::string::npos);
+  CHECK(bounds_error_of(kLower + "value: 0.5\n").find("value is not an option of lower_bound") != std::string::npos);
+  CHECK(bounds_error_of(kLower + "value_at: first\n").find("value_at is not an option of lower_bound") != std::string::npos);
+  CHECK(bounds_error_of(kLower + "needles: backwards\n").find("needles must be one of") != std::string::npos);
   const std::string find = "family: search\noperation: find\ndtype: int32\nsize: 10\n";
-  CHECK(error_of(find + "needles: sorted\n").find("options of lower_bound and upper_bound, not of find") != std::string::npos);
-  CHECK(error_of(find + "needle_count: 7\n").find("not of find") != std::string::npos);
-  CHECK_FALSE(searcher().choose_kernel(problem_of(parse(find))).has_value());
+  CHECK(bounds_error_of(find + "needles: sorted\n").find("options of lower_bound and upper_bound, not of find") != std::string::npos);
+  CHECK(bounds_error_of(find + "needle_count: 7\n").find("not of find") != std::string::npos);
+  CHECK_FALSE(searcher().choose_kernel(problem_of(parse_run(find))).has_value());
 }
 
 TEST_CASE("configs/lower_bound.yaml and configs/upper_bound_sorted.yaml read") {

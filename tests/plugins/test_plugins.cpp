@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "builtins.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "reduce/reducer.hpp"
 
@@ -14,12 +15,7 @@ namespace {
 
 using test::plugins;
 using test::array;
-
-const reduce::Reducer& reducer() {
-  const auto* r = interface_of<reduce::Reducer>(plugins().get("reduce"));
-  REQUIRE(r != nullptr);
-  return *r;
-}
+using test::reducer;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "kernel/kernel_file.hpp"
 #include "run/prepare.hpp"
@@ -19,30 +20,25 @@ namespace {
 using test::plugins;
 using test::kernels;
 using test::array;
-
-const search::Searcher& searcher() {
-  const auto* s = interface_of<search::Searcher>(plugins().get("search"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
+using test::searcher;
 
 template <class T> std::int64_t cpu(const HostArray& a, T value, search::Mode mode) {
   return searcher().search_on_cpu(a, search::Value::of(value), mode);
 }
 
-RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "s.yaml", plugins(), kernels()); }
+using test::parse_run;
 
 // The value a config searches for, on the data it generates.
 search::Value target_of(const std::string& yaml) {
-  const RunSpec spec = parse(yaml);
+  const RunSpec spec = parse_run(yaml);
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
   return searcher().target(problem_of(spec), InputView::borrowed(data, spec.data.seed));
 }
 
 // The error a config gives, whether when it is read or when the plugin checks its options.
-std::string error_of(const std::string& yaml) {
+std::string search_error_of(const std::string& yaml) {
   try {
-    const RunSpec spec = parse(yaml);
+    const RunSpec spec = parse_run(yaml);
     searcher().template_args(problem_of(spec));
     searcher().target(problem_of(spec), InputView::borrowed(generate(spec.data, spec.dtype, spec.size), spec.data.seed));
   } catch (const ConfigError& e) {
@@ -69,7 +65,7 @@ TEST_CASE("the search plugin loads and describes itself") {
         std::vector<std::string>{"value", "value_at", "value_index", "compare", "value_hi", "needles", "needle_count"});
   for (std::size_t i = 3; i < options.size(); ++i)
     CHECK(search.options()[i].omitted_at_default);  // find, any and count keep their tuning keys
-  CHECK(search.template_args(problem_of(parse(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
+  CHECK(search.template_args(problem_of(parse_run(kPermutation))) == std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
 }
 
 TEST_CASE("every search kernel file declares the five dtypes, the three operations (fast: and find_if; the bounds' files: lower_bound and upper_bound) and what it fixes") {
@@ -183,7 +179,7 @@ TEST_CASE("value: a literal, exact in the dtype") {
 }
 
 TEST_CASE("value_at picks an element of the data: first, last, middle, or at random from data.seed") {
-  const RunSpec spec = parse(kPermutation);
+  const RunSpec spec = parse_run(kPermutation);
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
   const auto s = data.as<std::int32_t>();
   CHECK(target_of(kPermutation + "value_at: first\n").int_value == s[0]);
@@ -198,7 +194,7 @@ TEST_CASE("value_at picks an element of the data: first, last, middle, or at ran
   for (int seed = 1; seed <= 20; ++seed) {
     const std::string yaml = "family: search\noperation: find\ndtype: int32\nsize: 1000\ndata: {generator: sorted, "
                              "low: 0, high: 999, seed: " + std::to_string(seed) + "}\n";
-    const RunSpec sorted = parse(yaml);
+    const RunSpec sorted = parse_run(yaml);
     const HostArray d = generate(sorted.data, sorted.dtype, sorted.size);
     positions.insert(cpu(d, static_cast<std::int32_t>(target_of(yaml).int_value), search::Mode::find));
   }
@@ -206,7 +202,7 @@ TEST_CASE("value_at picks an element of the data: first, last, middle, or at ran
 }
 
 TEST_CASE("value_at: absent gives a value that no element equals") {
-  const RunSpec spec = parse(kPermutation);
+  const RunSpec spec = parse_run(kPermutation);
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
   const search::Value absent = target_of(kPermutation + "value_at: absent\n");
   CHECK(cpu(data, static_cast<std::int32_t>(absent.int_value), search::Mode::count) == 0);
@@ -215,11 +211,11 @@ TEST_CASE("value_at: absent gives a value that no element equals") {
   HostArray ends(DType::int32, 4);
   std::int32_t values[] = {max, 5, min, 7};
   std::copy(values, values + 4, ends.as<std::int32_t>().begin());
-  RunSpec four = parse("family: search\noperation: find\ndtype: int32\nsize: 4\nvalue_at: absent\n");
+  RunSpec four = parse_run("family: search\noperation: find\ndtype: int32\nsize: 4\nvalue_at: absent\n");
   const search::Value gap = searcher().target(problem_of(four), InputView::borrowed(ends, four.data.seed));
   CHECK(cpu(ends, static_cast<std::int32_t>(gap.int_value), search::Mode::count) == 0);
   // floats: NaN is never a match, but absent still gives a number; all-NaN data too
-  RunSpec floats = parse("family: search\noperation: find\ndtype: float32\nsize: 3\nvalue_at: absent\n");
+  RunSpec floats = parse_run("family: search\noperation: find\ndtype: float32\nsize: 3\nvalue_at: absent\n");
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const HostArray& d : {array<float>({1.0f, nan, 2.0f}), array<float>({inf, -inf, 0.0f}), array<float>({nan, nan, nan})}) {
     const search::Value v = searcher().target(problem_of(floats), InputView::borrowed(d, floats.data.seed));
@@ -229,25 +225,25 @@ TEST_CASE("value_at: absent gives a value that no element equals") {
 }
 
 TEST_CASE("search option errors name the problem") {
-  CHECK(error_of(kPermutation + "value: 3.5\n").find("value 3.5 is not a int32 value") != std::string::npos);
-  CHECK(error_of(kPermutation + "value: 3000000000\n").find("is not a int32 value") != std::string::npos);
-  CHECK(error_of("family: search\noperation: find\ndtype: uint32\nsize: 10\nvalue: -1\n").find("not a uint32") !=
+  CHECK(search_error_of(kPermutation + "value: 3.5\n").find("value 3.5 is not a int32 value") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value: 3000000000\n").find("is not a int32 value") != std::string::npos);
+  CHECK(search_error_of("family: search\noperation: find\ndtype: uint32\nsize: 10\nvalue: -1\n").find("not a uint32") !=
         std::string::npos);
-  CHECK(error_of(kPermutation + "value: nan\n").find("not a int32") != std::string::npos);
-  CHECK(error_of(kPermutation + "value: abc\n").find("value must be a number") != std::string::npos);
-  CHECK(error_of(kPermutation + "value: 1\nvalue_index: 2\n").find("not both") != std::string::npos);
-  CHECK(error_of(kPermutation + "value: 1\nvalue_at: absent\n").find("cannot be combined with value") != std::string::npos);
-  CHECK(error_of(kPermutation + "value_index: 2\nvalue_at: last\n").find("cannot be combined with value_index") !=
+  CHECK(search_error_of(kPermutation + "value: nan\n").find("not a int32") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value: abc\n").find("value must be a number") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value: 1\nvalue_index: 2\n").find("not both") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value: 1\nvalue_at: absent\n").find("cannot be combined with value") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value_index: 2\nvalue_at: last\n").find("cannot be combined with value_index") !=
         std::string::npos);
-  CHECK(error_of(kPermutation + "value_index: 1000\n").find("outside the data (size 1000)") != std::string::npos);
-  CHECK(error_of(kPermutation + "value_index: -1\n").find("outside the data") != std::string::npos);
-  CHECK(error_of(kPermutation + "value_at: midle\n").find("value_at must be one of") != std::string::npos);
-  CHECK(error_of(kPermutation + "value_at: midle\n").find("did you mean 'middle'") != std::string::npos);
-  CHECK(error_of("family: search\noperation: findd\nsize: 10\n").find("did you mean 'find'") != std::string::npos);
-  CHECK(error_of("family: search\noperation: find\ndtype: uint64\nsize: 10\n").find("uint64") !=
+  CHECK(search_error_of(kPermutation + "value_index: 1000\n").find("outside the data (size 1000)") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value_index: -1\n").find("outside the data") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value_at: midle\n").find("value_at must be one of") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "value_at: midle\n").find("did you mean 'middle'") != std::string::npos);
+  CHECK(search_error_of("family: search\noperation: findd\nsize: 10\n").find("did you mean 'find'") != std::string::npos);
+  CHECK(search_error_of("family: search\noperation: find\ndtype: uint64\nsize: 10\n").find("uint64") !=
         std::string::npos);
-  CHECK(error_of(kPermutation + "kernel: strided\nparams: {K: 65}\n").find("K") != std::string::npos);
-  CHECK(error_of(kPermutation).empty());
+  CHECK(search_error_of(kPermutation + "kernel: strided\nparams: {K: 65}\n").find("K") != std::string::npos);
+  CHECK(search_error_of(kPermutation).empty());
 }
 
 TEST_CASE("configs/search.yaml is the write-up's setup; configs/search_large.yaml the 2^28 full scan") {
@@ -317,21 +313,21 @@ TEST_CASE("find_if on floats compares as C++ does: NaN meets only !=, -0.0 equal
 }
 
 TEST_CASE("find_if configs: compare, its default and absent values for each comparison") {
-  const RunSpec spec = parse(kFindIf + "compare: lt\n");
+  const RunSpec spec = parse_run(kFindIf + "compare: lt\n");
   CHECK(spec.option("compare") == "lt");
   CHECK(searcher().template_args(problem_of(spec)) ==
         std::vector<std::string>{"gpuk::Search<float, gpuk::SearchOp::Find, gpuk::Compare::Lt>"});
   // eq is the default and leaves the problem's options (and tuning key) alone
-  const RunSpec eq = parse(kFindIf);
+  const RunSpec eq = parse_run(kFindIf);
   CHECK(eq.options.count("compare") == 0);
   CHECK(searcher().template_args(problem_of(eq)) ==
         std::vector<std::string>{"gpuk::Search<float, gpuk::SearchOp::Find, gpuk::Compare::Eq>"});
-  CHECK(searcher().template_args(problem_of(parse(kPermutation))) ==
+  CHECK(searcher().template_args(problem_of(parse_run(kPermutation))) ==
         std::vector<std::string>{"gpuk::Search<int, gpuk::SearchOp::Find>"});
   const HostArray data = generate(spec.data, spec.dtype, spec.size);
   for (const char* c : {"eq", "lt", "le", "gt", "ge"}) {
     CAPTURE(c);
-    const RunSpec absent = parse(kFindIf + "compare: " + c + "\nvalue_at: absent\n");
+    const RunSpec absent = parse_run(kFindIf + "compare: " + c + "\nvalue_at: absent\n");
     const search::Value v = searcher().target(problem_of(absent), InputView::borrowed(data, absent.data.seed));
     for (const search::CompareInfo& info : search::kCompares)
       if (std::string(info.name) == c) CHECK(searcher().find_if_on_cpu(data, v, info.op) == -1);
@@ -339,7 +335,7 @@ TEST_CASE("find_if configs: compare, its default and absent values for each comp
   // present: value_at middle with ge on sorted data finds the first element equal to the middle one
   const std::string sorted = "family: search\noperation: find_if\ndtype: int32\nsize: 1001\ncompare: ge\n"
                              "data: {generator: sorted, low: 0, high: 100000, seed: 4}\nvalue_at: middle\n";
-  const RunSpec s = parse(sorted);
+  const RunSpec s = parse_run(sorted);
   const HostArray d = generate(s.data, s.dtype, s.size);
   const search::Value m = target_of(sorted);
   const std::int64_t i = searcher().find_if_on_cpu(d, m, search::Compare::ge);
@@ -348,13 +344,13 @@ TEST_CASE("find_if configs: compare, its default and absent values for each comp
 }
 
 TEST_CASE("find_if option errors: an unknown comparison, compare on find, absent that cannot be") {
-  CHECK(error_of(kFindIf + "compare: lessthan\n").find("compare must be one of") != std::string::npos);
-  CHECK(error_of(kPermutation + "compare: lt\n").find("compare: lt is find_if's option; find matches with ==") !=
+  CHECK(search_error_of(kFindIf + "compare: lessthan\n").find("compare must be one of") != std::string::npos);
+  CHECK(search_error_of(kPermutation + "compare: lt\n").find("compare: lt is find_if's option; find matches with ==") !=
         std::string::npos);
-  CHECK(error_of(kFindIf + "compare: ne\nvalue_at: absent\n").find("every value meets compare: ne") != std::string::npos);
-  CHECK(error_of(kFindIf + "compare: ge\nvalue: 0.5\n").empty());
+  CHECK(search_error_of(kFindIf + "compare: ne\nvalue_at: absent\n").find("every value meets compare: ne") != std::string::npos);
+  CHECK(search_error_of(kFindIf + "compare: ge\nvalue: 0.5\n").empty());
   const std::string ints = "family: search\noperation: find_if\ndtype: int32\nsize: 3\ncompare: le\nvalue_at: absent\n";
-  RunSpec spec = parse(ints);
+  RunSpec spec = parse_run(ints);
   const auto low = array<std::int32_t>({3, std::numeric_limits<std::int32_t>::min(), 9});
   CHECK_THROWS_WITH_AS(searcher().target(problem_of(spec), InputView::borrowed(low, spec.data.seed)),
                        doctest::Contains("every value meets compare: le"), ConfigError);

@@ -10,6 +10,7 @@
 #include "builtins.hpp"
 #include "config/config.hpp"
 #include "device/device.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "reduce/reducer.hpp"
 #include "run/choose.hpp"
@@ -22,45 +23,22 @@ namespace {
 using test::array;
 using test::kernels;
 using test::plugins;
+using test::reducer;
+using test::parse_run;
+using test::run_config_error;
 
-const reduce::Reducer& reducer() {
-  const auto* r = interface_of<reduce::Reducer>(plugins().get("reduce"));
-  REQUIRE(r != nullptr);
-  return *r;
-}
+const std::string kArgmaxFloat32 = "family: reduce\noperation: argmax\ndtype: float32\n";
 
-RunSpec parse(const std::string& yaml) { return parse_run_spec(yaml, "s.yaml", plugins(), kernels()); }
-
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)parse(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-const std::string kArgmax = "family: reduce\noperation: argmax\ndtype: float32\n";
-
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.name = "Test GPU";
-  d.cc_major = 9;
-  d.cc_minor = 9;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 232448;
-  return d;
-}
+using test::test_gpu;
 
 Choice choose(const std::string& yaml) {
-  const RunSpec spec = parse(yaml);
-  return choose_variant(problem_of(spec), variant_request(spec), plugins().get("reduce"), kernels(), h100(), {});
+  const RunSpec spec = parse_run(yaml);
+  return choose_variant(problem_of(spec), variant_request(spec), plugins().get("reduce"), kernels(), test_gpu(), {});
 }
 
 // The scratch a variant asks for: where the Launcher refuses a kernel of another layout.
 std::string launcher_error(const std::string& yaml) {
-  const RunSpec spec = parse(yaml);
+  const RunSpec spec = parse_run(yaml);
   const Problem problem = problem_of(spec);
   const FamilyPlugin& plugin = plugins().get("reduce");
   const Variant v(kernels().find("reduce", spec.kernel), plugin.template_args(problem), spec.params);
@@ -88,24 +66,24 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 TEST_CASE("segments and channels are reduce options, checked when a config is read") {
   // Absent unless given: a contiguous problem's options, and so its tuning key, are as before.
-  CHECK(parse(kArgmax + "size: 1000\n").options == std::map<std::string, std::string>{{"abs", "false"}});
-  CHECK(parse(kArgmax + "size: 1000\nsegments: 10\n").options.at("segments") == "10");
-  CHECK(parse(kArgmax + "size: 1700\nchannels: 17\n").options.at("channels") == "17");
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 10\nchannels: 2\n").find("do not go together") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 0\n").find("segments must be between 1 and") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: {count: 3}\n").find("segments must be an integer") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegment_min: 3\n").find("give segments: N too") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 10\nsegment_seed: 4\n").find("give segment_min") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 10\nsegment_min: 200\n").find("need a size of at least") !=
+  CHECK(parse_run(kArgmaxFloat32 + "size: 1000\n").options == std::map<std::string, std::string>{{"abs", "false"}});
+  CHECK(parse_run(kArgmaxFloat32 + "size: 1000\nsegments: 10\n").options.at("segments") == "10");
+  CHECK(parse_run(kArgmaxFloat32 + "size: 1700\nchannels: 17\n").options.at("channels") == "17");
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 10\nchannels: 2\n").find("do not go together") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 0\n").find("segments must be between 1 and") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: {count: 3}\n").find("segments must be an integer") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegment_min: 3\n").find("give segments: N too") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 10\nsegment_seed: 4\n").find("give segment_min") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 10\nsegment_min: 200\n").find("need a size of at least") !=
         std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 10\nsegment_max: 99\n").find("hold fewer than size") !=
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 10\nsegment_max: 99\n").find("hold fewer than size") !=
         std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegments: 10\nsegment_min: 50\nsegment_max: 40\n").find("is below segment_min") !=
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegments: 10\nsegment_min: 50\nsegment_max: 40\n").find("is below segment_min") !=
         std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nchannels: 17\n").find("not a multiple of channels: 17") != std::string::npos);
-  CHECK(error_of(kArgmax + "size: 2048\nchannels: 2048\n").find("channels must be between 1 and 1024") !=
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nchannels: 17\n").find("not a multiple of channels: 17") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 2048\nchannels: 2048\n").find("channels must be between 1 and 1024") !=
         std::string::npos);
-  CHECK(error_of(kArgmax + "size: 1000\nsegmnets: 10\n").find("did you mean 'segments'") != std::string::npos);
+  CHECK(run_config_error(kArgmaxFloat32 + "size: 1000\nsegmnets: 10\n").find("did you mean 'segments'") != std::string::npos);
   for (const char* name : {"segmented_argmax.yaml", "segmented_per_channel.yaml"}) {
     CAPTURE(name);
     CHECK_NOTHROW(load_run_spec(test::source_dir() / "configs" / name, plugins(), kernels()));
@@ -114,15 +92,15 @@ TEST_CASE("segments and channels are reduce options, checked when a config is re
 
 TEST_CASE("generated segments: equal lengths, or random lengths within [min, max] adding up to size") {
   const auto offsets_of = [](const std::string& yaml) {
-    return reducer().generated_offsets(problem_of(parse(yaml)));
+    return reducer().generated_offsets(problem_of(parse_run(yaml)));
   };
-  const auto equal = offsets_of(kArgmax + "size: 10\nsegments: 4\n");
+  const auto equal = offsets_of(kArgmaxFloat32 + "size: 10\nsegments: 4\n");
   CHECK(equal == std::vector<std::int64_t>{0, 2, 5, 7, 10});
   // More segments than elements: some are empty.
-  const auto sparse = offsets_of(kArgmax + "size: 2\nsegments: 4\n");
+  const auto sparse = offsets_of(kArgmaxFloat32 + "size: 2\nsegments: 4\n");
   CHECK(sparse.front() == 0);
   CHECK(sparse.back() == 2);
-  const std::string random = kArgmax + "size: 600000\nsegments: 100\nsegment_min: 1000\nsegment_max: 20000\n";
+  const std::string random = kArgmaxFloat32 + "size: 600000\nsegments: 100\nsegment_min: 1000\nsegment_max: 20000\n";
   const auto r = offsets_of(random);
   REQUIRE(r.size() == 101);
   CHECK(r.front() == 0);
@@ -138,7 +116,7 @@ TEST_CASE("generated segments: equal lengths, or random lengths within [min, max
   CHECK(offsets_of(random) == r);  // the same seed, the same segments
   CHECK(offsets_of(random + "segment_seed: 2\n") != r);
   // Lengths pinned by the bounds: every segment has exactly size / segments.
-  CHECK(offsets_of(kArgmax + "size: 30\nsegments: 3\nsegment_min: 10\nsegment_max: 10\n") ==
+  CHECK(offsets_of(kArgmaxFloat32 + "size: 30\nsegments: 3\nsegment_min: 10\nsegment_max: 10\n") ==
         std::vector<std::int64_t>{0, 10, 20, 30});
 }
 
@@ -205,29 +183,29 @@ TEST_CASE("per channel: the index is the pixel; ties go to the lowest pixel; a N
 }
 
 TEST_CASE("the family picks a kernel for segments and channels: chunks for long segments, warps for short, per_channel") {
-  CHECK(choose(kArgmax + "size: 2^24\nsegments: 1000\n").file->name == "segmented_chunks");
-  CHECK(choose(kArgmax + "size: 100000\nsegments: 1000\n").file->name == "segmented_warps");
-  const Choice c = choose(kArgmax + "size: 5222400\nchannels: 17\n");
+  CHECK(choose(kArgmaxFloat32 + "size: 2^24\nsegments: 1000\n").file->name == "segmented_chunks");
+  CHECK(choose(kArgmaxFloat32 + "size: 100000\nsegments: 1000\n").file->name == "segmented_warps");
+  const Choice c = choose(kArgmaxFloat32 + "size: 5222400\nchannels: 17\n");
   CHECK(c.file->name == "per_channel");
-  const Choice wide = choose(kArgmax + "size: 600\nchannels: 600\n");
+  const Choice wide = choose(kArgmaxFloat32 + "size: 600\nchannels: 600\n");
   CHECK(wide.params.at("BLOCK") == 1024);
-  CHECK(choose(kArgmax + "size: 2^24\n").file->name != "segmented_chunks");
+  CHECK(choose(kArgmaxFloat32 + "size: 2^24\n").file->name != "segmented_chunks");
 }
 
 TEST_CASE("a kernel of another layout is refused before it runs, naming the kernels that fit") {
-  CHECK(launcher_error(kArgmax + "size: 2^20\nsegments: 10\nkernel: onepass\n").find("segmented_chunks or segmented_warps") !=
+  CHECK(launcher_error(kArgmaxFloat32 + "size: 2^20\nsegments: 10\nkernel: onepass\n").find("segmented_chunks or segmented_warps") !=
         std::string::npos);
-  CHECK(launcher_error(kArgmax + "size: 2^20\nkernel: segmented_chunks\n").find("it needs segments: N") !=
+  CHECK(launcher_error(kArgmaxFloat32 + "size: 2^20\nkernel: segmented_chunks\n").find("it needs segments: N") !=
         std::string::npos);
-  CHECK(launcher_error(kArgmax + "size: 1700\nchannels: 17\nkernel: segmented_warps\n").find("per_channel") !=
+  CHECK(launcher_error(kArgmaxFloat32 + "size: 1700\nchannels: 17\nkernel: segmented_warps\n").find("per_channel") !=
         std::string::npos);
-  CHECK(launcher_error(kArgmax + "size: 5120\nchannels: 512\nkernel: per_channel\n").find("needs BLOCK >= 512") !=
+  CHECK(launcher_error(kArgmaxFloat32 + "size: 5120\nchannels: 512\nkernel: per_channel\n").find("needs BLOCK >= 512") !=
         std::string::npos);
-  CHECK(launcher_error(kArgmax + "size: 2^20\nsegments: 10\nkernel: segmented_chunks\n").empty());
+  CHECK(launcher_error(kArgmaxFloat32 + "size: 2^20\nsegments: 10\nkernel: segmented_chunks\n").empty());
 }
 
 TEST_CASE("per_channel's scratch holds a partial per block and channel (the grid it launches)") {
-  const RunSpec spec = parse(kArgmax + "size: 5222400\nchannels: 17\nkernel: per_channel\n");
+  const RunSpec spec = parse_run(kArgmaxFloat32 + "size: 5222400\nchannels: 17\nkernel: per_channel\n");
   const Problem problem = problem_of(spec);
   const FamilyPlugin& plugin = plugins().get("reduce");
   const Variant v(kernels().find("reduce", "per_channel"), plugin.template_args(problem), {});

@@ -11,6 +11,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "plugin/problem.hpp"
 #include "sort/host_segmented.hpp"
@@ -23,12 +24,7 @@ namespace {
 
 using test::kernels;
 using test::plugins;
-
-const sort::Sorter& sorter() {
-  const auto* s = interface_of<sort::Sorter>(plugins().get("sort"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
+using test::sorter;
 
 sort::KeyOrder order_of(bool descending, DType keys) {
   sort::KeyOrder o;  // host_order.hpp's fields: the whole key, total float order

@@ -11,6 +11,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/sort.hpp"
 #include "plugin/problem.hpp"
@@ -24,23 +25,8 @@ namespace {
 using test::array;
 using test::kernels;
 using test::plugins;
-
-const sort::Sorter& sorter() {
-  const auto* s = interface_of<sort::Sorter>(plugins().get("sort"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
-
-template <class T> std::vector<T> items(const HostArray& a) {
-  const auto s = a.as<T>();
-  return {s.begin(), s.end()};
-}
-
-template <class T> HostArray from(const std::vector<T>& v) {
-  HostArray a(dtype_of<T>(), v.size());
-  std::copy(v.begin(), v.end(), a.as<T>().begin());
-  return a;
-}
+using test::sorter;
+using test::items;
 
 // Keys sorted with their input positions as values: the positions say where each key went.
 std::vector<std::uint32_t> order_of(const HostArray& input, const sort::Options& options) {
@@ -48,19 +34,12 @@ std::vector<std::uint32_t> order_of(const HostArray& input, const sort::Options&
   std::memcpy(keys.data(), input.data(), input.bytes());
   std::vector<std::uint32_t> index(keys.size());
   std::iota(index.begin(), index.end(), 0u);
-  HostArray values = from(index);
+  HostArray values = array(index);
   sorter().sort_on_cpu(keys, &values, options);
   return items<std::uint32_t>(values);
 }
 
-std::string config_error(const std::string& yaml) {
-  try {
-    parse_run_spec(yaml, "c.yaml", plugins(), kernels());
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::run_config_error;
 
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
@@ -109,7 +88,7 @@ TEST_CASE("begin_bit and end_bit: the sort is on those bits of the ordered key a
       std::iota(expected.begin(), expected.end(), 0u);
       std::stable_sort(expected.begin(), expected.end(),
                        [&](std::uint32_t a, std::uint32_t b) { return field(u[a]) < field(u[b]); });
-      CHECK(order_of(from(u), sort::Options(order, begin, end)) == expected);
+      CHECK(order_of(array(u), sort::Options(order, begin, end)) == expected);
     }
   }
   // Signed keys: the window is of the sign-flipped bits (bit 31 set for non-negatives).
@@ -163,14 +142,14 @@ TEST_CASE("configs take begin_bit, end_bit and float_order, checked, and leave t
   CHECK(plugins().get("sort").template_args(problem_of(ints)) ==
         std::vector<std::string>{"gpuk::Sort<long long, gpuk::NoValue, false, gpuk::SortKind::Keys, 0, 40, gpuk::FloatOrder::Total>"});
 
-  CHECK(config_error(base + "begin_bit: 32\n").find("begin_bit must be at least 0 and less than 32 (float32 keys have 32 bits), not 32") !=
+  CHECK(run_config_error(base + "begin_bit: 32\n").find("begin_bit must be at least 0 and less than 32 (float32 keys have 32 bits), not 32") !=
         std::string::npos);
-  CHECK(config_error(base + "begin_bit: 8\nend_bit: 8\n").find("end_bit must be greater than begin_bit (8)") !=
+  CHECK(run_config_error(base + "begin_bit: 8\nend_bit: 8\n").find("end_bit must be greater than begin_bit (8)") !=
         std::string::npos);
-  CHECK(config_error(base + "end_bit: 33\n").find("at most 32") != std::string::npos);
-  CHECK(config_error(base + "end_bit: many\n").find("end_bit") != std::string::npos);
-  CHECK(config_error(base + "float_order: cubb\n").find("did you mean 'cub'") != std::string::npos);
-  CHECK(config_error("family: sort\noperation: sort\ndtype: uint64\nsize: 10\nbegin_bit: 40\nend_bit: 64\n").empty());
+  CHECK(run_config_error(base + "end_bit: 33\n").find("at most 32") != std::string::npos);
+  CHECK(run_config_error(base + "end_bit: many\n").find("end_bit") != std::string::npos);
+  CHECK(run_config_error(base + "float_order: cubb\n").find("did you mean 'cub'") != std::string::npos);
+  CHECK(run_config_error("family: sort\noperation: sort\ndtype: uint64\nsize: 10\nbegin_bit: 40\nend_bit: 64\n").empty());
 }
 
 TEST_CASE("the typed API's specs: sort::Options, an Order where Options go, defaults left out") {

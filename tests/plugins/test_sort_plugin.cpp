@@ -8,6 +8,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "run/prepare.hpp"
 #include "sort/sorter.hpp"
@@ -19,28 +20,12 @@ namespace {
 using test::plugins;
 using test::kernels;
 using test::array;
-
-const sort::Sorter& sorter() {
-  const auto* s = interface_of<sort::Sorter>(plugins().get("sort"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
-
-template <class T> std::vector<T> items(const HostArray& a) {
-  const auto s = a.as<T>();
-  return {s.begin(), s.end()};
-}
+using test::sorter;
+using test::items;
 
 template <class T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-std::string config_error(const std::string& yaml) {
-  try {
-    parse_run_spec(yaml, "c.yaml", plugins(), kernels());
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::run_config_error;
 
 LaunchPlan plan_for(const std::string& kernel, const std::string& leading, std::int64_t n, int elem_bytes,
                     const std::map<std::string, std::int64_t>& params = {}, int max_shared = 48 * 1024) {
@@ -169,12 +154,12 @@ TEST_CASE("the plugin spells the sort policy: key type, value type, order, kind"
 }
 
 TEST_CASE("sort options are checked where they are written") {
-  CHECK(config_error("family: sort\noperation: sort\nsize: 10\norder: sideways\n")
+  CHECK(run_config_error("family: sort\noperation: sort\nsize: 10\norder: sideways\n")
             .find("c.yaml:4:8: order must be one of") == 0);
-  CHECK(config_error("family: sort\noperation: sort_pairs\nsize: 10\nvalues: float32\n")
+  CHECK(run_config_error("family: sort\noperation: sort_pairs\nsize: 10\nvalues: float32\n")
             .find("c.yaml:4:9: values must be one of") == 0);
-  CHECK(config_error("family: sort\noperation: shuffle\nsize: 10\n").find("shuffle") != std::string::npos);
-  CHECK(config_error("family: sort\noperation: sort\nsize: 10\nabs: true\n").find("unknown key 'abs'") !=
+  CHECK(run_config_error("family: sort\noperation: shuffle\nsize: 10\n").find("shuffle") != std::string::npos);
+  CHECK(run_config_error("family: sort\noperation: sort\nsize: 10\nabs: true\n").find("unknown key 'abs'") !=
         std::string::npos);
 }
 

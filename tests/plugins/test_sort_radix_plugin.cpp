@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "builtins.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/sort.hpp"
 #include "sort/host_radix_sort.hpp"
 #include "sort/sorter.hpp"
@@ -148,11 +149,7 @@ template <class K, class V> void check_dtype() {
   check_same<K, V>(keys_of<K>(Pattern::ties, big, seed++), orders_of<K>().front(), Payload::none, 7);
 }
 
-const sort::Sorter& sorter() {
-  const auto* s = interface_of<sort::Sorter>(test::plugins().get("sort"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
+using test::sorter;
 
 }  // namespace
 

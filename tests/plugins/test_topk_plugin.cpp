@@ -12,6 +12,7 @@
 
 #include "builtins.hpp"
 #include "config/config.hpp"
+#include "family_semantics.hpp"
 #include "gpuk/error.hpp"
 #include "gpuk/sort.hpp"
 #include "plugin/problem.hpp"
@@ -21,14 +22,10 @@ using namespace gpuk;
 
 namespace {
 
+using test::array;
 using test::kernels;
 using test::plugins;
-
-const sort::Sorter& sorter() {
-  const auto* s = interface_of<sort::Sorter>(plugins().get("sort"));
-  REQUIRE(s != nullptr);
-  return *s;
-}
+using test::sorter;
 
 // The definition: the first k of the stable sort of each row (descending for the largest), the
 // indices those keys had in the row; unsorted, the same indices in input order.
@@ -50,12 +47,6 @@ std::vector<std::int64_t> first_k_of_sort(const std::vector<K>& keys, std::uint6
     out.insert(out.end(), mine.begin(), mine.end());
   }
   return out;
-}
-
-template <class K> HostArray from(const std::vector<K>& v) {
-  HostArray a(dtype_of<K>(), v.size());
-  std::copy(v.begin(), v.end(), a.as<K>().begin());
-  return a;
 }
 
 // Keys with ties, both zeros and NaNs (floats), negatives (signed), the extremes.
@@ -87,7 +78,7 @@ template <class K> std::vector<K> edge_keys(std::size_t n, std::uint64_t seed) {
 template <class K> void check_against_sort(std::size_t n, std::uint64_t rows, std::uint64_t k, const sort::TopKOptions& o) {
   const std::vector<K> keys = edge_keys<K>(n, n * 31 + k);
   const auto want = first_k_of_sort(keys, rows, k, o);
-  const auto got = sorter().topk_on_cpu(from(keys), k, o);
+  const auto got = sorter().topk_on_cpu(array(keys), k, o);
   REQUIRE(got.indices.size() == rows * k);
   const auto indices = got.indices.template as<std::int64_t>();
   const auto values = got.values.template as<K>();
@@ -123,7 +114,7 @@ TEST_CASE("topk's CPU reference is the first k of the stable sort of each row, e
 
 TEST_CASE("topk takes NaN as the largest key, -0.0 below +0.0, and ties by the lower index") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const HostArray keys = from(std::vector<float>{1.0f, nan, 0.0f, -0.0f, 1.0f, nan, -3.0f});
+  const HostArray keys = array(std::vector<float>{1.0f, nan, 0.0f, -0.0f, 1.0f, nan, -3.0f});
   const auto largest = sorter().topk_on_cpu(keys, 4, {});
   const auto li = largest.indices.as<std::int64_t>();
   CHECK(std::vector<std::int64_t>(li.begin(), li.end()) == std::vector<std::int64_t>{1, 5, 0, 4});
@@ -134,19 +125,19 @@ TEST_CASE("topk takes NaN as the largest key, -0.0 below +0.0, and ties by the l
   const auto ui = unsorted.indices.as<std::int64_t>();
   CHECK(std::vector<std::int64_t>(ui.begin(), ui.end()) == std::vector<std::int64_t>{0, 1, 4, 5});
   // All keys equal: the first k, in order.
-  const auto equal = sorter().topk_on_cpu(from(std::vector<std::int32_t>(9, 7)), 4, {});
+  const auto equal = sorter().topk_on_cpu(array(std::vector<std::int32_t>(9, 7)), 4, {});
   const auto ei = equal.indices.as<std::int64_t>();
   CHECK(std::vector<std::int64_t>(ei.begin(), ei.end()) == std::vector<std::int64_t>{0, 1, 2, 3});
 }
 
 TEST_CASE("topk refuses k above a row, rows that do not divide n, and sorted k above 4096") {
-  const HostArray keys = from(std::vector<float>(10, 1.0f));
+  const HostArray keys = array(std::vector<float>(10, 1.0f));
   CHECK_THROWS_WITH_AS(sorter().topk_on_cpu(keys, 11, {}), doctest::Contains("k (11) must be at most the row's length, 10"),
                        ConfigError);
   CHECK_THROWS_WITH_AS(sorter().topk_on_cpu(keys, 1, sort::TopKOptions{true, true, 3}),
                        doctest::Contains("rows (3) must divide n (10)"), ConfigError);
   CHECK_THROWS_AS(sorter().topk_on_cpu(keys, 0, {}), ConfigError);
-  const HostArray big = from(std::vector<std::uint32_t>(5000, 1u));
+  const HostArray big = array(std::vector<std::uint32_t>(5000, 1u));
   CHECK_THROWS_WITH_AS(sorter().topk_on_cpu(big, 4097, {}), doctest::Contains("sorted topk takes k <= 4096"),
                        ConfigError);
   CHECK(sorter().topk_on_cpu(big, 4097, sort::TopKOptions{true, false}).indices.size() == 4097);

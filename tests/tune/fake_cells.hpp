@@ -12,6 +12,21 @@
 
 namespace gpuk::test {
 
+// The matrix the trust tests sweep and then tamper with: argmax (abs false and true) and argmin,
+// two BLOCKs by two UNROLLs each.
+inline const char* kTrustMatrix = R"(family: reduce
+sizes: [2^10]
+dtypes: [float32]
+warmup: 2
+repeats: 7
+kernels: [onepass]
+params: {BLOCK: [128, 256], UNROLL: [1, 2], BLOCKS_PER_SM: [2]}
+operations:
+  - operation: argmax
+    abs: [false, true]
+  - operation: argmin
+)";
+
 // A matrix config's text read as the file m.yaml, with the built-in plugins and kernels; or the
 // ConfigError it raises ("(no error)" when none).
 inline TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
@@ -23,17 +38,6 @@ inline std::string error_of(const std::string& text) {
     return e.what();
   }
   return "(no error)";
-}
-
-inline DeviceInfo test_gpu() {
-  DeviceInfo d;
-  d.name = "Test GPU";
-  d.cc_major = 9;
-  d.cc_minor = 9;  // sm_99: no shipped file of the repository covers it
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_per_block_optin = 232448;
-  return d;
 }
 
 // The fastest BLOCK is 128, 256 or 512 by the cell's index (then the smallest UNROLL), so that

@@ -15,15 +15,7 @@ using namespace gpuk;
 
 namespace {
 
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.l2_bytes = 50 * 1024 * 1024;
-  d.peak_bandwidth_gbs = 3352;
-  return d;
-}
+using test::h100_info;
 
 // A sweep whose energy windows hold `stretch` times each variant's kernel time per call.
 TuneReport report_with_windows(double stretch) {
@@ -38,7 +30,7 @@ TuneReport report_with_windows(double stretch) {
   const TuneSpec t = parse_tune_spec("family: reduce\noperation: max\ndtype: float32\nsize: 1000000\n"
                                      "kernels: [onepass]\nobjective: energy\n",
                                      "t.yaml", test::plugins(), test::kernels());
-  return make_tune_report(t, o, std::move(result), h100(), 4000000, false, {});
+  return make_tune_report(t, o, std::move(result), h100_info(), 4000000, false, {});
 }
 
 }  // namespace

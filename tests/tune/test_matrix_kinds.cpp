@@ -38,16 +38,8 @@ operations:
     data: {generator: uniform, low: -1, high: 1, seed: 1}
 )";
 
-TuneMatrix matrix_of(const std::string& text) { return parse_tune_matrix(text, "m.yaml", plugins(), kernels()); }
-
-std::string error_of(const std::string& text) {
-  try {
-    matrix_of(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::matrix_of;
+using test::error_of;
 
 // Milliseconds per kind and BLOCK; the baseline takes 1.2 ms in every kind. Worst ratios over the
 // kinds: BLOCK 512 0.6 (d16), 256 1.09 (d16), 128 1.0 (d16); uniform's own winner is 512.

@@ -27,18 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kMatrix = R"(family: reduce
-sizes: [2^10]
-dtypes: [float32]
-warmup: 2
-repeats: 7
-kernels: [onepass]
-params: {BLOCK: [128, 256], UNROLL: [1, 2], BLOCKS_PER_SM: [2]}
-operations:
-  - operation: argmax
-    abs: [false, true]
-  - operation: argmin
-)";
+using test::kTrustMatrix;
 
 const char* kEdited = "argmax abs=false float32 2^10";
 
@@ -52,10 +41,7 @@ void edit_cell(const fs::path& file, const std::function<void(nlohmann::json&)>&
   std::ofstream(file) << j.dump(2);
 }
 
-std::string text_of(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::text_of;
 
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
@@ -70,7 +56,7 @@ struct Shards {
   TuneMatrix m;
   std::vector<fs::path> dirs;
   explicit Shards(const test::TempDir& d) : dir(d) {
-    yaml = dir.write("m.yaml", kMatrix).string();
+    yaml = dir.write("m.yaml", kTrustMatrix).string();
     m = load_tune_matrix(yaml, test::plugins(), test::kernels());
     for (int k = 0; k < 3; ++k) {
       dirs.push_back(dir.path() / ("shard-" + std::to_string(k)));
@@ -267,7 +253,7 @@ TEST_CASE("merge and export refuse a winner the cell did not sweep, and cell fil
 
 TEST_CASE("the export's message counts the entries written and the cells skipped, with their reasons") {
   const test::TempDir dir;
-  const TuneMatrix m = test::matrix_of(kMatrix);
+  const TuneMatrix m = test::matrix_of(kTrustMatrix);
   const MatrixResults results(dir.path() / "out");
   REQUIRE(m.cells.size() == 3);
   run_matrix(m, results, [&](const MatrixCell& cell) {
@@ -332,7 +318,7 @@ TEST_CASE("--shard is K/N in digits: a space, a sign or anything else is refused
   CHECK(parse_shard("1/3").index == 1);
   CHECK(parse_shard("01/3").index == 1);
   const test::TempDir dir;
-  const std::string yaml = dir.write("m.yaml", kMatrix).string();
+  const std::string yaml = dir.write("m.yaml", kTrustMatrix).string();
   const auto r = test::run_command(std::string(GPUK_EXE) + " tune " + yaml + " --shard ' 1/3'");
   CAPTURE(r.output);
   CHECK(r.status == 2);

@@ -24,20 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kMatrix = R"(family: reduce
-sizes: [2^10]
-dtypes: [float32]
-warmup: 2
-repeats: 7
-kernels: [onepass]
-params: {BLOCK: [128, 256], UNROLL: [1, 2], BLOCKS_PER_SM: [2]}
-operations:
-  - operation: argmax
-    abs: [false, true]
-  - operation: argmin
-)";
+using test::kTrustMatrix;
 
-TuneMatrix matrix() { return parse_tune_matrix(kMatrix, "m.yaml", test::plugins(), test::kernels()); }
+TuneMatrix matrix() { return parse_tune_matrix(kTrustMatrix, "m.yaml", test::plugins(), test::kernels()); }
 
 const MatrixCell& cell_of(const TuneMatrix& m, const std::string& id) {
   for (const auto& c : m.cells)
@@ -57,10 +46,7 @@ void edit_cell(const MatrixResults& results, const MatrixCell& cell, const std::
   std::ofstream(results.cell_path(cell)) << j.dump(2);
 }
 
-std::string text_of(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::text_of;
 
 }  // namespace
 

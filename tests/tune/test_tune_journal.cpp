@@ -33,10 +33,7 @@ TuneResult sweep(const Space& space, test::FakeMeasurer& m, const std::filesyste
   return tune(space, m, o);
 }
 
-TuneSpec spec(const std::string& extra) {
-  return parse_tune_spec("family: reduce\noperation: max\ndtype: float32\nsize: 1000000\nkernels: [onepass]\n" + extra,
-                         "t.yaml", test::plugins(), test::kernels());
-}
+using test::onepass_tune_spec;
 
 }  // namespace
 
@@ -192,25 +189,25 @@ TEST_CASE("a missing journal is empty; energy missing from a journaled point is 
 TEST_CASE("the journal file is per GPU, problem and answer; the objective and the space do not change it") {
   const std::filesystem::path dir = "journals";
   const std::string gpu = "NVIDIA H100 80GB HBM3 00000000:65:00.0";
-  const auto base = journal_path(dir, spec(""), gpu, false);
+  const auto base = journal_path(dir, onepass_tune_spec(""), gpu, false);
   CHECK(base.parent_path() == dir);
   CHECK(base.extension() == ".jsonl");
-  CHECK(journal_path(dir, spec("objective: energy\n"), gpu, false) == base);
-  CHECK(journal_path(dir, spec("strategy: random\nparams: {BLOCK: [256]}\n"), gpu, false) == base);
-  CHECK(journal_path(dir, spec(""), "NVIDIA H100 80GB HBM3 00000000:66:00.0", false) != base);  // another GPU
-  CHECK(journal_path(dir, spec(""), gpu, true) != base);                                         // L2 flushed
-  CHECK(journal_path(dir, spec("repeats: 50\n"), gpu, false) != base);
-  CHECK(journal_path(dir, spec("repeats: auto\n"), gpu, false) != base);
-  CHECK(journal_path(dir, spec("data: {generator: normal}\n"), gpu, false) != base);
-  CHECK(journal_path(dir, spec("abs: true\n"), gpu, false) != base);
-  auto other = spec("");
+  CHECK(journal_path(dir, onepass_tune_spec("objective: energy\n"), gpu, false) == base);
+  CHECK(journal_path(dir, onepass_tune_spec("strategy: random\nparams: {BLOCK: [256]}\n"), gpu, false) == base);
+  CHECK(journal_path(dir, onepass_tune_spec(""), "NVIDIA H100 80GB HBM3 00000000:66:00.0", false) != base);  // another GPU
+  CHECK(journal_path(dir, onepass_tune_spec(""), gpu, true) != base);                                         // L2 flushed
+  CHECK(journal_path(dir, onepass_tune_spec("repeats: 50\n"), gpu, false) != base);
+  CHECK(journal_path(dir, onepass_tune_spec("repeats: auto\n"), gpu, false) != base);
+  CHECK(journal_path(dir, onepass_tune_spec("data: {generator: normal}\n"), gpu, false) != base);
+  CHECK(journal_path(dir, onepass_tune_spec("abs: true\n"), gpu, false) != base);
+  auto other = onepass_tune_spec("");
   other.run.size = 1000001;
   CHECK(journal_path(dir, other, gpu, false) != base);
   CHECK(content_hash("a") != content_hash("b"));
   CHECK(content_hash("ab").size() == 32);
   // A declared kernel's sizes (at the same product), data, reference and compare rules: each
   // verdict was made against them.
-  auto declared = spec("");
+  auto declared = onepass_tune_spec("");
   declared.run.sizes = {{"n", 4096}, {"m", 1001}};
   const auto with_sizes = journal_path(dir, declared, gpu, false);
   CHECK(with_sizes != base);

@@ -45,12 +45,7 @@ operations:
     params: {BLOCK: [256], BLOCKS_PER_SM: [2, 4]}
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
+using test::replace;
 using test::test_gpu;
 
 // A cell swept by the real tune() with the fake measurer (fastest: BLOCK=256, UNROLL=4), as the

@@ -25,20 +25,8 @@ double synthetic_joules(const std::map<std::string, std::int64_t>& p) {
                  0.1 * std::log2(static_cast<double>(p.at("UNROLL"))));
 }
 
-TuneSpec spec(const std::string& extra) {
-  return parse_tune_spec("family: reduce\noperation: max\ndtype: float32\nsize: 1000000\nkernels: [onepass]\n" + extra,
-                         "t.yaml", test::plugins(), test::kernels());
-}
-
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.l2_bytes = 50 * 1024 * 1024;
-  d.peak_bandwidth_gbs = 3352;
-  return d;
-}
+using test::onepass_tune_spec;
+using test::h100_info;
 
 }  // namespace
 
@@ -106,13 +94,13 @@ TEST_CASE("an energy objective where energy cannot be measured is an error that 
 }
 
 TEST_CASE("tune configs: objective, energy, repeats: auto, recheck.repeats: auto, auto_repeats") {
-  const TuneSpec plain = spec("");
+  const TuneSpec plain = onepass_tune_spec("");
   CHECK(plain.objective == TuneObjective::time);
   CHECK_FALSE(plain.energy);
   CHECK_FALSE(plain.auto_repeats);
   CHECK(plain.recheck_auto);  // the recheck is noise-aware by default
   CHECK(plain.run.repeats == 30);
-  const TuneSpec t = spec("objective: edp\nenergy: true\nrepeats: auto\nauto_repeats: {bound: 0.02, seconds: 3}\n"
+  const TuneSpec t = onepass_tune_spec("objective: edp\nenergy: true\nrepeats: auto\nauto_repeats: {bound: 0.02, seconds: 3}\n"
                           "recheck: {top: 3, repeats: 40}\nstrategy: bayes\n");
   CHECK(t.objective == TuneObjective::edp);
   CHECK(t.energy);
@@ -122,10 +110,10 @@ TEST_CASE("tune configs: objective, energy, repeats: auto, recheck.repeats: auto
   CHECK_FALSE(t.recheck_auto);  // a number of repeats is a fixed recheck
   CHECK(t.recheck_repeats == 40);
   CHECK(t.strategy == TuneStrategy::bayes);
-  CHECK(spec("recheck: {repeats: auto}\n").recheck_auto);
-  CHECK_THROWS_WITH_AS(spec("objective: power\n"), doctest::Contains("unknown objective 'power'"), ConfigError);
-  CHECK_THROWS_WITH_AS(spec("auto_repeats: {bound: 2}\n"), doctest::Contains("auto_repeats.bound"), ConfigError);
-  CHECK_THROWS_AS(spec("repeats: sometimes\n"), ConfigError);
+  CHECK(onepass_tune_spec("recheck: {repeats: auto}\n").recheck_auto);
+  CHECK_THROWS_WITH_AS(onepass_tune_spec("objective: power\n"), doctest::Contains("unknown objective 'power'"), ConfigError);
+  CHECK_THROWS_WITH_AS(onepass_tune_spec("auto_repeats: {bound: 2}\n"), doctest::Contains("auto_repeats.bound"), ConfigError);
+  CHECK_THROWS_AS(onepass_tune_spec("repeats: sometimes\n"), ConfigError);
 }
 
 TEST_CASE("the report, JSON and CSV carry the objective and the energy columns") {
@@ -134,8 +122,8 @@ TEST_CASE("the report, JSON and CSV carry the objective and the energy columns")
   m.joules = synthetic_joules;
   TuneOptions o;
   o.objective = TuneObjective::energy;
-  const TuneSpec t = spec("objective: energy\n");
-  TuneReport report = make_tune_report(t, o, tune(space, m, o), h100(), 4000000, false, {});
+  const TuneSpec t = onepass_tune_spec("objective: energy\n");
+  TuneReport report = make_tune_report(t, o, tune(space, m, o), h100_info(), 4000000, false, {});
   CHECK(report.objective == "energy");
   CHECK(report.sm_count == 132);
   std::ostringstream out;
@@ -179,8 +167,8 @@ TEST_CASE("the database records the objective in the key; an old database withou
   m.joules = synthetic_joules;
   TuneOptions o;
   o.objective = TuneObjective::energy;
-  const TuneSpec t = spec("objective: energy\n");
-  const TuneReport report = make_tune_report(t, o, tune(space, m, o), h100(), 4000000, false, {});
+  const TuneSpec t = onepass_tune_spec("objective: energy\n");
+  const TuneReport report = make_tune_report(t, o, tune(space, m, o), h100_info(), 4000000, false, {});
   const auto e = winner_entry(report, space);
   REQUIRE(e);
   CHECK(e->key.objective == "energy");
@@ -222,11 +210,11 @@ TEST_CASE("the database records the objective in the key; an old database withou
 }
 
 TEST_CASE("repeats: auto in a tune config: every variant timed until its median is known, the recheck too") {
-  const TuneSpec t = spec("repeats: auto\nauto_repeats: {bound: 0.02, seconds: 0.5}\nrecheck: {top: 2, repeats: auto}\n");
+  const TuneSpec t = onepass_tune_spec("repeats: auto\nauto_repeats: {bound: 0.02, seconds: 0.5}\nrecheck: {top: 2, repeats: auto}\n");
   CHECK(t.auto_repeats);
   CHECK(t.auto_bound == doctest::Approx(0.02));
   CHECK(t.recheck_auto);
-  const TuneSpec fixed = spec("repeats: 7\n");
+  const TuneSpec fixed = onepass_tune_spec("repeats: 7\n");
   CHECK_FALSE(fixed.auto_repeats);
   CHECK(fixed.run.repeats == 7);
 }

@@ -12,7 +12,7 @@ using namespace gpuk;
 
 namespace {
 
-DeviceInfo h100() {
+DeviceInfo h100_without_sm_count() {
   DeviceInfo d;
   d.name = "NVIDIA H100 80GB HBM3";
   d.cc_major = 9;
@@ -38,7 +38,7 @@ TEST_CASE("a sweep's report says how it was timed; its winner becomes a database
   const TuneSpec t = spec(1000);
   CompileStats stats;
   stats.programs = 3;
-  const TuneReport r = make_tune_report(t, options, tune(space, measurer, options), h100(), 4000, true, stats);
+  const TuneReport r = make_tune_report(t, options, tune(space, measurer, options), h100_without_sm_count(), 4000, true, stats);
   CHECK(r.config == "t.yaml");
   CHECK(r.family == "reduce");
   CHECK(r.arch == "sm_90");
@@ -47,7 +47,7 @@ TEST_CASE("a sweep's report says how it was timed; its winner becomes a database
   CHECK(r.timing == "CUDA events; per variant 1 verified run, 3 warm-ups, median of 7 timed runs; the best 2 re-timed 9 "
                     "times more, interleaved; L2 (50 MiB) flushed by writing 100 MiB before each timed run (input "
                     "0.00 MiB)");
-  CHECK(make_tune_report(spec(1 << 26), options, {}, h100(), 0, false, stats).timing.find(
+  CHECK(make_tune_report(spec(1 << 26), options, {}, h100_without_sm_count(), 0, false, stats).timing.find(
             "no L2 flush needed: the input (256 MiB) is over twice the L2 (50 MiB)") != std::string::npos);
 
   const auto e = winner_entry(r, space);
@@ -67,5 +67,5 @@ TEST_CASE("a sweep's report says how it was timed; its winner becomes a database
   TuneReport cut = r;
   cut.result.aborted = true;
   CHECK_FALSE(winner_entry(cut, space).has_value());
-  CHECK_FALSE(winner_entry(make_tune_report(t, options, {}, h100(), 0, false, stats), space).has_value());
+  CHECK_FALSE(winner_entry(make_tune_report(t, options, {}, h100_without_sm_count(), 0, false, stats), space).has_value());
 }

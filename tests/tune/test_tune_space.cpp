@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "builtins.hpp"
 #include "config/config.hpp"
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
@@ -15,14 +16,8 @@ using namespace gpuk;
 
 namespace {
 
-const PluginRegistry& plugins() {
-  static PluginRegistry p{{test::plugin_dir()}};
-  return p;
-}
-const KernelLibrary& kernels() {
-  static KernelLibrary k{{test::kernels_dir()}};
-  return k;
-}
+using test::plugins;
+using test::kernels;
 
 std::string tune_error(const std::string& yaml) {
   try {

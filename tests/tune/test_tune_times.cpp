@@ -42,7 +42,7 @@ class TimedMeasurer : public SlowMeasurer {
   }
 };
 
-TuneOptions options() {
+TuneOptions two_round_options() {
   TuneOptions o;
   o.recheck_top = 3;
   o.recheck_repeats = 6;
@@ -55,7 +55,7 @@ TuneOptions options() {
 TEST_CASE("tune() counts the time inside measure() and the recheck when the measurer keeps no times") {
   const Space space = test::metadata_space({test::tune_kernel()});
   SlowMeasurer m;
-  const TuneResult r = tune(space, m, options());
+  const TuneResult r = tune(space, m, two_round_options());
   const std::size_t measured = r.evaluations.size() - r.count(Status::pruned);
   REQUIRE(measured == 19);
   CHECK(r.times.measure >= 0.001 * static_cast<double>(measured));
@@ -70,7 +70,7 @@ TEST_CASE("tune() counts the time inside measure() and the recheck when the meas
 TEST_CASE("a measurer's own times replace tune()'s count of measure(); the recheck and total stay tune()'s") {
   const Space space = test::metadata_space({test::tune_kernel()});
   TimedMeasurer m;
-  const TuneResult r = tune(space, m, options());
+  const TuneResult r = tune(space, m, two_round_options());
   CHECK(r.times.compile_wall == 3);
   CHECK(r.times.compile_sum == 5);
   CHECK(r.times.compile_wait == 0.5);

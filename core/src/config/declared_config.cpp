@@ -18,13 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kRunKeys = {"family", "kernel", "sizes", "declare", "params", "variant", "tuning",
-                                           "data", "reference", "compare", "baseline", "warmup", "repeats",
-                                           "verify", "output"};
-const std::vector<std::string> kTuneKeys = {"family", "kernel", "kernels", "sizes", "declare", "data", "reference",
-                                            "compare", "warmup", "repeats", "params", "constraints", "strategy",
-                                            "budget", "seed", "recheck", "flush_l2", "show", "save", "objective",
-                                            "energy", "auto_repeats", "baseline", "points"};
+const std::vector<std::string> kDeclaredRunKeys = {"family", "kernel", "sizes", "declare", "params", "variant",
+                                                   "tuning", "data", "reference", "compare", "baseline", "warmup",
+                                                   "repeats", "verify", "output"};
+const std::vector<std::string> kDeclaredTuneKeys = {"family", "kernel", "kernels", "sizes", "declare", "data",
+                                                    "reference", "compare", "warmup", "repeats", "params",
+                                                    "constraints", "strategy", "budget", "seed", "recheck", "flush_l2",
+                                                    "show", "save", "objective", "energy", "auto_repeats", "baseline",
+                                                    "points"};
 
 fs::path relative_to(const yaml::Source& src, const YAML::Node& node, const std::string& what) {
   fs::path file = src.string(node, what);
@@ -281,7 +282,7 @@ RunSpec parse_declared_root(const yaml::Source& src, const YAML::Node& root, con
   } catch (const ConfigError& e) {
     src.fail(root["family"], e.what());
   }
-  src.check_keys(root, mode == RootMode::run ? kRunKeys : kTuneKeys,
+  src.check_keys(root, mode == RootMode::run ? kDeclaredRunKeys : kDeclaredTuneKeys,
                  mode == RootMode::run ? "the config of a declared kernel" : "the tune config of a declared kernel");
   if (!root["kernel"] && !root["kernels"])
     throw ConfigError(path.string() + ":1:1: missing 'kernel' (the declared kernel's file, without .cu)");

@@ -31,9 +31,9 @@ constexpr std::uint64_t mix64(std::uint64_t z) {
 inline constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
 
 // Independent streams derived from one seed.
-enum class Stream : std::uint64_t { values = 1, pool = 2, pick = 3, permutation = 4, nan = 5 };
+enum class RandomStream : std::uint64_t { values = 1, pool = 2, pick = 3, permutation = 4, nan = 5 };
 
-constexpr std::uint64_t stream_key(std::uint64_t seed, Stream stream) {
+constexpr std::uint64_t stream_key(std::uint64_t seed, RandomStream stream) {
   return mix64(mix64(seed + kGamma) ^ mix64(static_cast<std::uint64_t>(stream) * 0xd1b54a32d192ed03ULL));
 }
 

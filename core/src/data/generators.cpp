@@ -145,14 +145,14 @@ void validate(const DataSpec& spec, DType dtype, std::uint64_t n) {
 template <class T>
 void fill_uniform(std::span<T> out, const DataSpec& spec) {
   const auto map = uniform_mapping<T>(spec);
-  const std::uint64_t key = stream_key(spec.seed, Stream::values);
+  const std::uint64_t key = stream_key(spec.seed, RandomStream::values);
   T* p = out.data();
   parallel_for(out.size(), [=](std::uint64_t i) { p[i] = map(random_bits(key, i)); });
 }
 
 template <class T>
 void fill_normal(std::span<T> out, const DataSpec& spec) {
-  const std::uint64_t key = stream_key(spec.seed, Stream::values);
+  const std::uint64_t key = stream_key(spec.seed, RandomStream::values);
   const double mean = spec.mean, stddev = spec.stddev;
   T* p = out.data();
   parallel_for(out.size(), [=](std::uint64_t i) {
@@ -162,7 +162,7 @@ void fill_normal(std::span<T> out, const DataSpec& spec) {
 
 template <class T>
 void fill_permutation(std::span<T> out, const DataSpec& spec) {
-  const Bijection perm(out.size(), stream_key(spec.seed, Stream::permutation));
+  const Bijection perm(out.size(), stream_key(spec.seed, RandomStream::permutation));
   T* p = out.data();
   parallel_for(out.size(), [=](std::uint64_t i) { p[i] = static_cast<T>(perm(i)); });
 }
@@ -172,8 +172,8 @@ void fill_few_distinct(std::span<T> out, const DataSpec& spec) {
   // The pool is virtual: value k of the pool is the uniform value for counter k of the pool
   // stream, so pools of any size cost nothing and are the same for every n.
   const auto map = uniform_mapping<T>(spec);
-  const std::uint64_t pool_key = stream_key(spec.seed, Stream::pool);
-  const std::uint64_t pick_key = stream_key(spec.seed, Stream::pick);
+  const std::uint64_t pool_key = stream_key(spec.seed, RandomStream::pool);
+  const std::uint64_t pick_key = stream_key(spec.seed, RandomStream::pick);
   const UniformInt<std::uint64_t> pick(0, spec.distinct - 1);
   T* p = out.data();
   parallel_for(out.size(), [=](std::uint64_t i) {
@@ -249,7 +249,7 @@ class BucketSorter {
 template <class T>
 void fill_sorted(std::span<T> out, const DataSpec& spec, bool descending) {
   const auto map = uniform_mapping<T>(spec);
-  const std::uint64_t key = stream_key(spec.seed, Stream::values);
+  const std::uint64_t key = stream_key(spec.seed, RandomStream::values);
   const std::uint64_t n = out.size();
   T* p = out.data();
   const int n_bits = std::bit_width(n);
@@ -314,7 +314,7 @@ void inject_nan(std::span<T> out, const NanSpec& nan, std::uint64_t seed) {
     const T q = std::numeric_limits<T>::quiet_NaN();
     for (std::uint64_t index : nan.at) out[index] = q;
     if (nan.count > 0) {
-      const Bijection positions(out.size(), stream_key(seed, Stream::nan));
+      const Bijection positions(out.size(), stream_key(seed, RandomStream::nan));
       T* p = out.data();
       parallel_for(nan.count, [=](std::uint64_t j) { p[positions(j)] = q; });
     }

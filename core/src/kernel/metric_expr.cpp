@@ -27,6 +27,9 @@ struct MetricExpr::Node {
 };
 
 namespace {
+// Named apart from the integer expressions' Parser, Evaluator and Node (expr_parse.cpp, expr.cpp),
+// which a unity build compiles in the same translation unit.
+namespace metric {
 
 using Node = MetricExpr::Node;
 using NodePtr = std::unique_ptr<Node>;
@@ -283,24 +286,25 @@ void collect(const Node& n, std::vector<std::string>& out, std::unordered_set<st
   for (const auto& kid : n.kids) collect(*kid, out, seen);
 }
 
+}  // namespace metric
 }  // namespace
 
 MetricExpr MetricExpr::parse(std::string_view text) {
   MetricExpr e;
-  e.root_ = Parser(text).parse_all();
+  e.root_ = metric::Parser(text).parse_all();
   e.text_ = std::string(text);
   return e;
 }
 
 double MetricExpr::eval(const std::map<std::string, double>& values) const {
   if (!root_) throw ConfigError("cannot evaluate an empty metric");
-  return Evaluator(text_, values).eval(*root_);
+  return metric::Evaluator(text_, values).eval(*root_);
 }
 
 std::vector<std::string> MetricExpr::identifiers() const {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
-  if (root_) collect(*root_, out, seen);
+  if (root_) metric::collect(*root_, out, seen);
   return out;
 }
 

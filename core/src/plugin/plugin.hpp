@@ -100,6 +100,9 @@ class Launcher {
   virtual void launch(const LaunchTarget& target, const DeviceCall& call) const = 0;
 };
 
+// The byte that Workload::poison() fills every output with.
+inline constexpr unsigned char kPoisonByte = 0xA5;
+
 // An output that verify() compares element by element (Workload::expected_outputs).
 struct ExpectedOutput {
   std::size_t array = 0;  // its index in device_arrays()

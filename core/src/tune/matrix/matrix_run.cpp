@@ -23,20 +23,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFormat = "gpuk-tune-matrix-cell";
-constexpr int kVersion = 1;
+constexpr const char* kCellFormat = "gpuk-tune-matrix-cell";
+constexpr int kCellVersion = 1;
 
-CellResult::Status status_of(const std::string& name) {
+CellResult::Status cell_status_of(const std::string& name) {
   if (name == "ok") return CellResult::Status::ok;
   if (name == "no winner") return CellResult::Status::no_winner;
   if (name == "failed") return CellResult::Status::failed;
   throw ConfigError("\"status\" must be \"ok\", \"no winner\" or \"failed\", not \"" + name + "\"");
 }
 
-nlohmann::json to_json(const CellResult& r) {
+nlohmann::json cell_to_json(const CellResult& r) {
   nlohmann::ordered_json j;
-  j["format"] = kFormat;
-  j["version"] = kVersion;
+  j["format"] = kCellFormat;
+  j["version"] = kCellVersion;
   j["cell"] = r.cell;
   j["fingerprint"] = r.fingerprint;
   j["status"] = cell_status_name(r.status);
@@ -67,10 +67,10 @@ nlohmann::json to_json(const CellResult& r) {
 
 // A cell file, field by field: a wrong type, a missing field or an impossible number (a time
 // that is not positive: the kinds' ratios divide by it) is a ConfigError naming the field.
-CellResult from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat) throw ConfigError("not a gpuk tuning matrix cell");
+CellResult cell_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != kCellFormat) throw ConfigError("not a gpuk tuning matrix cell");
   if (!j.contains("version") || !j["version"].is_number_integer()) throw ConfigError("\"version\" must be an integer");
-  if (j["version"].get<std::int64_t>() > kVersion) throw ConfigError("a newer format than this gpuk reads");
+  if (j["version"].get<std::int64_t>() > kCellVersion) throw ConfigError("a newer format than this gpuk reads");
   const auto field = [&](const nlohmann::json& o, const char* name, bool required) -> const nlohmann::json* {
     const auto it = o.find(name);
     if (it == o.end() && required) throw ConfigError(std::string("it has no \"") + name + "\"");
@@ -105,7 +105,7 @@ CellResult from_json(const nlohmann::json& j) {
   CellResult r;
   r.cell = text(j, "cell", true);
   r.fingerprint = text(j, "fingerprint", true);
-  r.status = status_of(text(j, "status", true));
+  r.status = cell_status_of(text(j, "status", true));
   r.family = text(j, "family", true);
   r.operation = text(j, "operation", true);
   r.options = text(j, "options", true);
@@ -249,9 +249,9 @@ CellResult parse_cell_result(const std::string& text) {
     throw ConfigError(std::string("not JSON (damaged or cut short): ") + e.what());
   }
   try {
-    return from_json(j);
+    return cell_from_json(j);
   } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(e.what());  // a type from_json did not foresee: still the file's fault
+    throw ConfigError(e.what());  // a type cell_from_json did not foresee: still the file's fault
   }
 }
 
@@ -287,7 +287,7 @@ CellFile MatrixResults::load(const MatrixCell& cell) const {
 std::optional<CellResult> MatrixResults::read(const MatrixCell& cell) const { return load(cell).result; }
 
 void MatrixResults::write(const MatrixCell& cell, const CellResult& result) const {
-  write_file_atomically(cell_path(cell), to_json(result).dump(2) + "\n", "the tuning matrix's result of " + cell.id);
+  write_file_atomically(cell_path(cell), cell_to_json(result).dump(2) + "\n", "the tuning matrix's result of " + cell.id);
 }
 
 MatrixPlan plan_matrix(const TuneMatrix& matrix, const MatrixResults& results) {
