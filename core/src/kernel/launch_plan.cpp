@@ -81,7 +81,7 @@ void check_declared_can_launch(const std::shared_ptr<const KernelFile>& file) {
   bool only_when = true;  // every failure was a sample that its launches' `when` leave out
   for (const auto& params : parameter_samples(k)) {
     for (const std::int64_t size : {1, 64, 1000, 4096}) {
-      LaunchLimits limits{size, 132, 4, 1024, 256 << 10};
+      LaunchLimits limits{size, 132, 4, 1024, 256 << 10, {}};
       for (const auto& name : k.declaration->sizes) limits.sizes[name] = size;
       try {
         const Variant variant(file, {}, params);
@@ -161,7 +161,7 @@ void check_can_launch(const std::shared_ptr<const KernelFile>& file) {
   for (const auto& params : parameter_samples(k)) {
     for (const int elem_bytes : elem_sizes) {
       for (const std::int64_t n : sizes) {
-        const LaunchLimits limits{n, 132, elem_bytes, 1024, 256 << 10};
+        const LaunchLimits limits{n, 132, elem_bytes, 1024, 256 << 10, {}};
         const std::map<std::string, std::int64_t, std::less<>> builtins = {
             {"n", n}, {"sm_count", limits.sm_count}, {"elem_bytes", elem_bytes}, {"vec", 16 / elem_bytes}};
         const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
@@ -270,9 +270,12 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
       throw ConfigError(where(l.line) + ": shared '" + l.shared_bytes.text() + "' of " + own.label() +
                         " is " + std::to_string(shared) + " bytes; this GPU allows at most " +
                         std::to_string(limits.max_shared_bytes));
-    ResolvedLaunch resolved{own.name_expression(l), static_cast<std::uint32_t>(grid),
-                            static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(shared),
-                            static_cast<std::uint32_t>(repeat)};
+    ResolvedLaunch resolved;
+    resolved.name_expression = own.name_expression(l);
+    resolved.grid = static_cast<std::uint32_t>(grid);
+    resolved.block = static_cast<std::uint32_t>(block);
+    resolved.shared_bytes = static_cast<std::uint32_t>(shared);
+    resolved.repeat = static_cast<std::uint32_t>(repeat);
     resolved.grid_y = static_cast<std::uint32_t>(grid_yz[0]);
     resolved.grid_z = static_cast<std::uint32_t>(grid_yz[1]);
     resolved.block_y = static_cast<std::uint32_t>(block_yz[0]);

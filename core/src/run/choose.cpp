@@ -110,8 +110,8 @@ std::string entry_text(const TuningEntry& e) {
 LaunchLimits launch_limits(const Problem& problem, const DeviceInfo& info) {
   // Dynamic shared memory up to the device's opt-in limit: launch_kernel opts in above 48 KiB.
   LaunchLimits limits{static_cast<std::int64_t>(problem.n), info.sm_count, static_cast<int>(dtype_size(problem.dtype)),
-                      info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin)};
-  limits.sizes = problem.sizes;  // a declared kernel's
+                      info.max_threads_per_block, std::max(kSharedWithoutOptIn, info.max_shared_per_block_optin),
+                      problem.sizes};  // a declared kernel's sizes
   return limits;
 }
 
