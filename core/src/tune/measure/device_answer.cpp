@@ -116,6 +116,18 @@ __global__ void gpuk_within(const T* got, const T* want, u64 n, int exact, doubl
 
 constexpr int kThreads = 256;
 
+// Whether `bytes` more fit in the device's free memory with room left for the variants' scratch:
+// as much again, and 512 MiB (a variant's scratch is allocated before the one it replaces is freed).
+bool fits_with_room(std::uint64_t bytes, const std::string& what, std::string* why) {
+  std::size_t free = 0, all = 0;
+  GPUK_CU(driver().cuMemGetInfo(&free, &all), "the sweep's device comparison");
+  if (2 * bytes + (512ull << 20) <= free) return true;
+  if (why)
+    *why = what + " (" + std::to_string(bytes >> 20) + " MiB) and room for the variants' scratch do not fit in the "
+           "free memory (" + std::to_string(free >> 20) + " MiB)";
+  return false;
+}
+
 // The device type of each dtype, for gpuk_within's instances.
 std::string within_name(DType dtype) {
   switch (dtype) {
@@ -211,17 +223,7 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
   }
   std::uint64_t total = 0;
   for (const auto& o : outs) total += o.bytes;
-  std::size_t free = 0, all = 0;
-  GPUK_CU(driver().cuMemGetInfo(&free, &all), "the sweep's device comparison");
-  // Room left for the variants' scratch: as much again as the outputs, and 512 MiB (a variant's
-  // scratch is allocated before the one it replaces is freed).
-  const std::uint64_t margin = total + (512ull << 20);
-  if (total + margin > free) {
-    if (why)
-      *why = "a copy of the outputs (" + std::to_string(total >> 20) + " MiB) and room for the variants' scratch do "
-             "not fit in the free memory (" + std::to_string(free >> 20) + " MiB)";
-    return false;
-  }
+  if (!fits_with_room(total, "a copy of the outputs", why)) return false;
   std::vector<DeviceBuffer> copies;
   for (const auto& o : outs) {
     copies.emplace_back(static_cast<std::size_t>(o.bytes));
@@ -274,16 +276,11 @@ bool DeviceAnswer::keep_expected(Workload& workload, const std::vector<ExpectedO
   }
   std::uint64_t total = 0;
   for (const ExpectedOutput& e : expected) total += e.length * dtype_size(e.dtype);
-  std::size_t free = 0, all = 0;
-  GPUK_CU(driver().cuMemGetInfo(&free, &all), "the sweep's device comparison");
-  const std::uint64_t margin = total + (512ull << 20);  // as keep() leaves for the variants' scratch
-  if (expected.empty() || total + margin > free) {
-    if (why)
-      *why = expected.empty() ? "no output is compared"
-                              : "the expected outputs (" + std::to_string(total >> 20) +
-                                    " MiB) do not fit beside the kept answer and the variants' scratch";
+  if (expected.empty()) {
+    if (why) *why = "no output is compared";
     return false;
   }
+  if (!fits_with_room(total, "the expected outputs", why)) return false;
   std::vector<Expected> kept;
   for (const ExpectedOutput& e : expected) {
     if (e.rule.sum || e.rule.skip || e.expected == nullptr || (e.rule.ulps && *e.rule.ulps < 0)) {

@@ -312,9 +312,9 @@ void GpuMeasurer::drop_answer(const std::string& why) {
 std::vector<std::string> GpuMeasurer::notes() const {
   std::vector<std::string> out;
   if (cut_count_ > 0)
-    out.push_back(std::to_string(cut_count_) + " variant" + (cut_count_ == 1 ? "" : "s") +
-                  (cut_count_ == 1 ? " timed by its probe alone (" : " timed by their probe alone (") + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " + fixed(cut_.factor(), 0) +
-                  "x the fastest median timed before it");
+    out.push_back(std::to_string(cut_count_) + (cut_count_ == 1 ? " variant timed by its" : " variants timed by their") +
+                  " probe alone (" + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " +
+                  fixed(cut_.factor(), 0) + "x the fastest median timed before it");
   if (on_device_ > 0 || within_on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
     std::string note = "verified on the GPU: " + std::to_string(on_device_ + within_on_device_) + " of " +
