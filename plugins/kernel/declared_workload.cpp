@@ -68,17 +68,26 @@ class DeclaredWorkload final : public Workload {
     return out;
   }
 
-  // Before every run: outputs poisoned, in-out arrays back to their input.
+  // Before every run: outputs poisoned, in-out arrays back to their input (those a sweep found
+  // left as they were aside: leave_unrestored).
   void poison(const Stream& stream) override {
-    for (Array& x : arrays_) {
+    for (std::size_t i = 0; i < arrays_.size(); ++i) {
+      Array& x = arrays_[i];
       if (x.arg->role == ArgRole::out) x.device.fill_bytes(kPoisonByte, stream);
-      if (x.arg->role == ArgRole::inout)
+      if (x.arg->role == ArgRole::inout && !(i < unrestored_.size() && unrestored_[i]))
         GPUK_CU(driver().cuMemcpyDtoDAsync(x.device.get(), x.pristine.get(), x.device.bytes(), stream.get()),
                 "restoring " + x.arg->name);
     }
   }
 
   void known_good(const std::vector<bool>& arrays) override { known_ = arrays; }
+
+  std::vector<CUdeviceptr> restore_sources() const override {
+    std::vector<CUdeviceptr> out;
+    for (const Array& x : arrays_) out.push_back(x.arg->role == ArgRole::inout ? x.pristine.get() : 0);
+    return out;
+  }
+  void leave_unrestored(const std::vector<bool>& arrays) override { unrestored_ = arrays; }
 
   void download(const Stream& stream) override {
     for (std::size_t i = 0; i < arrays_.size(); ++i) {
@@ -183,6 +192,7 @@ class DeclaredWorkload final : public Workload {
   InputView input_;
   std::vector<Array> arrays_;
   std::vector<bool> known_;  // Workload::known_good: outputs neither downloaded nor compared
+  std::vector<bool> unrestored_;  // Workload::leave_unrestored: in-out arrays poison() leaves
 };
 
 }  // namespace

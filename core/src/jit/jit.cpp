@@ -16,8 +16,12 @@
 #include <sstream>
 
 #include "gpuk/error.hpp"
+#include "jit/include_tree.hpp"
+#include "jit/nvrtc_processes.hpp"
+#include "jit/pch_source.hpp"
 #include "jit/same_code.hpp"
 #include "util/atomic_file.hpp"
+#include "util/hasher.hpp"
 #include "util/regular_file.hpp"
 #include "util/safe_dirs.hpp"
 
@@ -26,39 +30,6 @@ namespace gpuk {
 namespace fs = std::filesystem;
 
 namespace {
-
-#define GPUK_NVRTC(call_expr, context)                                                          \
-  do {                                                                                          \
-    const nvrtcResult gpuk_nvrtc_result_ = (call_expr);                                         \
-    if (gpuk_nvrtc_result_ != NVRTC_SUCCESS)                                                    \
-      throw CompileError(std::string(#call_expr).substr(0, std::string(#call_expr).find('(')) + \
-                         " failed: " + nvrtcGetErrorString(gpuk_nvrtc_result_) + " [" + (context) + "]"); \
-  } while (0)
-
-// Two independent 64-bit hashes side by side: a 128-bit content key.
-class Hasher {
- public:
-  void add(std::string_view bytes) {
-    for (unsigned char c : bytes) {
-      a_ = (a_ ^ c) * 0x100000001b3ull;
-      b_ = (b_ + c + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-      b_ ^= b_ >> 31;
-    }
-    // A separator, so that ("ab", "c") and ("a", "bc") differ.
-    a_ = (a_ ^ 0xff) * 0x100000001b3ull;
-    b_ = (b_ + 0x94d049bb133111ebull) * 0xbf58476d1ce4e5b9ull;
-  }
-  std::string hex() const {
-    char out[33];
-    std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(a_),
-                  static_cast<unsigned long long>(b_));
-    return out;
-  }
-
- private:
-  std::uint64_t a_ = 0xcbf29ce484222325ull;
-  std::uint64_t b_ = 0x84222325cbf29ce4ull;
-};
 
 // NVRTC's answer to a name expression that the entry's template cannot take (its parameters do
 // not match the metadata) is two errors per expression in its "__nv_name_map", with no line of
@@ -115,36 +86,6 @@ std::optional<std::string> name_map_mismatch(const KernelFile& file, const std::
          std::to_string(launch->line) + ") cannot be instantiated as " + expression + ": its metadata implies " +
          implied + " (" + std::to_string(leading) + " argument" + (leading == 1 ? "" : "s") + " of the " +
          file.family + " family, then one per parameter in metadata order)" + verdict;
-}
-
-// A header as the hash sees it: empty when it is not a regular file (a FIFO would block), which
-// NVRTC then reports when it compiles.
-std::string read_file(const fs::path& path) { return read_regular_file(path, kMaxKernelFileBytes).text; }
-
-// Adds every header `source` includes (found next to `dir` or on the include path) to the hash,
-// recursively, in a fixed order.
-void hash_includes(const std::string& source, const fs::path& dir, const std::vector<fs::path>& include_dirs,
-                   std::set<fs::path>& seen, Hasher& hasher) {
-  static const std::regex include_re(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
-  std::istringstream lines(source);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::smatch m;
-    if (!std::regex_search(line, m, include_re)) continue;
-    std::vector<fs::path> candidates = {dir / m[1].str()};
-    for (const auto& inc : include_dirs) candidates.push_back(inc / m[1].str());
-    for (const auto& candidate : candidates) {
-      std::error_code ec;
-      if (!fs::is_regular_file(candidate, ec)) continue;
-      const fs::path canonical = fs::weakly_canonical(candidate, ec);
-      if (!seen.insert(canonical).second) break;
-      const std::string text = read_file(canonical);
-      hasher.add(m[1].str());
-      hasher.add(text);
-      hash_includes(text, canonical.parent_path(), include_dirs, seen, hasher);
-      break;
-    }
-  }
 }
 
 std::string checksum(const std::vector<char>& bytes) {
@@ -301,8 +242,7 @@ std::vector<std::string> Jit::nvrtc_options() const {
 std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
   Hasher h;
   h.add(file.source);
-  std::set<fs::path> seen;
-  hash_includes(file.source, file.path.parent_path(), options_.include_dirs, seen, h);
+  h.add(include_tree(file.source, file.path.parent_path(), options_.include_dirs)->digest);
   for (const auto& e : name_expressions) h.add(e);
   for (const auto& o : file.compile_options) h.add("file option " + o);
   for (const auto& o : nvrtc_options()) {
@@ -350,7 +290,8 @@ std::vector<std::vector<std::string>> programs_by_defines(const std::vector<std:
   return out;
 }
 
-CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
+CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::string>& name_expressions,
+                             NvrtcProcesses* processes) const {
   if (name_expressions.empty()) throw Error("internal: " + file.path.string() + ": nothing to compile (no name expressions)");
   // One program has one set of definitions: the names of one variant.
   std::vector<std::string> entries;
@@ -369,28 +310,33 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
       if (cached->name_expressions == name_expressions) return std::move(*cached);
     }
   }
-  const std::string context = file.path.string();
-  nvrtcProgram program = nullptr;
-  GPUK_NVRTC(nvrtcCreateProgram(&program, file.source.c_str(), file.path.string().c_str(), 0, nullptr, nullptr),
-             context);
-  struct ProgramOwner {
-    nvrtcProgram& p;
-    ~ProgramOwner() { nvrtcDestroyProgram(&p); }
-  } owner{program};
-  for (const auto& e : entries) GPUK_NVRTC(nvrtcAddNameExpression(program, e.c_str()), context + " " + e);
-
-  std::vector<std::string> opts = nvrtc_options();
-  opts.insert(opts.end(), file.compile_options.begin(), file.compile_options.end());
-  for (auto& d : define_options(defines)) opts.push_back(std::move(d));
-  std::vector<const char*> argv;
-  for (const auto& o : opts) argv.push_back(o.c_str());
-  const nvrtcResult result = nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
-  std::size_t log_size = 0;
-  nvrtcGetProgramLogSize(program, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size) nvrtcGetProgramLog(program, log.data());
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  if (result != NVRTC_SUCCESS) {
+  NvrtcRequest request;
+  request.source = file.source;
+  request.name = file.path.string();
+  request.entries = entries;
+  request.options = nvrtc_options();
+  request.options.insert(request.options.end(), file.compile_options.begin(), file.compile_options.end());
+  std::vector<std::string> definitions = define_options(defines);
+  if (processes) {
+    // A precompiled header for large headers (jit/pch_source.hpp): every variant of a file then
+    // gives NVRTC the same options, the definitions moved into the source.
+    const auto tree = include_tree(file.source, file.path.parent_path(), options_.include_dirs);
+    if (tree->bytes >= kPchHeaderBytes) {
+      if (definitions.empty()) {
+        request.pch = true;
+      } else if (auto hoisted = hoist_definitions(file.source, request.name, definitions, *tree)) {
+        request.source = std::move(*hoisted);
+        request.pch = true;
+        definitions.clear();
+      }
+    }
+  }
+  for (auto& d : definitions) request.options.push_back(std::move(d));
+  const NvrtcOutcome out = processes ? processes->compile(request) : run_nvrtc(request);
+  const std::string& context = request.name;
+  if (!out.error.empty()) throw CompileError(out.error + " [" + context + "]");
+  const std::string& log = out.log;
+  if (!out.compiled) {
     if (auto mismatch = name_map_mismatch(file, log)) throw CompileError(*mismatch);
     std::string what = file.path.string() + ": NVRTC could not compile ";
     what += name_expressions.size() == 1 ? name_expressions[0]
@@ -404,18 +350,11 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
   c.name_expressions = name_expressions;
   c.log = log;
   c.cache_key = key;
-  std::size_t size = 0;
-  GPUK_NVRTC(nvrtcGetCUBINSize(program, &size), context);
-  if (size == 0)
+  if (out.cubin.empty())
     throw CompileError(context + ": NVRTC produced no CUBIN for " + options_.arch +
                        " (a virtual architecture such as compute_90 gives PTX only; name a real one, sm_90)");
-  c.cubin.resize(size);
-  GPUK_NVRTC(nvrtcGetCUBIN(program, c.cubin.data()), context);
-  for (const auto& e : entries) {
-    const char* lowered = nullptr;
-    GPUK_NVRTC(nvrtcGetLoweredName(program, e.c_str(), &lowered), context + " " + e);
-    c.lowered_names.emplace_back(lowered);
-  }
+  c.cubin = out.cubin;
+  c.lowered_names = out.lowered;
   if (cache_) cache_->store(c);
   return c;
 }

@@ -9,6 +9,8 @@
 
 namespace gpuk {
 
+class NvrtcProcesses;
+
 struct CompiledKernels {
   std::vector<char> cubin;
   std::vector<std::string> name_expressions;
@@ -65,7 +67,9 @@ class Jit {
 
   // Compiles every name expression of one kernel file in one NVRTC program (or takes it from the
   // cache). Throws CompileError with the file's path, line, column and the offending line.
-  CompiledKernels compile(const KernelFile& file, const std::vector<std::string>& name_expressions) const;
+  // `processes`: NVRTC runs in one of them (jit/nvrtc_processes.hpp), else in this thread.
+  CompiledKernels compile(const KernelFile& file, const std::vector<std::string>& name_expressions,
+                          NvrtcProcesses* processes = nullptr) const;
 
   // The cache key: a hash of the source and every header it includes, the name expressions, the
   // options, the NVRTC version and the architecture.

@@ -139,6 +139,12 @@ class GuardedWorkload final : public Workload {
   std::optional<std::vector<ExpectedOutput>> expected_outputs() const override {
     return guarded(family_, "Workload::expected_outputs", [&] { return inner_->expected_outputs(); });
   }
+  std::vector<CUdeviceptr> restore_sources() const override {
+    return guarded(family_, "Workload::restore_sources", [&] { return inner_->restore_sources(); });
+  }
+  void leave_unrestored(const std::vector<bool>& arrays) override {
+    guarded(family_, "Workload::leave_unrestored", [&] { inner_->leave_unrestored(arrays); });
+  }
 
  private:
   std::string family_;

@@ -21,7 +21,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 10
+#define GPUK_PLUGIN_ABI_VERSION 11
 
 namespace gpuk {
 
@@ -155,6 +155,15 @@ class Workload {
   // default, nullopt: verify() decides alone (a family's own rule, or an output without an
   // expected value).
   virtual std::optional<std::vector<ExpectedOutput>> expected_outputs() const { return std::nullopt; }
+  // Per array (device_arrays() order): the device copy of an in-out array's input that poison()
+  // restores it from, or 0 (not in-out). Empty, the default: poison() restores nothing that a
+  // sweep could skip.
+  virtual std::vector<CUdeviceptr> restore_sources() const { return {}; }
+  // The in-out arrays (device_arrays() order) that poison() may leave as they are, until called
+  // again: a sweep found that the variant about to be timed leaves them with their input's bytes
+  // (reduction's 3.2 GB input, declared in-out but only read, is not copied before every timed
+  // run). Empty: restore every one.
+  virtual void leave_unrestored(const std::vector<bool>& arrays) { (void)arrays; }
 };
 
 // A family's own pick of a kernel for a problem, by size (the third source of the lookup,

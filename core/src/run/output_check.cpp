@@ -34,6 +34,8 @@ class CheckedWorkload final : public Workload {
   std::vector<CUdeviceptr> device_arrays() const override { return inner_->device_arrays(); }
   const void* scalar() const override { return inner_->scalar(); }
   void poison(const Stream& stream) override { inner_->poison(stream); }
+  std::vector<CUdeviceptr> restore_sources() const override { return inner_->restore_sources(); }
+  void leave_unrestored(const std::vector<bool>& arrays) override { inner_->leave_unrestored(arrays); }
   // The family's download, then each output's bytes once more into this wrapper's own arrays.
   void download(const Stream& stream) override {
     inner_->download(stream);

@@ -157,18 +157,18 @@ std::vector<std::string> DeviceAnswer::within_kernel_names() {
   return names;
 }
 
-CompiledKernels DeviceAnswer::compile(const Jit& jit) {
+CompiledKernels DeviceAnswer::compile(const Jit& jit, NvrtcProcesses* processes) {
   KernelFile file;
   file.path = "gpuk_device_answer.cu";
   file.source = kSource;
-  return jit.compile(file, kernel_names());
+  return jit.compile(file, kernel_names(), processes);
 }
 
-CompiledKernels DeviceAnswer::compile_within(const Jit& jit) {
+CompiledKernels DeviceAnswer::compile_within(const Jit& jit, NvrtcProcesses* processes) {
   KernelFile file;
   file.path = "gpuk_device_within.cu";
   file.source = kWithinSource;
-  return jit.compile(file, within_kernel_names());
+  return jit.compile(file, within_kernel_names(), processes);
 }
 
 void DeviceAnswer::load_within(const CompiledKernels& compiled) {
@@ -237,6 +237,15 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
       if (why) *why = "the device comparison found the copy of a verified answer different from it";
       return false;
     }
+  // The in-out arrays the verified answer left as it found them (before the poisoning below).
+  const auto sources = workload.restore_sources();
+  std::vector<bool> leaves_input(workload.device_arrays().size(), false);
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const std::size_t a = outs[i].array;
+    if (a < sources.size() && sources[a] != 0 && a < leaves_input.size())
+      leaves_input[a] = first_difference(copies[i].get(), sources[a], outs[i].bytes, stream) ==
+                        std::numeric_limits<std::uint64_t>::max();
+  }
   workload.poison(stream);
   bool differs = false;
   for (std::size_t i = 0; i < outs.size(); ++i)
@@ -247,9 +256,16 @@ bool DeviceAnswer::keep(Workload& workload, const Launcher& launcher, const Stre
     return false;
   }
   copies_ = std::move(copies);
+  leaves_input_ = std::move(leaves_input);
   copy_arrays_.clear();
   for (const auto& o : outs) copy_arrays_.push_back(o.array);
   return true;
+}
+
+std::vector<bool> DeviceAnswer::unchanged_inputs() const {
+  std::vector<bool> out(identical_.size(), false);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = identical_[i] && i < leaves_input_.size() && leaves_input_[i];
+  return out;
 }
 
 bool DeviceAnswer::same(const Workload& workload, const Launcher& launcher, const Stream& stream) {

@@ -27,7 +27,8 @@ class DeviceAnswer {
   static std::vector<std::string> kernel_names();  // the name expressions to compile
 
   // Compiles them (or takes them from the cache); any thread, no CUDA context needed.
-  static CompiledKernels compile(const Jit& jit);
+  // `processes`: in one of them (jit/nvrtc_processes.hpp).
+  static CompiledKernels compile(const Jit& jit, NvrtcProcesses* processes = nullptr);
   // Loads the compiled kernels in the current context.
   DeviceAnswer(const CompiledKernels& compiled, const DeviceInfo& info);
   // Compiles (or takes from the cache) and loads the kernels in the current context.
@@ -36,7 +37,7 @@ class DeviceAnswer {
   // sweep and loaded when ready, before keep_expected().
   static const char* within_source();
   static std::vector<std::string> within_kernel_names();
-  static CompiledKernels compile_within(const Jit& jit);
+  static CompiledKernels compile_within(const Jit& jit, NvrtcProcesses* processes = nullptr);
   void load_within(const CompiledKernels& compiled);
 
   // Keeps a copy of the outputs (the caller has just verified them on the host), then checks the
@@ -50,6 +51,10 @@ class DeviceAnswer {
   // After same(): the arrays (device_arrays() order) that were outputs with the kept answer's
   // bytes (Workload::known_good); all false before any comparison.
   const std::vector<bool>& identical() const { return identical_; }
+  // After same(): the in-out arrays (device_arrays() order) that the variant left with their
+  // input's bytes: identical to the kept answer, which keep() found equal to the input
+  // (Workload::restore_sources). A sweep need not restore them before the variant's timed runs.
+  std::vector<bool> unchanged_inputs() const;
 
   // After keep() and load_within(): the workload's expected outputs (Workload::expected_outputs) copied to the
   // device, so that within() can apply verify()'s rule there; the rule's kernel is checked on them
@@ -85,6 +90,7 @@ class DeviceAnswer {
   std::vector<DeviceBuffer> copies_;
   std::vector<std::size_t> copy_arrays_;  // each copy's index in device_arrays()
   std::vector<bool> identical_;
+  std::vector<bool> leaves_input_;  // per array: an in-out array the kept answer left as its input
   struct Expected {
     ExpectedOutput output;  // its `expected` pointer is not kept: the values are in `values`
     DeviceBuffer values;

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <regex>
+#include <thread>
 
 #include "gpuk/error.hpp"
+#include "jit/nvrtc_processes.hpp"
 #include "kernel/constants.hpp"
 #include "tune/sweep/stopwatch.hpp"
 #include "util/text.hpp"
@@ -24,14 +26,18 @@ std::string cuda_error_of(const std::string& message) {
 GpuMeasurer::GpuMeasurer(const RunContext& context, Device& device, Bench& bench, const GpuMeasurerOptions& options,
                          CompileStats* stats)
     : device_(device), bench_(bench), options_(options), cut_(options.cut_factor), jit_(context.runtime.jit(device.info().arch())),
-      compiler_([this](const KernelFile& file, const std::vector<std::string>& names) { return jit_.compile(file, names); },
+      nvrtc_(nvrtc_processes(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
+                             BulkCompiler::kCompileNice)),
+      compiler_([this](const KernelFile& file, const std::vector<std::string>& names) {
+                  return jit_.compile(file, names, nvrtc_.get());
+                },
                 options.threads, stats) {
   const Problem problem = problem_of(bench.spec());
   leading_ = context.runtime.plugins().get(problem.family).template_args(problem);
   limits_ = launch_limits(problem, device.info());
   bench_.set_time_limit(options.time_limit_s > 0 ? options.time_limit_s : context.time_limit_s);
-  answer_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile(jit_); });
-  within_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile_within(jit_); });
+  answer_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile(jit_, nvrtc_.get()); });
+  within_program_ = std::async(std::launch::async, [this] { return DeviceAnswer::compile_within(jit_, nvrtc_.get()); });
 }
 
 SweepTimes GpuMeasurer::times() const {
@@ -159,8 +165,43 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
   return o;
 }
 
-// The timed runs of a verified variant: a fixed count, or (auto) until its median is known.
+// The timed runs of a verified variant. An in-out input that its verified run left as it was
+// (DeviceAnswer::unchanged_inputs) is not restored before each run; the runs count only if the
+// last one left it so too (the outputs compared with the kept answer once more), else the variant
+// is timed again with every input restored.
 void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target) {
+  std::vector<bool> untouched;
+  if (answer_ && answer_->kept()) untouched = answer_->unchanged_inputs();
+  if (std::find(untouched.begin(), untouched.end(), true) == untouched.end()) return time_runs(o, target);
+  Workload& workload = bench_.workload();
+  struct RestoreAll {  // whatever the runs end in
+    Workload& workload;
+    ~RestoreAll() {
+      try {
+        workload.leave_unrestored({});
+      } catch (...) {  // clearing a list: nothing to report from a destructor
+      }
+    }
+  } restore_all{workload};
+  workload.leave_unrestored(untouched);
+  time_runs(o, target);
+  (void)answer_->same(workload, bench_.launcher(), bench_.stream());
+  const std::vector<bool>& now = answer_->identical();
+  bool kept = true;
+  for (std::size_t i = 0; i < untouched.size(); ++i) kept = kept && (!untouched[i] || (i < now.size() && now[i]));
+  if (kept) {
+    ++unrestored_;
+    return;
+  }
+  ++restored_again_;
+  workload.leave_unrestored({});
+  o.samples.clear();
+  o.auto_stop.clear();
+  time_runs(o, target);
+}
+
+// The timed runs: a fixed count, or (auto) until the median is known.
+void GpuMeasurer::time_runs(Outcome& o, const LaunchTarget& target) {
   if (!options_.auto_repeats) {
     // A variant far behind the fastest so far: its probe is its timing (tune/sweep/timing_cut.hpp);
     // one that is not cut has had its probe as warm-ups.
@@ -315,6 +356,13 @@ std::vector<std::string> GpuMeasurer::notes() const {
     out.push_back(std::to_string(cut_count_) + (cut_count_ == 1 ? " variant timed by its" : " variants timed by their") +
                   " probe alone (" + std::to_string(kProbeRuns) + " runs, 'cut'): verified, then the faster run over " +
                   fixed(cut_.factor(), 0) + "x the fastest median timed before it");
+  if (unrestored_ > 0 || restored_again_ > 0)
+    out.push_back(std::to_string(unrestored_ + restored_again_) + " variant" +
+                  (unrestored_ + restored_again_ == 1 ? "" : "s") +
+                  " timed without restoring the in-out inputs that their verified run left unchanged" +
+                  (restored_again_ > 0 ? " (" + std::to_string(restored_again_) +
+                                             " timed again with them restored: an input changed during the runs)"
+                                       : " (checked unchanged after the runs)"));
   if (on_device_ > 0 || within_on_device_ > 0 || host_in_part_ > 0 || !no_device_check_.empty()) {
     const auto s = [](double v) { return fixed(v, 2); };
     std::string note = "verified on the GPU: " + std::to_string(on_device_ + within_on_device_) + " of " +

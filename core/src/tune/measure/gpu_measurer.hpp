@@ -48,6 +48,7 @@ class GpuMeasurer final : public Measurer {
   std::vector<PlannedPoint> plan(const Space& space, const std::vector<Candidate>& points);
   std::optional<Outcome> not_ready(Prepared& p);
   void time_variant(Outcome& o, const LaunchTarget& target);
+  void time_runs(Outcome& o, const LaunchTarget& target);
   Verification verify(const LaunchTarget& target, const Prepared& p);
   void bind_scratch(const Prepared& p);
   void drop_answer(const std::string& why);
@@ -60,6 +61,9 @@ class GpuMeasurer final : public Measurer {
   GpuMeasurerOptions options_;
   TimingCut cut_;      // variants far behind the fastest so far get one timed run
   int cut_count_ = 0;  // how many did
+  // Variants timed without restoring the in-out inputs they leave unchanged (time_variant), and
+  // of those, the ones timed again with them restored (an input changed after all).
+  int unrestored_ = 0, restored_again_ = 0;
   SweepTimes times_;  // the measuring thread's parts
   std::unique_ptr<DeviceAnswer> answer_;  // the kept verified answer, once there is one
   bool answer_tried_ = false;
@@ -72,6 +76,9 @@ class GpuMeasurer final : public Measurer {
   LaunchLimits limits_;
   std::map<Candidate, Prepared> prepared_;
   const Jit& jit_;  // the Runtime's, for this GPU's architecture
+  // NVRTC's processes (jit/nvrtc_processes.hpp), forked before the compile threads start; null:
+  // NVRTC runs on the threads.
+  std::shared_ptr<NvrtcProcesses> nvrtc_;
   // The device comparison's kernels, compiled from the start on a thread of their own, so that
   // the first verified answer does not wait for NVRTC (after jit_: it goes before what it uses).
   std::future<CompiledKernels> answer_program_;

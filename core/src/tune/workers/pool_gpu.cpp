@@ -2,9 +2,11 @@
 // sets up, kept for the worker's life; and the compile wave of the parent with the real JIT.
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "config/config.hpp"
 #include "device/device.hpp"
+#include "jit/nvrtc_processes.hpp"
 #include "plugin/plugin.hpp"
 #include "run/choose.hpp"
 #include "run/declared_run.hpp"
@@ -87,11 +89,18 @@ WaveOptions gpu_compile_wave(const Runtime& runtime, int threads) {
   WaveOptions wave;
   if (!runtime.cache().enabled()) return wave;  // nothing to share: the workers compile
   wave.threads = threads;
-  wave.compiler = [&runtime](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
+  wave.compiler = [&runtime, threads](const WorkerInfo& first) -> BulkCompiler::CompileProgram {
     const Jit* jit = &runtime.jit(first.device.arch());
-    // In this process, on its compile threads: its workers are forked by the pool's spawner,
-    // which never touches CUDA, so NVRTC's cuInit here does not reach them (tune/workers/spawner.hpp).
-    return [jit](const KernelFile& file, const std::vector<std::string>& names) { return jit->compile(file, names); };
+    // In this process, on its compile threads, each handing its programs to a compile process
+    // (jit/nvrtc_processes.hpp), forked here before the threads start: its workers are forked by
+    // the pool's spawner, which never touches CUDA, so NVRTC's cuInit here does not reach them
+    // (tune/workers/spawner.hpp).
+    std::shared_ptr<NvrtcProcesses> processes =
+        nvrtc_processes(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
+                        BulkCompiler::kCompileNice);
+    return [jit, processes](const KernelFile& file, const std::vector<std::string>& names) {
+      return jit->compile(file, names, processes.get());
+    };
   };
   return wave;
 }
