@@ -83,10 +83,11 @@ std::filesystem::path pch_folder(pid_t pid) {
   // this process made it.
   const std::string pch_dir = pch_folder(::getpid()).string();
   const bool have_pch_dir = ::mkdir(pch_dir.c_str(), 0700) == 0;
-  std::string bytes;
+  std::string bytes, cwd;
   for (;;) {
     NvrtcRequest request;
     if (!receive_message(fd, bytes) || !decode(bytes, request)) ::_exit(0);
+    if (!request.cwd.empty() && request.cwd != cwd && ::chdir(request.cwd.c_str()) == 0) cwd = request.cwd;
     NvrtcOutcome outcome;
     try {
       outcome = run_nvrtc(request, have_pch_dir ? &pch_dir : nullptr);
@@ -185,7 +186,10 @@ NvrtcOutcome NvrtcProcesses::compile(const NvrtcRequest& request) {
   if (!slot) return run_nvrtc(request);
   std::string bytes;
   NvrtcOutcome outcome;
-  const bool answered = send_message(slot->fd, encode(request)) && receive_message(slot->fd, bytes) && decode(bytes, outcome);
+  NvrtcRequest here = request;
+  std::error_code ec;
+  here.cwd = std::filesystem::current_path(ec).string();
+  const bool answered = send_message(slot->fd, encode(here)) && receive_message(slot->fd, bytes) && decode(bytes, outcome);
   std::lock_guard lock(mutex_);
   slot->busy = false;
   if (!answered) {
@@ -207,8 +211,13 @@ NvrtcOutcome NvrtcProcesses::compile(const NvrtcRequest& request) {
 std::shared_ptr<NvrtcProcesses> nvrtc_processes(int count, int nice) {
   if (const char* e = std::getenv("GPUK_COMPILE_PROCESSES"); e && std::string(e) == "0") return nullptr;
   if (count < 2) return nullptr;
+  static std::mutex mutex;
+  static std::shared_ptr<NvrtcProcesses> kept;
+  std::lock_guard lock(mutex);
+  if (kept && kept->alive() >= count) return kept;
   try {
-    return std::make_shared<NvrtcProcesses>(count, nice);
+    kept = std::make_shared<NvrtcProcesses>(count, nice);
+    return kept;
   } catch (const Error& e) {
     static std::once_flag said;
     std::call_once(said, [&] { std::cerr << "gpuk: " << e.what() << "; NVRTC runs in the compile threads\n"; });

@@ -48,8 +48,10 @@ class NvrtcProcesses {
   std::condition_variable idle_;
 };
 
-// `count` compile processes, or nullptr: GPUK_COMPILE_PROCESSES=0, count < 2, or the fork
-// failed (said once on stderr).
+// At least `count` compile processes, or nullptr: GPUK_COMPILE_PROCESSES=0, count < 2, or the
+// fork failed (said once on stderr). Kept for the process's life and shared by its sweeps (a
+// script's next tune forks nothing, and the precompiled headers stay), replaced by a larger set
+// when a sweep asks for more.
 std::shared_ptr<NvrtcProcesses> nvrtc_processes(int count, int nice);
 
 }  // namespace gpuk

@@ -111,6 +111,7 @@ std::string encode(const NvrtcRequest& q) {
   w.texts(q.entries);
   w.texts(q.options);
   w.u64(q.pch ? 1 : 0);
+  w.text(q.cwd);
   return std::move(w.bytes);
 }
 
@@ -127,7 +128,7 @@ std::string encode(const NvrtcOutcome& o) {
 bool decode(const std::string& bytes, NvrtcRequest& q) {
   Reader r(bytes);
   std::uint64_t pch = 0;
-  if (!(r.text(q.source) && r.text(q.name) && r.texts(q.entries) && r.texts(q.options) && r.u64(pch))) return false;
+  if (!(r.text(q.source) && r.text(q.name) && r.texts(q.entries) && r.texts(q.options) && r.u64(pch) && r.text(q.cwd))) return false;
   q.pch = pch == 1;
   return r.done();
 }

@@ -14,6 +14,7 @@ struct NvrtcRequest {
   // NVRTC's automatic precompiled header (jit/pch_source.hpp), where the program is compiled in
   // a compile process (which has a folder for it); else ignored.
   bool pch = false;
+  std::string cwd;  // the caller's working directory, where relative paths start
 };
 
 struct NvrtcOutcome {
