@@ -92,6 +92,11 @@ TEST_CASE("a sweep verifies on the GPU: outputs within the compare rule, and a l
   CHECK(std::stoi(m[1]) == std::stoi(m[2]) + std::stoi(m[3]));
   CHECK(std::stoi(m[2]) <= 1);
   CHECK(std::stoi(m[3]) >= 1);
+  // x is not restored before the timed runs of the variants found to leave it as it was (all but
+  // the first, whose answer is the one kept), and was found unchanged after them.
+  const std::regex unrestored(R"((\d) variants? timed without restoring the in-out inputs that their verified run left unchanged \(checked unchanged after the runs\))");
+  REQUIRE(std::regex_search(t.output, m, unrestored));
+  CHECK(std::stoi(m[1]) >= 1);
   // Compared by their total, the sums go to the host; x, the same bytes as the verified
   // answer's, is neither copied back nor compared there.
   const fs::path by_total = gpuk::test::declared_scratch().dir / "tune_column_totals.yaml";
@@ -105,4 +110,17 @@ TEST_CASE("a sweep verifies on the GPU: outputs within the compare rule, and a l
   CHECK(has(s.output, "6 variants measured"));
   CHECK(has(s.output, "(4 of them only in the outputs whose bytes differed)"));
   CHECK(has(s.output, "6 measured now"));
+}
+
+TEST_CASE("a variant whose timed runs change an in-out input its verified run left as it was is timed again with it restored") {
+  const auto t = gpuk_cli("tune " + config("tune_column_sums_late_write").string(), 120);
+  CAPTURE(t.output);
+  CHECK(t.status == 0);
+  CHECK(has(t.output, "6 variants measured"));
+  CHECK(!has(t.output, "wrong answer"));
+  const std::regex again(R"((\d) variants? timed without restoring the in-out inputs that their verified run left unchanged \((\d) timed again with them restored: an input changed during the runs\))");
+  std::smatch m;
+  REQUIRE(std::regex_search(t.output, m, again));
+  CHECK(std::stoi(m[2]) >= 1);
+  CHECK(std::stoi(m[2]) == std::stoi(m[1]));  // every one of them changes x once timed
 }
