@@ -72,3 +72,11 @@ TEST_CASE("the include tree: every header once, its identifiers and size, read a
   CHECK(shadowed->identifiers.count("gamma") == 0);
   (void)b;
 }
+
+TEST_CASE("a fixed definition the headers use, whose value names a moved one, keeps the definitions on the command line") {
+  const std::string source = "#include <h.cuh>\n__global__ void k() {}\n";
+  const std::vector<std::string> fixed = {"-Dgrid_size_x=((1000 + block_size_x - 1) / block_size_x)", "-Dkernel_tuner=1"};
+  CHECK_FALSE(hoist_definitions(source, "k.cu", {"-Dblock_size_x=64"}, tree_naming({"grid_size_x"}), fixed));
+  CHECK(hoist_definitions(source, "k.cu", {"-Dblock_size_x=64"}, tree_naming({"kernel_tuner"}), fixed));
+  CHECK(hoist_definitions(source, "k.cu", {"-Dblock_size_x=64"}, tree_naming({}), fixed));
+}

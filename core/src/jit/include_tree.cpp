@@ -53,22 +53,6 @@ std::string included_name(const std::string& line) {
   return end == std::string::npos ? "" : line.substr(i + 1, end - i - 1);
 }
 
-void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (std::isalpha(c) || c == '_') {
-      std::size_t j = i + 1;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      out.emplace(text, i, j - i);
-      i = j;
-    } else if (std::isdigit(c)) {
-      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
-    } else {
-      ++i;
-    }
-  }
-}
 
 struct Walk {
   const std::vector<fs::path>& include_dirs;
@@ -111,6 +95,23 @@ struct Remembered {
 };
 
 }  // namespace
+
+void add_identifiers(const std::string& text, std::unordered_set<std::string>& out) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || c == '_') {
+      std::size_t j = i + 1;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      out.emplace(text, i, j - i);
+      i = j;
+    } else if (std::isdigit(c)) {
+      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    } else {
+      ++i;
+    }
+  }
+}
 
 std::shared_ptr<const IncludeTree> include_tree(const std::string& source, const fs::path& dir,
                                                 const std::vector<fs::path>& include_dirs) {

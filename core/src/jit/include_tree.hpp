@@ -18,6 +18,9 @@ struct IncludeTree {
   std::unordered_set<std::string> identifiers;  // every identifier that appears in them
 };
 
+// Every identifier of `text` (C's rules; digits' suffixes are not identifiers) into `out`.
+void add_identifiers(const std::string& text, std::unordered_set<std::string>& out);
+
 // The tree of `source`'s includes. Remembered per source, directory and include path, and read
 // again when any header found changed (size or modification time) or a path searched before it
 // appeared. Every #include line counts, comments and #if branches too (more headers, never fewer).

@@ -324,7 +324,7 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
     if (tree->bytes >= kPchHeaderBytes) {
       if (definitions.empty()) {
         request.pch = true;
-      } else if (auto hoisted = hoist_definitions(file.source, request.name, definitions, *tree)) {
+      } else if (auto hoisted = hoist_definitions(file.source, request.name, definitions, *tree, file.compile_options)) {
         request.source = std::move(*hoisted);
         request.pch = true;
         definitions.clear();

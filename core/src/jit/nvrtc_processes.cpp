@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,6 +74,13 @@ std::filesystem::path pch_folder(pid_t pid) {
   }
   if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
     for (int other = 4; other < 4096; ++other) ::close(other);
+  // NVRTC's messages reach the caller in the program's log; ptxas also prints its errors, which
+  // would reach the sweep's output from every process.
+  if (const int null = ::open("/dev/null", O_RDWR); null >= 0) {
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    if (null > 3) ::close(null);
+  }
   if (nice > 0) {
     errno = 0;
     const int now = ::getpriority(PRIO_PROCESS, 0);

@@ -2,6 +2,7 @@
 #include "jit/pch_source.hpp"
 
 #include <sstream>
+#include <unordered_set>
 
 namespace gpuk {
 
@@ -65,8 +66,22 @@ std::size_t leading_lines(const std::string& source, bool* has_include) {
 }  // namespace
 
 std::optional<std::string> hoist_definitions(const std::string& source, const std::string& program,
-                                             const std::vector<std::string>& defines, const IncludeTree& tree) {
+                                             const std::vector<std::string>& defines, const IncludeTree& tree,
+                                             const std::vector<std::string>& fixed) {
   if (program.find_first_of("\"\\\n") != std::string::npos) return std::nullopt;
+  // A fixed definition the headers use, whose value names a moved one (grid_size_x's
+  // "ceil(n / block_size_x)"): the headers would see that one change.
+  std::unordered_set<std::string> moved;
+  for (const auto& d : defines) moved.insert(d.substr(2, d.find('=') == std::string::npos ? std::string::npos : d.find('=') - 2));
+  for (const auto& f : fixed) {
+    if (f.rfind("-D", 0) != 0) continue;
+    const std::size_t eq = f.find('=');
+    if (eq == std::string::npos || !tree.identifiers.count(f.substr(2, eq - 2))) continue;
+    std::unordered_set<std::string> named;
+    add_identifiers(f.substr(eq + 1), named);
+    for (const auto& m : moved)
+      if (named.count(m)) return std::nullopt;
+  }
   std::string lines;
   for (const auto& d : defines) {
     if (d.rfind("-D", 0) != 0) return std::nullopt;

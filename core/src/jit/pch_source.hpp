@@ -24,8 +24,10 @@ inline constexpr std::uint64_t kPchHeaderBytes = 256 * 1024;
 // its leading block (blank lines, comments, #include <...> or "...", #pragma once, #define), then
 // a #line so that NVRTC's messages keep the file's own line numbers (`program` is the program's
 // name in them); nullopt when the file has no such block with an #include, a header of `tree`
-// names one of the definitions, or the program's name cannot be written in a #line.
+// names one of the definitions (or one of `fixed`, the -D options every variant has, whose value
+// names one of them), or the program's name cannot be written in a #line.
 std::optional<std::string> hoist_definitions(const std::string& source, const std::string& program,
-                                             const std::vector<std::string>& defines, const IncludeTree& tree);
+                                             const std::vector<std::string>& defines, const IncludeTree& tree,
+                                             const std::vector<std::string>& fixed = {});
 
 }  // namespace gpuk

@@ -194,10 +194,16 @@ def translate_call(o: Dict[str, Any], *, tune: bool = True) -> Translation:
         declaration["constants"] = declared_constants
     if compiler_options:
         declaration["compiler_options"] = compiler_options
+    # Kernel Tuner's definitions above the kernel as the declaration's -D options (every variant
+    # has them): the source stays the user's, so that a kernel with large headers can have them
+    # precompiled (docs/tuning.md); a value of several lines, or a size's name, stays in the source.
+    fixed = {k: v for k, v in launch.defines.items() if "\n" not in v and k not in launch.sizes}
+    if fixed:
+        declaration["defines"] = fixed
     if declared_metrics:
         declaration["metrics"] = declared_metrics
     kernel_dir = KernelDir(name, [(files[0][0], unroll_guard(code, space.names))] + files[1:],
-                           prefix(launch.defines))
+                           prefix({k: v for k, v in launch.defines.items() if k not in fixed}))
     config: Dict[str, Any] = {
         "family": "kernel",
         "kernel": kernel_dir.kernel,

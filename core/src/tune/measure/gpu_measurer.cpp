@@ -158,7 +158,7 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
       o.detail = v.detail;
       return o;
     }
-    time_variant(o, target);
+    time_variant(o, target, p);
   } catch (const Error& e) {
     failed(o, e, p);
   }
@@ -169,10 +169,25 @@ Outcome GpuMeasurer::measure(const Space& space, const Candidate& c) {
 // (DeviceAnswer::unchanged_inputs) is not restored before each run; the runs count only if the
 // last one left it so too (the outputs compared with the kept answer once more), else the variant
 // is timed again with every input restored.
-void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target) {
+void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target, Prepared& p) {
+  p.unchanged.clear();
   std::vector<bool> untouched;
   if (answer_ && answer_->kept()) untouched = answer_->unchanged_inputs();
   if (std::find(untouched.begin(), untouched.end(), true) == untouched.end()) return time_runs(o, target);
+  if (runs_left_inputs(untouched, [&] { time_runs(o, target); })) {
+    ++unrestored_;
+    p.unchanged = std::move(untouched);
+    return;
+  }
+  ++restored_again_;
+  o.samples.clear();
+  o.auto_stop.clear();
+  time_runs(o, target);
+}
+
+// Runs `runs` with the in-out inputs `untouched` left unrestored; whether the last run left them
+// so (the outputs compared with the kept answer once more). Every input is restored again after.
+bool GpuMeasurer::runs_left_inputs(const std::vector<bool>& untouched, const std::function<void()>& runs) {
   Workload& workload = bench_.workload();
   struct RestoreAll {  // whatever the runs end in
     Workload& workload;
@@ -184,20 +199,12 @@ void GpuMeasurer::time_variant(Outcome& o, const LaunchTarget& target) {
     }
   } restore_all{workload};
   workload.leave_unrestored(untouched);
-  time_runs(o, target);
+  runs();
   (void)answer_->same(workload, bench_.launcher(), bench_.stream());
   const std::vector<bool>& now = answer_->identical();
-  bool kept = true;
-  for (std::size_t i = 0; i < untouched.size(); ++i) kept = kept && (!untouched[i] || (i < now.size() && now[i]));
-  if (kept) {
-    ++unrestored_;
-    return;
-  }
-  ++restored_again_;
-  workload.leave_unrestored({});
-  o.samples.clear();
-  o.auto_stop.clear();
-  time_runs(o, target);
+  for (std::size_t i = 0; i < untouched.size(); ++i)
+    if (untouched[i] && !(i < now.size() && now[i])) return false;
+  return true;
 }
 
 // The timed runs: a fixed count, or (auto) until the median is known.
@@ -238,7 +245,13 @@ std::vector<double> GpuMeasurer::time(const Space& space, const Candidate& c, in
   try {
     bench_.bind(p.plan);
     const LaunchTarget target{p.plan, p.functions.data(), bench_.stream().get(), p.where};
-    return bench_.time(target, std::max(1, options_.warmup / 2), repeats, options_.flush_l2);
+    const auto runs = [&] { return bench_.time(target, std::max(1, options_.warmup / 2), repeats, options_.flush_l2); };
+    if (answer_ && answer_->kept() && std::find(p.unchanged.begin(), p.unchanged.end(), true) != p.unchanged.end()) {
+      std::vector<double> samples;
+      if (runs_left_inputs(p.unchanged, [&] { samples = runs(); })) return samples;
+      p.unchanged.clear();  // an input changed after all: restored from now on
+    }
+    return runs();
   } catch (const Error& e) {
     Outcome o;
     failed(o, e, p);

@@ -2,6 +2,7 @@
 // (tune/measure/bulk_compiler.hpp) while the GPU measures what is already compiled, on one uploaded
 // workload (Bench). Its energy window is gpu_energy.cpp. Not installed.
 #pragma once
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -26,6 +27,9 @@ struct Prepared {
   LoadedKernels kernels;              // once loaded, on the measuring thread (the one with the context)
   std::vector<CUfunction> functions;  // bound to the plan
   bool loaded = false;
+  // The in-out inputs its timed runs left unchanged (GpuMeasurer::time_variant): its recheck
+  // leaves them unrestored too.
+  std::vector<bool> unchanged;
 };
 
 class GpuMeasurer final : public Measurer {
@@ -47,7 +51,8 @@ class GpuMeasurer final : public Measurer {
   // The points of `points` not prepared yet and runnable here, prepared (their plans).
   std::vector<PlannedPoint> plan(const Space& space, const std::vector<Candidate>& points);
   std::optional<Outcome> not_ready(Prepared& p);
-  void time_variant(Outcome& o, const LaunchTarget& target);
+  void time_variant(Outcome& o, const LaunchTarget& target, Prepared& p);
+  bool runs_left_inputs(const std::vector<bool>& untouched, const std::function<void()>& runs);
   void time_runs(Outcome& o, const LaunchTarget& target);
   Verification verify(const LaunchTarget& target, const Prepared& p);
   void bind_scratch(const Prepared& p);
