@@ -80,3 +80,13 @@ TEST_CASE("a fixed definition the headers use, whose value names a moved one, ke
   CHECK(hoist_definitions(source, "k.cu", {"-Dblock_size_x=64"}, tree_naming({"kernel_tuner"}), fixed));
   CHECK(hoist_definitions(source, "k.cu", {"-Dblock_size_x=64"}, tree_naming({}), fixed));
 }
+
+TEST_CASE("the include tree follows a chain of headers no deeper than a compiler would") {
+  const test::TempDir dir;
+  for (int i = 0; i < 400; ++i)
+    dir.write("h" + std::to_string(i) + ".cuh", "#include \"h" + std::to_string(i + 1) + ".cuh\"\nint v" + std::to_string(i) + ";\n");
+  const auto tree = include_tree("#include \"h0.cuh\"\n", dir.path(), {});
+  CHECK(tree->identifiers.count("v0") == 1);
+  CHECK(tree->identifiers.count("v200") == 1);
+  CHECK(tree->identifiers.count("v399") == 0);
+}

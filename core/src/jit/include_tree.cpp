@@ -54,6 +54,8 @@ std::string included_name(const std::string& line) {
 }
 
 
+constexpr int kMaxIncludeDepth = 256;
+
 struct Walk {
   const std::vector<fs::path>& include_dirs;
   std::set<fs::path> read;
@@ -61,7 +63,10 @@ struct Walk {
   Hasher hasher;
   IncludeTree tree;
 
-  void from(const std::string& source, const fs::path& dir) {
+  void from(const std::string& source, const fs::path& dir, int depth = 0) {
+    // Deeper than any compiler follows (GCC stops at 200): not followed, so the walk's stack is
+    // bounded; NVRTC reports such a chain when it compiles.
+    if (depth > kMaxIncludeDepth) return;
     std::istringstream lines(source);
     std::string line;
     while (std::getline(lines, line)) {
@@ -82,7 +87,7 @@ struct Walk {
         hasher.add(text);
         tree.bytes += text.size();
         add_identifiers(text, tree.identifiers);
-        from(text, canonical.parent_path());
+        from(text, canonical.parent_path(), depth + 1);
         break;
       }
     }

@@ -240,9 +240,14 @@ std::vector<std::string> Jit::nvrtc_options() const {
 }
 
 std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string>& name_expressions) const {
+  return cache_key(file, name_expressions, *include_tree(file.source, file.path.parent_path(), options_.include_dirs));
+}
+
+std::string Jit::cache_key(const KernelFile& file, const std::vector<std::string>& name_expressions,
+                           const IncludeTree& tree) const {
   Hasher h;
   h.add(file.source);
-  h.add(include_tree(file.source, file.path.parent_path(), options_.include_dirs)->digest);
+  h.add(tree.digest);
   for (const auto& e : name_expressions) h.add(e);
   for (const auto& o : file.compile_options) h.add("file option " + o);
   for (const auto& o : nvrtc_options()) {
@@ -304,7 +309,9 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
     defines = d;
     entries.push_back(std::move(entry));
   }
-  const std::string key = cache_key(file, name_expressions);
+  // The headers, walked once for the key and the precompiled header's checks.
+  const auto tree = include_tree(file.source, file.path.parent_path(), options_.include_dirs);
+  const std::string key = cache_key(file, name_expressions, *tree);
   if (cache_) {
     if (auto cached = cache_->load(key)) {
       if (cached->name_expressions == name_expressions) return std::move(*cached);
@@ -320,7 +327,6 @@ CompiledKernels Jit::compile(const KernelFile& file, const std::vector<std::stri
   if (processes) {
     // A precompiled header for large headers (jit/pch_source.hpp): every variant of a file then
     // gives NVRTC the same options, the definitions moved into the source.
-    const auto tree = include_tree(file.source, file.path.parent_path(), options_.include_dirs);
     if (tree->bytes >= kPchHeaderBytes) {
       if (definitions.empty()) {
         request.pch = true;

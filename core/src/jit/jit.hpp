@@ -10,6 +10,7 @@
 namespace gpuk {
 
 class NvrtcProcesses;
+struct IncludeTree;
 
 struct CompiledKernels {
   std::vector<char> cubin;
@@ -79,6 +80,8 @@ class Jit {
 
  private:
   std::vector<std::string> nvrtc_options() const;
+  std::string cache_key(const KernelFile& file, const std::vector<std::string>& name_expressions,
+                        const IncludeTree& tree) const;
   JitOptions options_;
   const CompileCache* cache_;
 };

@@ -144,17 +144,18 @@ NvrtcProcesses::~NvrtcProcesses() {
   for (Slot& s : slots_) end(s);
 }
 
-void NvrtcProcesses::end(Slot& slot) {
+int NvrtcProcesses::end(Slot& slot) {
   if (slot.fd >= 0) ::close(slot.fd);  // its end of file: it leaves
   slot.fd = -1;
+  int status = 0;
   if (slot.pid > 0) {
-    int status = 0;
     while (::waitpid(slot.pid, &status, 0) < 0 && errno == EINTR) {
     }
     std::error_code ec;
     std::filesystem::remove_all(pch_folder(slot.pid), ec);
   }
   slot.pid = -1;
+  return status;
 }
 
 int NvrtcProcesses::alive() const {
@@ -201,16 +202,8 @@ NvrtcOutcome NvrtcProcesses::compile(const NvrtcRequest& request) {
   std::lock_guard lock(mutex_);
   slot->busy = false;
   if (!answered) {
-    ::close(slot->fd);
-    slot->fd = -1;
-    int status = 0;
-    while (::waitpid(slot->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(pch_folder(slot->pid), ec);
-    slot->pid = -1;
     outcome = NvrtcOutcome{};
-    outcome.error = ended(status);
+    outcome.error = ended(end(*slot));
   }
   idle_.notify_all();
   return outcome;

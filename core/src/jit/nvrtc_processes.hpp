@@ -42,7 +42,7 @@ class NvrtcProcesses {
     int fd = -1;
     bool busy = false;
   };
-  void end(Slot& slot);
+  int end(Slot& slot);  // closes its socket and waits for it: its wait status
   std::vector<Slot> slots_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
