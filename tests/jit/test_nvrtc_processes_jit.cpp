@@ -2,7 +2,10 @@
 // this thread, the same errors, several threads at once, and a process that dies.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <future>
 #include <string>
 #include <vector>
@@ -173,4 +176,56 @@ TEST_CASE("a params_as: defines file with large headers: its variants share a pr
   } catch (const CompileError& e) {
     CHECK(std::string(e.what()).find(file.path.string() + ":4:") != std::string::npos);
   }
+}
+
+TEST_CASE("a fork gets compile processes of its own; ending them, or their socket's close, removes their folders") {
+  const auto folder = [](pid_t pid) {
+    return std::filesystem::temp_directory_path() / ("gpuk-pch-" + std::to_string(pid));
+  };
+  const auto parents = nvrtc_processes(2, 0);
+  REQUIRE(parents != nullptr);
+  CHECK(parents->owner() == ::getpid());
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // What a sweep's worker does: its own set (the inherited one is the parent's), compiled in,
+    // ended before _exit.
+    ::close(fds[0]);
+    int ok = 0;
+    auto own = nvrtc_processes(2, 0);
+    std::vector<pid_t> own_pids;
+    if (own && own->owner() == ::getpid() && own != parents) {
+      own_pids = own->pids();
+      try {
+        ok = !sm90().compile(scale_file(), {"scale<2>"}, own.get()).cubin.empty();
+      } catch (...) {
+      }
+    }
+    own.reset();
+    end_nvrtc_processes();
+    std::error_code ec;
+    for (pid_t p : own_pids) ok = ok && !std::filesystem::exists(folder(p), ec);
+    (void)!::write(fds[1], &ok, sizeof ok);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  int ok = 0;
+  CHECK(::read(fds[0], &ok, sizeof ok) == static_cast<ssize_t>(sizeof ok));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(ok == 1);
+  // The parent's set still serves it, its folders still there.
+  CHECK(parents->alive() >= 2);
+  CHECK_FALSE(sm90().compile(scale_file(), {"scale<2>"}, parents.get()).cubin.empty());
+  for (pid_t p : parents->pids()) CHECK(std::filesystem::exists(folder(p)));
+  // A set ended by its destructor: its folders go with it.
+  std::vector<pid_t> pids;
+  {
+    NvrtcProcesses set(2, 0);
+    pids = set.pids();
+  }
+  std::error_code ec;
+  for (pid_t p : pids) CHECK_FALSE(std::filesystem::exists(folder(p), ec));
 }

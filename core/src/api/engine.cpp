@@ -13,6 +13,7 @@
 #include "tuning/tuning_db.hpp"
 #include "util/install_dirs.hpp"
 #include "util/text.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -143,7 +144,11 @@ void Engine::State::drop_cached() { (void)operations.take_all(); }
 
 // --- Engine ----------------------------------------------------------------------------------
 
-Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(std::move(options))) {}
+Engine::Engine(EngineOptions options) {
+  timeline("engine: start");
+  state_ = std::make_shared<State>(std::move(options));
+  timeline("engine: plugins and kernel files loaded");
+}
 Engine::~Engine() {
   if (state_) state_->drop_cached();
 }

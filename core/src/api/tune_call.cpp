@@ -25,6 +25,7 @@
 #include "tune/sweep_on_gpu.hpp"
 #include "tune/sweep_on_workers.hpp"
 #include "util/text.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -290,6 +291,7 @@ std::string config_with_caller_constants(const TuneRequest& r) {
 
 TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
   const auto wall_start = std::chrono::steady_clock::now();
+  timeline("tune_kernel: start");
   const Runtime& runtime = EngineInternals::runtime(engine);
   TuneSpec t = parse_tune_spec(config_with_caller_constants(request), request.config_path, runtime.plugins(),
                                runtime.kernels());
@@ -298,6 +300,7 @@ TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
   const Space space = Space::from_spec(t, runtime.kernels());
   std::vector<std::string> notes;
   apply_request(t, request, space, plugin, notes);
+  timeline("tune_kernel: config read, space made");
   for (const auto& f : space.files())
     for (const auto& w : f.widened) notes.push_back(w + " is not in " + f.file->name + "'s metadata list; it is swept anyway");
 
@@ -343,6 +346,7 @@ TuneResults tune_kernel(const Engine& engine, const TuneRequest& request) {
     report = sweep_on_gpu(t, space, RunContext{runtime}, EngineInternals::open_device(engine), options);
   }
   bar.finish();
+  timeline("tune_kernel: sweep done");
   TuneResults out = results_of(report, t, space, plugin, std::move(notes));
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;

@@ -94,7 +94,13 @@ std::filesystem::path pch_folder(pid_t pid) {
   std::string bytes, cwd;
   for (;;) {
     NvrtcRequest request;
-    if (!receive_message(fd, bytes) || !decode(bytes, request)) ::_exit(0);
+    if (!receive_message(fd, bytes) || !decode(bytes, request)) {
+      // The sweep closed the socket, or left without closing it (ended by _exit or a signal):
+      // nothing else would remove the folder.
+      std::error_code ec;
+      if (have_pch_dir) std::filesystem::remove_all(pch_dir, ec);
+      ::_exit(0);
+    }
     if (!request.cwd.empty() && request.cwd != cwd && ::chdir(request.cwd.c_str()) == 0) cwd = request.cwd;
     NvrtcOutcome outcome;
     try {
@@ -118,7 +124,7 @@ std::string ended(int status) {
 
 }  // namespace
 
-NvrtcProcesses::NvrtcProcesses(int count, int nice) {
+NvrtcProcesses::NvrtcProcesses(int count, int nice) : owner_(::getpid()) {
   for (int i = 0; i < count; ++i) {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) break;
@@ -141,6 +147,7 @@ NvrtcProcesses::NvrtcProcesses(int count, int nice) {
 }
 
 NvrtcProcesses::~NvrtcProcesses() {
+  if (owner_ != ::getpid()) return;  // a fork's copy: the processes are its parent's
   for (Slot& s : slots_) end(s);
 }
 
@@ -209,12 +216,34 @@ NvrtcOutcome NvrtcProcesses::compile(const NvrtcRequest& request) {
   return outcome;
 }
 
+namespace {
+
+std::mutex& kept_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::shared_ptr<NvrtcProcesses>& kept_processes() {
+  static std::shared_ptr<NvrtcProcesses> kept;
+  return kept;
+}
+
+}  // namespace
+
+void end_nvrtc_processes() {
+  std::shared_ptr<NvrtcProcesses> last;
+  {
+    std::lock_guard lock(kept_mutex());
+    last = std::move(kept_processes());
+  }
+}
+
 std::shared_ptr<NvrtcProcesses> nvrtc_processes(int count, int nice) {
   if (const char* e = std::getenv("GPUK_COMPILE_PROCESSES"); e && std::string(e) == "0") return nullptr;
   if (count < 2) return nullptr;
-  static std::mutex mutex;
-  static std::shared_ptr<NvrtcProcesses> kept;
-  std::lock_guard lock(mutex);
+  std::lock_guard lock(kept_mutex());
+  std::shared_ptr<NvrtcProcesses>& kept = kept_processes();
+  if (kept && kept->owner() != ::getpid()) kept.reset();  // inherited through a fork: the parent's
   if (kept && kept->alive() >= count) return kept;
   try {
     kept = std::make_shared<NvrtcProcesses>(count, nice);

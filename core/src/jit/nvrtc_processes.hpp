@@ -35,6 +35,7 @@ class NvrtcProcesses {
   NvrtcOutcome compile(const NvrtcRequest& request);
   int alive() const;
   std::vector<pid_t> pids() const;  // for tests
+  pid_t owner() const { return owner_; }  // the process that forked them (a fork of it has none)
 
  private:
   struct Slot {
@@ -44,6 +45,7 @@ class NvrtcProcesses {
   };
   int end(Slot& slot);  // closes its socket and waits for it: its wait status
   std::vector<Slot> slots_;
+  pid_t owner_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
 };
@@ -52,6 +54,12 @@ class NvrtcProcesses {
 // fork failed (said once on stderr). Kept for the process's life and shared by its sweeps (a
 // script's next tune forks nothing, and the precompiled headers stay), replaced by a larger set
 // when a sweep asks for more.
+// A process forked from the one that started them (a sweep's worker) gets a set of its own: the
+// inherited sockets are its parent's.
 std::shared_ptr<NvrtcProcesses> nvrtc_processes(int count, int nice);
+
+// Ends the kept set now (closes the sockets, waits for the processes, removes their precompiled
+// headers' folders): for a process that leaves by _exit, which runs no destructor.
+void end_nvrtc_processes();
 
 }  // namespace gpuk

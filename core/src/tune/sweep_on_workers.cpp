@@ -11,6 +11,7 @@
 #include "run/runner.hpp"
 #include "tune/report/journal.hpp"
 #include "tune/workers/pool.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -24,6 +25,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
     throw ConfigError("--devices measures time only; energy and edp sweeps run on one GPU (--device N)");
   // The GPUs are counted in a child process (CUDA's start: most of a second on a host of several
   // GPUs) while this one makes the input and the reference.
+  timeline("sweep: counting the GPUs");
   DeviceCounting counting;
   int count = -1;
   std::vector<int> ordinals;
@@ -31,6 +33,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
   const auto take_count = [&] {
     std::string why;
     count = counting.wait(&why, &devices);
+    timeline("sweep: GPUs counted");
     if (count == 0) throw NoDeviceError(why);
     ordinals = parse_device_list(how.devices, count);
     if (std::set<int>(ordinals.begin(), ordinals.end()).size() < ordinals.size())
@@ -47,6 +50,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
   // them and only uploads (a worker restarted after a fault too).
   if (count < 0 && counting.answered()) take_count();
   HostSide host = make_host_side(t.run, plugins.get(t.run.family));
+  timeline("sweep: input and reference made");
   if (count < 0) take_count();
   // With the wave the workers only load from the cache (two threads each); without one they
   // compile side by side, the cores shared among them.
@@ -56,6 +60,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
       space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave,
       plan_gpu_workers(t, plugins, devices, ordinals));
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  timeline("sweep: workers ready");
 
   const auto groups = pool.group_by_model();
   if (groups.size() > 1) {
@@ -83,6 +88,7 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
         attach_journal(how.journal_dir, how.run_id, how.fresh, t, first.device, first.flushed, space, options);
     const auto measurer = pool.measurer(group);
     TuneResult result = tune(space, *measurer, options);
+    timeline("sweep: tuned");
     // A leader that faulted in the recheck took its worker's context down: the worker was
     // replaced; the sweep goes on from what it measured, without that leader. Each round takes
     // at least one point out of the recheck, so the rounds end; the bound is a guard.

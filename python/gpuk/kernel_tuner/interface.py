@@ -19,6 +19,12 @@ from .translate import translate_call
 from .util import WrongAnswerConfig, get_best_config, get_config_string
 
 
+def _timeline(what: str) -> None:
+    """gpuk's timeline mark (GPUK_TIMELINE, core/src/util/timeline.hpp), for this call's Python side."""
+    if os.environ.get("GPUK_TIMELINE", "0") not in ("", "0"):
+        os.write(2, f"gpuk timeline {time.clock_gettime(time.CLOCK_MONOTONIC):.6f} {os.getpid()} {what}\n".encode())
+
+
 def _engine_tune(t, devices: Optional[List[int]], quiet: bool, journal: Optional[str]) -> Dict[str, Any]:
     """The one call into gpuk's tuner (its NVRTC waves, verification on the GPU, fault isolation)."""
     if _cuda_started_elsewhere():
@@ -55,6 +61,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 parallel=None, observers=None, objective=None, objective_higher_is_better=None, objectives=None,
                 seed=None):
     start = time.perf_counter()
+    _timeline("python: tune_kernel called")
     given = dict(locals())
     del given["start"]
     options.check(options.TUNE_OPTIONS, given, "tune_kernel")
@@ -62,6 +69,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     cache_file = cache_.CacheFile(cache, kernel_name, problem_size, tune_params, objective or "time") \
         if cache else None
     t = translate_call({**given, "_force_points": bool(cache_file and cache_file.entries)})
+    _timeline("python: call translated")
     try:
         cached = _cached(t, cache_file)
         report: Dict[str, Any] = {"results": [], "device": {}, "notes": []}
@@ -72,6 +80,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             report = _engine_tune(t, devices, quiet, journal)
             if journal is not None:
                 shutil.rmtree(journal, ignore_errors=True)
+        _timeline("python: tuner returned")
         results = convert(report, t.space, metrics, verbose, time.perf_counter() - start)
         env = environment(report, t.notes, iterations)
         env["gpuk_notes"] += _differ_from_first(report, results)
@@ -90,6 +99,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         if cache_file is not None:
             cache_file.close()
         t.kernel_dir.close()
+    _timeline("python: results made")
     return results, total_timings(results, env, 1000.0 * (time.perf_counter() - start))
 
 

@@ -11,6 +11,7 @@
 #include "kernel/constants.hpp"
 #include "tune/sweep/stopwatch.hpp"
 #include "util/text.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -67,6 +68,7 @@ void GpuMeasurer::prepare(const Space& space, const std::vector<Candidate>& poin
   const std::vector<PlannedPoint> fresh = plan(space, points);
   if (fresh.empty()) return;
   std::vector<std::vector<Candidate>> members;
+  timeline("measurer: " + std::to_string(fresh.size()) + " points to compile");
   const auto chunks = group_into_chunks(space, fresh, compiler_.threads(), &members);
   for (std::size_t k = 0; k < chunks.size(); ++k) {
     for (const auto& c : members[k]) prepared_.at(c).chunk = chunks[k];

@@ -10,6 +10,7 @@
 #include "tune/workers/isolate.hpp"
 #include "tune/workers/pool.hpp"
 #include "tune/workers/pool_wire.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -49,6 +50,7 @@ DeviceCounting::DeviceCounting() {
   pid_ = fork_process(
       [&] {
         ::close(fds[0]);
+        timeline("counting child: start");
         std::string reason;
         const int n = device_count(&reason);
         nlohmann::json devices = nlohmann::json::array();
@@ -57,6 +59,7 @@ DeviceCounting::DeviceCounting() {
         } catch (const std::exception&) {
           devices = nlohmann::json::array();  // counted, not described: the workers will say
         }
+        timeline("counting child: counted");
         const std::string msg = nlohmann::json{{"count", n}, {"why", reason}, {"devices", devices}}.dump();
         (void)!::write(fds[1], msg.data(), msg.size());
         return 0;

@@ -15,6 +15,7 @@
 #include "tune/measure/sweep_options.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "tune/workers/pool.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -33,7 +34,11 @@ int see_only(int ordinal) {
 class GpuWorker : public WorkerSession {
  public:
   GpuWorker(const TuneSpec& t, const RunContext& context, int ordinal, const SweepOptions& sweep, HostSide* host)
-      : created_(std::chrono::steady_clock::now()), device_(see_only(ordinal)) {
+      : created_(std::chrono::steady_clock::now()),
+        nvrtc_(nvrtc_processes(sweep.threads > 0 ? sweep.threads : static_cast<int>(std::thread::hardware_concurrency()),
+                               BulkCompiler::kCompileNice)),
+        device_(see_only(ordinal)) {
+    timeline("worker: CUDA context made");
     device_.renumber(ordinal);
     const auto since = [](std::chrono::steady_clock::time_point from) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
@@ -56,7 +61,9 @@ class GpuWorker : public WorkerSession {
       reference_ = since(at);
     }
     // A declared kernel's reference kernel, run once on this GPU: its outputs are the answer.
+    timeline("worker: data uploaded");
     if (t.run.verify && !t.run.reference_kernel.empty()) run_reference_kernel(t.run, context.runtime, device_, *bench_);
+    timeline("worker: reference kernel run");
     measurer_ = make_gpu_measurer(context, device_, *bench_, gpu_measurer_options(t, sweep, flushed_), &stats_);
   }
   SweepTimes times() const override {
@@ -76,6 +83,9 @@ class GpuWorker : public WorkerSession {
  private:
   std::chrono::steady_clock::time_point created_;
   double start_ = 0, data_ = 0, reference_ = 0;
+  // The compile processes, forked before this process starts CUDA (NVRTC ran 1.6x slower in
+  // processes forked after cuInit: docs/PERFORMANCE.md); the measurer's compile threads use them.
+  std::shared_ptr<NvrtcProcesses> nvrtc_;
   Device device_;
   bool flushed_ = false;
   std::unique_ptr<Bench> bench_;

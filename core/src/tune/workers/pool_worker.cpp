@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "jit/nvrtc_processes.hpp"
 #include "tune/report/outcome_json.hpp"
 #include "tune/workers/pool_wire.hpp"
 #include "tune/sweep/stopwatch.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk::detail {
 
@@ -14,7 +16,9 @@ using nlohmann::json;
 [[noreturn]] void worker_main(int in_fd, int out_fd, const Space& space, const WorkerFactory& factory, int ordinal) {
   int code = 0;
   try {
+    timeline("worker: start");
     const std::unique_ptr<WorkerSession> session = factory(ordinal);
+    timeline("worker: session ready");
     Measurer& m = session->measurer();
     const LaunchLimits l = m.limits();
     send(out_fd, {{"hello", true},
@@ -83,6 +87,7 @@ using nlohmann::json;
     }
     code = 1;
   }
+  end_nvrtc_processes();  // _Exit runs no destructor: the compile processes' folders go now
   std::_Exit(code);
 }
 
