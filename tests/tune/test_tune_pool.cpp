@@ -445,3 +445,31 @@ TEST_CASE("with the GPUs planned for, a worker that cannot start or sees other l
                          Error);
   }
 }
+
+TEST_CASE("a pool's end does not wait for its workers to end (their CUDA teardown); the next pool does, once started") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  // A session whose end takes 600 ms: a worker's CUDA context torn down.
+  class SlowEnd : public FakeSession {
+   public:
+    using FakeSession::FakeSession;
+    ~SlowEnd() override { std::this_thread::sleep_for(std::chrono::milliseconds(600)); }
+  };
+  const auto slow_end = [](int ordinal) -> std::unique_ptr<WorkerSession> {
+    return std::make_unique<SlowEnd>(ordinal, "Fake GPU", nullptr);
+  };
+  auto start = std::chrono::steady_clock::now();
+  {
+    WorkerPool pool(space, {0, 1}, slow_end);
+    for (const auto& w : pool.workers()) CHECK(w.ordinal >= 0);
+    CHECK(tune(space, *pool.measurer({0, 1}), options()).winner());
+    start = std::chrono::steady_clock::now();
+  }
+  const double ended = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(ended < 0.3);
+  start = std::chrono::steady_clock::now();
+  WorkerPool next(space, {0}, factory());
+  const double started = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(started >= 0.4);  // the first pool's workers ended before this one's greeted
+  wait_for_exiting_workers();  // none left: at once
+  CHECK(tune(space, *next.measurer({0}), options()).winner());
+}

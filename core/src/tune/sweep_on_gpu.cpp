@@ -12,6 +12,7 @@
 #include "tune/report/journal.hpp"
 #include "tune/sweep/sweep.hpp"
 #include "util/text.hpp"
+#include "tune/workers/pool.hpp"
 
 namespace gpuk {
 
@@ -23,6 +24,7 @@ TuneReport sweep_on_gpu(const TuneSpec& t, const Space& space, const RunContext&
   // Each variant's scratch is checked when it is bound (the sweep records a variant that does not
   // fit); what every variant shares is checked here, before any data exists.
   refuse_if_run_does_not_fit(t.run, plugin, 0, flush, device);
+  wait_for_exiting_workers();  // an earlier pooled sweep's workers, still ending on this GPU
 
   // Energy: required by the objective, or asked for (`energy: true`), when NVML is there.
   std::shared_ptr<EnergyMeter> meter;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "gpuk/error.hpp"
@@ -230,8 +231,56 @@ std::pair<std::uint64_t, Outcome> WorkerPool::Impl::take_outcome(std::size_t w, 
   return {point, std::move(o)};
 }
 
+namespace {
+
+// Workers told to quit end in their own time: a worker's exit tears down its CUDA context (0.4-0.7 s
+// on an H200 machine), which a caller should not wait for. A thread waits for them (a worker still
+// in a kernel past its time limit: a few seconds, then a kill); the next pool's workers start
+// first, and it waits for the last pool's before they measure, so no two sweeps share a GPU.
+class Exiting {
+ public:
+  void hand_over(std::vector<pid_t> pids) {
+    std::lock_guard lock(mutex_);
+    if (reaper_.joinable()) reaper_.join();
+    reaper_ = std::thread([pids = std::move(pids)] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      for (pid_t pid : pids) {
+        int status = 0;
+        for (;;) {
+          const pid_t r = ::waitpid(pid, &status, WNOHANG);
+          if (r != 0 && !(r < 0 && errno == EINTR)) break;  // ended, or not a child of this process
+          if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+    });
+  }
+  void wait() {
+    std::lock_guard lock(mutex_);
+    if (reaper_.joinable()) reaper_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::thread reaper_;
+};
+
+// Never destroyed: a process that leaves while workers still end leaves them to end on their own.
+Exiting& exiting() {
+  static Exiting* e = new Exiting;
+  return *e;
+}
+
+}  // namespace
+
 WorkerPool::Impl::~Impl() {
-  for (auto& p : procs)
+  std::vector<pid_t> pids;
+  for (auto& p : procs) {
     if (p.to >= 0) {
       try {
         send(p.to, {{"op", "quit"}});
@@ -240,22 +289,13 @@ WorkerPool::Impl::~Impl() {
       ::close(p.to);
       p.to = -1;
     }
-  // A worker still in a kernel past its time limit may not answer: a few seconds, then a kill.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  for (auto& p : procs) {
-    if (p.pid <= 0) continue;
-    int status = 0;
-    while (::waitpid(p.pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(p.pid, SIGKILL);
-        ::waitpid(p.pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
     if (p.from) ::close(p.from->fd());
+    if (p.pid > 0) pids.push_back(p.pid);
   }
+  exiting().hand_over(std::move(pids));
 }
+
+void wait_for_exiting_workers() { exiting().wait(); }
 
 WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFactory factory, WaveOptions wave,
                        std::vector<WorkerInfo> planned)
@@ -283,6 +323,7 @@ WorkerPool::WorkerPool(const Space& space, std::vector<int> ordinals, WorkerFact
   // Every worker forked first, then each waited for: their starts (context, data, reference)
   // overlap. With the GPUs planned for, the greetings wait for the first request.
   for (std::size_t w = 0; w < ordinals.size(); ++w) impl_->spawn(w);
+  wait_for_exiting_workers();  // the last pool's, while these start
   if (planned.empty()) impl_->greet_all();
 }
 

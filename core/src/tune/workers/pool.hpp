@@ -115,6 +115,11 @@ std::vector<WorkerInfo> plan_gpu_workers(const TuneSpec& t, const PluginRegistry
 // (the workers' own: the same cache key), compiling into its cache; none when the cache is off. threads 0: every core.
 WaveOptions gpu_compile_wave(const Runtime& runtime, int threads);
 
+// Waits until the workers of the pools destroyed so far have ended (a pool's destructor tells
+// them to quit and returns; a thread waits for them). A new pool calls it once its own workers
+// are started; a sweep in this process, before it measures.
+void wait_for_exiting_workers();
+
 class WorkerPool {
  public:
   // Forks one worker per ordinal (the same ordinal twice gives two workers on one GPU) and waits
