@@ -257,18 +257,55 @@ __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typenam
   __syncthreads();
 }
 
+// One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
+// memory, pass 0 copies it there and everything after reads it there; else every pass reads the
+// row from global memory. Two instantiations, so that each reads through its own address space.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
+__device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
+                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64) {
+  using K = typename S::K;
+  using Bits = typename S::Bits;
+  constexpr int kPasses = S::template passes<RADIX_BITS>();
+  const K* keys = a.keys_in + row * a.row_len;
+  K* row_keys = reinterpret_cast<K*>(smem);
+  const K* src = IN_SHARED ? row_keys : keys;
+  if (threadIdx.x == 0) sel = Selection<Bits>{Bits(0), 0u, static_cast<u32>(a.k), 0u};
+  __syncthreads();
+  // Digit passes from the most significant, until the k-th key's bucket is decided.
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const int width = S::kSortBits - pass * RADIX_BITS < RADIX_BITS ? S::kSortBits - pass * RADIX_BITS : RADIX_BITS;
+    const int shift = S::kSortBits - pass * RADIX_BITS - width;
+    const u32 mask = (1u << width) - 1u;
+    const Bits prefix = sel.prefix;
+    const u32 bits_done = sel.bits_done;
+    if (IN_SHARED && pass == 0)
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
+                                                           hist);
+    else
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
+                                                            hist);
+    __syncthreads();
+    pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
+    if (sel.done) break;  // the same in every thread: sel is next written after two barriers
+  }
+  const Bits prefix = sel.prefix;
+  const u32 bits_done = sel.bits_done, k_rem = sel.k_rem;
+  K* values = a.values_out + row * a.k;
+  i64* indices = a.indices_out + row * a.k;
+  write_k<S, BLOCK, ITEMS>(src, a.row_len, prefix, bits_done, k_rem, static_cast<u64>(a.k), values, indices,
+                           warp_counts, tmp64);
+  if (a.sorted) sort_k<S, BLOCK>(keys, static_cast<int>(a.k), values, indices, smem);
+}
+
 }  // namespace topk_block_detail
 
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_block(gpuk::TopKArgs<S> a) {
   using namespace topk_block_detail;
-  using K = typename S::K;
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
-  constexpr int kPasses = S::template passes<RADIX_BITS>();
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
   extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys), or the sort
-  K* row_keys = reinterpret_cast<K*>(smem);
   __shared__ u32 hist[kBins];
   __shared__ u32 tmp32[BLOCK / 32];
   __shared__ u64 tmp64[BLOCK / 32];
@@ -276,35 +313,12 @@ __global__ void __launch_bounds__(BLOCK) topk_block(gpuk::TopKArgs<S> a) {
   __shared__ Selection<Bits> sel;
   for (int i = threadIdx.x; i < kBins; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
   __syncthreads();
-  const bool in_shared = a.row_len <= ROW_KEYS;  // the shared memory holds max(ROW_KEYS, ...) keys
+  // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
+  const bool in_shared = a.row_len <= ROW_KEYS;
   for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const K* keys = a.keys_in + row * a.row_len;
-    if (threadIdx.x == 0) sel = Selection<Bits>{Bits(0), 0u, static_cast<u32>(a.k), 0u};
-    __syncthreads();
-    // Digit passes from the most significant; pass 0 also copies a short row to shared memory.
-    const K* src = in_shared ? row_keys : keys;
-    for (int pass = 0; pass < kPasses; ++pass) {
-      const int width = S::kSortBits - pass * RADIX_BITS < RADIX_BITS ? S::kSortBits - pass * RADIX_BITS : RADIX_BITS;
-      const int shift = S::kSortBits - pass * RADIX_BITS - width;
-      const u32 mask = (1u << width) - 1u;
-      const Bits prefix = sel.prefix;
-      const u32 bits_done = sel.bits_done;
-      if (pass == 0 && in_shared)
-        count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift,
-                                                             mask, hist);
-      else
-        count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift,
-                                                              mask, hist);
-      __syncthreads();
-      pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
-      if (sel.done) break;  // the same in every thread: sel is next written after two barriers
-    }
-    const Bits prefix = sel.prefix;
-    const u32 bits_done = sel.bits_done, k_rem = sel.k_rem;
-    K* values = a.values_out + row * a.k;
-    i64* indices = a.indices_out + row * a.k;
-    write_k<S, BLOCK, ITEMS>(src, a.row_len, prefix, bits_done, k_rem, static_cast<u64>(a.k), values, indices,
-                             warp_counts, tmp64);
-    if (a.sorted) sort_k<S, BLOCK>(keys, static_cast<int>(a.k), values, indices, smem);
+    if (in_shared)
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+    else
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
   }
 }
