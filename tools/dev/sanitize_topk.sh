@@ -7,7 +7,8 @@
 # and rows longer than it holds (read from global memory each pass), NaNs, all-equal keys with
 # k = the row's length, k = 4096 sorted, and its corners (one item a thread, 11-bit digits, plain
 # atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits).
-# Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool)
+# Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool;
+#   KERNELS=topk_block: only that file's cases)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 # operation words: kernel dtype order k rows sorted size params data
@@ -26,6 +27,7 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
   set -- $case
   kernel=$1
   shift
+  [ -n "${KERNELS:-}" ] && [[ ",$KERNELS," != *",$kernel,"* ]] && continue
   params=${7//:/: }; params=${params//,/, }
   case $8 in
     equal) data='{generator: few_distinct, distinct: 1, seed: 5}' ;;
