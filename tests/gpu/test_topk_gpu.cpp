@@ -3,7 +3,9 @@
 // shapes (k = 1, k = n, n not a multiple of anything, all-equal keys, NaN, +-0.0, negatives) and
 // on random keys of every bit, each answer checked element by element against the CPU reference
 // (Sorter::topk_on_cpu, the first k of the stable sort), the outputs poisoned before each call.
-// Also the kernel's extreme parameters (11-bit digits, one histogram, one item, few blocks).
+// Also topk_radix's extreme parameters (11-bit digits, one histogram, one item, few blocks), and
+// topk_block named (one block per row): rows in its shared memory and rows read from global
+// memory, at its defaults and its parameter corners.
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 
@@ -81,10 +83,17 @@ struct Case {
 
 const char* data_name(Data d) { return d == Data::random_bits ? "random bits" : d == Data::ties ? "ties" : "all equal"; }
 
+// A kernel file named with its parameters (the others at the metadata's defaults); no kernel:
+// the default path (the family's choice).
+struct Named {
+  std::string kernel;
+  std::map<std::string, std::int64_t> params;
+};
+
 // One call on the device against the CPU; the failure's words, or "".
 template <class K>
-std::string run_case(const Case& c, bool largest, bool sorted, const std::map<std::string, std::int64_t>& params,
-                     std::mt19937_64& rng, const Stream& stream) {
+std::string run_case(const Case& c, bool largest, bool sorted, const Named& named, std::mt19937_64& rng,
+                     const Stream& stream) {
   const std::vector<K> keys = make_keys<K>(c.n, c.data, rng);
   HostArray host(dtype_of<K>(), c.n);
   std::memcpy(host.data(), keys.data(), c.n * sizeof(K));
@@ -95,13 +104,13 @@ std::string run_case(const Case& c, bool largest, bool sorted, const std::map<st
   d_keys.upload(keys.data(), c.n * sizeof(K), stream);
   d_values.fill_bytes(0xA5, stream);
   d_indices.fill_bytes(0xA5, stream);
-  if (params.empty()) {
+  if (named.kernel.empty()) {
     sort::topk(engine(), reinterpret_cast<const K*>(d_keys.get()), reinterpret_cast<K*>(d_values.get()),
                reinterpret_cast<std::int64_t*>(d_indices.get()), c.n, c.k, stream.get(), o);
   } else {
     OperationSpec spec = sort::detail::topk_spec(dtype_of<K>(), c.n, c.k, o);
-    spec.kernel = "topk_radix";
-    spec.params = params;
+    spec.kernel = named.kernel;
+    spec.params = named.params;
     engine().launch(spec, {d_keys.get(), d_values.get(), d_indices.get()}, stream.get());
   }
   std::vector<K> values(out);
@@ -119,12 +128,13 @@ std::string run_case(const Case& c, bool largest, bool sorted, const std::map<st
   std::ostringstream s;
   s << dtype_name(dtype_of<K>()) << " n " << c.n << " rows " << c.rows << " k " << c.k << " " << data_name(c.data)
     << (largest ? " largest" : " smallest") << (sorted ? " sorted" : " unsorted")
-    << (params.empty() ? "" : " (extreme params)") << ": " << wrong << " of " << out << " wrong, the first at " << first
+    << (named.kernel.empty() ? "" : " (" + named.kernel + (named.params.empty() ? "" : ", its corner params") + ")")
+    << ": " << wrong << " of " << out << " wrong, the first at " << first
     << " (index " << indices[first] << ", expected " << wi[first] << ")";
   return s.str();
 }
 
-template <class K> void run_dtype(const std::vector<Case>& cases, const std::map<std::string, std::int64_t>& params) {
+template <class K> void run_dtype(const std::vector<Case>& cases, const Named& named = {}) {
   engine();  // first: the context the stream below needs
   const Stream stream;
   std::mt19937_64 rng(test::fresh_seed());
@@ -132,7 +142,7 @@ template <class K> void run_dtype(const std::vector<Case>& cases, const std::map
     for (const bool largest : {true, false})
       for (const bool sorted : {true, false}) {
         if (sorted && c.k > sort::kTopKSortedMax) continue;
-        const std::string failure = run_case<K>(c, largest, sorted, params, rng, stream);
+        const std::string failure = run_case<K>(c, largest, sorted, named, rng, stream);
         CHECK_MESSAGE(failure.empty(), failure);
       }
 }
@@ -156,15 +166,15 @@ std::vector<Case> edge_cases(bool long_rows) {
 }  // namespace
 
 TEST_CASE("topk of 32-bit keys equals the CPU's first k of the stable sort on every edge shape") {
-  run_dtype<float>(edge_cases(true), {});
-  run_dtype<std::int32_t>(edge_cases(true), {});
-  run_dtype<std::uint32_t>(edge_cases(false), {});
+  run_dtype<float>(edge_cases(true));
+  run_dtype<std::int32_t>(edge_cases(true));
+  run_dtype<std::uint32_t>(edge_cases(false));
 }
 
 TEST_CASE("topk of 64-bit keys equals the CPU's first k of the stable sort on every edge shape") {
-  run_dtype<double>(edge_cases(false), {});
-  run_dtype<std::int64_t>(edge_cases(true), {});
-  run_dtype<std::uint64_t>(edge_cases(false), {});
+  run_dtype<double>(edge_cases(false));
+  run_dtype<std::int64_t>(edge_cases(true));
+  run_dtype<std::uint64_t>(edge_cases(false));
 }
 
 TEST_CASE("topk_radix's extreme parameters: 11-bit digits, one histogram, one item a thread, one wave") {
@@ -174,8 +184,70 @@ TEST_CASE("topk_radix's extreme parameters: 11-bit digits, one histogram, one it
                                    {4097, 1, 4097, Data::ties},
                                    {1000003, 1, 77, Data::random_bits},
                                    {256 * 1000, 256, 10, Data::ties}};
-  run_dtype<float>(cases, params);
+  run_dtype<float>(cases, {"topk_radix", params});
   const std::map<std::string, std::int64_t> wide = {
       {"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 9}, {"HISTS", 8}, {"WAVES", 16}, {"SORT_BLOCK", 1024}};
-  run_dtype<std::uint32_t>(cases, wide);
+  run_dtype<std::uint32_t>(cases, {"topk_radix", wide});
+}
+
+namespace {
+
+// topk_block's shapes: one row and many, rows of odd lengths (not a multiple of the block's tile),
+// k = 1 and k = the row's length, all-equal keys, ties with NaN, -0.0 and infinities; rows that its
+// shared memory holds (ROW_KEYS 8192 by default) and longer ones, read from global memory in every
+// pass (8209 and 20011 keys); more rows than the grid has blocks on a small GPU (3001).
+std::vector<Case> block_cases() {
+  return {{1, 1, 1, Data::ties},
+          {37, 1, 37, Data::ties},
+          {1000, 1, 1000, Data::all_equal},
+          {4097, 1, 8, Data::ties},
+          {8192, 1, 4096, Data::random_bits},
+          {64 * 4096, 64, 1, Data::random_bits},
+          {1024 * 4096, 1024, 256, Data::random_bits},
+          {333 * 4096, 333, 4096, Data::ties},
+          {3001 * 129, 3001, 129, Data::all_equal},
+          {777 * 13, 777, 13, Data::ties},
+          {101 * 1999, 101, 77, Data::ties},
+          {70 * 8192, 70, 8192, Data::all_equal},
+          {5 * 8209, 5, 1000, Data::random_bits},
+          {3 * 20011, 3, 20011, Data::ties},
+          {2 * 20011, 2, 3, Data::all_equal}};
+}
+
+}  // namespace
+
+TEST_CASE("topk_block equals the CPU's first k of the stable sort on every edge shape, every key dtype") {
+  const Named block{"topk_block", {}};
+  run_dtype<float>(block_cases(), block);
+  run_dtype<double>(block_cases(), block);
+  run_dtype<std::int32_t>(block_cases(), block);
+  run_dtype<std::uint32_t>(block_cases(), block);
+  run_dtype<std::int64_t>(block_cases(), block);
+  run_dtype<std::uint64_t>(block_cases(), block);
+}
+
+TEST_CASE("topk_block's parameter corners: small rows in shared memory, 11-bit and 5-bit digits, plain atomics") {
+  // ROW_KEYS 1024 sends every row above 1024 keys to the global-memory path; one item a thread
+  // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits.
+  const Named narrow{"topk_block",
+                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}}};
+  const std::vector<Case> cases = {{1, 1, 1, Data::ties},
+                                   {1024 * 100, 100, 1024, Data::ties},
+                                   {1025 * 100, 100, 7, Data::random_bits},
+                                   {4097 * 70, 70, 4097, Data::all_equal},
+                                   {3 * 33335, 3, 1000, Data::ties}};
+  run_dtype<float>(cases, narrow);
+  run_dtype<std::uint64_t>(cases, narrow);
+  const Named wide{"topk_block", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
+  run_dtype<std::int32_t>(cases, wide);
+  run_dtype<double>(cases, wide);
+}
+
+TEST_CASE("topk's default path takes topk_block for a batch and topk_radix for one row") {
+  engine();
+  const sort::TopKOptions batch{true, false, 1024};
+  const auto b = engine().prepare(sort::detail::topk_spec(DType::float32, 1024 * 4096, 8, batch));
+  CHECK(b.variant().find("topk_block") != std::string::npos);
+  const auto one = engine().prepare(sort::detail::topk_spec(DType::float32, 1 << 20, 8, {}));
+  CHECK(one.variant().find("topk_radix") != std::string::npos);
 }

@@ -172,10 +172,11 @@ TEST_CASE("topk configs: k, rows and sorted are checked, left out at their defau
   CHECK(error("family: sort\noperation: sort\ndtype: float32\nsize: 10\nk: 4\n").find("options of topk, not of sort") !=
         std::string::npos);
   // No kernel named: the family's default (radix) does not implement topk, so the first file that
-  // does is taken (core/src/kernel/default_kernel.hpp).
+  // does, by name, is the fallback (core/src/kernel/default_kernel.hpp); the run itself takes the
+  // family's choice below.
   CHECK(error("family: sort\noperation: topk\ndtype: float32\nsize: 10\n").empty());
   CHECK(parse_run_spec("family: sort\noperation: topk\ndtype: float32\nsize: 10\n", "c.yaml", plugins(), kernels()).kernel ==
-        "topk_radix");
+        "topk_block");
   // The library API's lookup: the family picks the radix select for topk at every size.
   const Problem p = problem_of(plain);
   const auto choice = plugins().get("sort").choose_kernel(p);
@@ -185,6 +186,35 @@ TEST_CASE("topk configs: k, rows and sorted are checked, left out at their defau
   Problem long_row = p;
   long_row.max_n = long_row.n = std::uint64_t{1} << 20;
   CHECK(plugins().get("sort").choose_kernel(long_row)->params.at("RADIX_BITS") == 11);
+}
+
+TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take topk_block, the rest topk_radix") {
+  const auto choose = [](std::uint64_t rows, std::uint64_t row_len, std::uint64_t max_n = 0) {
+    Problem p = make_problem(plugins().get("sort"), "topk", DType::float32,
+                             {{"k", "8"}, {"rows", std::to_string(rows)}, {"sorted", "false"}}, rows * row_len);
+    if (max_n) p.max_n = max_n;
+    const auto choice = plugins().get("sort").choose_kernel(p);
+    REQUIRE(choice.has_value());
+    return *choice;
+  };
+  const KernelChoice batch = choose(1024, 4096);
+  CHECK(batch.kernel == "topk_block");
+  CHECK(batch.params.empty());  // the file's defaults: ROW_KEYS 8192
+  CHECK(batch.why.find("one block per row") != std::string::npos);
+  CHECK(batch.why.find("not yet measured") != std::string::npos);
+  // A library Operation serves its size bucket: 1024 rows of 4096 keys (n = 2^22) up to n = 2^23 - 1.
+  CHECK(choose(1024, 4096, (std::uint64_t{1} << 23) - 1).kernel == "topk_block");
+  CHECK(choose(64, 8192).kernel == "topk_block");
+  CHECK(choose(777, 13).kernel == "topk_block");
+  // Too few rows to fill the GPU, or rows longer than the block's shared memory holds.
+  CHECK(choose(63, 4096).kernel == "topk_radix");
+  CHECK(choose(1, 4096).kernel == "topk_radix");
+  CHECK(choose(1024, 8193).kernel == "topk_radix");
+  CHECK(choose(1024, 16384).kernel == "topk_radix");
+  CHECK(choose(1024, 8192, (std::uint64_t{1} << 24) - 1).kernel == "topk_radix");
+  const KernelChoice long_rows = choose(16, 1 << 20);
+  CHECK(long_rows.kernel == "topk_radix");
+  CHECK(long_rows.params.at("RADIX_BITS") == 11);
 }
 
 TEST_CASE("the typed API's topk spec: largest is the descending order, defaults left out") {

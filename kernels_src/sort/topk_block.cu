@@ -1,0 +1,324 @@
+/* gpuk
+family: sort
+operations: [topk]
+summary: Top-k with one block per row, in one launch. A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output the block then sorts its row's k by (bits, index) in shared memory.
+params:
+  BLOCK: {default: 256, values: [128, 256, 512, 1024]}
+  ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
+  RADIX_BITS: {default: 8, values: [5, 6, 7, 8, 9, 10, 11]}
+  ROW_KEYS: {default: 8192, values: [1024, 2048, 4096, 8192, 16384, 32768]}
+  WAVES: {default: 8, values: [1, 2, 4, 8, 16]}
+  MATCH: {default: 1, values: [0, 1]}
+constraints:
+  - ITEMS * BLOCK / 32 <= BLOCK
+  - ROW_KEYS * elem_bytes <= 131072
+launch:
+  - entry: topk_block
+    grid: min(sm_count * WAVES, n)
+    block: BLOCK
+    shared: max(ROW_KEYS * elem_bytes, 4096 * (elem_bytes + 4))
+*/
+
+// Why it is shaped like this (docs/kernels/sort.md, "Top-k"):
+// - topk_radix.cu spreads a row over many blocks and hands each digit pass over between launches
+//   (a launch per pass, the row's histogram in global memory, the last block to arrive picking the
+//   digit). A batch of rows that each fit one block needs none of that: one block owns a row (a
+//   grid-stride over the rows), keeps it in shared memory, and every pass, scan and decision is
+//   block-local. One launch, no scratch, no global atomics.
+// - The same selection as topk_radix: the k smallest S::bits (the descending flip, the float order
+//   and a bit window are all in S::bits), found digit by digit from the top; after a pass the
+//   block knows the k-th key's top bits (`prefix`) and how many of the keys sharing them are
+//   among the k (`k_rem`); a bucket holding exactly k_rem keys is decided and ends the passes.
+//   Then one pass writes the keys below the prefix and the first k_rem equal to it, in input
+//   order, positions from warp ballots and a block scan per tile (no atomic decides a place).
+// - Shared memory holds the row's keys themselves (not their bits): the bits are recomputed each
+//   pass (a few instructions), and the output is the key bit for bit, a window or CUB's -0.0
+//   merge notwithstanding. Rows longer than ROW_KEYS are read from global memory in every pass.
+// - Low-entropy keys put most of a row in a few digits (floats in [-1, 1] share their top byte):
+//   MATCH 1 adds one count per distinct digit of a warp (a ballot match), not one per key.
+// - sorted: the row's k (k <= 4096, the plugin refuses more) are read back from the outputs this
+//   block just wrote (a barrier makes them visible to it) into shared memory as (bits, index), a
+//   bitonic sort orders them, and the keys are read again from the input by index. The shared
+//   memory is the larger of the row (ROW_KEYS keys) and the sort (4096 bits and indices).
+
+#include "gpuk/topk.cuh"
+
+using gpuk::i64;
+using gpuk::u32;
+using gpuk::u64;
+
+namespace topk_block_detail {
+
+constexpr u32 kFull = 0xffffffffu;
+
+// Adds one to hist[digit] for each lane with `in`; every lane of the warp calls it (control flow
+// uniform in the warp). MATCH 1: the lanes with equal digits are found by ballots and the lowest
+// of them adds their number; lanes without `in` take digit 2^RADIX_BITS, which no real one has.
+template <int RADIX_BITS, int MATCH>
+__device__ __forceinline__ void count_digit(u32* hist, bool in, u32 digit) {
+  if constexpr (MATCH == 0) {
+    if (in) atomicAdd(&hist[digit], 1u);
+  } else {
+    if (__ballot_sync(kFull, in) == 0u) return;  // the same for the whole warp
+    const u32 d = in ? digit : (1u << RADIX_BITS);
+    const u32 peers = gpuk::match_peers<RADIX_BITS + 1, 0>(d);
+    if (in && (peers & gpuk::lanemask_lt()) == 0u) atomicAdd(&hist[digit], static_cast<u32>(__popc(peers)));
+  }
+}
+
+// One digit pass's counts: the digit at `shift` (`mask` wide) of each of src[0, len) whose top
+// `bits_done` bits equal `prefix`, added into `hist`. COPY: src is the row in global memory, and
+// its keys are also stored into `copy` (the row in shared memory) on the way.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY>
+__device__ __forceinline__ void count_pass(const typename S::K* src, typename S::K* copy, i64 len,
+                                           typename S::Bits prefix, u32 bits_done, int shift, u32 mask, u32* hist) {
+  using K = typename S::K;
+  using Bits = typename S::Bits;
+  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
+    K key[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      if (i < len) key[j] = src[i];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      bool in = i < len;
+      Bits b = 0;
+      if (in) {
+        b = S::bits(key[j]);
+        if constexpr (COPY) copy[i] = key[j];
+        in = gpuk::top_bits<S>(b, bits_done) == prefix;
+      }
+      count_digit<RADIX_BITS, MATCH>(hist, in, static_cast<u32>(b >> shift) & mask);
+    }
+  }
+}
+
+// What the passes have found of the row's k-th key (written by one thread, read by all).
+template <class Bits> struct Selection {
+  Bits prefix;    // the top `bits_done` bits of the k-th smallest S::bits of the row
+  u32 bits_done;  // how many of its bits are known
+  u32 k_rem;      // how many keys whose top bits equal `prefix` are among the k
+  u32 done;       // 1: every key with those top bits is among the k, or every bit is known
+};
+
+// The pass's decision: the bin where the running count of `hist` first reaches k_rem gives the
+// next digit of the k-th key. Clears `hist` for the next pass. Every thread calls it; `sel` is
+// written by one thread, and a barrier ends the call.
+template <int BLOCK, int RADIX_BITS, class Bits>
+__device__ __forceinline__ void pick_digit(u32* hist, u32 mask, int width, Selection<Bits>& sel, u32* tmp) {
+  constexpr int kBins = 1 << RADIX_BITS;
+  constexpr int kPerThread = (kBins + BLOCK - 1) / BLOCK;
+  const Bits prefix = sel.prefix;
+  const u32 bits_done = sel.bits_done, k_rem = sel.k_rem;
+  u32 h[kPerThread];
+  u32 sum = 0;
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    const int bin = threadIdx.x * kPerThread + q;
+    h[q] = bin <= static_cast<int>(mask) ? hist[bin] : 0u;
+    sum += h[q];
+  }
+  u32 total;
+  u32 before = gpuk::block_exclusive_sum<BLOCK>(sum, total, tmp);  // every read of `hist` is before its barriers
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    const int bin = threadIdx.x * kPerThread + q;
+    if (bin < kBins) hist[bin] = 0;
+  }
+  if (before < k_rem && k_rem <= before + sum) {
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {
+      if (before < k_rem && k_rem <= before + h[q]) {
+        const u32 left = k_rem - before;
+        sel.prefix = static_cast<Bits>((prefix << width) | static_cast<Bits>(threadIdx.x * kPerThread + q));
+        sel.bits_done = bits_done + static_cast<u32>(width);
+        sel.k_rem = left;
+        sel.done = h[q] == left;
+        break;
+      }
+      before += h[q];
+    }
+  }
+  __syncthreads();
+}
+
+// Writes the row's k in input order: a key below the prefix goes to (keys below before it) +
+// min(keys equal before it, k_rem); a key equal to it, while fewer than k_rem equal keys come
+// before it, to (keys below before it) + (keys equal before it). Tiles of BLOCK x ITEMS keys,
+// block-striped; stops once all k are written. `warp_counts` holds ITEMS x BLOCK / 32 values,
+// `tmp` BLOCK / 32. Ends with a barrier.
+template <class S, int BLOCK, int ITEMS>
+__device__ __forceinline__ void write_k(const typename S::K* src, i64 len, typename S::Bits prefix, u32 bits_done,
+                                        u64 k_rem, u64 k, typename S::K* values, i64* indices, u64* warp_counts,
+                                        u64* tmp) {
+  using K = typename S::K;
+  using Bits = typename S::Bits;
+  constexpr int kWarps = BLOCK / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const u32 lanes_below = gpuk::lanemask_lt();
+  u64 below_before = 0, equal_before = 0;
+  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
+    if (below_before + (equal_before < k_rem ? equal_before : k_rem) == k) break;  // the same in every thread
+    K key[ITEMS];
+    u32 below[ITEMS], equal[ITEMS];  // the warp's ballots
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      if (i < len) key[j] = src[i];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      bool lt = false, eq = false;
+      if (i < len) {
+        const Bits top = gpuk::top_bits<S>(S::bits(key[j]), bits_done);
+        lt = top < prefix;
+        eq = top == prefix;
+      }
+      below[j] = __ballot_sync(kFull, lt);
+      equal[j] = __ballot_sync(kFull, eq);
+      if (lane == 0) warp_counts[j * kWarps + warp] = (static_cast<u64>(__popc(below[j])) << 32) | __popc(equal[j]);
+    }
+    __syncthreads();
+    // Tile items in index order are (j, warp) in j-major order: one entry per thread.
+    u64 total;
+    const u64 mine = threadIdx.x < ITEMS * kWarps ? warp_counts[threadIdx.x] : 0ull;
+    const u64 ex = gpuk::block_exclusive_sum<BLOCK>(mine, total, tmp);
+    if (threadIdx.x < ITEMS * kWarps) warp_counts[threadIdx.x] = ex;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      const u64 at = warp_counts[j * kWarps + warp];
+      const u64 lt_before = below_before + (at >> 32) + __popc(below[j] & lanes_below);
+      const u64 eq_before = equal_before + (at & 0xffffffffull) + __popc(equal[j] & lanes_below);
+      i64 pos = -1;
+      if ((below[j] >> lane) & 1u) pos = static_cast<i64>(lt_before + (eq_before < k_rem ? eq_before : k_rem));
+      else if (((equal[j] >> lane) & 1u) && eq_before < k_rem) pos = static_cast<i64>(lt_before + eq_before);
+      if (pos >= 0) {
+        values[pos] = key[j];
+        indices[pos] = i;
+      }
+    }
+    below_before += total >> 32;
+    equal_before += total & 0xffffffffull;
+    __syncthreads();  // warp_counts is written again by the next tile
+  }
+}
+
+// sorted: the row's k outputs ordered by (bits, index) in shared memory (a bitonic sort of the
+// next power of two, padded with entries after every real one), the keys read again from the
+// row by index. The outputs were written by this block before a barrier. `smem` holds 4096 bits
+// and 4096 indices. Ends with a barrier.
+template <class S, int BLOCK>
+__device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typename S::K* values, i64* indices,
+                                       unsigned char* smem) {
+  using Bits = typename S::Bits;
+  int m = 1;
+  while (m < k) m <<= 1;
+  Bits* bits = reinterpret_cast<Bits*>(smem);
+  u32* index = reinterpret_cast<u32*>(smem + m * sizeof(Bits));
+  for (int i = threadIdx.x; i < m; i += BLOCK) {
+    if (i < k) {
+      const i64 at = indices[i];
+      bits[i] = S::bits(keys[at]);
+      index[i] = static_cast<u32>(at);
+    } else {
+      bits[i] = static_cast<Bits>(~Bits(0));
+      index[i] = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
+    }
+  }
+  __syncthreads();
+  for (int size = 2; size <= m; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < m / 2; t += BLOCK) {
+        const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+        const bool up = (lo & size) == 0;
+        const bool greater = bits[lo] > bits[hi] || (bits[lo] == bits[hi] && index[lo] > index[hi]);
+        if (greater == up) {
+          const Bits b = bits[lo];
+          bits[lo] = bits[hi];
+          bits[hi] = b;
+          const u32 x = index[lo];
+          index[lo] = index[hi];
+          index[hi] = x;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  for (int i = threadIdx.x; i < k; i += BLOCK) {
+    indices[i] = index[i];
+    values[i] = keys[index[i]];
+  }
+  __syncthreads();
+}
+
+// One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
+// memory, pass 0 copies it there and everything after reads it there; else every pass reads the
+// row from global memory. Two instantiations, so that each reads through its own address space.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
+__device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
+                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64) {
+  using K = typename S::K;
+  using Bits = typename S::Bits;
+  constexpr int kPasses = S::template passes<RADIX_BITS>();
+  const K* keys = a.keys_in + row * a.row_len;
+  K* row_keys = reinterpret_cast<K*>(smem);
+  const K* src = IN_SHARED ? row_keys : keys;
+  if (threadIdx.x == 0) sel = Selection<Bits>{Bits(0), 0u, static_cast<u32>(a.k), 0u};
+  __syncthreads();
+  // Digit passes from the most significant, until the k-th key's bucket is decided.
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const int width = S::kSortBits - pass * RADIX_BITS < RADIX_BITS ? S::kSortBits - pass * RADIX_BITS : RADIX_BITS;
+    const int shift = S::kSortBits - pass * RADIX_BITS - width;
+    const u32 mask = (1u << width) - 1u;
+    const Bits prefix = sel.prefix;
+    const u32 bits_done = sel.bits_done;
+    if (IN_SHARED && pass == 0)
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
+                                                           hist);
+    else
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
+                                                            hist);
+    __syncthreads();
+    pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
+    if (sel.done) break;  // the same in every thread: sel is next written after two barriers
+  }
+  const Bits prefix = sel.prefix;
+  const u32 bits_done = sel.bits_done, k_rem = sel.k_rem;
+  K* values = a.values_out + row * a.k;
+  i64* indices = a.indices_out + row * a.k;
+  write_k<S, BLOCK, ITEMS>(src, a.row_len, prefix, bits_done, k_rem, static_cast<u64>(a.k), values, indices,
+                           warp_counts, tmp64);
+  if (a.sorted) sort_k<S, BLOCK>(keys, static_cast<int>(a.k), values, indices, smem);
+}
+
+}  // namespace topk_block_detail
+
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
+__global__ void __launch_bounds__(BLOCK) topk_block(gpuk::TopKArgs<S> a) {
+  using namespace topk_block_detail;
+  using Bits = typename S::Bits;
+  constexpr int kBins = 1 << RADIX_BITS;
+  static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
+  extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys), or the sort
+  __shared__ u32 hist[kBins];
+  __shared__ u32 tmp32[BLOCK / 32];
+  __shared__ u64 tmp64[BLOCK / 32];
+  __shared__ u64 warp_counts[ITEMS * (BLOCK / 32)];
+  __shared__ Selection<Bits> sel;
+  for (int i = threadIdx.x; i < kBins; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
+  __syncthreads();
+  // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
+  const bool in_shared = a.row_len <= ROW_KEYS;
+  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    if (in_shared)
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+    else
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+  }
+}
