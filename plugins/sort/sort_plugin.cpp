@@ -172,13 +172,13 @@ class SortPlugin final : public Sorter {
   // n < 2^30 (radix) or 2^29 (onesweep). Other cases keep radix's defaults: nothing was measured.
   std::optional<KernelChoice> choose_kernel(const Problem& p) const override {
     // topk: a batch of at least kTopKBlockMinRows rows of at most kTopKBlockRowKeys keys takes
-    // topk_block (a block owns a row held in its shared memory: one launch, no scratch, no
+    // topk_rows (a block owns a row held in its shared memory: one launch, no scratch, no
     // global atomics; topk_radix spends a launch per digit pass and two more on each batch, which
     // on an H200 kept 1024 rows of 4096 float32 at 0.070-0.088 ms against CUB's 0.029-0.045).
     // 64 rows: about half the SMs of an H100 or H200 get a row (the Problem does not know the SM
     // count); fewer rows leave the GPU idle, where topk_radix splits each row over many blocks.
-    // The row limit is topk_block's default ROW_KEYS (the row in shared memory), on max_n / rows:
-    // a library Operation serves its whole size bucket (topk_block would read longer rows from
+    // The row limit is topk_rows's default ROW_KEYS (the row in shared memory), on max_n / rows:
+    // a library Operation serves its whole size bucket (topk_rows would read longer rows from
     // global memory every pass, correct but not what it is for). Not yet measured on a GPU
     // (configs/tune_topk_batch.yaml is the space). Otherwise the radix select; 11-bit digits for
     // rows of 2^18 keys or more (3 reads of 32-bit keys instead of 4), 8-bit below, where a row's
@@ -187,7 +187,7 @@ class SortPlugin final : public Sorter {
     if (p.operation == "topk") {
       const TopKSpec s = topk_spec_of(p.options);
       if (s.rows >= kTopKBlockMinRows && p.max_n / s.rows <= kTopKBlockRowKeys)
-        return KernelChoice{"topk_block", {},
+        return KernelChoice{"topk_rows", {},
                             "topk: one block per row in shared memory, for " + std::to_string(kTopKBlockMinRows) +
                                 " rows or more of at most " + std::to_string(kTopKBlockRowKeys) +
                                 " keys (not yet measured)"};

@@ -10,8 +10,8 @@
 
 namespace gpuk::sort {
 
-// The batches the family's choice gives to topk_block.cu (sort_plugin.cpp, choose_kernel): at
-// least this many rows, of at most this many keys (topk_block's default ROW_KEYS, the keys of a
+// The batches the family's choice gives to topk_rows.cu (sort_plugin.cpp, choose_kernel): at
+// least this many rows, of at most this many keys (topk_rows's default ROW_KEYS, the keys of a
 // row its shared memory holds; keep them in step).
 inline constexpr std::uint64_t kTopKBlockMinRows = 64;
 inline constexpr std::uint64_t kTopKBlockRowKeys = 8192;

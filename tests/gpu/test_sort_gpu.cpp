@@ -103,7 +103,7 @@ std::uint64_t largest_size_for(const std::string& kernel) {
 
 }  // namespace
 
-// The files that sort (topk_radix and topk_block implement topk alone: tests/gpu/test_topk_gpu.cpp); and
+// The files that sort (topk_radix and topk_rows implement topk alone: tests/gpu/test_topk_gpu.cpp); and
 // GPUK_SORT_KERNELS=radix_block,rank_shared limits the sweep below to those files.
 bool selected(const KernelFile& file) {
   const auto& ops = file.operations;

@@ -4,7 +4,7 @@
 // on random keys of every bit, each answer checked element by element against the CPU reference
 // (Sorter::topk_on_cpu, the first k of the stable sort), the outputs poisoned before each call.
 // Also topk_radix's extreme parameters (11-bit digits, one histogram, one item, few blocks), and
-// topk_block named (one block per row): rows in its shared memory and rows read from global
+// topk_rows named (one block per row): rows in its shared memory and rows read from global
 // memory, at its defaults and its parameter corners.
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
@@ -192,7 +192,7 @@ TEST_CASE("topk_radix's extreme parameters: 11-bit digits, one histogram, one it
 
 namespace {
 
-// topk_block's shapes: one row and many, rows of odd lengths (not a multiple of the block's tile),
+// topk_rows's shapes: one row and many, rows of odd lengths (not a multiple of the block's tile),
 // k = 1 and k = the row's length, all-equal keys, ties with NaN, -0.0 and infinities; rows that its
 // shared memory holds (ROW_KEYS 8192 by default) and longer ones, read from global memory in every
 // pass (8209 and 20011 keys); more rows than the grid has blocks on a small GPU (3001).
@@ -216,8 +216,8 @@ std::vector<Case> block_cases() {
 
 }  // namespace
 
-TEST_CASE("topk_block equals the CPU's first k of the stable sort on every edge shape, every key dtype") {
-  const Named block{"topk_block", {}};
+TEST_CASE("topk_rows equals the CPU's first k of the stable sort on every edge shape, every key dtype") {
+  const Named block{"topk_rows", {}};
   run_dtype<float>(block_cases(), block);
   run_dtype<double>(block_cases(), block);
   run_dtype<std::int32_t>(block_cases(), block);
@@ -226,10 +226,10 @@ TEST_CASE("topk_block equals the CPU's first k of the stable sort on every edge 
   run_dtype<std::uint64_t>(block_cases(), block);
 }
 
-TEST_CASE("topk_block's parameter corners: small rows in shared memory, 11-bit and 5-bit digits, plain atomics") {
+TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit and 5-bit digits, plain atomics") {
   // ROW_KEYS 1024 sends every row above 1024 keys to the global-memory path; one item a thread
   // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits.
-  const Named narrow{"topk_block",
+  const Named narrow{"topk_rows",
                      {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}}};
   const std::vector<Case> cases = {{1, 1, 1, Data::ties},
                                    {1024 * 100, 100, 1024, Data::ties},
@@ -238,16 +238,16 @@ TEST_CASE("topk_block's parameter corners: small rows in shared memory, 11-bit a
                                    {3 * 33335, 3, 1000, Data::ties}};
   run_dtype<float>(cases, narrow);
   run_dtype<std::uint64_t>(cases, narrow);
-  const Named wide{"topk_block", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
+  const Named wide{"topk_rows", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
   run_dtype<std::int32_t>(cases, wide);
   run_dtype<double>(cases, wide);
 }
 
-TEST_CASE("topk's default path takes topk_block for a batch and topk_radix for one row") {
+TEST_CASE("topk's default path takes topk_rows for a batch and topk_radix for one row") {
   engine();
   const sort::TopKOptions batch{true, false, 1024};
   const auto b = engine().prepare(sort::detail::topk_spec(DType::float32, 1024 * 4096, 8, batch));
-  CHECK(b.variant().find("topk_block") != std::string::npos);
+  CHECK(b.variant().find("topk_rows") != std::string::npos);
   const auto one = engine().prepare(sort::detail::topk_spec(DType::float32, 1 << 20, 8, {}));
   CHECK(one.variant().find("topk_radix") != std::string::npos);
 }

@@ -1,6 +1,6 @@
 // Every allowed value of every parameter of every sort kernel file compiles with NVRTC for sm_90
 // (uint32 keys with uint32 values, or top-k's int64 indices; the other parameters at their
-// defaults), and topk_block.cu for every key dtype and order at its parameter corners: no GPU
+// defaults), and topk_rows.cu for every key dtype and order at its parameter corners: no GPU
 // needed.
 #include <doctest/doctest.h>
 
@@ -48,7 +48,7 @@ TEST_CASE("every allowed value of every sort parameter compiles (uint32 pairs, o
   }
 }
 
-TEST_CASE("topk_block (a sort file) compiles for every key dtype and order at its parameter corners") {
+TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its parameter corners") {
   // Every dtype, both orders and a bit window in CUB's float order (the plugin's leading-argument
   // lists), at the defaults and at two corners: the narrowest block with one item, 11-bit digits,
   // plain atomics and a small row; the widest with 16 items, 5-bit digits and ballot matches. Both
@@ -60,7 +60,7 @@ TEST_CASE("topk_block (a sort file) compiles for every key dtype and order at it
   options.arch = "sm_90";
   options.include_dirs = kernels.include_dirs();
   const Jit jit(options, nullptr);
-  const auto file = kernels.find("sort", "topk_block");
+  const auto file = kernels.find("sort", "topk_rows");
   REQUIRE(file->supports("topk"));
   const auto leading = plugins.get("sort").all_template_args(*file);
   REQUIRE(leading.size() == 3 * 6);  // 6 dtypes x (ascending, descending, a window)

@@ -172,11 +172,12 @@ TEST_CASE("topk configs: k, rows and sorted are checked, left out at their defau
   CHECK(error("family: sort\noperation: sort\ndtype: float32\nsize: 10\nk: 4\n").find("options of topk, not of sort") !=
         std::string::npos);
   // No kernel named: the family's default (radix) does not implement topk, so the first file that
-  // does, by name, is the fallback (core/src/kernel/default_kernel.hpp); the run itself takes the
-  // family's choice below.
+  // does, by name, is the fallback (core/src/kernel/default_kernel.hpp): topk_radix, which serves
+  // any shape (topk_rows, one block per row, would take a single array with one block); the run
+  // itself takes the family's choice below.
   CHECK(error("family: sort\noperation: topk\ndtype: float32\nsize: 10\n").empty());
   CHECK(parse_run_spec("family: sort\noperation: topk\ndtype: float32\nsize: 10\n", "c.yaml", plugins(), kernels()).kernel ==
-        "topk_block");
+        "topk_radix");
   // The library API's lookup: the family picks the radix select for topk at every size.
   const Problem p = problem_of(plain);
   const auto choice = plugins().get("sort").choose_kernel(p);
@@ -188,7 +189,7 @@ TEST_CASE("topk configs: k, rows and sorted are checked, left out at their defau
   CHECK(plugins().get("sort").choose_kernel(long_row)->params.at("RADIX_BITS") == 11);
 }
 
-TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take topk_block, the rest topk_radix") {
+TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take topk_rows, the rest topk_radix") {
   const auto choose = [](std::uint64_t rows, std::uint64_t row_len, std::uint64_t max_n = 0) {
     Problem p = make_problem(plugins().get("sort"), "topk", DType::float32,
                              {{"k", "8"}, {"rows", std::to_string(rows)}, {"sorted", "false"}}, rows * row_len);
@@ -198,14 +199,14 @@ TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take t
     return *choice;
   };
   const KernelChoice batch = choose(1024, 4096);
-  CHECK(batch.kernel == "topk_block");
+  CHECK(batch.kernel == "topk_rows");
   CHECK(batch.params.empty());  // the file's defaults: ROW_KEYS 8192
   CHECK(batch.why.find("one block per row") != std::string::npos);
   CHECK(batch.why.find("not yet measured") != std::string::npos);
   // A library Operation serves its size bucket: 1024 rows of 4096 keys (n = 2^22) up to n = 2^23 - 1.
-  CHECK(choose(1024, 4096, (std::uint64_t{1} << 23) - 1).kernel == "topk_block");
-  CHECK(choose(64, 8192).kernel == "topk_block");
-  CHECK(choose(777, 13).kernel == "topk_block");
+  CHECK(choose(1024, 4096, (std::uint64_t{1} << 23) - 1).kernel == "topk_rows");
+  CHECK(choose(64, 8192).kernel == "topk_rows");
+  CHECK(choose(777, 13).kernel == "topk_rows");
   // Too few rows to fill the GPU, or rows longer than the block's shared memory holds.
   CHECK(choose(63, 4096).kernel == "topk_radix");
   CHECK(choose(1, 4096).kernel == "topk_radix");

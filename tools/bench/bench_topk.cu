@@ -258,7 +258,7 @@ template <class K> void run_dtype(const gpuk::Engine& engine, const char* dtype,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("CCCL %d.%d.%d (CUB's top-k); gpuk's default path (the family's choice: topk_block for 64 rows or more "
+  std::printf("CCCL %d.%d.%d (CUB's top-k); gpuk's default path (the family's choice: topk_rows for 64 rows or more "
               "of at most 8192 keys, else topk_radix)\n\n",
               CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
   std::printf("| dtype | rows | row length | k | gpuk ms | CUB ms | CUB / gpuk | gpuk answer | CUB answer | CUB call |\n");

@@ -3,12 +3,12 @@
 # the largest of float32 sorted (60 NaNs among 50 distinct values) and the smallest of int64 in
 # input order at odd sizes, batches of odd rows, keys all equal with k = n, and the extreme
 # parameters (11-bit digits, one histogram copy, one item a thread, one wave: many parts per row,
-# the last-block hand-over at every pass). topk_block.cu: batches of odd rows held in shared memory
+# the last-block hand-over at every pass). topk_rows.cu: batches of odd rows held in shared memory
 # and rows longer than it holds (read from global memory each pass), NaNs, all-equal keys with
 # k = the row's length, k = 4096 sorted, and its corners (one item a thread, 11-bit digits, plain
 # atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits).
 # Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool;
-#   KERNELS=topk_block: only that file's cases)
+#   KERNELS=topk_rows: only that file's cases)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
 # operation words: kernel dtype order k rows sorted size params data
@@ -18,12 +18,12 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
             "topk_radix float64 descending 4096 1 true 20003 {} spread" \
             "topk_radix int32 ascending 5 61 true 20008 {} spread" \
             "topk_radix float32 ascending 77 1 true 50021 {BLOCK:128,ITEMS:1,RADIX_BITS:11,HISTS:1,WAVES:1} spread" \
-            "topk_block float32 descending 100 67 true 201067 {} nan" \
-            "topk_block int64 ascending 13 7 false 63007 {} spread" \
-            "topk_block uint32 descending 3001 65 false 195065 {} equal" \
-            "topk_block float64 descending 4096 64 true 262336 {} spread" \
-            "topk_block float32 ascending 77 65 true 97500 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0} spread" \
-            "topk_block int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5} spread"; do
+            "topk_rows float32 descending 100 67 true 201067 {} nan" \
+            "topk_rows int64 ascending 13 7 false 63007 {} spread" \
+            "topk_rows uint32 descending 3001 65 false 195065 {} equal" \
+            "topk_rows float64 descending 4096 64 true 262336 {} spread" \
+            "topk_rows float32 ascending 77 65 true 97500 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0} spread" \
+            "topk_rows int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5} spread"; do
   set -- $case
   kernel=$1
   shift

@@ -2,6 +2,7 @@
 #include "run/declared_run.hpp"
 
 #include "gpuk/error.hpp"
+#include "jit/jit.hpp"
 #include "kernel/declaration.hpp"
 #include "run/prepare.hpp"
 #include "run/runtime.hpp"
@@ -43,6 +44,24 @@ PreparedRun prepare_reference(const RunSpec& spec, const Runtime& runtime, Devic
 }
 
 }  // namespace
+
+void compile_reference_ahead(const RunSpec& spec, const Runtime& runtime, const DeviceInfo& info,
+                             NvrtcProcesses* processes) {
+  if (!spec.verify || spec.reference_kernel.empty() || !spec.declared || !runtime.cache().enabled() || !processes)
+    return;
+  try {
+    RunSpec other = spec;
+    other.kernel = spec.reference_kernel;
+    other.params = spec.reference_params;
+    other.pick = RunSpec::Pick::named;
+    const PlannedVariant planned = plan_variant(problem_of(other), variant_request(other),
+                                                runtime.plugins().get(spec.family), runtime.kernels(), info, TuningSources{});
+    const Jit& jit = runtime.jit(info.arch());
+    for (const auto& program : programs_by_defines(kernel_names(planned.plan)))
+      (void)jit.compile(planned.variant->file(), program, processes);
+  } catch (const std::exception&) {
+  }
+}
 
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
   const PreparedRun reference = prepare_reference(spec, runtime, device);

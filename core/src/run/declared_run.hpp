@@ -23,6 +23,15 @@ PreparedRun prepare_other_kernel(const RunSpec& spec, const std::string& kernel,
 // compile, each of spec.reference_fallbacks is tried in turn (the first's error if none does).
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench);
 
+// The reference kernel compiled into the Runtime's on-disk cache for a GPU described by `info`,
+// without a device, by a compile process (NVRTC starts CUDA in the process that calls it): what a
+// sweep's parent does while its worker starts CUDA, so that the worker's run_reference_kernel
+// finds it compiled. Nothing without a reference, a cache or compile processes; an error is left
+// for the worker to meet and report.
+class NvrtcProcesses;
+void compile_reference_ahead(const RunSpec& spec, const Runtime& runtime, const DeviceInfo& info,
+                             NvrtcProcesses* processes);
+
 // The baseline kernel timed on the bench, as the run's kernel is (a sweep's variants with the
 // L2 flushed before each timed run: `flush_l2`): each repeat's time, or their statistics. The
 // Bench is left bound to the baseline's scratch.

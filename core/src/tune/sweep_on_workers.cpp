@@ -7,9 +7,12 @@
 
 #include "device/device.hpp"
 #include "gpuk/error.hpp"
+#include "jit/nvrtc_processes.hpp"
+#include "run/declared_run.hpp"
 #include "run/host_side.hpp"
 #include "run/runner.hpp"
 #include "tune/report/journal.hpp"
+#include "tune/measure/bulk_compiler.hpp"
 #include "tune/workers/pool.hpp"
 #include "util/timeline.hpp"
 
@@ -60,7 +63,14 @@ std::vector<ModelSweep> sweep_on_workers(const Runtime& runtime, const TuneSpec&
       space, ordinals, [&](int ordinal) { return make_gpu_worker(t, context, ordinal, sweep, &host); }, wave,
       plan_gpu_workers(t, plugins, devices, ordinals));
   const double pool_start = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  timeline("sweep: workers ready");
+  timeline("sweep: workers started");
+  // While the workers start CUDA (planned for, they are not waited for): their reference kernel
+  // compiled here, into the cache they read.
+  if (static_cast<std::size_t>(ordinals.front()) < devices.size() && t.run.verify && !t.run.reference_kernel.empty()) {
+    compile_reference_ahead(t.run, runtime, devices[static_cast<std::size_t>(ordinals.front())],
+                            nvrtc_processes(2, BulkCompiler::kCompileNice).get());
+    timeline("sweep: reference kernel compiled");
+  }
 
   const auto groups = pool.group_by_model();
   if (groups.size() > 1) {

@@ -13,7 +13,7 @@ constraints:
   - ITEMS * BLOCK / 32 <= BLOCK
   - ROW_KEYS * elem_bytes <= 131072
 launch:
-  - entry: topk_block
+  - entry: topk_rows
     grid: min(sm_count * WAVES, n)
     block: BLOCK
     shared: max(ROW_KEYS * elem_bytes, 4096 * (elem_bytes + 4))
@@ -47,7 +47,7 @@ using gpuk::i64;
 using gpuk::u32;
 using gpuk::u64;
 
-namespace topk_block_detail {
+namespace topk_rows_detail {
 
 constexpr u32 kFull = 0xffffffffu;
 
@@ -297,11 +297,11 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
   if (a.sorted) sort_k<S, BLOCK>(keys, static_cast<int>(a.k), values, indices, smem);
 }
 
-}  // namespace topk_block_detail
+}  // namespace topk_rows_detail
 
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
-__global__ void __launch_bounds__(BLOCK) topk_block(gpuk::TopKArgs<S> a) {
-  using namespace topk_block_detail;
+__global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
+  using namespace topk_rows_detail;
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
