@@ -74,12 +74,12 @@ scratch: sm_count * BLOCKS_PER_SM * WAVES
 //   four redux.sync per warp, and the words at counter + 2 and counter + 4 across blocks, both
 //   zeroed by the last block. Wider values take the partials path with a 32-byte MinMax partial.
 // - FOLD 2 (argminmax of float32; every other case takes FOLD 1): float_pair_onepass. FOLD 1's
-//   per-element key twiddling, two 32-bit compares and selects of key and index cost 19 integer-
-//   pipe instructions per element (SASS of the shipped 2^28 variant: 724 per 32-element tile),
-//   and the integer pipe, 16 lanes per partition on sm_90, then caps the pass at about 3.5 TB/s
-//   (0.311 ms at 2^28 on the H200, where one read takes 0.235). FOLD 2 compares the floats
-//   themselves (a compare, a select of the value and of the index per side and element; 261
-//   instructions per tile, 6 on the integer pipe per element) and catches NaN, which no compare
+//   per-element key twiddling, two 32-bit compares and selects of key and index cost 19 ALU-pipe
+//   instructions per element (SASS of the shipped 2^28 variant: 724 per 32-element tile, 615 on
+//   that pipe), and the ALU pipe, 16 lanes per partition on sm_90, then caps the pass at about
+//   3.5 TB/s (0.311 ms at 2^28 on the H200, where one read takes 0.235). FOLD 2 compares the
+//   floats themselves (a compare, a select of the value and of the index per side and element;
+//   261 instructions per tile, 215 on the ALU pipe) and catches NaN, which no compare
 //   orders, by one sum per tile on the FMA pipes (NaN if an element is, or if +inf meets -inf;
 //   such a tile is folded again element by element with the NaN rule).
 // `in` must be 16-byte aligned (cudaMalloc gives 256).
