@@ -1,7 +1,7 @@
 /* gpuk
 family: reduce
 operations: [max, min, sum, argmax, argmin, argminmax]
-summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread. Argminmax folds every element into an argmin and an argmax candidate in the same pass (of 32-bit values two key-index pairs per thread and two packed words; FOLD does not apply).
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread. Argminmax folds every element into an argmin and an argmax candidate in the same pass (of 32-bit values two key-index pairs per thread and two packed words); of float32, FOLD 2 compares the values as floats instead of their keys, screening each tile for NaN with one sum (elsewhere FOLD 2 is FOLD 1).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   UNROLL: {default: 4, values: [1, 2, 4, 8]}
@@ -9,7 +9,7 @@ params:
   LOAD: {default: 0, values: [0, 1, 2]}
   SPLIT: {default: 0, values: [0, 1]}
   WAVES: {default: 1, values: [1, 2, 4, 8]}
-  FOLD: {default: 1, values: [0, 1]}
+  FOLD: {default: 1, values: [0, 1, 2]}
 constraints:
   - BLOCK * UNROLL <= 8192
   - BLOCK * BLOCKS_PER_SM <= 2048
@@ -73,6 +73,15 @@ scratch: sm_count * BLOCKS_PER_SM * WAVES
 //   element, twice (the two order keys share their bit twiddling), two packed words per thread,
 //   four redux.sync per warp, and the words at counter + 2 and counter + 4 across blocks, both
 //   zeroed by the last block. Wider values take the partials path with a 32-byte MinMax partial.
+// - FOLD 2 (argminmax of float32; every other case takes FOLD 1): float_pair_onepass. FOLD 1's
+//   per-element key twiddling, two 32-bit compares and selects of key and index cost 19 ALU-pipe
+//   instructions per element (SASS of the shipped 2^28 variant: 724 per 32-element tile, 615 on
+//   that pipe), and the ALU pipe, 16 lanes per partition on sm_90, then caps the pass at about
+//   3.5 TB/s (0.311 ms at 2^28 on the H200, where one read takes 0.235). FOLD 2 compares the
+//   floats themselves (a compare, a select of the value and of the index per side and element;
+//   261 instructions per tile, 215 on the ALU pipe) and catches NaN, which no compare
+//   orders, by one sum per tile on the FMA pipes (NaN if an element is, or if +inf meets -inf;
+//   such a tile is folded again element by element with the NaN rule).
 // `in` must be 16-byte aligned (cudaMalloc gives 256).
 
 #include "gpuk/reduce.cuh"
@@ -125,7 +134,7 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
   constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * kVec;
   // FOLD 1: max and min keep the best 32-bit order key alone (they return no index); argmax and
   // argmin keep it beside a 32-bit index (a 32-bit compare per element instead of a 64-bit one).
-  constexpr bool kSplitKey = FOLD == 1;
+  constexpr bool kSplitKey = FOLD >= 1;  // FOLD 2 is argminmax's; here it is FOLD 1
   constexpr bool kIndexed = R::kOp == gpuk::ReduceOp::ArgMax || R::kOp == gpuk::ReduceOp::ArgMin;
   __shared__ gpuk::u64 warp_best[BLOCK / 32];
   gpuk::u64 acc = 0;  // below every packed candidate
@@ -233,6 +242,50 @@ __device__ __forceinline__ gpuk::Candidate<typename Q::V> unpack_candidate(const
   return {v, i};
 }
 
+// Argminmax's end, after either fold: each thread's two packed candidates reduced per warp (four
+// redux.sync), per block (shared memory), then across blocks by atomicMax into the words at
+// counter + 2 and counter + 4, which the block with the last ticket takes and zeroes.
+template <class R, int BLOCK>
+__device__ __forceinline__ void finish_packed_pair(gpuk::u64 lo, gpuk::u64 hi, const typename R::T* in,
+                                                   typename R::Acc* out, unsigned int* counter) {
+  using Lo = typename R::Smallest;
+  using Hi = typename R::Largest;
+  __shared__ gpuk::u64 warp_best[2][BLOCK / 32];
+  lo = gpuk::warp_max_packed(lo);
+  hi = gpuk::warp_max_packed(hi);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if constexpr (BLOCK > 32) {
+    if (lane == 0) {
+      warp_best[0][warp] = lo;
+      warp_best[1][warp] = hi;
+    }
+    __syncthreads();
+    if (warp != 0) return;
+    lo = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[0][lane] : 0ull);
+    hi = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[1][lane] : 0ull);
+  }
+  if (threadIdx.x != 0) return;
+  if (gridDim.x > 1) {
+    gpuk::u64* words = reinterpret_cast<gpuk::u64*>(counter + 2);  // counter + 2 and counter + 4
+    atomicMax(words, lo);
+    atomicMax(words + 1, hi);
+    if (gpuk::ticket_acq_rel(counter, gridDim.x - 1) != gridDim.x - 1) return;
+    lo = atomicExch(words, 0ull);  // read and reset in one: zero again for the next run
+    hi = atomicExch(words + 1, 0ull);
+  }
+  *out = typename R::Acc{unpack_candidate<Lo>(in, lo), unpack_candidate<Hi>(in, hi)};
+}
+
+// The index of the thread's first element, or 0xffffffff where it has none (n < 2^32 here).
+template <int BLOCK, int kVec, int SPLIT>
+__device__ __forceinline__ gpuk::u32 first_index(const TileRange<SPLIT>& range, gpuk::i64 whole_tiles, gpuk::i64 kTile,
+                                                 gpuk::i64 n) {
+  const gpuk::i64 tile = range.first;
+  const gpuk::i64 first = tile * kTile + gpuk::i64(threadIdx.x) * kVec;
+  const bool partial_mine = tile >= range.end && tile == whole_tiles && whole_tiles * kTile < n;
+  return tile < range.end || (partial_mine && first < n) ? static_cast<gpuk::u32>(first) : 0xffffffffu;
+}
+
 template <class R, int BLOCK, int UNROLL, int LOAD, int SPLIT>
 __device__ __forceinline__ void packed_pair_onepass(const typename R::T* __restrict__ in, gpuk::i64 n,
                                                     typename R::Acc* out, unsigned int* counter) {
@@ -241,9 +294,11 @@ __device__ __forceinline__ void packed_pair_onepass(const typename R::T* __restr
   using Hi = typename R::Largest;
   constexpr int kVec = gpuk::Vec16<T>::kCount;
   constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * kVec;
-  __shared__ gpuk::u64 warp_best[2][BLOCK / 32];
+  const gpuk::i64 whole_tiles = n / kTile;
+  const TileRange<SPLIT> range(whole_tiles);
   gpuk::u32 lo_key = 0, hi_key = 0;
-  gpuk::u32 lo_index = 0xffffffffu, hi_index = 0xffffffffu;  // no element yet
+  // Key 0 with the index of the thread's first element, as packed_onepass's FOLD 1.
+  gpuk::u32 lo_index = first_index<BLOCK, kVec>(range, whole_tiles, kTile, n), hi_index = lo_index;
   const auto fold = [&](T x, gpuk::i64 i) {
     const typename R::V v = R::value(x);
     const gpuk::u32 lk = static_cast<gpuk::u32>(Lo::order_key(v)), hk = static_cast<gpuk::u32>(Hi::order_key(v));
@@ -256,14 +311,7 @@ __device__ __forceinline__ void packed_pair_onepass(const typename R::T* __restr
       hi_index = static_cast<gpuk::u32>(i);
     }
   };
-  const gpuk::i64 whole_tiles = n / kTile;
-  const TileRange<SPLIT> range(whole_tiles);
   gpuk::i64 tile = range.first;
-  {  // key 0 with the index of the thread's first element, as packed_onepass's FOLD 1
-    const gpuk::i64 first = tile * kTile + gpuk::i64(threadIdx.x) * kVec;
-    const bool partial_mine = tile >= range.end && tile == whole_tiles && whole_tiles * kTile < n;
-    if (tile < range.end || (partial_mine && first < n)) lo_index = hi_index = static_cast<gpuk::u32>(first);
-  }
   for (; tile < range.end; tile += range.step) {
     gpuk::Vec16<T> v[UNROLL];
 #pragma unroll
@@ -286,29 +334,96 @@ __device__ __forceinline__ void packed_pair_onepass(const typename R::T* __restr
       }
     }
   }
-  gpuk::u64 lo = gpuk::warp_max_packed(pack_key_index(lo_key, lo_index));
-  gpuk::u64 hi = gpuk::warp_max_packed(pack_key_index(hi_key, hi_index));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if constexpr (BLOCK > 32) {
-    if (lane == 0) {
-      warp_best[0][warp] = lo;
-      warp_best[1][warp] = hi;
+  finish_packed_pair<R, BLOCK>(pack_key_index(lo_key, lo_index), pack_key_index(hi_key, hi_index), in, out, counter);
+}
+
+// FOLD 2, argminmax of float32: the values compared as floats, no order key per element. Per
+// element and side one compare (|x| folds into its operands) and a predicated move of the value
+// and of the 32-bit index, instead of FOLD 1's key twiddling, compare and selects: the integer
+// pipe (16 lanes per partition on sm_90) was the limit. The compares order numbers as `better`
+// does (-0.0 == +0.0, strict, so the first of equal values stays); NaN, which no compare orders,
+// is screened per tile by the sum of its elements (NaN if any is, or if +inf meets -inf): such a
+// tile, rare, is folded element by element with the NaN rule, and a thread that met a NaN stops
+// reading, since everything after it has a higher index. The keys are taken once per thread.
+template <class R, int BLOCK, int UNROLL, int LOAD, int SPLIT>
+__device__ __forceinline__ void float_pair_onepass(const float* __restrict__ in, gpuk::i64 n, typename R::Acc* out,
+                                                   unsigned int* counter) {
+  using Lo = typename R::Smallest;
+  using Hi = typename R::Largest;
+  constexpr int kVec = 4;
+  constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * UNROLL * kVec;
+  const float inf = __int_as_float(0x7f800000);
+  // The elements themselves are kept (compared as R::value): +inf and, of |x|, 0 or else -inf
+  // start the sides, which only an element equal to them leaves in place, at the first index.
+  float lo = inf, hi = R::kAbs ? 0.0f : -inf;
+  bool nan_seen = false;
+  const gpuk::i64 whole_tiles = n / kTile;
+  const TileRange<SPLIT> range(whole_tiles);
+  gpuk::u32 lo_index = first_index<BLOCK, kVec>(range, whole_tiles, kTile, n), hi_index = lo_index;
+  const auto fold = [&](float x, gpuk::u32 i) {
+    if (R::value(x) < R::value(lo)) {
+      lo = x;
+      lo_index = i;
     }
-    __syncthreads();
-    if (warp != 0) return;
-    lo = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[0][lane] : 0ull);
-    hi = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[1][lane] : 0ull);
+    if (R::value(x) > R::value(hi)) {
+      hi = x;
+      hi_index = i;
+    }
+  };
+  const auto fold_checked = [&](float x, gpuk::u32 i) {
+    if (nan_seen) return;
+    if (x != x) {  // the thread's first NaN: both answers, for good
+      nan_seen = true;
+      lo = hi = x;
+      lo_index = hi_index = i;
+    } else {
+      fold(x, i);
+    }
+  };
+  gpuk::i64 tile = range.first;
+  for (; tile < range.end; tile += range.step) {
+    // One 64-bit address per tile; the vectors lie at constant offsets from it.
+    const float* tile_in = in + tile * kTile + gpuk::i64(threadIdx.x) * kVec;
+    gpuk::Vec16<float> v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = load_tile_vec<LOAD>(tile_in + u * BLOCK * kVec);
+    float sum[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) sum[u] = (v[u].v[0] + v[u].v[1]) + (v[u].v[2] + v[u].v[3]);
+#pragma unroll
+    for (int w = 1; w < UNROLL; w *= 2)
+#pragma unroll
+      for (int u = 0; u + w < UNROLL; u += 2 * w) sum[u] += sum[u + w];
+    const gpuk::u32 base = static_cast<gpuk::u32>(tile * kTile) + threadIdx.x * kVec;
+    if (sum[0] == sum[0]) {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) fold(v[u].v[j], base + u * BLOCK * kVec + j);
+    } else {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) fold_checked(v[u].v[j], base + u * BLOCK * kVec + j);
+      if (nan_seen) break;
+    }
   }
-  if (threadIdx.x != 0) return;
-  if (gridDim.x > 1) {
-    gpuk::u64* words = reinterpret_cast<gpuk::u64*>(counter + 2);  // counter + 2 and counter + 4
-    atomicMax(words, lo);
-    atomicMax(words + 1, hi);
-    if (gpuk::ticket_acq_rel(counter, gridDim.x - 1) != gridDim.x - 1) return;
-    lo = atomicExch(words, 0ull);  // read and reset in one: zero again for the next run
-    hi = atomicExch(words + 1, 0ull);
+  if (!nan_seen && tile == whole_tiles && whole_tiles * kTile < n) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const gpuk::i64 first = tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec;
+      if (first + kVec <= n) {
+        const gpuk::Vec16<float> v = load_tile_vec<LOAD>(in + first);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) fold_checked(v.v[j], static_cast<gpuk::u32>(first + j));
+      } else {
+        for (gpuk::i64 i = first; i < n; ++i) fold_checked(in[i], static_cast<gpuk::u32>(i));
+      }
+    }
   }
-  *out = typename R::Acc{unpack_candidate<Lo>(in, lo), unpack_candidate<Hi>(in, hi)};
+  const gpuk::u32 lo_key = static_cast<gpuk::u32>(Lo::order_key(R::value(lo)));
+  const gpuk::u32 hi_key = static_cast<gpuk::u32>(Hi::order_key(R::value(hi)));
+  finish_packed_pair<R, BLOCK>(pack_key_index(lo_key, lo_index), pack_key_index(hi_key, hi_index), in, out, counter);
 }
 
 template <class R, int BLOCK, int UNROLL, int LOAD, bool kPartial>
@@ -350,7 +465,13 @@ reduce_onepass(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::Ac
 
   if constexpr (R::kPair && sizeof(typename R::V) <= 4) {
     if (n <= gpuk::i64(0xffffffffll)) {
-      packed_pair_onepass<R, BLOCK, UNROLL, LOAD, SPLIT>(in, n, out, counter);
+      using V = typename R::V;
+      constexpr bool kFloat = V(1) / V(2) != V(0);
+      if constexpr (FOLD == 2 && kFloat) {
+        float_pair_onepass<R, BLOCK, UNROLL, LOAD, SPLIT>(in, n, out, counter);
+      } else {
+        packed_pair_onepass<R, BLOCK, UNROLL, LOAD, SPLIT>(in, n, out, counter);
+      }
       return;
     }
   }

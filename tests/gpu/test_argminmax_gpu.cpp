@@ -3,12 +3,15 @@
 // n, n a prime and 2^20 + 7, all-equal, NaN, +-0.0, negatives, ties, min and max at one index),
 // every dtype, each answer against the CPU reference and against argmin and argmax run apart on
 // the GPU, into poisoned outputs. Every dtype, |x| and onepass's switches also run in
-// test_reduce_gpu.cpp's sweeps. Without a GPU it exits 77 (skipped); about 20 s on an H200.
+// test_reduce_gpu.cpp's sweeps; onepass's FOLD 2 (float32 compared as floats) is named here on the
+// same edge data and on infinities. Without a GPU it exits 77 (skipped); about 20 s on an H200
+// before the FOLD 2 case.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -122,6 +125,33 @@ template <class T> std::vector<T> random_values(std::size_t n, std::uint64_t see
   return x;
 }
 
+// One float32 input through onepass with `params` named (not the lookup's choice), of x and of
+// |x|, each run twice into a fresh Operation's result (the counter and the packed words must be
+// zero again after a run), against the CPU reference.
+void check_named(const std::vector<float>& x, const std::string& what, const std::map<std::string, std::int64_t>& params) {
+  CAPTURE(what);
+  engine();  // first: the context the stream and buffers below need
+  const Stream stream;
+  const DeviceBuffer d_x = upload(x, stream);
+  for (const bool abs : {false, true}) {
+    CAPTURE(abs);
+    const OperationSpec spec{"reduce", "argminmax", DType::float32, {{"abs", abs ? "true" : "false"}},
+                             x.size(), std::string("onepass"), params};
+    Operation op = engine().prepare(spec);
+    const auto want = reducer().argminmax_on_cpu(host(x), abs);
+    const reduce::Answer &lo = want.first, &hi = want.second;
+    for (int run = 0; run < 2; ++run) {
+      CAPTURE(run);
+      const std::vector<std::byte> bytes = op.launch_and_read({d_x.get(), 0}, x.size(), stream.get());
+      REQUIRE(bytes.size() == sizeof(reduce::MinMax<float>));
+      reduce::MinMax<float> got{};
+      std::memcpy(&got, bytes.data(), sizeof got);
+      CHECK_MESSAGE(differs(got.min, lo, "min").empty(), differs(got.min, lo, "min"));
+      CHECK_MESSAGE(differs(got.max, hi, "max").empty(), differs(got.max, hi, "max"));
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("argminmax is argmin's and argmax's answer from one pass: edge shapes of float32") {
@@ -211,4 +241,64 @@ TEST_CASE("configs/argminmax.yaml: verified, CUB's ArgMin + ArgMax in the same r
   CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   CHECK(r.kernel.median > 0);
   MESSAGE("argminmax of 2^24 float32: " << r.kernel.median << " ms against CUB's " << r.baseline->ms.median << " ms");
+}
+
+TEST_CASE("onepass FOLD 2 (float32 compared as floats, NaN screened per tile) keeps the family's rules on edge data") {
+  // Named explicitly, in three shapes: the one measured at 2^28 (a tile of 8192 elements, streaming
+  // loads, 4 waves), the smallest tile with contiguous runs of tiles (SPLIT 1), and a wide block.
+  // Sizes: one element, a few, a warp and one, a block's partial tile, a grid with a partial tile.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::uint64_t seed = test::fresh_seed();
+  CAPTURE(seed);
+  const std::vector<std::map<std::string, std::int64_t>> shapes = {
+      {{"BLOCK", 256}, {"UNROLL", 8}, {"BLOCKS_PER_SM", 4}, {"LOAD", 2}, {"WAVES", 4}, {"FOLD", 2}},
+      {{"BLOCK", 128}, {"UNROLL", 1}, {"BLOCKS_PER_SM", 2}, {"SPLIT", 1}, {"FOLD", 2}},
+      {{"BLOCK", 512}, {"UNROLL", 4}, {"BLOCKS_PER_SM", 2}, {"LOAD", 1}, {"WAVES", 8}, {"FOLD", 2}}};
+  for (const auto& params : shapes) {
+    std::ostringstream shape;
+    for (const auto& [name, value] : params) shape << name << "=" << value << " ";
+    CAPTURE(shape.str());
+    check_named({3.5f}, "n = 1", params);
+    check_named({nan}, "n = 1, a NaN", params);
+    check_named({2, -1, 2, -1, 0}, "n = 5, ties: min -1 at 1, max 2 at 0", params);
+    for (const std::uint64_t n : {33ull, 4097ull, 100003ull, (1ull << 20) + 7}) {
+      const std::string at = " at n = " + std::to_string(n);
+      std::vector<float> x(n);
+      std::mt19937_64 rng(seed + n);
+      std::uniform_real_distribution<float> uniform(-1, 1);
+      for (auto& v : x) v = uniform(rng);
+      check_named(x, "uniform" + at, params);
+      std::vector<float> y = x;
+      y[0] = nan;
+      check_named(y, "NaN first" + at, params);
+      y = x;
+      y[n / 2] = -nan;
+      y[n / 2 + 3] = nan;
+      check_named(y, "-NaN in the middle, then a NaN" + at, params);
+      y = x;
+      y[n - 1] = nan;
+      check_named(y, "NaN last" + at, params);
+      check_named(std::vector<float>(n, -0.75f), "all equal" + at, params);
+      y.assign(n, 0.0f);
+      for (std::uint64_t i = 0; i < n; i += 3) y[i] = -0.0f;
+      check_named(y, "+0.0 and -0.0 only: both answers at index 0" + at, params);
+      y = x;
+      y[0] = y[n - 1] = 4;
+      y[1] = y[n - 2] = -4;
+      check_named(y, "ties at both ends: the first of each" + at, params);
+      y = x;
+      y[n / 3] = inf;
+      y[n / 4] = -inf;
+      check_named(y, "one +inf, one -inf" + at, params);
+      for (std::uint64_t i = 0; i < n; ++i) y[i] = i % 2 ? inf : -inf;
+      check_named(y, "only infinities (every tile's sum NaN, no NaN)" + at, params);
+      check_named(std::vector<float>(n, inf), "all +inf" + at, params);
+      check_named(std::vector<float>(n, -inf), "all -inf" + at, params);
+      for (std::uint64_t i = 0; i < n; ++i) y[i] = static_cast<float>(n - i);
+      check_named(y, "descending: a new minimum at every element" + at, params);
+      check_named(random_values<float>(n, seed + 1, 5), "five distinct values" + at, params);
+      for (std::uint64_t i = 0; i < n; ++i) y[i] = (rng() % 2 ? 1e-40f : -1e-40f) * static_cast<float>(rng() % 7);
+      check_named(y, "subnormals and zeros of both signs" + at, params);
+    }
+  }
 }

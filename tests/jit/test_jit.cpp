@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "helpers.hpp"
 #include "jit/jit.hpp"
@@ -107,4 +109,32 @@ TEST_CASE("every allowed value of every parameter compiles (float32 argmax of |x
     const CompiledKernels c = jit.compile(*file, names);
     CHECK(c.lowered_names.size() == names.size());
   }
+}
+
+TEST_CASE("onepass's FOLD 2 compiles for every operation, dtype and |x|: argminmax of float32's fold, FOLD 1 elsewhere") {
+  // FOLD 2 has code of its own only for argminmax of float32 (float_pair_onepass); the shapes are
+  // the shipped 2^28 one, the smallest tile with SPLIT 1, and the largest block.
+  const Setup s;
+  const Jit jit(s.options(), nullptr);
+  std::shared_ptr<const KernelFile> onepass;
+  for (const auto& file : s.kernels.family("reduce"))
+    if (file->name == "onepass") onepass = file;
+  REQUIRE(onepass);
+  const FamilyPlugin* plugin = s.plugins.find("reduce");
+  REQUIRE(plugin);
+  std::vector<std::vector<std::string>> argminmax, others;
+  for (const auto& args : plugin->all_template_args(*onepass))
+    (args.front().find("ArgMinMax") != std::string::npos ? argminmax : others).push_back(args);
+  REQUIRE(argminmax.size() == 12);  // six dtypes, |x| or not
+  std::vector<std::string> names;
+  for (const std::map<std::string, std::int64_t>& params :
+       {std::map<std::string, std::int64_t>{{"FOLD", 2}, {"BLOCK", 256}, {"UNROLL", 8}, {"LOAD", 2}, {"WAVES", 4}},
+        std::map<std::string, std::int64_t>{{"FOLD", 2}, {"BLOCK", 128}, {"UNROLL", 1}, {"SPLIT", 1}},
+        std::map<std::string, std::int64_t>{{"FOLD", 2}, {"BLOCK", 1024}, {"UNROLL", 4}, {"BLOCKS_PER_SM", 2}}})
+    for (const auto& n : names_for(*onepass, argminmax, params)) names.push_back(n);
+  for (const auto& n : names_for(*onepass, others, {{"FOLD", 2}})) names.push_back(n);
+  const CompiledKernels c = jit.compile(*onepass, names);
+  CHECK_FALSE(c.cubin.empty());
+  REQUIRE(c.lowered_names.size() == names.size());
+  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
 }
