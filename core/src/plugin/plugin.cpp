@@ -21,13 +21,20 @@ std::string gpuk_version() { return GPUK_VERSION; }
 
 void launch_kernel(CUfunction function, const ResolvedLaunch& l, void** args, CUstream stream,
                    const std::string& where) {
-  // Above 48 KiB of dynamic shared memory a function must opt in (the plan was checked against
-  // the device's opt-in limit). Setting the attribute is a host-side call, idempotent and cheap.
-  if (l.shared_bytes > kSharedWithoutOptIn)
-    GPUK_CU(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(l.shared_bytes)),
-            "opting " + l.name_expression + " of " + where + " in to " + std::to_string(l.shared_bytes) +
-                " bytes of dynamic shared memory");
+  // Above 48 KiB of shared memory, static and dynamic together, a function must opt in to its
+  // dynamic share (the plan was checked against the device's opt-in limit). Host-side calls,
+  // idempotent and cheap; none for a launch without dynamic shared memory.
+  if (l.shared_bytes > 0) {
+    int static_bytes = 0;
+    if (l.shared_bytes <= kSharedWithoutOptIn)
+      GPUK_CU(driver().cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+              "reading the static shared memory of " + l.name_expression + " of " + where);
+    if (static_cast<std::uint64_t>(static_bytes) + l.shared_bytes > kSharedWithoutOptIn)
+      GPUK_CU(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(l.shared_bytes)),
+              "opting " + l.name_expression + " of " + where + " in to " + std::to_string(l.shared_bytes) +
+                  " bytes of dynamic shared memory (" + std::to_string(static_bytes) + " static)");
+  }
   GPUK_CU(driver().cuLaunchKernel(function, l.grid, l.grid_y, l.grid_z, l.block, l.block_y, l.block_z, l.shared_bytes, stream, args, nullptr),
           "launching " + l.name_expression + " of " + where);
 }
