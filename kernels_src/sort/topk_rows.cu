@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [topk]
-summary: Top-k with one block per row, in one launch. A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output the block then sorts its row's k by (bits, index) in shared memory.
+summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory.
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
@@ -16,7 +16,11 @@ launch:
   - entry: topk_rows
     grid: min(sm_count * WAVES, n)
     block: BLOCK
-    shared: max(ROW_KEYS * elem_bytes, 4096 * (elem_bytes + 4))
+    shared: ROW_KEYS * elem_bytes
+  - entry: topk_sort_rows
+    grid: min(sm_count * WAVES, n)
+    block: BLOCK
+    shared: 4096 * (elem_bytes + 4)
 */
 
 // Why it is shaped like this (docs/kernels/sort.md, "Top-k"):
@@ -36,10 +40,12 @@ launch:
 //   merge notwithstanding. Rows longer than ROW_KEYS are read from global memory in every pass.
 // - Low-entropy keys put most of a row in a few digits (floats in [-1, 1] share their top byte):
 //   MATCH 1 adds one count per distinct digit of a warp (a ballot match), not one per key.
-// - sorted: the row's k (k <= 4096, the plugin refuses more) are read back from the outputs this
-//   block just wrote (a barrier makes them visible to it) into shared memory as (bits, index), a
-//   bitonic sort orders them, and the keys are read again from the input by index. The shared
-//   memory is the larger of the row (ROW_KEYS keys) and the sort (4096 bits and indices).
+// - sorted: a second launch (topk_sort_rows, skipped for unsorted output) reads each row's k
+//   (k <= 4096, the plugin refuses more) back from the outputs into shared memory as (bits,
+//   index), a bitonic sort orders them, and the keys are read again from the input by index. Its
+//   own launch keeps topk_rows' shared memory to the row alone (ROW_KEYS keys): 16 KiB for 4096
+//   float32 keys, so 8 blocks of 256 threads share an SM (with the sort's 32 KiB, 7 did: 1024
+//   rows took two rounds of 924 blocks on 132 SMs).
 
 #include "gpuk/topk.cuh"
 
@@ -211,7 +217,7 @@ __device__ __forceinline__ void write_k(const typename S::K* src, i64 len, typen
 
 // sorted: the row's k outputs ordered by (bits, index) in shared memory (a bitonic sort of the
 // next power of two, padded with entries after every real one), the keys read again from the
-// row by index. The outputs were written by this block before a barrier. `smem` holds 4096 bits
+// row by index. The outputs were written by topk_rows, an earlier launch. `smem` holds 4096 bits
 // and 4096 indices. Ends with a barrier.
 template <class S, int BLOCK>
 __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typename S::K* values, i64* indices,
@@ -294,7 +300,6 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
   i64* indices = a.indices_out + row * a.k;
   write_k<S, BLOCK, ITEMS>(src, a.row_len, prefix, bits_done, k_rem, static_cast<u64>(a.k), values, indices,
                            warp_counts, tmp64);
-  if (a.sorted) sort_k<S, BLOCK>(keys, static_cast<int>(a.k), values, indices, smem);
 }
 
 }  // namespace topk_rows_detail
@@ -305,7 +310,7 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
-  extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys), or the sort
+  extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys)
   __shared__ u32 hist[kBins];
   __shared__ u32 tmp32[BLOCK / 32];
   __shared__ u64 tmp64[BLOCK / 32];
@@ -321,4 +326,18 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
     else
       row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
   }
+}
+
+// sorted: each row's k, as topk_rows wrote them, sorted by (bits, index) in shared memory (a launch
+// of its own, so that topk_rows' shared memory is the row's alone: 8 blocks of 256 threads fit an
+// SM with 4096-key float32 rows, where the sort's 32 KiB beside them allowed 7). The launcher
+// skips it for unsorted output.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
+__global__ void __launch_bounds__(BLOCK) topk_sort_rows(gpuk::TopKArgs<S> a) {
+  using namespace topk_rows_detail;
+  extern __shared__ __align__(16) unsigned char smem[];  // the row's k as (bits, index)
+  if (!a.sorted) return;
+  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x)
+    sort_k<S, BLOCK>(a.keys_in + row * a.row_len, static_cast<int>(a.k), a.values_out + row * a.k,
+                     a.indices_out + row * a.k, smem);
 }

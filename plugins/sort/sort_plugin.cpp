@@ -179,18 +179,22 @@ class SortPlugin final : public Sorter {
     // count); fewer rows leave the GPU idle, where topk_radix splits each row over many blocks.
     // The row limit is topk_rows's default ROW_KEYS (the row in shared memory), on max_n / rows:
     // a library Operation serves its whole size bucket (topk_rows would read longer rows from
-    // global memory every pass, correct but not what it is for). Not yet measured on a GPU
-    // (configs/tune_topk_batch.yaml is the space). Otherwise the radix select; 11-bit digits for
+    // global memory every pass, correct but not what it is for). Measured on an H200: docs/
+    // PERFORMANCE.md, "top-k" (configs/tune_topk_batch.yaml is the space). Otherwise the radix select; 11-bit digits for
     // rows of 2^18 keys or more (3 reads of 32-bit keys instead of 4), 8-bit below, where a row's
     // histogram (2^11 words cleared and scanned each pass) would cost as much as its keys. Not yet
     // measured (configs/tune_topk.yaml).
     if (p.operation == "topk") {
       const TopKSpec s = topk_spec_of(p.options);
-      if (s.rows >= kTopKBlockMinRows && p.max_n / s.rows <= kTopKBlockRowKeys)
-        return KernelChoice{"topk_rows", {},
+      // ROW_KEYS: the shared memory a block holds its row in, and so how many blocks share an SM;
+      // 4096 where this call's rows fit it (16 KiB of float32: 8 blocks of 256 threads per SM),
+      // else the limit. A later call of the bucket with longer rows reads them from global memory.
+      if (s.rows >= kTopKBlockMinRows && p.max_n / s.rows <= kTopKBlockRowKeys) {
+        const std::int64_t row_keys = p.n > 0 && p.n / s.rows <= 4096 ? 4096 : static_cast<std::int64_t>(kTopKBlockRowKeys);
+        return KernelChoice{"topk_rows", {{"ROW_KEYS", row_keys}},
                             "topk: one block per row in shared memory, for " + std::to_string(kTopKBlockMinRows) +
-                                " rows or more of at most " + std::to_string(kTopKBlockRowKeys) +
-                                " keys (not yet measured)"};
+                                " rows or more of at most " + std::to_string(kTopKBlockRowKeys) + " keys"};
+      }
       const bool long_rows = p.max_n / s.rows >= (std::uint64_t{1} << 18);
       return KernelChoice{"topk_radix", {{"RADIX_BITS", long_rows ? 11 : 8}},
                           long_rows ? "topk: the radix select, 11-bit digits for rows of 2^18 keys or more"

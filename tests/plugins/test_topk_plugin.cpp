@@ -200,9 +200,10 @@ TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take t
   };
   const KernelChoice batch = choose(1024, 4096);
   CHECK(batch.kernel == "topk_rows");
-  CHECK(batch.params.empty());  // the file's defaults: ROW_KEYS 8192
+  CHECK(batch.params == std::map<std::string, std::int64_t>{{"ROW_KEYS", 4096}});  // its rows' shared memory alone
   CHECK(batch.why.find("one block per row") != std::string::npos);
-  CHECK(batch.why.find("not yet measured") != std::string::npos);
+  CHECK(choose(64, 8192).params.at("ROW_KEYS") == 8192);
+  CHECK(choose(100, 4097).params.at("ROW_KEYS") == 8192);
   // A library Operation serves its size bucket: 1024 rows of 4096 keys (n = 2^22) up to n = 2^23 - 1.
   CHECK(choose(1024, 4096, (std::uint64_t{1} << 23) - 1).kernel == "topk_rows");
   CHECK(choose(64, 8192).kernel == "topk_rows");
