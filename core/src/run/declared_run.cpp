@@ -6,6 +6,7 @@
 #include "kernel/declaration.hpp"
 #include "run/prepare.hpp"
 #include "run/runtime.hpp"
+#include "util/timeline.hpp"
 
 namespace gpuk {
 
@@ -58,19 +59,23 @@ void compile_reference_ahead(const RunSpec& spec, const Runtime& runtime, const 
                                                 runtime.plugins().get(spec.family), runtime.kernels(), info, TuningSources{});
     const Jit& jit = runtime.jit(info.arch());
     for (const auto& program : programs_by_defines(kernel_names(planned.plan)))
-      (void)jit.compile(planned.variant->file(), program, processes);
-  } catch (const std::exception&) {
+      timeline(jit.compile(planned.variant->file(), program, processes).from_cache ? "reference ahead: in the cache already"
+                                                                                  : "reference ahead: compiled");
+  } catch (const std::exception& e) {
+    timeline(std::string("reference ahead: not compiled: ") + e.what());
   }
 }
 
 void run_reference_kernel(const RunSpec& spec, const Runtime& runtime, Device& device, Bench& bench) {
   const PreparedRun reference = prepare_reference(spec, runtime, device);
+  timeline(reference.ready.compiled.from_cache ? "reference: loaded from the cache" : "reference: compiled and loaded");
   const LaunchTarget target{reference.planned.plan, reference.ready.functions.data(), bench.stream().get(),
                             reference.planned.where};
   // Its own scratch, if it needs one; the run's variant (or a sweep's next point) binds its own again.
   if (reference.planned.plan.scratch_bytes > 0) bench.bind(reference.planned.plan);
   (void)bench.check(target);
   bench.workload().keep_as_reference();
+  timeline("reference: run, its outputs kept");
   if (reference.planned.plan.scratch_bytes > 0 && bench.has_prepared()) bench.bind(bench.prepared().planned.plan);
 }
 

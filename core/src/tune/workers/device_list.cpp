@@ -62,6 +62,7 @@ DeviceCounting::DeviceCounting() {
         timeline("counting child: counted");
         const std::string msg = nlohmann::json{{"count", n}, {"why", reason}, {"devices", devices}}.dump();
         (void)!::write(fds[1], msg.data(), msg.size());
+        ::close(fds[1]);  // the answer is complete now, not when this process has left CUDA
         return 0;
       },
       "a process to count the GPUs");
@@ -71,6 +72,9 @@ DeviceCounting::DeviceCounting() {
 
 DeviceCounting::~DeviceCounting() {
   if (fd_ >= 0) (void)wait();
+  // Reaped here, not in wait(): its exit (the driver's teardown) takes tens of milliseconds after
+  // its answer, which nothing needs to wait for.
+  if (pid_ > 0) (void)wait_process(pid_);
 }
 
 bool DeviceCounting::answered() const {
@@ -90,7 +94,6 @@ int DeviceCounting::wait(std::string* why, std::vector<DeviceInfo>* devices) {
   }
   ::close(fd_);
   fd_ = -1;
-  (void)wait_process(pid_);
   const nlohmann::json j = nlohmann::json::parse(msg, nullptr, false);
   if (!j.is_object() || !j.contains("count")) {
     if (why) *why = "the process that counts the GPUs died";
