@@ -187,11 +187,13 @@ class SortPlugin final : public Sorter {
     if (p.operation == "topk") {
       const TopKSpec s = topk_spec_of(p.options);
       // ROW_KEYS: the shared memory a block holds its row in, and so how many blocks share an SM;
-      // 4096 where this call's rows fit it (16 KiB of float32: 8 blocks of 256 threads per SM),
-      // else the limit. A later call of the bucket with longer rows reads them from global memory.
+      // 4096 where this call's rows fit it (16 KiB of float32), else the limit. A later call of the
+      // bucket with longer rows reads them from global memory. BLOCK 128, ITEMS 8, plain atomics
+      // (MATCH 0): the winner of every k (1 to 4096) of 1024 rows of 4096 float32 on an H200
+      // (36 variants each; docs/PERFORMANCE.md, "top-k").
       if (s.rows >= kTopKBlockMinRows && p.max_n / s.rows <= kTopKBlockRowKeys) {
         const std::int64_t row_keys = p.n > 0 && p.n / s.rows <= 4096 ? 4096 : static_cast<std::int64_t>(kTopKBlockRowKeys);
-        return KernelChoice{"topk_rows", {{"ROW_KEYS", row_keys}},
+        return KernelChoice{"topk_rows", {{"ROW_KEYS", row_keys}, {"BLOCK", 128}, {"ITEMS", 8}, {"MATCH", 0}},
                             "topk: one block per row in shared memory, for " + std::to_string(kTopKBlockMinRows) +
                                 " rows or more of at most " + std::to_string(kTopKBlockRowKeys) + " keys"};
       }

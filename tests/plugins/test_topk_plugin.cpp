@@ -200,7 +200,8 @@ TEST_CASE("topk's choice: batches of 64 rows or more of at most 8192 keys take t
   };
   const KernelChoice batch = choose(1024, 4096);
   CHECK(batch.kernel == "topk_rows");
-  CHECK(batch.params == std::map<std::string, std::int64_t>{{"ROW_KEYS", 4096}});  // its rows' shared memory alone
+  CHECK(batch.params.at("ROW_KEYS") == 4096);  // its rows' shared memory alone
+  CHECK(batch.params.at("BLOCK") == 128);
   CHECK(batch.why.find("one block per row") != std::string::npos);
   CHECK(choose(64, 8192).params.at("ROW_KEYS") == 8192);
   CHECK(choose(100, 4097).params.at("ROW_KEYS") == 8192);
