@@ -8,7 +8,9 @@
 # Usage: tools/bench/bench_bounds.sh BUILD_DIR [OUT_DIR]
 #   KEYS="20 24 28": the keys' powers of two (default 20 22 24 26 28)
 #   NEEDLES="10 16 24": the needles' powers of two (default 10 12 ... 24)
-#   NVCC=nvcc: the compiler for the CUB program; CUB=none: leave CUB out (Thrust only)
+#   NVCC=nvcc: the compiler for the CUB program; CUB=none: leave CUB out (Thrust only);
+#   CUB_BIN=FILE: the CUB program built already (`nvcc -std=c++17 -O3 -arch=sm_90 -I"$(tools/bench/
+#   cccl_headers.sh)" tools/bench/cub_bounds.cu -o FILE`), where the GPU machine should not build it
 # The CUB program is built here (not by CMake, so a missing CCCL never breaks the build). Its keys
 # are evenly spaced in [-1, 1) and gpuk's uniform in [-1, 1) sorted; its needles two thirds keys
 # and one third uniform in [-1.25, 1.25), gpuk's a third keys, a third a key one step up, a third
@@ -25,9 +27,9 @@ needles=${NEEDLES:-10 12 14 16 18 20 22 24}
 cells=()
 for e in $keys; do for m in $needles; do cells+=("$e:$m"); done; done
 if [ "${CUB:-}" != none ]; then
-  cub="$out/cub_bounds"
-  if include=$(tools/bench/cccl_headers.sh) && "${NVCC:-nvcc}" -std=c++17 -O3 -arch=native -I"$include" \
-       tools/bench/cub_bounds.cu -o "$cub"; then
+  cub="${CUB_BIN:-$out/cub_bounds}"
+  if [ -n "${CUB_BIN:-}" ] || { include=$(tools/bench/cccl_headers.sh) && "${NVCC:-nvcc}" -std=c++17 -O3 -arch=native \
+       -I"$include" tools/bench/cub_bounds.cu -o "$cub"; }; then
     "$cub" "${cells[@]}" > "$out/cub.tsv" || echo "cub_bounds failed: CUB left out"
   else
     echo "the CUB program did not build (no CCCL 3.5 headers?): CUB left out"
