@@ -76,6 +76,17 @@ inline RuntimeOptions runtime_options(std::vector<std::filesystem::path> kernel_
   return o;
 }
 
+// Whether this build has the library baselines (GPUK_BASELINES=ON). Without them a GPU test's
+// checks of CUB's or Thrust's run are skipped (`if (test::baselines_built()) CHECK(...)`), its
+// checks of gpuk's still made; the GPU test programs say so once when they start (main.cpp).
+inline bool baselines_built() {
+#ifdef GPUK_NO_BASELINES
+  return false;
+#else
+  return true;
+#endif
+}
+
 // Seeds for the GPU tests' data: fresh each run (printed, so that a failure can be replayed
 // with GPUK_TEST_SEED=that number), one after another within a run.
 inline std::uint64_t fresh_seed() {

@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
     std::cout << "SKIPPED: the GPU tests need an NVIDIA GPU: " << why << "\n";
     return 77;
   }
+#ifdef GPUK_NO_BASELINES
+  std::cout << "this build has no library baselines (GPUK_BASELINES=OFF): the checks of CUB's and Thrust's runs "
+               "are skipped\n";
+#endif
 #endif
   doctest::Context context(argc, argv);
   return context.run();

@@ -237,8 +237,8 @@ TEST_CASE("configs/argminmax.yaml: verified, CUB's ArgMin + ArgMax in the same r
   CHECK_MESSAGE(r.verification.passed, r.verification.detail);
   REQUIRE(r.baseline.has_value());
   CHECK(r.baseline->name == "cub::DeviceReduce::ArgMin + ArgMax");
-  CHECK(r.baseline->ms.count > 0);
-  CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+  if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
+  if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   CHECK(r.kernel.median > 0);
   MESSAGE("argminmax of 2^24 float32: " << r.kernel.median << " ms against CUB's " << r.baseline->ms.median << " ms");
 }

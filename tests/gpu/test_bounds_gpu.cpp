@@ -185,8 +185,8 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     REQUIRE(r.baseline.has_value());
     CHECK(r.baseline->name.find("(vectorised, CCCL ") != std::string::npos);
-    CHECK(r.baseline->ms.count > 0);
-    CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
+    if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   }
   // each kernel with each needle order, the table's extremes and the window's fallback (few needles
   // in many keys: windows wider than WINDOW)
@@ -206,6 +206,6 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
       const RunReport r = run(parse_run_spec(yaml, "bounds.yaml", runtime.plugins(), runtime.kernels()), {runtime}, device);
       CHECK_MESSAGE(r.verification.passed, r.verification.detail);
       REQUIRE(r.baseline.has_value());
-      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+      if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
     }
 }

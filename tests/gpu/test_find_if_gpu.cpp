@@ -160,8 +160,8 @@ TEST_CASE("configs/find_if.yaml runs, and thrust::find_if agrees in the same run
   CHECK_MESSAGE(r.verification.passed, r.verification.detail);
   REQUIRE(r.baseline.has_value());
   CHECK(r.baseline->name.rfind("thrust::find_if (CCCL ", 0) == 0);
-  CHECK(r.baseline->ms.count > 0);
-  CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+  if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
+  if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   // absent (the full scan) and a comparison of each kind on the same data
   for (const char* c : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     CAPTURE(c);
@@ -171,6 +171,6 @@ TEST_CASE("configs/find_if.yaml runs, and thrust::find_if agrees in the same run
     const RunReport a = run(parse_run_spec(yaml, "find_if.yaml", runtime.plugins(), runtime.kernels()), {runtime}, device);
     CHECK_MESSAGE(a.verification.passed, a.verification.detail);
     REQUIRE(a.baseline.has_value());
-    CHECK_MESSAGE(a.baseline->note.empty(), a.baseline->note);
+    if (test::baselines_built()) CHECK_MESSAGE(a.baseline->note.empty(), a.baseline->note);
   }
 }

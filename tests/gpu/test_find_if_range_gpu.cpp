@@ -182,7 +182,7 @@ TEST_CASE("configs/find_if_range.yaml runs, and thrust::find_if agrees in the sa
   CHECK_MESSAGE(r.verification.passed, r.verification.detail);
   REQUIRE(r.baseline.has_value());
   CHECK(r.baseline->name.rfind("thrust::find_if (CCCL ", 0) == 0);
-  CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+  if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   // absent (the full scan), a range picked at the middle, NaN bounds, on float64 and int32
   for (const char* dtype : {"float64", "int32"})
     for (const char* c : {"range", "closed_range"})
@@ -199,6 +199,6 @@ TEST_CASE("configs/find_if_range.yaml runs, and thrust::find_if agrees in the sa
             run(parse_run_spec(yaml, "find_if_range.yaml", runtime.plugins(), runtime.kernels()), {runtime}, device);
         CHECK_MESSAGE(a.verification.passed, a.verification.detail);
         REQUIRE(a.baseline.has_value());
-        CHECK_MESSAGE(a.baseline->note.empty(), a.baseline->note);
+        if (test::baselines_built()) CHECK_MESSAGE(a.baseline->note.empty(), a.baseline->note);
       }
 }

@@ -251,8 +251,8 @@ TEST_CASE("configs/search.yaml runs, and thrust::find agrees in the same run") {
   CHECK(result_of(r, "found") == "yes");
   REQUIRE(r.baseline.has_value());
   CHECK(r.baseline->name.rfind("thrust::find (CCCL ", 0) == 0);  // the CCCL it was built with
-  CHECK(r.baseline->ms.count > 0);
-  CHECK(r.baseline->note.empty());
+  if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
+  if (test::baselines_built()) CHECK(r.baseline->note.empty());
   CHECK(r.kernel.median > 0);
 }
 
@@ -265,6 +265,6 @@ TEST_CASE("thrust::count and thrust::find (for any) agree with the reference") {
     const RunReport r = run(spec, {gpu().runtime}, gpu().device);
     CHECK(r.verification.passed);
     REQUIRE(r.baseline.has_value());
-    CHECK(r.baseline->note.empty());
+    if (test::baselines_built()) CHECK(r.baseline->note.empty());
   }
 }

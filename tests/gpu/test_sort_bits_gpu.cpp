@@ -86,7 +86,7 @@ void check_cases(const std::vector<Case>& cases) {
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     if (c.baseline) {
       REQUIRE(r.baseline.has_value());
-      CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+      if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
     }
     std::cout << what << ": " << r.verification.detail << "; " << r.kernel.median << " ms"
               << (r.baseline ? ", " + r.baseline->name + " agrees" : std::string()) << "\n";

@@ -208,8 +208,8 @@ TEST_CASE("the sort configs run, verify, and CUB runs in the same run and agrees
     const RunReport r = run(spec, {gpu().runtime}, gpu().device);
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     REQUIRE(r.baseline.has_value());
-    CHECK(r.baseline->ms.count > 0);
-    CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
+    if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
+    if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
     CHECK(r.kernel.median > 0);
   }
 }

@@ -76,7 +76,7 @@ std::vector<Outcome> run_in_threads(const Runtime& runtime) {
           Device device(0);
           const RunSpec spec = parse_run_spec(kConfigs[c] + kData, "thread.yaml", runtime.plugins(), runtime.kernels());
           const RunReport r = run(spec, {runtime}, device);
-          o.passed = r.verified && r.verification.passed && (!r.baseline || r.baseline->note.empty());
+          o.passed = r.verified && r.verification.passed && (!r.baseline || r.baseline->note.empty() || !test::baselines_built());
           o.from_cache = r.from_cache;
           o.detail = r.verification.detail + (r.baseline ? " " + r.baseline->note : "");
         } catch (const std::exception& e) {
