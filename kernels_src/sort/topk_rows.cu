@@ -48,8 +48,8 @@ launch:
 //   float32 keys, so 8 blocks of 256 threads share an SM (with the sort's 32 KiB, 7 did: 1024
 //   rows took two rounds of 924 blocks on 132 SMs).
 // - COMPACT 1 (not yet measured on a GPU): after pass 0 only the keys of the k-th key's bucket can
-//   still change the answer (for floats in [-1, 1) a quarter to a half of the row, after pass 1 a
-//   handful), yet every pass reads the whole row. A pass whose candidates number at most
+//   still change the answer (for floats in [-1, 1) at most about a quarter of the row, after
+//   pass 1 a handful), yet every pass reads the whole row. A pass whose candidates number at most
 //   ROW_KEYS / 2 (known before it starts: the bucket's count from the last scan) appends them to a
 //   buffer after the row while it counts, and the later passes read that buffer (a later pass
 //   compacts it again in place, when fewer remain). The counts do not depend on the order, so a
