@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [topk]
-summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. With COMPACT 1 a pass whose candidates (the keys sharing the known top bits) fit a buffer of ROW_KEYS / 2 keys after the row also copies them there, and the later passes count only those. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory.
+summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory.
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
@@ -9,15 +9,14 @@ params:
   ROW_KEYS: {default: 8192, values: [1024, 2048, 4096, 8192, 16384, 32768]}
   WAVES: {default: 8, values: [1, 2, 4, 8, 16]}
   MATCH: {default: 1, values: [0, 1]}
-  COMPACT: {default: 0, values: [0, 1]}
 constraints:
   - ITEMS * BLOCK / 32 <= BLOCK
-  - ROW_KEYS * elem_bytes * (2 + COMPACT) / 2 <= 131072
+  - ROW_KEYS * elem_bytes <= 131072
 launch:
   - entry: topk_rows
     grid: min(sm_count * WAVES, n)
     block: BLOCK
-    shared: ROW_KEYS * elem_bytes + COMPACT * (ROW_KEYS / 2) * elem_bytes
+    shared: ROW_KEYS * elem_bytes
   - entry: topk_sort_rows
     grid: min(sm_count * WAVES, n)
     block: BLOCK
@@ -47,17 +46,6 @@ launch:
 //   own launch keeps topk_rows' shared memory to the row alone (ROW_KEYS keys): 16 KiB for 4096
 //   float32 keys, so 8 blocks of 256 threads share an SM (with the sort's 32 KiB, 7 did: 1024
 //   rows took two rounds of 924 blocks on 132 SMs).
-// - COMPACT 1 (not yet measured on a GPU): after pass 0 only the keys of the k-th key's bucket can
-//   still change the answer (for floats in [-1, 1) at most about a quarter of the row, after
-//   pass 1 a handful), yet every pass reads the whole row. A pass whose candidates number at most
-//   ROW_KEYS / 2 (known before it starts: the bucket's count from the last scan) appends them to a
-//   buffer after the row while it counts, and the later passes read that buffer (a later pass
-//   compacts it again in place, when fewer remain). The counts do not depend on the order, so a
-//   warp takes its place in the buffer with one shared atomic a tile and no indices are kept: the
-//   write still reads the whole row, and the tie rule (the lower index first) stays with it. Half
-//   a row, not a row: 4096 float32 keys take 24 KiB with the buffer, so 8 blocks still share an
-//   H200 SM (a full-row buffer with indices, 48 KiB, would leave 4); a larger bucket (low-entropy
-//   keys) is counted from the row as with COMPACT 0.
 
 #include "gpuk/topk.cuh"
 
@@ -86,28 +74,19 @@ __device__ __forceinline__ void count_digit(u32* hist, bool in, u32 digit) {
 
 // One digit pass's counts: the digit at `shift` (`mask` wide) of each of src[0, len) whose top
 // `bits_done` bits equal `prefix`, added into `hist`. COPY: src is the row in global memory, and
-// its keys are also stored into `copy` (the row in shared memory) on the way. GATHER: the keys
-// counted (those equal to `prefix`) are also appended to `copy`, in no particular order, at the
-// places `*fill` (zero before the pass) hands out, one shared atomic per warp and tile; `copy` may
-// be `src` itself (compacting in place: a tile's places lie below its end, so a barrier between
-// a tile's loads and its stores is all it needs).
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY, bool GATHER = false>
+// its keys are also stored into `copy` (the row in shared memory) on the way.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY>
 __device__ __forceinline__ void count_pass(const typename S::K* src, typename S::K* copy, i64 len,
-                                           typename S::Bits prefix, u32 bits_done, int shift, u32 mask, u32* hist,
-                                           u32* fill = nullptr) {
+                                           typename S::Bits prefix, u32 bits_done, int shift, u32 mask, u32* hist) {
   using K = typename S::K;
   using Bits = typename S::Bits;
-  static_assert(!(COPY && GATHER), "a pass copies the row or gathers its candidates, not both");
-  const bool in_place = GATHER && copy == src;  // the same in every thread
   for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
     K key[ITEMS];
-    u32 took[ITEMS];  // GATHER: the warp's ballots of keys equal to the prefix
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const i64 i = base + j * BLOCK + threadIdx.x;
       if (i < len) key[j] = src[i];
     }
-    if (in_place) __syncthreads();  // every load of the tile before any store into it
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const i64 i = base + j * BLOCK + threadIdx.x;
@@ -118,24 +97,7 @@ __device__ __forceinline__ void count_pass(const typename S::K* src, typename S:
         if constexpr (COPY) copy[i] = key[j];
         in = gpuk::top_bits<S>(b, bits_done) == prefix;
       }
-      if constexpr (GATHER) took[j] = __ballot_sync(kFull, in);
       count_digit<RADIX_BITS, MATCH>(hist, in, static_cast<u32>(b >> shift) & mask);
-    }
-    if constexpr (GATHER) {
-      u32 n = 0;
-#pragma unroll
-      for (int j = 0; j < ITEMS; ++j) n += static_cast<u32>(__popc(took[j]));
-      if (n != 0u) {  // the same in the whole warp
-        u32 at = 0;
-        if ((threadIdx.x & 31) == 0) at = atomicAdd(fill, n);
-        at = __shfl_sync(kFull, at, 0);
-        const u32 lanes_below = gpuk::lanemask_lt();
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-          if ((took[j] >> (threadIdx.x & 31)) & 1u) copy[at + __popc(took[j] & lanes_below)] = key[j];
-          at += static_cast<u32>(__popc(took[j]));
-        }
-      }
     }
   }
 }
@@ -146,7 +108,6 @@ template <class Bits> struct Selection {
   u32 bits_done;  // how many of its bits are known
   u32 k_rem;      // how many keys whose top bits equal `prefix` are among the k
   u32 done;       // 1: every key with those top bits is among the k, or every bit is known
-  u32 count;      // how many keys of the row have those top bits (the next pass's candidates)
 };
 
 // The pass's decision: the bin where the running count of `hist` first reaches k_rem gives the
@@ -182,7 +143,6 @@ __device__ __forceinline__ void pick_digit(u32* hist, u32 mask, int width, Selec
         sel.bits_done = bits_done + static_cast<u32>(width);
         sel.k_rem = left;
         sel.done = h[q] == left;
-        sel.count = h[q];
         break;
       }
       before += h[q];
@@ -306,27 +266,16 @@ __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typenam
 // One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
 // memory, pass 0 copies it there and everything after reads it there; else every pass reads the
 // row from global memory. Two instantiations, so that each reads through its own address space.
-// COMPACT (IN_SHARED only): the candidate buffer of ROW_KEYS / 2 keys follows the row in `smem`,
-// `fill` hands out its places.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int MATCH, int COMPACT, bool IN_SHARED>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
 __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
-                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64,
-                                         u32* fill) {
+                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64) {
   using K = typename S::K;
   using Bits = typename S::Bits;
   constexpr int kPasses = S::template passes<RADIX_BITS>();
-  constexpr bool kCompact = COMPACT != 0 && IN_SHARED;
-  constexpr i64 kCandidates = ROW_KEYS / 2;
   const K* keys = a.keys_in + row * a.row_len;
   K* row_keys = reinterpret_cast<K*>(smem);
-  K* candidates = row_keys + ROW_KEYS;  // COMPACT: kCandidates keys
   const K* src = IN_SHARED ? row_keys : keys;
-  const K* from = src;  // what the counting passes read: the row, or (COMPACT) the candidates
-  i64 from_len = a.row_len;
-  if (threadIdx.x == 0) {
-    sel = Selection<Bits>{Bits(0), 0u, static_cast<u32>(a.k), 0u, static_cast<u32>(a.row_len)};
-    if constexpr (kCompact) *fill = 0;
-  }
+  if (threadIdx.x == 0) sel = Selection<Bits>{Bits(0), 0u, static_cast<u32>(a.k), 0u};
   __syncthreads();
   // Digit passes from the most significant, until the k-th key's bucket is decided.
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -335,23 +284,13 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
     const u32 mask = (1u << width) - 1u;
     const Bits prefix = sel.prefix;
     const u32 bits_done = sel.bits_done;
-    const i64 count = sel.count;  // the keys this pass counts (those equal to prefix)
-    if (IN_SHARED && pass == 0) {
+    if (IN_SHARED && pass == 0)
       count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
                                                            hist);
-    } else if (kCompact && count <= kCandidates && count < from_len) {
-      // The same in every thread: this pass's keys fit the buffer and are fewer than it reads.
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false, true>(from, candidates, from_len, prefix, bits_done, shift,
-                                                                  mask, hist, fill);
-      from = candidates;
-      from_len = count;
-    } else {
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(from, nullptr, from_len, prefix, bits_done, shift, mask,
+    else
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
                                                             hist);
-    }
     __syncthreads();
-    if constexpr (kCompact)
-      if (threadIdx.x == 0) *fill = 0;  // the pass's atomics are behind the barrier, the next after pick_digit's
     pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
     if (sel.done) break;  // the same in every thread: sel is next written after two barriers
   }
@@ -365,30 +304,27 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
 
 }  // namespace topk_rows_detail
 
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH, int COMPACT>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
-  extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys), COMPACT: ROW_KEYS / 2 more
+  extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys)
   __shared__ u32 hist[kBins];
-  __shared__ u32 fill;  // COMPACT: the candidates' next free place
   __shared__ u32 tmp32[BLOCK / 32];
   __shared__ u64 tmp64[BLOCK / 32];
   __shared__ u64 warp_counts[ITEMS * (BLOCK / 32)];
   __shared__ Selection<Bits> sel;
   for (int i = threadIdx.x; i < kBins; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
   __syncthreads();
-  // The shared memory holds ROW_KEYS keys, and with COMPACT ROW_KEYS / 2 more (the launch's `shared:`).
+  // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
   const bool in_shared = a.row_len <= ROW_KEYS;
   for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
     if (in_shared)
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, ROW_KEYS, MATCH, COMPACT, true>(a, row, smem, hist, sel, tmp32, warp_counts,
-                                                                           tmp64, &fill);
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
     else
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, ROW_KEYS, MATCH, COMPACT, false>(a, row, smem, hist, sel, tmp32,
-                                                                            warp_counts, tmp64, &fill);
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
   }
 }
 
@@ -396,7 +332,7 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
 // of its own, so that topk_rows' shared memory is the row's alone: 8 blocks of 256 threads fit an
 // SM with 4096-key float32 rows, where the sort's 32 KiB beside them allowed 7). The launcher
 // skips it for unsorted output.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH, int COMPACT>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_sort_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
   extern __shared__ __align__(16) unsigned char smem[];  // the row's k as (bits, index)

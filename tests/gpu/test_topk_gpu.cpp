@@ -5,7 +5,7 @@
 // (Sorter::topk_on_cpu, the first k of the stable sort), the outputs poisoned before each call.
 // Also topk_radix's extreme parameters (11-bit digits, one histogram, one item, few blocks), and
 // topk_rows named (one block per row): rows in its shared memory and rows read from global
-// memory, at its defaults and its parameter corners, with and without COMPACT.
+// memory, at its defaults and its parameter corners.
 // Without a GPU this program prints why and exits 77 (skipped).
 #include <doctest/doctest.h>
 
@@ -240,50 +240,6 @@ TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit an
   run_dtype<std::uint64_t>(cases, narrow);
   const Named wide{"topk_rows", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
   run_dtype<std::int32_t>(cases, wide);
-  run_dtype<double>(cases, wide);
-}
-
-TEST_CASE("topk_rows with COMPACT 1 (the candidates gathered after the row) equals the CPU's on every edge shape") {
-  // COMPACT 0's shapes (k = 1 and k = the row's length, all-equal keys, NaN, ties, odd row counts
-  // and lengths, rows past ROW_KEYS), every key dtype, at the defaults: ROW_KEYS 8192, a buffer of
-  // 4096 candidates. Random bits gather the first bucket after pass 0 and compact it again in
-  // place; all-equal keys never gather (the bucket is the whole row).
-  const Named compact{"topk_rows", {{"COMPACT", 1}}};
-  run_dtype<float>(block_cases(), compact);
-  run_dtype<double>(block_cases(), compact);
-  run_dtype<std::int32_t>(block_cases(), compact);
-  run_dtype<std::uint32_t>(block_cases(), compact);
-  run_dtype<std::int64_t>(block_cases(), compact);
-  run_dtype<std::uint64_t>(block_cases(), compact);
-}
-
-TEST_CASE("topk_rows with COMPACT 1 gathers a bucket that fits its buffer and counts a larger one from the row") {
-  // Integer ties split a row into two top bytes of about half a row each (the negatives and the
-  // rest), so with ROW_KEYS 1024 (a buffer of 512) rows of 1024 gather their bucket or count it
-  // from the row, by chance, as rows of 4096 do with ROW_KEYS 4096 (a buffer of 2048). The narrow
-  // corner (one item a thread, 11-bit digits, plain atomics; its rows of 4096 take the
-  // global-memory path, which COMPACT leaves alone), the shipped shape (BLOCK 128, ITEMS 8, MATCH 0,
-  // ROW_KEYS 4096) and the widest block with 5-bit digits (13 passes of 64-bit keys, the buffer
-  // compacted in place again and again).
-  const std::vector<Case> cases = {{1, 1, 1, Data::ties},
-                                   {200 * 1024, 200, 300, Data::ties},
-                                   {100 * 1024, 100, 511, Data::random_bits},
-                                   {101 * 1000, 101, 999, Data::ties},
-                                   {64 * 4096, 64, 2000, Data::ties},
-                                   {1024 * 4096, 1024, 32, Data::random_bits},
-                                   {333 * 4096, 333, 4096, Data::ties},
-                                   {777 * 13, 777, 13, Data::all_equal}};
-  const Named narrow{"topk_rows",
-                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0},
-                      {"COMPACT", 1}}};
-  run_dtype<std::int32_t>(cases, narrow);
-  run_dtype<std::uint64_t>(cases, narrow);
-  run_dtype<float>(cases, narrow);
-  const Named shipped{"topk_rows", {{"BLOCK", 128}, {"ITEMS", 8}, {"MATCH", 0}, {"ROW_KEYS", 4096}, {"COMPACT", 1}}};
-  run_dtype<float>(cases, shipped);
-  run_dtype<std::int32_t>(cases, shipped);
-  const Named wide{"topk_rows",
-                   {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 8192}, {"WAVES", 16}, {"COMPACT", 1}}};
   run_dtype<double>(cases, wide);
 }
 

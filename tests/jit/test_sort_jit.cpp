@@ -53,9 +53,7 @@ TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its
   // lists), at the defaults and at two corners: the narrowest block with one item, 11-bit digits,
   // plain atomics and a small row; the widest with 16 items, 5-bit digits and ballot matches. Both
   // paths (the row in shared memory, the row read from global memory) and the sort of `sorted`
-  // are in every variant: they are chosen at run time. The same three with COMPACT 1 (the
-  // candidates gathered after the row; the widest's row at 8192 keys, where 64-bit keys and the
-  // buffer meet the launch's constraint).
+  // are in every variant: they are chosen at run time.
   const KernelLibrary kernels({test::kernels_dir()});
   const PluginRegistry plugins({test::plugin_dir()});
   JitOptions options;
@@ -69,10 +67,7 @@ TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its
   const std::vector<std::map<std::string, std::int64_t>> corners = {
       {},
       {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}},
-      {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"MATCH", 1}},
-      {{"COMPACT", 1}},
-      {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}, {"COMPACT", 1}},
-      {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 8192}, {"WAVES", 16}, {"MATCH", 1}, {"COMPACT", 1}}};
+      {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"MATCH", 1}}};
   for (const auto& params : corners) {
     std::vector<std::string> names;
     for (const auto& args : leading) {

@@ -6,10 +6,7 @@
 # the last-block hand-over at every pass). topk_rows.cu: batches of odd rows held in shared memory
 # and rows longer than it holds (read from global memory each pass), NaNs, all-equal keys with
 # k = the row's length, k = 4096 sorted, and its corners (one item a thread, 11-bit digits, plain
-# atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits), and
-# COMPACT 1 (the candidates gathered after the row, compacted again in place): the shipped shape
-# on rows of 4096, rows of 1024 whose buckets of about half a row may or may not fit the buffer of
-# 512, and 5-bit digits over float64 with NaNs (13 passes).
+# atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits).
 # Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool;
 #   KERNELS=topk_rows: only that file's cases)
 source "$(dirname "$0")/help.sh" "$@"
@@ -26,10 +23,7 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
             "topk_rows uint32 descending 3001 65 false 195065 {} equal" \
             "topk_rows float64 descending 4096 64 true 262336 {} spread" \
             "topk_rows float32 ascending 77 65 true 97500 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0} spread" \
-            "topk_rows int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5} spread" \
-            "topk_rows float32 descending 32 64 false 262144 {BLOCK:128,ITEMS:8,MATCH:0,ROW_KEYS:4096,COMPACT:1} spread" \
-            "topk_rows int32 ascending 300 65 true 66560 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0,COMPACT:1} spread" \
-            "topk_rows float64 descending 100 67 true 201067 {RADIX_BITS:5,COMPACT:1} nan"; do
+            "topk_rows int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5} spread"; do
   set -- $case
   kernel=$1
   shift
