@@ -11,6 +11,7 @@ call is `tune_kernel` from call to return (the script's imports and data exclude
 line's is the process, start to exit, its .npy files written beforehand. Prints one row per
 repeat and the medians.
 """
+import argparse
 import json
 import os
 import shutil
@@ -19,10 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
-import numpy as np
-
-from gpuk.kernel_tuner import interface, tune_kernel
 
 SOURCE = """
 __global__ void vector_add(float *c, float *a, float *b, int n) {
@@ -33,7 +30,13 @@ __global__ void vector_add(float *c, float *a, float *b, int n) {
 
 
 def main() -> int:
-    gpuk, reps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("gpuk", help="the gpuk binary (its build's Python package importable)")
+    ap.add_argument("reps", nargs="?", type=int, default=3, help="repeats (default 3)")
+    opts = ap.parse_args()
+    gpuk, reps = opts.gpuk, opts.reps
+    import numpy as np
+    from gpuk.kernel_tuner import interface, tune_kernel
     n = 10_000_000
     rng = np.random.default_rng(1)
     a = rng.standard_normal(n).astype(np.float32)
