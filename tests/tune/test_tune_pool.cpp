@@ -3,6 +3,9 @@
 // context or a dead worker, and the grouping by model run as they do on a multi-GPU host.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <mutex>
 #include <set>
@@ -472,4 +475,31 @@ TEST_CASE("a pool's end does not wait for its workers to end (their CUDA teardow
   CHECK(started >= 0.4);  // the first pool's workers ended before this one's greeted
   wait_for_exiting_workers();  // none left: at once
   CHECK(tune(space, *next.measurer({0}), options()).winner());
+}
+
+TEST_CASE("a fork of a process whose last pool's workers are still ending starts a pool of its own") {
+  const Space space = test::metadata_space({test::tune_kernel()});
+  class SlowEnd : public FakeSession {
+   public:
+    using FakeSession::FakeSession;
+    ~SlowEnd() override { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+  };
+  { WorkerPool pool(space, {0}, [](int o) -> std::unique_ptr<WorkerSession> { return std::make_unique<SlowEnd>(o, "Fake GPU", nullptr); }); }
+  // The reaper thread of this process waits for that worker now; a fork has no such thread.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    int code = 1;
+    try {
+      WorkerPool pool(space, {0}, factory());
+      code = tune(space, *pool.measurer({0}), options()).winner() ? 0 : 2;
+    } catch (...) {
+      code = 3;
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  wait_for_exiting_workers();  // the parent's reaper was still waiting when the child started (0.45 s more here)
 }

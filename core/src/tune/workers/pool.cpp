@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -241,8 +242,9 @@ class Exiting {
  public:
   void hand_over(std::vector<pid_t> pids) {
     std::lock_guard lock(mutex_);
-    if (reaper_.joinable()) reaper_.join();
-    reaper_ = std::thread([pids = std::move(pids)] {
+    join();
+    owner_ = ::getpid();
+    reaper_ = std::make_unique<std::thread>([pids = std::move(pids)] {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
       for (pid_t pid : pids) {
         int status = 0;
@@ -262,12 +264,21 @@ class Exiting {
   }
   void wait() {
     std::lock_guard lock(mutex_);
-    if (reaper_.joinable()) reaper_.join();
+    join();
   }
 
  private:
+  void join() {
+    if (!reaper_) return;
+    // In a fork of the process that started it, the thread does not exist (and the workers are
+    // not this process's children): its handle is left, never joined.
+    if (owner_ == ::getpid()) reaper_->join();
+    else (void)reaper_.release();
+    reaper_.reset();
+  }
   std::mutex mutex_;
-  std::thread reaper_;
+  std::unique_ptr<std::thread> reaper_;
+  pid_t owner_ = 0;
 };
 
 // Never destroyed: a process that leaves while workers still end leaves them to end on their own.
