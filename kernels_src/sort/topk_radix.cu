@@ -273,7 +273,44 @@ __global__ void __launch_bounds__(SORT_BLOCK) topk_sort(gpuk::TopKArgs<S> a) {
   extern __shared__ __align__(16) unsigned char smem[];
   Bits* bits = reinterpret_cast<Bits*>(smem);
   u32* index = reinterpret_cast<u32*>(smem + kMax * sizeof(Bits));
-  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x)
-    gpuk::topk_sort_row<S, SORT_BLOCK>(a.keys_in + row * a.row_len, static_cast<int>(a.k), a.values_out + row * a.k,
-                                       a.indices_out + row * a.k, bits, index);
+  const int k = static_cast<int>(a.k);
+  int m = 1;
+  while (m < k) m <<= 1;
+  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const typename S::K* keys = a.keys_in + row * a.row_len;
+    for (int i = threadIdx.x; i < m; i += SORT_BLOCK) {
+      if (i < k) {
+        const i64 at = a.indices_out[row * a.k + i];
+        bits[i] = S::bits(keys[at]);
+        index[i] = static_cast<u32>(at);
+      } else {
+        bits[i] = static_cast<Bits>(~Bits(0));
+        index[i] = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
+      }
+    }
+    __syncthreads();
+    for (int size = 2; size <= m; size <<= 1) {
+      for (int stride = size >> 1; stride > 0; stride >>= 1) {
+        for (int t = threadIdx.x; t < m / 2; t += SORT_BLOCK) {
+          const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+          const bool up = (lo & size) == 0;
+          const bool greater = bits[lo] > bits[hi] || (bits[lo] == bits[hi] && index[lo] > index[hi]);
+          if (greater == up) {
+            const Bits b = bits[lo];
+            bits[lo] = bits[hi];
+            bits[hi] = b;
+            const u32 x = index[lo];
+            index[lo] = index[hi];
+            index[hi] = x;
+          }
+        }
+        __syncthreads();
+      }
+    }
+    for (int i = threadIdx.x; i < k; i += SORT_BLOCK) {
+      a.indices_out[row * a.k + i] = index[i];
+      a.values_out[row * a.k + i] = keys[index[i]];
+    }
+    __syncthreads();  // the next row overwrites the shared arrays
+  }
 }

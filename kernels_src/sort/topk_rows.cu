@@ -215,6 +215,54 @@ __device__ __forceinline__ void write_k(const typename S::K* src, i64 len, typen
   }
 }
 
+// sorted: the row's k outputs ordered by (bits, index) in shared memory (a bitonic sort of the
+// next power of two, padded with entries after every real one), the keys read again from the
+// row by index. The outputs were written by topk_rows, an earlier launch. `smem` holds 4096 bits
+// and 4096 indices. Ends with a barrier.
+template <class S, int BLOCK>
+__device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typename S::K* values, i64* indices,
+                                       unsigned char* smem) {
+  using Bits = typename S::Bits;
+  int m = 1;
+  while (m < k) m <<= 1;
+  Bits* bits = reinterpret_cast<Bits*>(smem);
+  u32* index = reinterpret_cast<u32*>(smem + m * sizeof(Bits));
+  for (int i = threadIdx.x; i < m; i += BLOCK) {
+    if (i < k) {
+      const i64 at = indices[i];
+      bits[i] = S::bits(keys[at]);
+      index[i] = static_cast<u32>(at);
+    } else {
+      bits[i] = static_cast<Bits>(~Bits(0));
+      index[i] = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
+    }
+  }
+  __syncthreads();
+  for (int size = 2; size <= m; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < m / 2; t += BLOCK) {
+        const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+        const bool up = (lo & size) == 0;
+        const bool greater = bits[lo] > bits[hi] || (bits[lo] == bits[hi] && index[lo] > index[hi]);
+        if (greater == up) {
+          const Bits b = bits[lo];
+          bits[lo] = bits[hi];
+          bits[hi] = b;
+          const u32 x = index[lo];
+          index[lo] = index[hi];
+          index[hi] = x;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  for (int i = threadIdx.x; i < k; i += BLOCK) {
+    indices[i] = index[i];
+    values[i] = keys[index[i]];
+  }
+  __syncthreads();
+}
+
 // One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
 // memory, pass 0 copies it there and everything after reads it there; else every pass reads the
 // row from global memory. Two instantiations, so that each reads through its own address space.
@@ -286,13 +334,10 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
 // skips it for unsorted output.
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_sort_rows(gpuk::TopKArgs<S> a) {
-  using Bits = typename S::Bits;
+  using namespace topk_rows_detail;
   extern __shared__ __align__(16) unsigned char smem[];  // the row's k as (bits, index)
-  constexpr int kMax = 4096;
   if (!a.sorted) return;
-  Bits* bits = reinterpret_cast<Bits*>(smem);
-  u32* index = reinterpret_cast<u32*>(smem + kMax * sizeof(Bits));
   for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x)
-    gpuk::topk_sort_row<S, BLOCK>(a.keys_in + row * a.row_len, static_cast<int>(a.k), a.values_out + row * a.k,
-                                  a.indices_out + row * a.k, bits, index);
+    sort_k<S, BLOCK>(a.keys_in + row * a.row_len, static_cast<int>(a.k), a.values_out + row * a.k,
+                     a.indices_out + row * a.k, smem);
 }

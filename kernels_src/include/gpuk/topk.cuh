@@ -4,9 +4,8 @@
 //
 //   template <class S, int P1, ...> __global__ void entry(gpuk::TopKArgs<S> a);
 //
-// What the entries of kernels_src/sort/topk_radix.cu and topk_rows.cu share: the arguments, how a
-// launch's blocks split the rows (RowParts), each row's state in the scratch (TopKRow), two block
-// scans and the sort of a row's k for sorted output.
+// What the entries of kernels_src/sort/topk_radix.cu share: the arguments, how a launch's blocks
+// split the rows (RowParts), each row's state in the scratch (TopKRow) and two block scans.
 #pragma once
 #include "gpuk/sort.cuh"
 
@@ -114,53 +113,6 @@ template <int BLOCK, class T> __device__ __forceinline__ T block_exclusive_sum(T
   }
   __syncthreads();
   return before + inclusive - x;
-}
-
-// Sorted output: one row's k (at most 4096: the plugin refuses more), as the selection wrote them,
-// ordered by (bits, index) in shared memory (`bits` and `index`, room for the next power of two of
-// k each) by a bitonic sort, padded with entries after every real one; then `indices` and `values`
-// written again, the keys read from the row by index. BLOCK threads; ends with a barrier (the next
-// row may overwrite the shared arrays).
-template <class S, int BLOCK>
-__device__ __forceinline__ void topk_sort_row(const typename S::K* keys, int k, typename S::K* values, i64* indices,
-                                              typename S::Bits* bits, u32* index) {
-  using Bits = typename S::Bits;
-  int m = 1;
-  while (m < k) m <<= 1;
-  for (int i = threadIdx.x; i < m; i += BLOCK) {
-    if (i < k) {
-      const i64 at = indices[i];
-      bits[i] = S::bits(keys[at]);
-      index[i] = static_cast<u32>(at);
-    } else {
-      bits[i] = static_cast<Bits>(~Bits(0));
-      index[i] = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
-    }
-  }
-  __syncthreads();
-  for (int size = 2; size <= m; size <<= 1) {
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int t = threadIdx.x; t < m / 2; t += BLOCK) {
-        const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
-        const bool up = (lo & size) == 0;
-        const bool greater = bits[lo] > bits[hi] || (bits[lo] == bits[hi] && index[lo] > index[hi]);
-        if (greater == up) {
-          const Bits b = bits[lo];
-          bits[lo] = bits[hi];
-          bits[hi] = b;
-          const u32 x = index[lo];
-          index[lo] = index[hi];
-          index[hi] = x;
-        }
-      }
-      __syncthreads();
-    }
-  }
-  for (int i = threadIdx.x; i < k; i += BLOCK) {
-    indices[i] = index[i];
-    values[i] = keys[index[i]];
-  }
-  __syncthreads();
 }
 
 }  // namespace gpuk
