@@ -97,6 +97,15 @@ WorkerFactory factory(std::function<FakeSession::Fault(const std::map<std::strin
   };
 }
 
+// A worker whose session takes 600 ms to end: its CUDA context torn down.
+class SlowEnd : public FakeSession {
+ public:
+  using FakeSession::FakeSession;
+  ~SlowEnd() override { std::this_thread::sleep_for(std::chrono::milliseconds(600)); }
+};
+
+std::unique_ptr<WorkerSession> slow_end(int ordinal) { return std::make_unique<SlowEnd>(ordinal, "Fake GPU", nullptr); }
+
 // The parent's compiles of a compile wave, counted per name expression and per program.
 struct CompileCount {
   std::mutex mutex;
@@ -451,15 +460,6 @@ TEST_CASE("with the GPUs planned for, a worker that cannot start or sees other l
 
 TEST_CASE("a pool's end does not wait for its workers to end (their CUDA teardown); the next pool does, once started") {
   const Space space = test::metadata_space({test::tune_kernel()});
-  // A session whose end takes 600 ms: a worker's CUDA context torn down.
-  class SlowEnd : public FakeSession {
-   public:
-    using FakeSession::FakeSession;
-    ~SlowEnd() override { std::this_thread::sleep_for(std::chrono::milliseconds(600)); }
-  };
-  const auto slow_end = [](int ordinal) -> std::unique_ptr<WorkerSession> {
-    return std::make_unique<SlowEnd>(ordinal, "Fake GPU", nullptr);
-  };
   auto start = std::chrono::steady_clock::now();
   {
     WorkerPool pool(space, {0, 1}, slow_end);
@@ -479,12 +479,7 @@ TEST_CASE("a pool's end does not wait for its workers to end (their CUDA teardow
 
 TEST_CASE("a fork of a process whose last pool's workers are still ending starts a pool of its own") {
   const Space space = test::metadata_space({test::tune_kernel()});
-  class SlowEnd : public FakeSession {
-   public:
-    using FakeSession::FakeSession;
-    ~SlowEnd() override { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
-  };
-  { WorkerPool pool(space, {0}, [](int o) -> std::unique_ptr<WorkerSession> { return std::make_unique<SlowEnd>(o, "Fake GPU", nullptr); }); }
+  { WorkerPool pool(space, {0}, slow_end); }
   // The reaper thread of this process waits for that worker now; a fork has no such thread.
   const pid_t child = ::fork();
   if (child == 0) {
@@ -501,5 +496,5 @@ TEST_CASE("a fork of a process whose last pool's workers are still ending starts
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  wait_for_exiting_workers();  // the parent's reaper was still waiting when the child started (0.45 s more here)
+  wait_for_exiting_workers();  // the parent's reaper was still waiting when the child started 
 }
