@@ -496,5 +496,5 @@ TEST_CASE("a fork of a process whose last pool's workers are still ending starts
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  wait_for_exiting_workers();  // the parent's reaper was still waiting when the child started 
+  wait_for_exiting_workers();  // the parent's reaper was still waiting when the child started
 }

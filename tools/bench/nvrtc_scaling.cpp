@@ -4,6 +4,7 @@
 // HOIST="#include <...>" instead puts the file's first line above and block_size_x after it, as
 // gpuk does for a precompiled header (core/src/jit/pch_source.hpp; add --pch --pch-dir=DIR).
 //
+// Build (CUDA: the toolkit's folder), then run:
 //   c++ -O2 tools/bench/nvrtc_scaling.cpp -I$CUDA/include -L$CUDA/lib64 -L$CUDA/lib64/stubs -lnvrtc -lcuda -lpthread -o nvrtc_scaling
 //   ./nvrtc_scaling KT_EXAMPLES_DIR/spmv.cu spmv_kernel 16 256 p -Dthreads_per_row=32 -Dread_only=1
 //
