@@ -1,32 +1,51 @@
 /* gpuk
 family: sort
 operations: [segmented_sort, segmented_sort_pairs]
-summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own. Segments binned by length in two launches over all segments. One warp each for segments of at most 32 keys (a bitonic sort of (bits, index) in registers by shuffles), one block each for the rest (a bitonic sort of up to BLOCK * ITEMS (bits, index) pairs in shared memory; a longer segment sorts its tiles so and merges them pairwise through the scratch, every thread merging ITEMS outputs found by a merge-path search, the last merge writing the keys and values).
+summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in three launches over all segments, each taking its own bin. One warp each for segments of at most 32 keys (a bitonic sort of (bits, index) in registers by shuffles); one block each for segments of at most BLOCK * ITEMS keys (a block radix sort in shared memory, 8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length); for longer segments a merge sort spread over the whole GPU, their tiles of BLOCK * ITEMS keys radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete.
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 256, values: [128, 256, 512]}
   ITEMS: {default: 16, values: [4, 8, 16]}
 constraints:
-  - BLOCK * ITEMS * (elem_bytes + 4) <= 98304
+  - BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64 <= 232448
+  - n < 4294967295
 launch:
   - entry: segmented_warp
     grid: 1
     block: WARPS * 32
   - entry: segmented_block
-    grid: 1
+    grid: sm_count * 4
     block: BLOCK
-    shared: BLOCK * ITEMS * (elem_bytes + 4)
-scratch: 0
+    shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
+  - entry: segmented_merge
+    grid: sm_count * 4
+    block: BLOCK
+    shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
+scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS)
 */
 
 // Why it is shaped like this (docs/kernels/sort.md, "Segmented sort"):
-// - Stable by construction: every key sorts by (S::bits(key), its index in the segment), a strict
-//   total order, so neither the bitonic networks nor the merges need to be stable themselves.
-// - Keys and values are gathered from the input by the sorted indices at the end, so NaNs (all
-//   one bits in the total order) come out with their own payloads and signs.
-// - The grids are the launcher's (plugins/sort/segmented_launcher.cpp): the warp launch covers the
-//   segments WARPS a block, the block launch one block per segment; each skips the other's
-//   segments. The launcher gives a block launch's scratch 2 * n (bits, index) pairs.
+// - Three bins by length, each launch skipping the others' segments: the launcher's grids are
+//   one warp per segment (segmented_warp) and, for the other two, a fixed grid that strides over
+//   the segments (segmented_block) or over work tickets (segmented_merge), so that 65,536 short
+//   segments cost no block launches of their own.
+// - Stable by construction: the warp sorts by (S::bits(key), its index), a strict total order;
+//   the radix sorts are stable LSD passes; a merge takes the left run's key on equal bits. NaNs
+//   (all one bits in the total order) keep their own payloads and signs: keys move, not bits.
+// - Segments longer than a tile (BLOCK * ITEMS keys) are listed by segmented_block (scratch), one
+//   entry per tile. segmented_merge then runs (merge passes + 1) * entries tickets, pass-major:
+//   pass 0 radix-sorts each tile, pass q merges runs of 2^(q-1) tiles into runs of 2^q, the
+//   output of one tile per ticket. A ticket of pass q waits for the count of finished pass q - 1
+//   tickets of its group of tiles; those tickets are smaller, so they are held by blocks already
+//   running (the only waits are on earlier tickets: no deadlock, whatever the grid). The passes
+//   ping-pong between keys_out (values_out) and the spare arrays, parity chosen per segment so
+//   that its last pass lands in the outputs. Reads of data written during the launch bypass L1.
+// - Scratch words (zero when bound, left zero by the last block of segmented_merge): [0] the
+//   ticket counter, [1] the list's length, [2] the most merge passes of a listed segment, [3] the
+//   blocks of segmented_merge finished; from [8] the list (u64: segment << 32 | tile, cap =
+//   2 * ceil_div(n, tile) entries, more than the tiles of disjoint segments longer than a tile),
+//   then 32 rows of cap counters (row q: pass q's finished tickets per group of 2^(q+1) tiles,
+//   at the group's first entry), each segment zeroing its own before it is listed.
 
 #include "gpuk/sort.cuh"
 
@@ -44,10 +63,14 @@ template <class S> struct SegArgs {
   typename S::V* values_out;
   const i64* begin_offsets;
   const i64* end_offsets;
-  void* scratch;  // 2 * n bits then 2 * n u32 indices (segments longer than a tile only)
+  u32* words;                       // the scratch words above
+  typename S::K* keys_spare;        // n keys: the merge passes' other buffer
+  typename S::V* values_spare;      // n values (nullptr for keys only)
   i64 n;
   i64 segments;
 };
+
+constexpr int kListWord = 8;
 
 template <class B> __device__ __forceinline__ bool before(B ba, u32 ia, B bb, u32 ib) {
   return ba < bb || (ba == bb && ia < ib);
@@ -58,23 +81,34 @@ template <class S> __device__ __forceinline__ void emit(const SegArgs<S>& a, i64
   if constexpr (S::kHasValues) a.values_out[begin + at] = a.values_in[begin + index];
 }
 
-// Bitonic sort of p (a power of two, <= BLOCK * ITEMS) pairs in shared memory, ascending.
-template <class B, int BLOCK> __device__ void block_bitonic(B* bits, u32* idx, int p) {
-  for (int k = 2; k <= p; k <<= 1) {
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int t = threadIdx.x; t < p / 2; t += BLOCK) {
-        const int i = 2 * j * (t / j) + t % j, q = i + j;
-        const bool up = (i & k) == 0;
-        const B bi = bits[i], bq = bits[q];
-        const u32 ii = idx[i], iq = idx[q];
-        if (before(bq, iq, bi, ii) == up) {
-          bits[i] = bq, bits[q] = bi;
-          idx[i] = iq, idx[q] = ii;
-        }
-      }
-      __syncthreads();
-    }
-  }
+// A load that bypasses L1 (ld.global.cg): data that other blocks wrote during this launch. The
+// key and value types are all among __ldcg's (int, unsigned, long long, their unsigned, float,
+// double).
+template <class T> __device__ __forceinline__ T load_cg(const T* p) { return __ldcg(p); }
+
+__device__ __forceinline__ u32 ceil_log2(u64 x) { return x <= 1 ? 0u : 64u - static_cast<u32>(__clzll(x - 1)); }
+
+// The radix bits of a block radix sort with BLOCK threads (gpuk::BlockRank needs BLOCK >= 2^bits).
+template <int BLOCK> constexpr int kRadixBits = BLOCK >= 256 ? 8 : 7;
+
+// A block radix sort of `len` (<= BLOCK * ITEMS) keys (and values) from `in` to `out`, every
+// thread of the block calling it; `smem` as block_radix_sort needs it.
+template <class S, int BLOCK, int ITEMS>
+__device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const typename S::V* values_in,
+                                          typename S::K* keys_out, typename S::V* values_out, i64 len,
+                                          unsigned char* smem) {
+  gpuk::SortArgs<S> t{};
+  t.keys_in = keys_in;
+  t.keys_out = keys_out;
+  t.values_in = values_in;
+  t.values_out = values_out;
+  t.n = len;
+  t.passes = 1;
+  __syncthreads();  // the block's previous use of smem is over
+  // The smallest of three tiles that holds the segment: the ranking's work is per slot.
+  if (len <= BLOCK) gpuk::block_radix_sort<S, BLOCK, 1, kRadixBits<BLOCK>>(t, smem);
+  else if (ITEMS > 4 && len <= 4 * BLOCK) gpuk::block_radix_sort<S, BLOCK, (ITEMS > 4 ? 4 : ITEMS), kRadixBits<BLOCK>>(t, smem);
+  else gpuk::block_radix_sort<S, BLOCK, ITEMS, kRadixBits<BLOCK>>(t, smem);
 }
 
 }  // namespace
@@ -105,71 +139,194 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   if (lane < len) emit(a, begin, lane, ix);
 }
 
-// One block per segment of more than 32 keys.
+
+// One block per segment of 33 to BLOCK * ITEMS keys; segments longer than that are listed for
+// segmented_merge, a tile an entry. Each block takes a run of up to BLOCK consecutive segments a
+// round (as many as spread the segments over the grid), reads their lengths in parallel, and
+// works through the ones of its bins.
 template <class S, int WARPS, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK) segmented_block(SegArgs<S> a) {
-  using B = typename S::Bits;
-  constexpr int kTile = BLOCK * ITEMS;
+  constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
   extern __shared__ __align__(16) unsigned char smem[];
-  B* bits = reinterpret_cast<B*>(smem);
-  u32* idx = reinterpret_cast<u32*>(bits + kTile);
-  const i64 seg = blockIdx.x;
-  const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
-  if (len <= 32) return;
-  B* sbits[2] = {static_cast<B*>(a.scratch) + begin, static_cast<B*>(a.scratch) + a.n + begin};
-  u32* sidx[2] = {reinterpret_cast<u32*>(static_cast<B*>(a.scratch) + 2 * a.n) + begin,
-                  reinterpret_cast<u32*>(static_cast<B*>(a.scratch) + 2 * a.n) + a.n + begin};
-  // Tiles sorted in shared memory: the whole segment, or each tile into scratch 0.
-  for (i64 t0 = 0; t0 < len; t0 += kTile) {
-    const int m = static_cast<int>(min(static_cast<i64>(kTile), len - t0));
-    int p = 64;
-    while (p < m) p <<= 1;
-    for (int i = threadIdx.x; i < p; i += BLOCK) {
-      bits[i] = i < m ? S::bits(a.keys_in[begin + t0 + i]) : ~B(0);
-      idx[i] = i < m ? static_cast<u32>(t0 + i) : 0xffffffffu;
-    }
+  __shared__ u32 listed_at, found;
+  __shared__ i64 mine[BLOCK];
+  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
+  u64* list = reinterpret_cast<u64*>(a.words + kListWord);
+  u32* counters = a.words + kListWord + 2 * cap;
+  const i64 per = min(static_cast<i64>(BLOCK), (a.segments + gridDim.x - 1) / gridDim.x);
+  for (i64 first = blockIdx.x * per; first < a.segments; first += static_cast<i64>(gridDim.x) * per) {
+    if (threadIdx.x == 0) found = 0;
     __syncthreads();
-    block_bitonic<B, BLOCK>(bits, idx, p);
-    for (int i = threadIdx.x; i < m; i += BLOCK) {
-      if (len <= kTile) emit(a, begin, i, idx[i]);
-      else sbits[0][t0 + i] = bits[i], sidx[0][t0 + i] = idx[i];
-    }
+    const i64 s = first + threadIdx.x;
+    if (threadIdx.x < per && s < a.segments && a.end_offsets[s] - a.begin_offsets[s] > 32) mine[atomicAdd(&found, 1u)] = s;
     __syncthreads();
+    const u32 count = found;
+    for (u32 k = 0; k < count; ++k) {
+      const i64 seg = mine[k];
+      const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
+      if (len <= kTile) {
+        sort_tile<S, BLOCK, ITEMS>(a.keys_in + begin, a.values_in ? a.values_in + begin : nullptr, a.keys_out + begin,
+                                   a.values_out ? a.values_out + begin : nullptr, len, smem);
+        continue;
+      }
+      const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
+      const u32 merges = ceil_log2(tiles);
+      __syncthreads();  // every thread has read listed_at of the previous long segment
+      if (threadIdx.x == 0) {
+        listed_at = atomicAdd(a.words + 1, static_cast<u32>(tiles));
+        atomicMax(a.words + 2, merges);
+      }
+      __syncthreads();
+      const u64 base = listed_at;
+      if (base + tiles > cap) continue;  // overlapping segments: the list is full; not sorted
+      for (u64 t = threadIdx.x; t < tiles; t += BLOCK) {
+        list[base + t] = (static_cast<u64>(seg) << 32) | t;
+        for (u32 q = 0; q < merges; ++q) counters[q * cap + base + t] = 0;
+      }
+    }
+    __syncthreads();  // mine and found are read before the next round writes them
   }
-  if (len <= kTile) return;
-  // Pairwise merges of runs of width w, ping-ponging through the scratch; the last one emits.
-  int from = 0;
-  for (i64 w = kTile; w < len; w *= 2) {
-    __syncthreads();  // the previous pass's writes, by other threads, are visible to the block
-    const bool last = 2 * w >= len;
-    const B* fb = sbits[from];
-    const u32* fi = sidx[from];
-    for (i64 o0 = static_cast<i64>(threadIdx.x) * ITEMS; o0 < len; o0 += static_cast<i64>(BLOCK) * ITEMS) {
-      const i64 run = o0 / (2 * w) * (2 * w);  // the start of this output's pair of runs
-      const i64 la = min(w, len - run), lb = min(w, len - run - la);
-      const B* ab = fb + run;
-      const u32* ai = fi + run;
-      const B* bb = ab + la;
-      const u32* bi = ai + la;
-      const i64 d = o0 - run;
-      // Merge path: i of A's keys among the first d outputs.
-      i64 lo = max(i64(0), d - lb), hi = min(d, la);
-      while (lo < hi) {
-        const i64 mid = (lo + hi) / 2;
-        if (before(ab[mid], ai[mid], bb[d - 1 - mid], bi[d - 1 - mid])) lo = mid + 1;
-        else hi = mid;
+}
+
+// The merge sort of the listed segments: tickets taken in order, pass-major (the header says
+// how). Every block of the grid runs until the tickets are spent.
+template <class S, int WARPS, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) segmented_merge(SegArgs<S> a) {
+  using K = typename S::K;
+  using V = typename S::V;
+  constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ u32 ticket;
+  __shared__ unsigned long long bracket[2][2];  // per split: [lo, hi] around it
+  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
+  const u64* list = reinterpret_cast<const u64*>(a.words + kListWord);
+  u32* counters = a.words + kListWord + 2 * cap;
+  const u64 listed = min(static_cast<u64>(*const_cast<volatile u32*>(a.words + 1)), cap);
+  const u64 tickets = (static_cast<u64>(*const_cast<volatile u32*>(a.words + 2)) + 1) * listed;
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(a.words, 1u);
+    __syncthreads();
+    const u64 t = ticket;
+    __syncthreads();
+    if (t >= tickets) break;
+    const u32 q = static_cast<u32>(t / listed);
+    const u64 i = t % listed, entry = list[i];
+    const i64 seg = static_cast<i64>(entry >> 32);
+    const u64 tile = entry & 0xffffffffu, base = i - tile;
+    const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
+    const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
+    const u32 merges = ceil_log2(tiles);
+    if (q > merges || base + tiles > listed) continue;  // done; or a segment the list cut
+    // Pass q writes the outputs when merges - q is even, the spare arrays when odd.
+    const bool to_out = (merges - q) % 2 == 0;
+    K* kdst = (to_out ? a.keys_out : a.keys_spare) + begin;
+    V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
+    if (q == 0) {
+      const i64 at = static_cast<i64>(tile) * kTile;
+      sort_tile<S, BLOCK, ITEMS>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr, kdst + at,
+                                 S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
+    } else {
+      // Wait for pass q - 1 of this ticket's group of 2^q tiles.
+      const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);
+      if (threadIdx.x == 0) {
+        const volatile u32* done = counters + (q - 1) * cap + base + group;
+        while (*done < in_group) __nanosleep(64);
+        __threadfence();
       }
-      i64 i = lo, j = d - lo;
-      const i64 end = min(static_cast<i64>(ITEMS), la + lb - d);
-      for (i64 o = 0; o < end; ++o) {
-        const bool take_a = j >= lb || (i < la && before(ab[i], ai[i], bb[j], bi[j]));
-        const B ob = take_a ? ab[i] : bb[j];
-        const u32 oi = take_a ? ai[i] : bi[j];
-        take_a ? ++i : ++j;
-        if (last) emit(a, begin, run + d + o, oi);
-        else sbits[1 - from][run + d + o] = ob, sidx[1 - from][run + d + o] = oi;
+      __syncthreads();
+      const K* ksrc = (to_out ? a.keys_spare : a.keys_out) + begin;
+      const V* vsrc = S::kHasValues ? (to_out ? a.values_spare : a.values_out) + begin : nullptr;
+      const i64 run = static_cast<i64>(group) * kTile, w = static_cast<i64>(u64{1} << (q - 1)) * kTile;
+      const i64 la = min(w, len - run), lb = max(i64(0), min(w, len - run - la));
+      const K* ak = ksrc + run;
+      const K* bk = ak + la;
+      const i64 d0 = static_cast<i64>(tile) * kTile - run, d1 = min(d0 + kTile, la + lb);
+      // Merge-path splits of the block's first and last output (A's keys among the first d
+      // outputs), half the block searching each: every round samples the bracket at BLOCK / 2
+      // points and keeps the two samples around the split, so a run of 2^20 keys takes 3 rounds
+      // of one load latency instead of 20 dependent loads.
+      constexpr i64 kHalf = BLOCK / 2;
+      const int h = threadIdx.x / kHalf;
+      const i64 lane = threadIdx.x % kHalf, d = h ? d1 : d0;
+      if (threadIdx.x < 2) {
+        const i64 dd = threadIdx.x ? d1 : d0;
+        bracket[threadIdx.x][0] = static_cast<u64>(max(i64(0), dd - lb));
+        bracket[threadIdx.x][1] = static_cast<u64>(min(dd, la));
+      }
+      __syncthreads();
+      for (;;) {
+        const i64 lo = static_cast<i64>(bracket[h][0]), hi = static_cast<i64>(bracket[h][1]);
+        const bool done = bracket[0][0] >= bracket[0][1] && bracket[1][0] >= bracket[1][1];
+        __syncthreads();
+        if (done) break;
+        const i64 range = hi - lo;
+        if (range > 0 && (range > kHalf || lane < range)) {
+          const i64 i = range > kHalf ? lo + range * lane / kHalf : lo + lane;
+          // A[i] is among the first d outputs when it is not after B[d - 1 - i].
+          if (!(S::bits(load_cg(bk + d - 1 - i)) < S::bits(load_cg(ak + i))))
+            atomicMax(&bracket[h][0], static_cast<u64>(i + 1));
+          else
+            atomicMin(&bracket[h][1], static_cast<u64>(i));
+        }
+        __syncthreads();
+      }
+      const i64 a0 = static_cast<i64>(bracket[0][0]), na = static_cast<i64>(bracket[1][0]) - a0, b0 = d0 - a0, nb = (d1 - d0) - na;
+      K* sk = reinterpret_cast<K*>(smem);
+      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) sk[x] = x < na ? load_cg(ak + a0 + x) : load_cg(bk + b0 + x - na);
+      __syncthreads();
+      // This thread's ITEMS outputs, from a merge path in shared memory.
+      const i64 k0 = static_cast<i64>(threadIdx.x) * ITEMS;
+      K key[ITEMS];
+      u32 from[ITEMS];  // the output's source, as an index into sk
+      {
+        const i64 kk = min(k0, na + nb);
+        i64 lo = max(i64(0), kk - nb), hi = min(kk, na);
+        while (lo < hi) {
+          const i64 mid = (lo + hi) / 2;
+          if (!(S::bits(sk[na + kk - 1 - mid]) < S::bits(sk[mid]))) lo = mid + 1;
+          else hi = mid;
+        }
+        i64 ia = lo, ib = kk - lo;
+#pragma unroll
+        for (int o = 0; o < ITEMS; ++o) {
+          const bool take_a = ib >= nb || (ia < na && !(S::bits(sk[na + ib]) < S::bits(sk[ia])));
+          const i64 x = take_a ? ia : na + ib;
+          from[o] = static_cast<u32>(x);
+          key[o] = sk[min(x, na + nb - 1)];
+          take_a ? ++ia : ++ib;
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int o = 0; o < ITEMS; ++o)
+        if (k0 + o < na + nb) sk[k0 + o] = key[o];
+      __syncthreads();
+      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) kdst[run + d0 + x] = sk[x];
+      if constexpr (S::kHasValues) {
+        V* sv = reinterpret_cast<V*>(smem);
+        __syncthreads();
+#pragma unroll
+        for (int o = 0; o < ITEMS; ++o) {
+          if (k0 + o >= na + nb) continue;
+          const i64 x = from[o];
+          sv[k0 + o] = load_cg(x < na ? vsrc + run + a0 + x : vsrc + run + la + b0 + (x - na));
+        }
+        __syncthreads();
+        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) vdst[run + d0 + x] = sv[x];
       }
     }
-    from = 1 - from;
+    // Count this ticket done for the next pass's group of 2^(q+1) tiles.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + (tile & ~((u64{2} << q) - 1)), 1u);
+  }
+  // The last block to finish leaves the words zero for the next call.
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(a.words + 3, 1u) == gridDim.x - 1) {
+      a.words[0] = a.words[1] = a.words[2] = 0;
+      __threadfence();
+      a.words[3] = 0;
+    }
   }
 }

@@ -1,6 +1,7 @@
 // The sort family's segmented sort Launcher (docs/kernels/sort.md, "Segmented sort").
 #include "segmented_launcher.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "gpuk/error.hpp"
@@ -11,18 +12,19 @@ namespace {
 
 // The host mirror of SegArgs<S> (kernels_src/sort/segmented.cu): the same fields, the same layout.
 struct SegArgs {
-  CUdeviceptr keys_in, keys_out, values_in, values_out, begin_offsets, end_offsets, scratch;
+  CUdeviceptr keys_in, keys_out, values_in, values_out, begin_offsets, end_offsets, words, keys_spare, values_spare;
   std::int64_t n, segments;
 };
-static_assert(sizeof(SegArgs) == 72);
+static_assert(sizeof(SegArgs) == 88);
 
 // Arrays, in CUB's order: keys_in, keys_out, (values_in, values_out), begin_offsets, end_offsets
 // (int64, one per segment: segment s is [begin_offsets[s], end_offsets[s]), empty when end <=
 // begin; n + 1 offsets serve as both, the end array one element on). The scalar: how many
-// segments this call sorts (1 to the prepared count). Scratch: 2 * n (bits, u32 index) pairs for
-// the merges of segments longer than a block's tile. Keys outside every segment are not written.
-// Out of place only: the last pass gathers keys_out from keys_in while other threads write, so
-// an output that overlaps any input (or the other output) is refused.
+// segments this call sorts (1 to the prepared count). Scratch: the kernel's words (its list of the
+// tiles of segments longer than a block's tile, and the merge passes' counters), then n keys and
+// n values, the other buffer of the merge passes. Keys outside every segment are not written.
+// Out of place only: the outputs are the merge passes' buffers while the inputs are still read,
+// so an output that overlaps any input (or the other output) is refused.
 class SegmentedLauncher final : public Launcher {
  public:
   explicit SegmentedLauncher(const Problem& p)
@@ -46,10 +48,13 @@ class SegmentedLauncher final : public Launcher {
 
   std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"segments", DType::int64}; }
 
-  std::uint64_t scratch_bytes(const LaunchPlan&) const override {
-    return 2 * std::max(n_, max_n_) * (dtype_size(keys_) + 4);
+  std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
+    return words_bytes(plan) + spare_bytes();
   }
-  void init_scratch(CUdeviceptr, std::uint64_t, CUstream) const override {}
+  // Zero: the kernel's words start so, and its last launch leaves them so.
+  void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
+    GPUK_CU(driver().cuMemsetD8Async(scratch, 0, bytes, stream));
+  }
 
   void launch(const LaunchTarget& target, const DeviceCall& call) const override {
     try {
@@ -57,11 +62,11 @@ class SegmentedLauncher final : public Launcher {
     } catch (const ConfigError& e) {
       throw ConfigError(target.where + ": " + e.what());
     }
-    if (target.plan.launches.size() != 2)
-      throw Error(target.where + ": segmented_sort runs two launches (warp, block), not " +
+    if (target.plan.launches.size() != 3)
+      throw Error(target.where + ": segmented_sort runs three launches (warp, block, merge), not " +
                   std::to_string(target.plan.launches.size()));
-    if (call.scratch_bytes < 2 * call.n * (dtype_size(keys_) + 4))
-      throw Error(target.where + ": segmented_sort needs " + std::to_string(2 * call.n * (dtype_size(keys_) + 4)) +
+    if (call.scratch_bytes < scratch_bytes(target.plan))
+      throw Error(target.where + ": segmented_sort needs " + std::to_string(scratch_bytes(target.plan)) +
                   " bytes of scratch, got " + std::to_string(call.scratch_bytes));
     const bool pairs = op_ == Op::segmented_sort_pairs;
     std::int64_t segments = static_cast<std::int64_t>(spec_.segments);
@@ -69,18 +74,29 @@ class SegmentedLauncher final : public Launcher {
     if (segments < 1 || static_cast<std::uint64_t>(segments) > spec_.segments)
       throw ConfigError(target.where + ": segments = " + std::to_string(segments) +
                         ": this operation was prepared for 1 to " + std::to_string(spec_.segments) + " segments");
-    SegArgs a{call.arrays[0], call.arrays[1], pairs ? call.arrays[2] : 0, pairs ? call.arrays[3] : 0,
-              call.arrays[pairs ? 4 : 2], call.arrays[pairs ? 5 : 3], call.scratch,
-              static_cast<std::int64_t>(call.n), segments};
+    const CUdeviceptr keys_spare = call.scratch + words_bytes(target.plan);
+    SegArgs a{call.arrays[0],
+              call.arrays[1],
+              pairs ? call.arrays[2] : 0,
+              pairs ? call.arrays[3] : 0,
+              call.arrays[pairs ? 4 : 2],
+              call.arrays[pairs ? 5 : 3],
+              call.scratch,
+              keys_spare,
+              pairs ? keys_spare + aligned(std::max(n_, max_n_) * dtype_size(keys_)) : 0,
+              static_cast<std::int64_t>(call.n),
+              segments};
     check_overlaps(a, static_cast<std::uint64_t>(segments), target.where);
     void* args[] = {&a};
     warp_ = target.plan.launches[0];
     block_ = target.plan.launches[1];
     const std::uint64_t warps = std::max<std::uint64_t>(1, warp_.block / 32);
     warp_.grid = static_cast<std::uint32_t>((static_cast<std::uint64_t>(segments) + warps - 1) / warps);
-    block_.grid = static_cast<std::uint32_t>(segments);
+    // The block launch strides over the segments: no more blocks than segments.
+    block_.grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(block_.grid, static_cast<std::uint64_t>(segments)));
     launch_kernel(target.functions[0], warp_, args, target.stream, target.where);
     launch_kernel(target.functions[1], block_, args, target.stream, target.where);
+    launch_kernel(target.functions[2], target.plan.launches[2], args, target.stream, target.where);
   }
 
  private:
@@ -106,6 +122,14 @@ class SegmentedLauncher final : public Launcher {
                           " overlap; a segmented sort is out of place: its outputs must overlap neither an input "
                           "nor each other");
       }
+  }
+
+  std::uint64_t words_bytes(const LaunchPlan& plan) const {
+    return aligned(static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * 4);
+  }
+  std::uint64_t spare_bytes() const {
+    const std::uint64_t n = std::max(n_, max_n_);
+    return aligned(n * dtype_size(keys_)) + (op_ == Op::segmented_sort_pairs ? aligned(n * dtype_size(values_)) : 0);
   }
 
   DType keys_, values_ = DType::uint32;

@@ -35,8 +35,6 @@ struct SortArgs {
 };
 static_assert(sizeof(SortArgs) == 104);
 
-constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
-
 // The sort kernels' launches on device pointers (docs/kernels/sort.md, "How the host runs a
 // file"): every planned launch `repeat` times, pass p = 0, 1, ... of `repeat`, each with its
 // SortArgs. A launch that repeats ping-pongs between the outputs and two spare buffers, so that

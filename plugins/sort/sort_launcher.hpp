@@ -10,6 +10,9 @@
 
 namespace gpuk::sort {
 
+// Scratch regions start on 256-byte boundaries.
+constexpr std::uint64_t aligned(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
 inline Op parse_op(const std::string& name) { return table_parse(kOps, name, "sort").op; }
 
 // argsort's index type: uint32 while every index fits, uint64 beyond.

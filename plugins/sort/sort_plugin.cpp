@@ -203,7 +203,7 @@ class SortPlugin final : public Sorter {
                                     : "topk: the radix select, 8-bit digits for rows under 2^18 keys"};
     }
     if (is_segmented(parse_op(p.operation)))
-      return KernelChoice{"segmented", {}, "segmented sort: warp and block sorts of each segment (not yet tuned)"};
+      return KernelChoice{"segmented", {}, "segmented sort: a warp, a block or a GPU-wide merge sort per segment by its length (not yet tuned)"};
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
       const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;

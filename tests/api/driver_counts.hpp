@@ -19,6 +19,7 @@ inline std::atomic<std::uint64_t> mallocs{0};
 // other driver call, while installed.
 inline std::atomic<std::uint64_t> launches{0}, context_queries{0}, opt_ins{0}, other{0};
 inline std::atomic<unsigned> last_grid{0};  // the last launch's grid (x)
+inline std::atomic<unsigned> recent_grids[3];  // the last three launches' grids (x), the newest last
 inline DriverApi real;
 inline bool stub_launches = false;
 
@@ -58,6 +59,9 @@ inline CUresult CUDAAPI launch(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned bz, unsigned shared, CUstream s, void** args, void** extra) {
   launches.fetch_add(1, std::memory_order_relaxed);
   last_grid.store(gx, std::memory_order_relaxed);
+  recent_grids[0].store(recent_grids[1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+  recent_grids[1].store(recent_grids[2].load(std::memory_order_relaxed), std::memory_order_relaxed);
+  recent_grids[2].store(gx, std::memory_order_relaxed);
   return stub_launches ? CUDA_SUCCESS : real.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, args, extra);
 }
 inline CUresult CUDAAPI get_current(CUcontext* c) {

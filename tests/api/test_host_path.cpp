@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -167,8 +168,12 @@ TEST_CASE("segmented sort from C++: the count is the launch's scalar, nothing is
   for (const std::uint64_t segments : {std::uint64_t{1}, std::uint64_t{37}, std::uint64_t{1000}}) {
     const std::uint64_t n = segments == 1000 ? 7 : 2999;
     const Counted c = count([&] { h(d_k, d_ko, d_v, d_vo, n, segments, d_off, d_off + 1, stream.get()); });
-    CHECK(c.launches == 2);  // the warp bin's launch, then the block bin's: one block per segment
-    CHECK(counts::last_grid.load() == segments);
+    // The warp bin's launch (a warp per segment, 8 a block), the block bin's (a grid striding
+    // over the segments, no larger than their count), the merge's (a grid of its own).
+    CHECK(c.launches == 3);
+    CHECK(counts::recent_grids[0].load() == (segments + 7) / 8);
+    CHECK(counts::recent_grids[1].load() == std::min<std::uint64_t>(segments, counts::recent_grids[2].load()));
+    CHECK(counts::recent_grids[2].load() >= 1);
     CHECK(c.other == 0);
   }
   // n = 0 or no segments: nothing at all, on the handle and in the typed calls.
@@ -186,8 +191,8 @@ TEST_CASE("segmented sort from C++: the count is the launch's scalar, nothing is
   };
   typed_call();
   const Counted typed = count(typed_call);
-  CHECK(typed.launches == 2);
-  CHECK(counts::last_grid.load() == 3);
+  CHECK(typed.launches == 3);
+  CHECK(counts::recent_grids[1].load() == 3);
 
   // Refused before anything is enqueued: more segments than prepared, outputs overlapping inputs.
   const Counted refused = count([&] {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck over the segmented sort (segmented.cu): keys
 # and pairs in power-law segments (empty ones, one-warp ones, one-block ones and ones merged
-# through the scratch), float32 with NaNs, int64 all equal, and the smallest tile (BLOCK 128,
-# ITEMS 4: 512 keys, so most segments merge).
+# across the GPU), float32 with NaNs, int64 all equal, the smallest tile (BLOCK 128, ITEMS 4: 512
+# keys, so most segments merge), and a few long equal segments (merged at the default tile too).
 # Usage: tools/dev/sanitize_segmented.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
@@ -10,7 +10,9 @@ source "$(dirname "$0")/sanitize_common.sh" "$@"
 for case in "segmented_sort float32 ascending 300 power_law 20003 {} nan" \
             "segmented_sort_pairs int64 descending 7 equal 20027 {} equal" \
             "segmented_sort_pairs float64 ascending 1000 power_law 30011 {} spread" \
-            "segmented_sort uint32 descending 40 power_law 20011 {WARPS:4,BLOCK:128,ITEMS:4} spread"; do
+            "segmented_sort uint32 descending 40 power_law 20011 {WARPS:4,BLOCK:128,ITEMS:4} spread" \
+            "segmented_sort_pairs float32 ascending 3 equal 30011 {} nan" \
+            "segmented_sort float64 descending 2 equal 40009 {BLOCK:128,ITEMS:8} equal"; do
   set -- $case
   params=${7//:/: }; params=${params//,/, }
   case $8 in
