@@ -6,8 +6,10 @@ params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 256, values: [128, 256, 512]}
   ITEMS: {default: 16, values: [4, 8, 16]}
+  MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
 constraints:
   - BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64 <= 232448
+  - BLOCK * MIN_BLOCKS <= 2048
   - n < 4294967295
 launch:
   - entry: segmented_warp
@@ -114,7 +116,7 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
 }  // namespace
 
 // One warp per segment of at most 32 keys.
-template <class S, int WARPS, int BLOCK, int ITEMS>
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   using B = typename S::Bits;
   const i64 seg = static_cast<i64>(blockIdx.x) * WARPS + threadIdx.x / 32;
@@ -144,8 +146,8 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
 // segmented_merge, a tile an entry. Each block takes a run of up to BLOCK consecutive segments a
 // round (as many as spread the segments over the grid), reads their lengths in parallel, and
 // works through the ones of its bins.
-template <class S, int WARPS, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) segmented_block(SegArgs<S> a) {
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_block(SegArgs<S> a) {
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ u32 listed_at, found;
@@ -190,8 +192,8 @@ __global__ void __launch_bounds__(BLOCK) segmented_block(SegArgs<S> a) {
 
 // The merge sort of the listed segments: tickets taken in order, pass-major (the header says
 // how). Every block of the grid runs until the tickets are spent.
-template <class S, int WARPS, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) segmented_merge(SegArgs<S> a) {
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> a) {
   using K = typename S::K;
   using V = typename S::V;
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
