@@ -1,5 +1,6 @@
 // The Sorter family: sort keys, sort key-value pairs, argsort; ascending or descending; stable.
 // Kernel contract: docs/kernels/sort.md and kernels_src/include/gpuk/sort.cuh.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -202,8 +203,21 @@ class SortPlugin final : public Sorter {
                           long_rows ? "topk: the radix select, 11-bit digits for rows of 2^18 keys or more"
                                     : "topk: the radix select, 8-bit digits for rows under 2^18 keys"};
     }
-    if (is_segmented(parse_op(p.operation)))
-      return KernelChoice{"segmented", {}, "segmented sort: a warp, a block or a GPU-wide merge sort per segment by its length (not yet tuned)"};
+    if (is_segmented(parse_op(p.operation))) {
+      // By the mean segment length the prepared n and segment count give (docs/PERFORMANCE.md,
+      // "Segmented sort against CUB": each the winner of its cells among 12 variants, float32 on
+      // an H200): long segments merge fastest from 8192-key tiles, segments of a few thousand
+      // keys sort fastest on the 4096-key tile, shorter and mixed ones on a 1024-key tile.
+      const std::uint64_t mean = p.max_n / std::max<std::uint64_t>(1, segment_spec_of(p.options).segments);
+      if (mean >= (std::uint64_t{1} << 16))
+        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
+                            "segmented sort: segments of 2^16 keys or more on average (8192-key tiles)"};
+      if (mean >= 2048)
+        return KernelChoice{"segmented", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
+                            "segmented sort: segments of 2048 to 2^16 keys on average (4096-key tiles)"};
+      return KernelChoice{"segmented", {{"BLOCK", 128}, {"ITEMS", 8}, {"MIN_BLOCKS", 2}},
+                          "segmented sort: segments under 2048 keys on average (1024-key tiles)"};
+    }
     const std::uint64_t key_bytes = dtype_size(p.dtype);
     if (p.max_n <= 16384 && p.max_n * key_bytes <= 65536) {
       const std::int64_t items = p.max_n <= 4096 ? 4 : p.max_n <= 8192 ? 8 : 16;

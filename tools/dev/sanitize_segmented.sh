@@ -12,7 +12,8 @@ for case in "segmented_sort float32 ascending 300 power_law 20003 {} nan" \
             "segmented_sort_pairs float64 ascending 1000 power_law 30011 {} spread" \
             "segmented_sort uint32 descending 40 power_law 20011 {WARPS:4,BLOCK:128,ITEMS:4} spread" \
             "segmented_sort_pairs float32 ascending 3 equal 30011 {} nan" \
-            "segmented_sort float64 descending 2 equal 40009 {BLOCK:128,ITEMS:8} equal"; do
+            "segmented_sort float64 descending 2 equal 40009 {BLOCK:128,ITEMS:8} equal" \
+            "segmented_sort_pairs float32 descending 2 equal 50021 {BLOCK:512,ITEMS:16} nan"; do
   set -- $case
   params=${7//:/: }; params=${params//,/, }
   case $8 in
