@@ -4,8 +4,8 @@ operations: [segmented_sort, segmented_sort_pairs]
 summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in three launches over all segments, each taking its own bin. One warp each for segments of at most 32 keys (a bitonic sort of (bits, index) in registers by shuffles); one block each for segments of at most BLOCK * ITEMS keys (a block radix sort in shared memory, 8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length); for longer segments a merge sort spread over the whole GPU, their tiles of BLOCK * ITEMS keys radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete.
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
-  BLOCK: {default: 256, values: [128, 256, 512]}
-  ITEMS: {default: 16, values: [4, 8, 16]}
+  BLOCK: {default: 128, values: [128, 256, 512]}
+  ITEMS: {default: 8, values: [4, 8, 16]}
   MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
 constraints:
   - BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64 <= 232448
@@ -94,8 +94,11 @@ __device__ __forceinline__ u32 ceil_log2(u64 x) { return x <= 1 ? 0u : 64u - sta
 template <int BLOCK> constexpr int kRadixBits = BLOCK >= 256 ? 8 : 7;
 
 // A block radix sort of `len` (<= BLOCK * ITEMS) keys (and values) from `in` to `out`, every
-// thread of the block calling it; `smem` as block_radix_sort needs it.
-template <class S, int BLOCK, int ITEMS>
+// thread of the block calling it; `smem` as block_radix_sort needs it. SMALLER: a segment that fits
+// a smaller tile sorts on it (segmented_block's segments of any length); without, always on the
+// full tile (segmented_merge's tiles, all full but a segment's last: one instantiation, less to
+// compile).
+template <class S, int BLOCK, int ITEMS, bool SMALLER = true>
 __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const typename S::V* values_in,
                                           typename S::K* keys_out, typename S::V* values_out, i64 len,
                                           unsigned char* smem) {
@@ -108,9 +111,17 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
   t.passes = 1;
   __syncthreads();  // the block's previous use of smem is over
   // The smallest of three tiles that holds the segment: the ranking's work is per slot.
-  if (len <= BLOCK) gpuk::block_radix_sort<S, BLOCK, 1, kRadixBits<BLOCK>>(t, smem);
-  else if (ITEMS > 4 && len <= 4 * BLOCK) gpuk::block_radix_sort<S, BLOCK, (ITEMS > 4 ? 4 : ITEMS), kRadixBits<BLOCK>>(t, smem);
-  else gpuk::block_radix_sort<S, BLOCK, ITEMS, kRadixBits<BLOCK>>(t, smem);
+  if constexpr (SMALLER) {
+    if (len <= BLOCK) {
+      gpuk::block_radix_sort<S, BLOCK, 1, kRadixBits<BLOCK>>(t, smem);
+      return;
+    }
+    if (ITEMS > 4 && len <= 4 * BLOCK) {
+      gpuk::block_radix_sort<S, BLOCK, (ITEMS > 4 ? 4 : ITEMS), kRadixBits<BLOCK>>(t, smem);
+      return;
+    }
+  }
+  gpuk::block_radix_sort<S, BLOCK, ITEMS, kRadixBits<BLOCK>>(t, smem);
 }
 
 }  // namespace
@@ -225,8 +236,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> 
     V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
     if (q == 0) {
       const i64 at = static_cast<i64>(tile) * kTile;
-      sort_tile<S, BLOCK, ITEMS>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr, kdst + at,
-                                 S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
+      sort_tile<S, BLOCK, ITEMS, false>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr,
+                                        kdst + at, S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
     } else {
       // Wait for pass q - 1 of this ticket's group of 2^q tiles.
       const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);

@@ -113,7 +113,7 @@ std::string run(const std::map<std::string, std::int64_t>& params, bool pairs, b
   return "";
 }
 
-// Lengths around every bin's edge (BLOCK * ITEMS at the defaults: 4096), empty ones among them.
+// Lengths around every bin's edge (BLOCK * ITEMS at the defaults: 1024), empty ones among them.
 std::vector<std::int64_t> edge_offsets(std::int64_t tile) {
   const std::vector<std::int64_t> lengths = {0, 1, 2, 0, 31, 32, 33, 64, 100, 1000, tile - 1, tile, tile + 1,
                                              3 * tile + 5, 4 * tile, 0, 1, 9 * tile + 7, 0};
@@ -126,7 +126,7 @@ template <class K> void cases_for(const Stream& stream, bool quick) {
   std::mt19937_64 rng(17 + sizeof(K));
   const std::map<std::string, std::int64_t> defaults;
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
-  shapes.push_back({"edge lengths", edge_offsets(4096)});
+  shapes.push_back({"edge lengths", edge_offsets(1024)});
   shapes.push_back({"power law", sort::segment_offsets({1000, true}, 200001)});
   shapes.push_back({"one segment", {0, 70001}});
   for (const auto& shape : shapes) {
