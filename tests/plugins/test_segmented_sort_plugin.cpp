@@ -168,6 +168,23 @@ TEST_CASE("segmented_sort configs: segments and segment_lengths are checked, and
   CHECK(plugins().get("sort").template_args(problem_of(pairs)) ==
         std::vector<std::string>{"gpuk::Sort<long long, unsigned long long, false, gpuk::SortKind::Pairs>"});
   CHECK(plugins().get("sort").choose_kernel(problem_of(pairs))->kernel == "segmented");
+  // The untuned tile by the mean segment length (docs/kernels/sort.md, "segmented.cu").
+  const auto tile_of = [&](const std::string& dtype, const std::string& size, const std::string& segments) {
+    const RunSpec r = parse_run_spec("family: sort\noperation: segmented_sort\ndtype: " + dtype + "\nsize: " + size +
+                                         "\nsegments: " + segments + "\n",
+                                     "c.yaml", plugins(), kernels());
+    const auto choice = plugins().get("sort").choose_kernel(problem_of(r));
+    REQUIRE(choice);
+    CHECK(choice->kernel == "segmented");
+    return choice->params.at("BLOCK") * choice->params.at("ITEMS");
+  };
+  CHECK(tile_of("float32", "2^26", "64") == 8192);
+  CHECK(tile_of("uint32", "2^20", "16") == 8192);
+  CHECK(tile_of("float64", "2^26", "64") == 4096);  // 8-byte keys keep the 4096-key tile
+  CHECK(tile_of("float32", "2^20", "256") == 4096);
+  CHECK(tile_of("float32", "2^20", "512") == 4096);
+  CHECK(tile_of("float32", "2^20", "513") == 1024);
+  CHECK(tile_of("float32", "2^20", "65536") == 1024);
   const auto error = [&](const std::string& yaml) {
     try {
       parse_run_spec(yaml, "c.yaml", plugins(), kernels());
