@@ -24,11 +24,10 @@ scratch: pow2(CACHE)
 // The bounds contract (docs/kernels/search.md, "Bounds"; gpuk/search.cuh): out[i] is the first
 // index whose element does not go before needles[i], in [0, n].
 //
-// The table: splitter j (j < S = 2^CACHE) is hay[j * n / S]. A needle's count c of splitters that
-// go before it puts its answer in (index of splitter c-1, index of splitter c] (0 for c = 0, n
-// for c = S): equal indices of splitters (n < S) cannot bracket c, as equal keys either both go
-// before a needle or neither does. A block with no needle returns before loading the table, so a
-// few needles do not pay for it in every block of the grid.
+// The table: splitter j (j < S = 2^CACHE) is hay[j * n / S], gathered by the first launch into
+// scratch; the searches from it are gpuk::bounds_from_table's. A block with no needle returns
+// before loading the table, so a few needles do not pay for it in every block of the grid.
+// bounds_gather.cu is the one-launch form (each block gathers its own table from the haystack).
 
 #include "gpuk/search.cuh"
 
@@ -44,50 +43,11 @@ template <class B, int BLOCK, int ITEMS, int CACHE, int BLOCKS_PER_SM>
 __global__ void __launch_bounds__(BLOCK)
 bounds_search(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename B::T* __restrict__ needles,
               gpuk::i64 m, gpuk::i64* __restrict__ out, typename B::Bits* __restrict__ scratch) {
-  using Bits = typename B::Bits;
   constexpr int kSplitters = 1 << CACHE;
   constexpr gpuk::i64 kTile = gpuk::i64(BLOCK) * ITEMS;
-  __shared__ Bits table[kSplitters];
+  __shared__ typename B::Bits table[kSplitters];
   if (gpuk::i64(blockIdx.x) * kTile >= m) return;  // the whole block: no barrier is left waiting
   for (int j = threadIdx.x; j < kSplitters; j += BLOCK) table[j] = scratch[j];  // the first launch's
   __syncthreads();
-  const auto in_table = [&](gpuk::i64 j) { return table[j]; };
-  const auto in_hay = [&](gpuk::i64 j) { return B::bits(__ldg(hay + j)); };
-
-  for (gpuk::i64 base = gpuk::i64(blockIdx.x) * kTile; base < m; base += gpuk::i64(gridDim.x) * kTile) {
-    Bits q[ITEMS];
-    gpuk::i64 lo[ITEMS], count[ITEMS];
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
-      q[k] = i < m ? B::bits(__ldg(needles + i)) : Bits(0);
-      const gpuk::i64 c = gpuk::partition_point<B>(in_table, 0, kSplitters, q[k]);
-      lo[k] = c == 0 ? 0 : (((c - 1) * n) >> CACHE) + 1;
-      const gpuk::i64 hi = c == kSplitters ? n : (c * n) >> CACHE;
-      count[k] = i < m ? hi - lo[k] : 0;
-    }
-    // The ITEMS searches step together, so their loads are in flight at once.
-    for (;;) {
-      bool more = false;
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        if (count[k] > 0) {
-          const gpuk::i64 step = count[k] / 2;
-          if (B::before(in_hay(lo[k] + step), q[k])) {
-            lo[k] += step + 1;
-            count[k] -= step + 1;
-          } else {
-            count[k] = step;
-          }
-          more = true;
-        }
-      }
-      if (!more) break;
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-      const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
-      if (i < m) out[i] = lo[k];
-    }
-  }
+  gpuk::bounds_from_table<B, BLOCK, ITEMS, CACHE>(table, hay, n, needles, m, out);
 }

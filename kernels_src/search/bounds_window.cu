@@ -2,7 +2,7 @@
 family: search
 operations: [lower_bound, upper_bound]
 dtypes: [int32, uint32, int64, float32, float64]
-summary: "lower_bound / upper_bound for sorted needles (needles: sorted): a block takes a tile of BLOCK * ITEMS needles, two warps find the bounds of the tile's least and greatest needle with 32-way searches, and when that window of the haystack holds at most WINDOW keys the block stages it in shared memory and searches it there; otherwise each needle searches the window in global memory. Correct for needles in any order (the tile's least and greatest, not its first and last), fast when they are sorted."
+summary: "lower_bound / upper_bound for sorted needles (needles: sorted): a block takes a run of consecutive tiles of BLOCK * ITEMS needles; per tile two warps find the bounds of its least and greatest needle with 32-way searches (from the previous tile's bound, galloping, when the needles went up since), and when that window of the haystack holds at most WINDOW keys the block stages it in shared memory and searches it there; otherwise each needle searches the window in global memory. Correct for needles in any order (the tile's least and greatest, not its first and last), fast when they are sorted."
 fixes: "not a write-up kernel: sorted needles read each haystack key about once, coalesced, instead of log2(n) scattered loads per needle"
 params:
   BLOCK: {default: 256, values: [128, 256, 512]}
@@ -27,11 +27,11 @@ scratch: 0
 
 namespace {
 
-// The first index in [0, n) whose element does not go before q, or n: a 32-way search by one
-// warp (33 parts per step, log33(n) dependent loads instead of log2(n)), answer in every lane.
-template <class B> __device__ gpuk::i64 warp_partition_point(const typename B::T* hay, gpuk::i64 n, typename B::Bits q) {
+// The first index in [lo, hi) whose element does not go before q, or hi: a 32-way search by one
+// warp (33 parts per step, log33(hi - lo) dependent loads instead of log2), answer in every lane.
+template <class B>
+__device__ gpuk::i64 warp_partition_point(const typename B::T* hay, gpuk::i64 lo, gpuk::i64 hi, typename B::Bits q) {
   const int lane = threadIdx.x % 32;
-  gpuk::i64 lo = 0, hi = n;
   while (hi - lo > 32) {
     const gpuk::i64 len = hi - lo;
     const gpuk::i64 p = lo + len * (lane + 1) / 33;  // strictly increasing over lanes, all < hi
@@ -45,6 +45,20 @@ template <class B> __device__ gpuk::i64 warp_partition_point(const typename B::T
   const gpuk::i64 p = lo + lane;
   const bool b = p < hi && B::before(B::bits(__ldg(hay + p)), q);
   return lo + __popc(__ballot_sync(0xffffffffu, b));
+}
+
+// The same answer in [0, n) when it is known to be at least `from`: one round of 32 probes at
+// from + (lane + 1) * step - 1 brackets it within `step` keys (a sorted run of needles lands just
+// past the previous tile's answers), else the search goes on over what is left.
+template <class B>
+__device__ gpuk::i64 warp_gallop(const typename B::T* hay, gpuk::i64 from, gpuk::i64 n, gpuk::i64 step,
+                                 typename B::Bits q) {
+  const int lane = threadIdx.x % 32;
+  const gpuk::i64 p = from + (lane + 1) * step - 1;
+  const unsigned before = __ballot_sync(0xffffffffu, p < n && B::before(B::bits(__ldg(hay + p)), q));
+  const int c = __popc(before);  // a prefix: past n nothing goes before
+  const gpuk::i64 lo = from + c * step;
+  return warp_partition_point<B>(hay, lo < n ? lo : n, c == 32 ? n : (lo + step < n ? lo + step : n), q);
 }
 
 }  // namespace
@@ -62,7 +76,13 @@ bounds_window(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename
   __shared__ gpuk::i64 bounds[2];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
-  for (gpuk::i64 base = gpuk::i64(blockIdx.x) * kTile; base < m; base += gpuk::i64(gridDim.x) * kTile) {
+  __shared__ Bits top;  // the tile's greatest needle
+  // A run of consecutive tiles per block, so that each tile's searches can start from the last one's.
+  const gpuk::i64 tiles = (m + kTile - 1) / kTile, per = (tiles + gridDim.x - 1) / gridDim.x;
+  const gpuk::i64 first = gpuk::i64(blockIdx.x) * per, last = first + per < tiles ? first + per : tiles;
+  gpuk::i64 prev_a = 0, prev_b = -1;  // the previous tile's bounds (none: prev_b < 0)
+  Bits prev_top = 0;
+  for (gpuk::i64 base = first * kTile; base < last * kTile; base += kTile) {
     Bits q[ITEMS];
     Bits lo_q = ~Bits(0), hi_q = 0;  // the thread's least and greatest needle (none: an empty range)
 #pragma unroll
@@ -92,11 +112,25 @@ bounds_window(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename
         const Bits x = warp == 0 ? least[w] : greatest[w];
         v = warp == 0 ? (x < v ? x : v) : (x > v ? x : v);
       }
-      const gpuk::i64 at = warp_partition_point<B>(hay, n, v);
-      if (lane == 0) bounds[warp] = at;
+      // A needle not below the previous tile's greatest has its answer at or past that one's
+      // (bounds are monotone in the needle): gallop from there, in steps of 1/16 of the last window.
+      gpuk::i64 at;
+      if (prev_b >= 0 && v >= prev_top) {
+        const gpuk::i64 w = (prev_b - prev_a) / 16 + 1;
+        at = warp_gallop<B>(hay, prev_b, n, warp == 0 ? 32 : (w > 32 ? w : 32), v);
+      } else {
+        at = warp_partition_point<B>(hay, 0, n, v);
+      }
+      if (lane == 0) {
+        bounds[warp] = at;
+        if (warp == 1) top = v;
+      }
     }
     __syncthreads();
     const gpuk::i64 a = bounds[0], b = bounds[1];  // a <= b: the tile has at least one needle
+    prev_a = a;
+    prev_b = b;
+    prev_top = top;
     if (b - a <= WINDOW) {
       for (gpuk::i64 j = threadIdx.x; j < b - a; j += BLOCK) window[j] = B::bits(__ldg(hay + a + j));
       __syncthreads();

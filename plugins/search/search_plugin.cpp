@@ -26,6 +26,10 @@
 namespace gpuk::search {
 namespace {
 
+// At most this many needles prepared for: bounds_gather, one launch (its blocks gather the table
+// that bounds.cu's first launch writes), whatever their order. docs/kernels/search.md, "Bounds".
+constexpr std::uint64_t kFewNeedles = 65536;
+
 const std::vector<DType> kDtypes = {DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64};
 const std::vector<std::string> kValueAt = {"random", "first", "last", "middle", "absent"};
 const std::string kNone = "none";  // the default of `value` and `value_index`: not given
@@ -192,9 +196,12 @@ class SearchPlugin final : public Searcher {
     };
   }
   std::string default_kernel() const override { return "fast"; }
-  // The bounds' kernels: bounds (any needles) or bounds_window (needles: sorted).
+  // The bounds' kernels by the needles prepared for: few in one launch (bounds_gather), more
+  // sorted ones by windows (bounds_window), more in any order from a table gathered once (bounds).
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
+    if (needle_count(problem) <= kFewNeedles)
+      return KernelChoice{"bounds_gather", {}, "for at most " + std::to_string(kFewNeedles) + " needles"};
     if (sorted_needles(problem)) return KernelChoice{"bounds_window", {}, "for needles: sorted"};
     return KernelChoice{"bounds", {}, "for lower_bound / upper_bound"};
   }

@@ -1,6 +1,6 @@
 // lower_bound and upper_bound on the GPU through the library API (typed calls and prepared
-// handles on the test's own buffers and stream), both kernels (bounds: needles in any order;
-// bounds_window: needles: sorted), every dtype, against std::lower_bound / std::upper_bound in the
+// handles on the test's own buffers and stream), the three kernels (bounds_gather: few needles;
+// bounds: more in any order; bounds_window: more, sorted), every dtype, against std::lower_bound / std::upper_bound in the
 // sort family's order: n = 1, 2, odd n, past a wave of tiles; needles below and above every key,
 // an all-equal haystack, duplicates, NaN, -0.0 and +0.0, negatives; zero needles; sorted and
 // unsorted needles. Then the shipped configs and named shapes through `gpuk run`'s path, Thrust
@@ -189,12 +189,16 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
     if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   }
   // each kernel with each needle order, the table's extremes and the window's fallback (few needles
-  // in many keys: windows wider than WINDOW)
+  // in many keys: windows wider than WINDOW), bounds_window's runs of tiles
   const std::vector<std::string> shapes = {
       "kernel: bounds\nparams: {CACHE: 0, ITEMS: 1}\n",     "kernel: bounds\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 512}\n",
       "kernel: bounds_window\nneedles: unsorted\n",         "kernel: bounds_window\nneedles: sorted\nneedle_count: 37\n",
       "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1, WINDOW: 1024}\nneedles: sorted\n",
-      "kernel: bounds\nneedles: sorted\n"};
+      "kernel: bounds\nneedles: sorted\n",
+      "kernel: bounds_gather\nparams: {CACHE: 0, ITEMS: 1}\n",
+      "kernel: bounds_gather\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 256}\nneedles: sorted\n",
+      // many tiles a block: each tile's searches gallop from the last one's bounds
+      "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1}\nneedles: sorted\nneedle_count: 3000017\n"};
   for (const std::string& shape : shapes)
     for (const char* dtype : {"float64", "int32"}) {
       CAPTURE(shape);

@@ -96,12 +96,18 @@ TEST_CASE("a run's needles: keys, keys moved up one step and values around them,
   CHECK(search::is_ordered<float>(f));
 }
 
-TEST_CASE("the bounds' options: needle_count, needles: sorted picks bounds_window, the others are refused") {
+TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: bounds_gather; more sorted: bounds_window), the others are refused") {
   const RunSpec spec = parse_run(kLower + "needle_count: 5000\n");
   const Problem p = problem_of(spec);
   CHECK(searcher().template_args(p) == std::vector<std::string>{"gpuk::Bounds<float, gpuk::Side::Lower>"});
-  CHECK(searcher().choose_kernel(p)->kernel == "bounds");
-  CHECK(searcher().choose_kernel(problem_of(parse_run(kLower + "needles: sorted\n")))->kernel == "bounds_window");
+  const auto kernel_for = [](const std::string& options) {
+    return searcher().choose_kernel(problem_of(parse_run(kLower + options)))->kernel;
+  };
+  CHECK(searcher().choose_kernel(p)->kernel == "bounds_gather");  // few needles: one launch, any order
+  CHECK(kernel_for("needles: sorted\nneedle_count: 1000\n") == "bounds_gather");
+  CHECK(kernel_for("needle_count: 65536\n") == "bounds_gather");
+  CHECK(kernel_for("needle_count: 65537\n") == "bounds");
+  CHECK(kernel_for("needles: sorted\nneedle_count: 1000000\n") == "bounds_window");
   const auto launcher = searcher().make_launcher(p);
   const auto slots = launcher->arrays();
   REQUIRE(slots.size() == 3);

@@ -56,11 +56,13 @@ for kernel in kernels_src/search/*.cu; do
     sanitize_run "$config" "$out/sanitize-$name-$1-$2-$3-$4-$5" "$name $1 $2 n=$3 needles=$4 $5"
   done
 done
-for cache in 0 12; do
-  config="$tmp/bounds-cache$cache.yaml"
-  printf 'family: search\noperation: lower_bound\nkernel: bounds\nparams: {CACHE: %s}\ndtype: float32\nsize: 33\nneedle_count: 1000\ndata: {generator: uniform, low: -1, high: 1, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
-    "$cache" > "$config"
-  sanitize_run "$config" "$out/sanitize-bounds-cache$cache" "bounds CACHE=$cache n=33"
+for name in bounds bounds_gather; do
+  for cache in 0 12; do
+    config="$tmp/$name-cache$cache.yaml"
+    printf 'family: search\noperation: lower_bound\nkernel: %s\nparams: {CACHE: %s}\ndtype: float32\nsize: 33\nneedle_count: 1000\ndata: {generator: uniform, low: -1, high: 1, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+      "$name" "$cache" > "$config"
+    sanitize_run "$config" "$out/sanitize-$name-cache$cache" "$name CACHE=$cache n=33"
+  done
 done
 [ $runs -gt 0 ] || { echo "no search kernel file found under kernels_src/search"; exit 1; }
 sanitize_summary

@@ -260,8 +260,9 @@ PreparedRange<T> prepare_find_if_range(const Engine& e, std::uint64_t max_n, Ran
 
 // --- lower_bound, upper_bound ---------------------------------------------------------------
 
-// The needles' order: Needles::sorted picks the kernel for sorted needles (bounds_window); both
-// kernels answer needles in any order.
+// The needles' order: Needles::sorted picks the kernel for sorted needles (bounds_window) above
+// 65,536 needles (fewer take one launch, bounds_gather, in any order); every kernel answers
+// needles in any order.
 namespace detail {
 template <class T> OperationSpec bounds_spec(Mode mode, std::uint64_t n, std::uint64_t needles, Needles order) {
   OperationSpec s = spec<T>(mode, n);
