@@ -82,13 +82,22 @@ bounds_window(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename
   const gpuk::i64 first = gpuk::i64(blockIdx.x) * per, last = first + per < tiles ? first + per : tiles;
   gpuk::i64 prev_a = 0, prev_b = -1;  // the previous tile's bounds (none: prev_b < 0)
   Bits prev_top = 0;
+  // The tile's needles; the next tile's are loaded while this one is searched.
+  Bits q[ITEMS], q_next[ITEMS];
+  const auto load_tile = [&](gpuk::i64 base, Bits(&into)[ITEMS]) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
+      into[k] = i < m ? B::bits(__ldg(needles + i)) : Bits(0);
+    }
+  };
+  if (first < last) load_tile(first * kTile, q_next);
   for (gpuk::i64 base = first * kTile; base < last * kTile; base += kTile) {
-    Bits q[ITEMS];
     Bits lo_q = ~Bits(0), hi_q = 0;  // the thread's least and greatest needle (none: an empty range)
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
-      q[k] = i < m ? B::bits(__ldg(needles + i)) : Bits(0);
+      q[k] = q_next[k];
       if (i < m) {
         lo_q = q[k] < lo_q ? q[k] : lo_q;
         hi_q = q[k] > hi_q ? q[k] : hi_q;
@@ -105,6 +114,7 @@ bounds_window(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename
       greatest[warp] = hi_q;
     }
     __syncthreads();
+    if (base + kTile < last * kTile) load_tile(base + kTile, q_next);
     if (warp < 2) {
       // every warp reads the same table; warp 0 takes the least needle, warp 1 the greatest
       Bits v = warp == 0 ? ~Bits(0) : Bits(0);
@@ -134,19 +144,21 @@ bounds_window(const typename B::T* __restrict__ hay, gpuk::i64 n, const typename
     if (b - a <= WINDOW) {
       for (gpuk::i64 j = threadIdx.x; j < b - a; j += BLOCK) window[j] = B::bits(__ldg(hay + a + j));
       __syncthreads();
-      const auto in_window = [&](gpuk::i64 j) { return window[j]; };
+    }
+    // The ITEMS searches step together (gpuk::partition_points), in the window or else in [a, b).
+    gpuk::i64 lo[ITEMS], count[ITEMS];
+    const bool staged = b - a <= WINDOW;
 #pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
-        if (i < m) out[i] = a + gpuk::partition_point<B>(in_window, 0, b - a, q[k]);
-      }
-    } else {
-      const auto in_hay = [&](gpuk::i64 j) { return B::bits(__ldg(hay + j)); };
+    for (int k = 0; k < ITEMS; ++k) {
+      lo[k] = staged ? 0 : a;
+      count[k] = base + gpuk::i64(k) * BLOCK + threadIdx.x < m ? b - a : 0;
+    }
+    if (staged) gpuk::partition_points<B, ITEMS>([&](gpuk::i64 j) { return window[j]; }, lo, count, q);
+    else gpuk::partition_points<B, ITEMS>([&](gpuk::i64 j) { return B::bits(__ldg(hay + j)); }, lo, count, q);
 #pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
-        if (i < m) out[i] = gpuk::partition_point<B>(in_hay, a, b, q[k]);
-      }
+    for (int k = 0; k < ITEMS; ++k) {
+      const gpuk::i64 i = base + gpuk::i64(k) * BLOCK + threadIdx.x;
+      if (i < m) out[i] = (staged ? a : 0) + lo[k];
     }
     __syncthreads();  // the window, least, greatest and bounds are rewritten by the next tile
   }

@@ -184,7 +184,7 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
     const RunReport r = run(spec, {runtime}, device);
     CHECK_MESSAGE(r.verification.passed, r.verification.detail);
     REQUIRE(r.baseline.has_value());
-    CHECK(r.baseline->name.find("(vectorised, CCCL ") != std::string::npos);
+    if (test::baselines_built()) CHECK(r.baseline->name.find("(vectorised, CCCL ") != std::string::npos);
     if (test::baselines_built()) CHECK(r.baseline->ms.count > 0);
     if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   }

@@ -192,13 +192,37 @@ __device__ __forceinline__ i64 partition_point(At at, i64 lo, i64 hi, typename B
 }
 
 
+// ITEMS binary searches stepping together, so that their loads are in flight at once: search k
+// covers [lo[k], lo[k] + count[k]) for q[k] and leaves its answer in lo[k] (count[k] = 0: none).
+template <class B, int ITEMS, class At>
+__device__ __forceinline__ void partition_points(At at, i64 (&lo)[ITEMS], i64 (&count)[ITEMS],
+                                                 const typename B::Bits (&q)[ITEMS]) {
+  for (;;) {
+    bool more = false;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      if (count[k] > 0) {
+        const i64 step = count[k] / 2;
+        if (B::before(at(lo[k] + step), q[k])) {
+          lo[k] += step + 1;
+          count[k] -= step + 1;
+        } else {
+          count[k] = step;
+        }
+        more = true;
+      }
+    }
+    if (!more) break;
+  }
+}
+
 // The searches of a bounds kernel once `table` (shared memory) holds its 2^CACHE splitters, splitter
 // j = the ordered bits of hay[j * n >> CACHE]: this block's tiles of BLOCK * ITEMS needles, a tile
 // every gridDim.x tiles. A needle's count c of splitters that go before it puts its answer in
 // (index of splitter c-1, index of splitter c] (0 for c = 0, n for c = 2^CACHE): equal indices of
 // splitters (n < 2^CACHE) cannot bracket c, as equal keys either both go before a needle or
-// neither does. The rest is a binary search in global memory, the thread's ITEMS searches
-// stepping together so that their loads are in flight at once. Every thread of the block calls it.
+// neither does. The rest is a binary search in global memory (partition_points). Every thread of
+// the block calls it.
 template <class B, int BLOCK, int ITEMS, int CACHE>
 __device__ __forceinline__ void bounds_from_table(const typename B::Bits* table, const typename B::T* __restrict__ hay,
                                                   i64 n, const typename B::T* __restrict__ needles, i64 m,
@@ -220,23 +244,7 @@ __device__ __forceinline__ void bounds_from_table(const typename B::Bits* table,
       const i64 hi = c == kSplitters ? n : (c * n) >> CACHE;
       count[k] = i < m ? hi - lo[k] : 0;
     }
-    for (;;) {
-      bool more = false;
-#pragma unroll
-      for (int k = 0; k < ITEMS; ++k) {
-        if (count[k] > 0) {
-          const i64 step = count[k] / 2;
-          if (B::before(in_hay(lo[k] + step), q[k])) {
-            lo[k] += step + 1;
-            count[k] -= step + 1;
-          } else {
-            count[k] = step;
-          }
-          more = true;
-        }
-      }
-      if (!more) break;
-    }
+    partition_points<B, ITEMS>(in_hay, lo, count, q);
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
       const i64 i = base + i64(k) * BLOCK + threadIdx.x;
