@@ -202,8 +202,9 @@ class SearchPlugin final : public Searcher {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
     if (needle_count(problem) <= kFewNeedles)
       return KernelChoice{"bounds_gather", {}, "for at most " + std::to_string(kFewNeedles) + " needles"};
-    if (sorted_needles(problem)) return KernelChoice{"bounds_window", {}, "for needles: sorted"};
-    return KernelChoice{"bounds", {}, "for lower_bound / upper_bound"};
+    if (sorted_needles(problem))
+      return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}}, "for needles: sorted, more than " + std::to_string(kFewNeedles)};
+    return KernelChoice{"bounds", {{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}}, "for more than " + std::to_string(kFewNeedles) + " needles"};
   }
 
   void check(const Problem& problem) const override { check_options(problem); }

@@ -189,7 +189,7 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
     if (test::baselines_built()) CHECK_MESSAGE(r.baseline->note.empty(), r.baseline->note);
   }
   // each kernel with each needle order, the table's extremes and the window's fallback (few needles
-  // in many keys: windows wider than WINDOW), bounds_window's runs of tiles
+  // in many keys: windows wider than WINDOW), bounds_window striding over tiles
   const std::vector<std::string> shapes = {
       "kernel: bounds\nparams: {CACHE: 0, ITEMS: 1}\n",     "kernel: bounds\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 512}\n",
       "kernel: bounds_window\nneedles: unsorted\n",         "kernel: bounds_window\nneedles: sorted\nneedle_count: 37\n",
@@ -197,7 +197,7 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
       "kernel: bounds\nneedles: sorted\n",
       "kernel: bounds_gather\nparams: {CACHE: 0, ITEMS: 1}\n",
       "kernel: bounds_gather\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 256}\nneedles: sorted\n",
-      // many tiles a block: each tile's searches gallop from the last one's bounds
+      // many tiles a block (more than a wave of tiles)
       "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1}\nneedles: sorted\nneedle_count: 3000017\n"};
   for (const std::string& shape : shapes)
     for (const char* dtype : {"float64", "int32"}) {
