@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [segmented_sort, segmented_sort_pairs]
-summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in three launches over all segments, each taking its own bin. One warp each for segments of at most 32 keys (a bitonic sort of (bits, index) in registers by shuffles); one block each for segments of at most BLOCK * ITEMS keys (a block radix sort in shared memory, 8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length); for longer segments a merge sort spread over the whole GPU, their tiles of BLOCK * ITEMS keys radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete.
+summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in three launches over all segments, each taking its own bin. One warp each for segments of at most 32 keys (each lane ranks its key by (bits, index) against the others, broadcast by shuffles, and writes it there); one block each for segments of at most BLOCK * ITEMS keys (a block radix sort in shared memory, 8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length); for longer segments a merge sort spread over the whole GPU, their tiles of BLOCK * ITEMS keys radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete.
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 128, values: [128, 256, 512]}
@@ -31,7 +31,7 @@ scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS)
 //   one warp per segment (segmented_warp) and, for the other two, a fixed grid that strides over
 //   the segments (segmented_block) or over work tickets (segmented_merge), so that 65,536 short
 //   segments cost no block launches of their own.
-// - Stable by construction: the warp sorts by (S::bits(key), its index), a strict total order;
+// - Stable by construction: the warp ranks by (S::bits(key), its index), a strict total order;
 //   the radix sorts are stable LSD passes; a merge takes the left run's key on equal bits. NaNs
 //   (all one bits in the total order) keep their own payloads and signs: keys move, not bits.
 // - Segments longer than a tile (BLOCK * ITEMS keys) are listed by segmented_block (scratch), one
@@ -73,15 +73,6 @@ template <class S> struct SegArgs {
 };
 
 constexpr int kListWord = 8;
-
-template <class B> __device__ __forceinline__ bool before(B ba, u32 ia, B bb, u32 ib) {
-  return ba < bb || (ba == bb && ia < ib);
-}
-
-template <class S> __device__ __forceinline__ void emit(const SegArgs<S>& a, i64 begin, i64 at, u32 index) {
-  a.keys_out[begin + at] = a.keys_in[begin + index];
-  if constexpr (S::kHasValues) a.values_out[begin + at] = a.values_in[begin + index];
-}
 
 // A load that bypasses L1 (ld.global.cg): data that other blocks wrote during this launch. The
 // key and value types are all among __ldcg's (int, unsigned, long long, their unsigned, float,
@@ -126,7 +117,10 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
 
 }  // namespace
 
-// One warp per segment of at most 32 keys.
+// One warp per segment of at most 32 keys: lane i holds key i and counts the keys that go before
+// it, (bits, index) in order, from len broadcasts (a shuffle each, len <= 32: fewer instructions
+// than a 32-wide bitonic network's 15 exchange steps of two shuffles), then writes its key (and
+// value) at that rank.
 template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   using B = typename S::Bits;
@@ -134,22 +128,24 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   if (seg >= a.segments) return;
   const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
   if (len <= 0 || len > 32) return;  // the whole warp leaves together
-  const int lane = threadIdx.x % 32;
-  B b = lane < len ? S::bits(a.keys_in[begin + lane]) : ~B(0);
-  u32 ix = lane < len ? static_cast<u32>(lane) : 0xffffffffu;
-#pragma unroll
-  for (int k = 2; k <= 32; k <<= 1) {
-#pragma unroll
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      const B ob = __shfl_xor_sync(0xffffffffu, b, j);
-      const u32 oi = __shfl_xor_sync(0xffffffffu, ix, j);
-      const bool lower = (lane & j) == 0, up = (lane & k) == 0;
-      // The lower lane of a pair keeps the smaller in an ascending run, the larger in a descending.
-      const bool other_first = before(ob, oi, b, ix);
-      if (lower == up ? other_first : !other_first) b = ob, ix = oi;
-    }
+  const int lane = threadIdx.x % 32, n = static_cast<int>(len);
+  typename S::K key{};
+  typename S::V value{};
+  if (lane < n) {
+    key = a.keys_in[begin + lane];
+    if constexpr (S::kHasValues) value = a.values_in[begin + lane];
   }
-  if (lane < len) emit(a, begin, lane, ix);
+  const B b = S::bits(key);
+  u32 rank = 0;
+#pragma unroll 4
+  for (int j = 0; j < n; ++j) {
+    const B o = __shfl_sync(0xffffffffu, b, j);
+    rank += (o < b || (o == b && j < lane)) ? 1u : 0u;
+  }
+  if (lane < n) {
+    a.keys_out[begin + rank] = key;
+    if constexpr (S::kHasValues) a.values_out[begin + rank] = value;
+  }
 }
 
 
@@ -215,6 +211,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> 
   const u64* list = reinterpret_cast<const u64*>(a.words + kListWord);
   u32* counters = a.words + kListWord + 2 * cap;
   const u64 listed = min(static_cast<u64>(*const_cast<volatile u32*>(a.words + 1)), cap);
+  // Nothing listed (segmented_block, the launch before, is over): every block leaves at once and
+  // every word stays zero, with no atomics on the shared counters.
+  if (listed == 0) return;
   const u64 tickets = (static_cast<u64>(*const_cast<volatile u32*>(a.words + 2)) + 1) * listed;
   for (;;) {
     if (threadIdx.x == 0) ticket = atomicAdd(a.words, 1u);
