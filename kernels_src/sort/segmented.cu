@@ -83,6 +83,10 @@ __device__ __forceinline__ u32 ceil_log2(u64 x) { return x <= 1 ? 0u : 64u - sta
 
 // The radix bits of a block radix sort with BLOCK threads (gpuk::BlockRank needs BLOCK >= 2^bits).
 template <int BLOCK> constexpr int kRadixBits = BLOCK >= 256 ? 8 : 7;
+// The block radix sorts' peer matching: CUB's MatchAny as inline PTX (gpuk::match_peers 0), fewer
+// instructions a digit than match_digit's C++ ballots; the block sorts are bound by instruction
+// issue (a block of 4,096 keys on an H200: 45% of cycles issue, 2 blocks an SM).
+constexpr int kMatch = 0;
 
 // A block radix sort of `len` (<= BLOCK * ITEMS) keys (and values) from `in` to `out`, every
 // thread of the block calling it; `smem` as block_radix_sort needs it. SMALLER: a segment that fits
@@ -104,15 +108,15 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
   // The smallest of three tiles that holds the segment: the ranking's work is per slot.
   if constexpr (SMALLER) {
     if (len <= BLOCK) {
-      gpuk::block_radix_sort<S, BLOCK, 1, kRadixBits<BLOCK>>(t, smem);
+      gpuk::block_radix_sort<S, BLOCK, 1, kRadixBits<BLOCK>, kMatch>(t, smem);
       return;
     }
     if (ITEMS > 4 && len <= 4 * BLOCK) {
-      gpuk::block_radix_sort<S, BLOCK, (ITEMS > 4 ? 4 : ITEMS), kRadixBits<BLOCK>>(t, smem);
+      gpuk::block_radix_sort<S, BLOCK, (ITEMS > 4 ? 4 : ITEMS), kRadixBits<BLOCK>, kMatch>(t, smem);
       return;
     }
   }
-  gpuk::block_radix_sort<S, BLOCK, ITEMS, kRadixBits<BLOCK>>(t, smem);
+  gpuk::block_radix_sort<S, BLOCK, ITEMS, kRadixBits<BLOCK>, kMatch>(t, smem);
 }
 
 }  // namespace

@@ -314,8 +314,9 @@ __device__ __forceinline__ void digit_histogram(const SortArgs<S>& a, u32* histo
 // Stable ranking of one tile of BLOCK * ITEMS digits in the warp-striped layout: item k of lane
 // l of warp w is tile element w * 32 * ITEMS + k * 32 + l. On return rank[k] is the item's
 // position in the tile sorted by digit (ties in element order), count[d] the tile's number of
-// digit d and start[d] their first position. Every thread of the block calls it.
-template <int BLOCK, int ITEMS, int RADIX_BITS>
+// digit d and start[d] their first position. MATCH: how lanes find their peers (match_peers; 2,
+// match_digit's C++ ballots, unless a kernel asks). Every thread of the block calls it.
+template <int BLOCK, int ITEMS, int RADIX_BITS, int MATCH = 2>
 struct BlockRank {
   static constexpr int kWarps = BLOCK / 32;
   static constexpr int kRadix = 1 << RADIX_BITS;
@@ -339,7 +340,7 @@ struct BlockRank {
     u32* mine = s.warp_counts[warp];
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-      const u32 peers = match_digit<RADIX_BITS>(digit[k]);
+      const u32 peers = match_peers<RADIX_BITS, MATCH>(digit[k]);
       const u32 before = __popc(peers & lt);
       const u32 base = mine[digit[k]];
       __syncwarp();
@@ -389,11 +390,11 @@ __device__ __forceinline__ void exchange_striped(T (&item)[ITEMS], const u32 (&r
 // One block sorts n <= BLOCK * ITEMS elements: ceil(key bits / RADIX_BITS) stable digit passes
 // through shared memory, then coalesced writes of keys_out (and values_out). `smem` holds
 // BLOCK * ITEMS * 8 bytes for the exchanges, then BlockRank's Shared. Every thread calls it.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH = 2>
 __device__ __forceinline__ void block_radix_sort(const SortArgs<S>& a, unsigned char* smem) {
   using K = typename S::K;
   using V = typename S::V;
-  using Rank = BlockRank<BLOCK, ITEMS, RADIX_BITS>;
+  using Rank = BlockRank<BLOCK, ITEMS, RADIX_BITS, MATCH>;
   constexpr int kTile = BLOCK * ITEMS;
   constexpr int kPasses = S::template passes<RADIX_BITS>();
   typename Rank::Shared& rs = *reinterpret_cast<typename Rank::Shared*>(smem + kTile * 8);
