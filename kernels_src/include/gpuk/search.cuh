@@ -191,7 +191,6 @@ __device__ __forceinline__ i64 partition_point(At at, i64 lo, i64 hi, typename B
   return lo;
 }
 
-
 // ITEMS binary searches stepping together, so that their loads are in flight at once: search k
 // covers [lo[k], lo[k] + count[k]) for q[k] and leaves its answer in lo[k] (count[k] = 0: none).
 template <class B, int ITEMS, class At>
