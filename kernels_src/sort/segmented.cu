@@ -7,6 +7,7 @@ params:
   BLOCK: {default: 128, values: [128, 256, 512]}
   ITEMS: {default: 8, values: [4, 8, 16]}
   MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
+  LONG: {default: 0, values: [0, 1]}
 constraints:
   - BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64 <= 232448
   - BLOCK * MIN_BLOCKS <= 2048
@@ -23,7 +24,7 @@ launch:
     grid: sm_count * 4
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
-scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS)
+scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS) + LONG * ceil_div(n, BLOCK * ITEMS) * (1024 + ceil_div(elem_bytes * 8, 7) * 256)
 */
 
 // Why it is shaped like this (docs/kernels/sort.md, "Segmented sort"):
@@ -49,6 +50,7 @@ scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS)
 //   then 32 rows of cap counters (row q: pass q's finished tickets per group of 2^(q+1) tiles,
 //   at the group's first entry), each segment zeroing its own before it is listed.
 
+#include "gpuk/segment_passes.cuh"
 #include "gpuk/sort.cuh"
 
 using gpuk::i64;
@@ -88,6 +90,19 @@ template <int BLOCK> constexpr int kRadixBits = BLOCK >= 256 ? 8 : 7;
 // issue (a block of 4,096 keys on an H200: 45% of cycles issue, 2 blocks an SM).
 constexpr int kMatch = 0;
 
+// LONG 1's digit passes (gpuk/segment_passes.cuh) and their scratch after the 32 counter rows: a
+// look-back row of kRadix u64 entries per listed tile, then a table of every pass's digit counts
+// per listed segment, at the half of its first entry's index (a listed segment has two tiles or
+// more, so those halves differ).
+template <class S, int BLOCK, int ITEMS>
+using Passes = gpuk::SegmentPasses<S, BLOCK, ITEMS, kRadixBits<BLOCK>, kMatch>;
+__device__ __forceinline__ u64* look_rows(u32* words, u64 cap) {
+  return reinterpret_cast<u64*>(words + kListWord + 34 * cap);
+}
+template <class P> __device__ __forceinline__ u32* digit_table(u32* words, u64 cap, u64 base) {
+  return words + kListWord + 34 * cap + 2 * cap * P::kRadix + (base / 2) * P::kPasses * P::kRadix;
+}
+
 // A block radix sort of `len` (<= BLOCK * ITEMS) keys (and values) from `in` to `out`, every
 // thread of the block calling it; `smem` as block_radix_sort needs it. SMALLER: a segment that fits
 // a smaller tile sorts on it (segmented_block's segments of any length); without, always on the
@@ -125,7 +140,7 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
 // it, (bits, index) in order, from len broadcasts (a shuffle each, len <= 32: fewer instructions
 // than a 32-wide bitonic network's 15 exchange steps of two shuffles), then writes its key (and
 // value) at that rank.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
 __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   using B = typename S::Bits;
   const i64 seg = static_cast<i64>(blockIdx.x) * WARPS + threadIdx.x / 32;
@@ -157,7 +172,7 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
 // segmented_merge, a tile an entry. Each block takes a run of up to BLOCK consecutive segments a
 // round (as many as spread the segments over the grid), reads their lengths in parallel, and
 // works through the ones of its bins.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_block(SegArgs<S> a) {
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -192,18 +207,61 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_block(SegArgs<S> 
       __syncthreads();
       const u64 base = listed_at;
       if (base + tiles > cap) continue;  // overlapping segments: the list is full; not sorted
+      // The counter rows its tickets count in: the merge passes', or LONG's histogram and digit passes'.
+      const u32 rows = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : merges;
       for (u64 t = threadIdx.x; t < tiles; t += BLOCK) {
         list[base + t] = (static_cast<u64>(seg) << 32) | t;
-        for (u32 q = 0; q < merges; ++q) counters[q * cap + base + t] = 0;
+        for (u32 q = 0; q < rows; ++q) counters[q * cap + base + t] = 0;
+      }
+      if constexpr (LONG != 0) {
+        using P = Passes<S, BLOCK, ITEMS>;
+        u64* look = look_rows(a.words, cap) + base * P::kRadix;
+        for (u64 x = threadIdx.x; x < tiles * P::kRadix; x += BLOCK) look[x] = 0;
+        u32* table = digit_table<P>(a.words, cap, base);
+        for (int x = threadIdx.x; x < P::kPasses * P::kRadix; x += BLOCK) table[x] = 0;
       }
     }
     __syncthreads();  // mine and found are read before the next round writes them
   }
 }
 
+// LONG 1's ticket of pass q for a listed segment's tile: q = 0 counts the tile's digits of every
+// pass into the segment's table; q >= 1, once every ticket of pass q - 1 of the segment is done,
+// runs digit pass q - 1 on the tile. The passes ping-pong between the outputs and the spare
+// arrays, the first reading the input, the last writing the outputs.
+template <class S, int BLOCK, int ITEMS>
+__device__ __forceinline__ void radix_ticket(const SegArgs<S>& a, i64 begin, i64 len, u64 tile, u64 tiles,
+                                             u32 q, u64 base, u64 cap, u32* counters, unsigned char* smem) {
+  using P = Passes<S, BLOCK, ITEMS>;
+  using K = typename S::K;
+  using V = typename S::V;
+  __shared__ typename P::Extra extra;
+  u32* table = digit_table<P>(a.words, cap, base);
+  if (q == 0) {
+    const i64 at = static_cast<i64>(tile) * P::kTile;
+    P::histogram(a.keys_in + begin + at, min(P::kTile, len - at), table, smem);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    const volatile u32* done = counters + (q - 1) * cap + base;
+    while (*done < tiles) __nanosleep(64);
+    __threadfence();
+  }
+  __syncthreads();
+  const int pass = static_cast<int>(q) - 1;
+  // Pass p writes the outputs when kPasses - 1 - p is even.
+  const auto out_of = [&](int p) { return (P::kPasses - 1 - p) % 2 == 0; };
+  K* kdst = (out_of(pass) ? a.keys_out : a.keys_spare) + begin;
+  V* vdst = S::kHasValues ? (out_of(pass) ? a.values_out : a.values_spare) + begin : nullptr;
+  const K* ksrc = (pass == 0 ? a.keys_in : out_of(pass - 1) ? a.keys_out : a.keys_spare) + begin;
+  const V* vsrc = S::kHasValues ? (pass == 0 ? a.values_in : out_of(pass - 1) ? a.values_out : a.values_spare) + begin
+                                : nullptr;
+  P::pass_tile(ksrc, vsrc, kdst, vdst, len, tile, pass, table, look_rows(a.words, cap) + base * P::kRadix, smem, extra);
+}
+
 // The merge sort of the listed segments: tickets taken in order, pass-major (the header says
 // how). Every block of the grid runs until the tickets are spent.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS>
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> a) {
   using K = typename S::K;
   using V = typename S::V;
@@ -218,7 +276,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> 
   // Nothing listed (segmented_block, the launch before, is over): every block leaves at once and
   // every word stays zero, with no atomics on the shared counters.
   if (listed == 0) return;
-  const u64 tickets = (static_cast<u64>(*const_cast<volatile u32*>(a.words + 2)) + 1) * listed;
+  // Passes after the first: the most merge passes of a listed segment, or LONG's digit passes.
+  const u64 after = LONG ? static_cast<u64>(Passes<S, BLOCK, ITEMS>::kPasses)
+                         : static_cast<u64>(*const_cast<volatile u32*>(a.words + 2));
+  const u64 tickets = (after + 1) * listed;
   for (;;) {
     if (threadIdx.x == 0) ticket = atomicAdd(a.words, 1u);
     __syncthreads();
@@ -231,110 +292,118 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> 
     const u64 tile = entry & 0xffffffffu, base = i - tile;
     const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
     const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
-    const u32 merges = ceil_log2(tiles);
+    const u32 merges = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : ceil_log2(tiles);
     if (q > merges || base + tiles > listed) continue;  // done; or a segment the list cut
-    // Pass q writes the outputs when merges - q is even, the spare arrays when odd.
-    const bool to_out = (merges - q) % 2 == 0;
-    K* kdst = (to_out ? a.keys_out : a.keys_spare) + begin;
-    V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
-    if (q == 0) {
-      const i64 at = static_cast<i64>(tile) * kTile;
-      sort_tile<S, BLOCK, ITEMS, false>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr,
-                                        kdst + at, S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
+    if constexpr (LONG != 0) {
+      radix_ticket<S, BLOCK, ITEMS>(a, begin, len, tile, tiles, q, base, cap, counters, smem);
     } else {
-      // Wait for pass q - 1 of this ticket's group of 2^q tiles.
-      const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);
-      if (threadIdx.x == 0) {
-        const volatile u32* done = counters + (q - 1) * cap + base + group;
-        while (*done < in_group) __nanosleep(64);
-        __threadfence();
-      }
-      __syncthreads();
-      const K* ksrc = (to_out ? a.keys_spare : a.keys_out) + begin;
-      const V* vsrc = S::kHasValues ? (to_out ? a.values_spare : a.values_out) + begin : nullptr;
-      const i64 run = static_cast<i64>(group) * kTile, w = static_cast<i64>(u64{1} << (q - 1)) * kTile;
-      const i64 la = min(w, len - run), lb = max(i64(0), min(w, len - run - la));
-      const K* ak = ksrc + run;
-      const K* bk = ak + la;
-      const i64 d0 = static_cast<i64>(tile) * kTile - run, d1 = min(d0 + kTile, la + lb);
-      // Merge-path splits of the block's first and last output (A's keys among the first d
-      // outputs), half the block searching each: every round samples the bracket at BLOCK / 2
-      // points and keeps the two samples around the split, so a run of 2^20 keys takes 3 rounds
-      // of one load latency instead of 20 dependent loads.
-      constexpr i64 kHalf = BLOCK / 2;
-      const int h = threadIdx.x / kHalf;
-      const i64 lane = threadIdx.x % kHalf, d = h ? d1 : d0;
-      if (threadIdx.x < 2) {
-        const i64 dd = threadIdx.x ? d1 : d0;
-        bracket[threadIdx.x][0] = static_cast<u64>(max(i64(0), dd - lb));
-        bracket[threadIdx.x][1] = static_cast<u64>(min(dd, la));
-      }
-      __syncthreads();
-      for (;;) {
-        const i64 lo = static_cast<i64>(bracket[h][0]), hi = static_cast<i64>(bracket[h][1]);
-        const bool done = bracket[0][0] >= bracket[0][1] && bracket[1][0] >= bracket[1][1];
-        __syncthreads();
-        if (done) break;
-        const i64 range = hi - lo;
-        if (range > 0 && (range > kHalf || lane < range)) {
-          const i64 i = range > kHalf ? lo + range * lane / kHalf : lo + lane;
-          // A[i] is among the first d outputs when it is not after B[d - 1 - i].
-          if (!(S::bits(load_cg(bk + d - 1 - i)) < S::bits(load_cg(ak + i))))
-            atomicMax(&bracket[h][0], static_cast<u64>(i + 1));
-          else
-            atomicMin(&bracket[h][1], static_cast<u64>(i));
+      // Pass q writes the outputs when merges - q is even, the spare arrays when odd.
+      const bool to_out = (merges - q) % 2 == 0;
+      K* kdst = (to_out ? a.keys_out : a.keys_spare) + begin;
+      V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
+      if (q == 0) {
+        const i64 at = static_cast<i64>(tile) * kTile;
+        sort_tile<S, BLOCK, ITEMS, false>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr,
+                                          kdst + at, S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
+      } else {
+        // Wait for pass q - 1 of this ticket's group of 2^q tiles.
+        const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);
+        if (threadIdx.x == 0) {
+          const volatile u32* done = counters + (q - 1) * cap + base + group;
+          while (*done < in_group) __nanosleep(64);
+          __threadfence();
         }
         __syncthreads();
-      }
-      const i64 a0 = static_cast<i64>(bracket[0][0]), na = static_cast<i64>(bracket[1][0]) - a0, b0 = d0 - a0, nb = (d1 - d0) - na;
-      K* sk = reinterpret_cast<K*>(smem);
-      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) sk[x] = x < na ? load_cg(ak + a0 + x) : load_cg(bk + b0 + x - na);
-      __syncthreads();
-      // This thread's ITEMS outputs, from a merge path in shared memory.
-      const i64 k0 = static_cast<i64>(threadIdx.x) * ITEMS;
-      K key[ITEMS];
-      u32 from[ITEMS];  // the output's source, as an index into sk
-      {
-        const i64 kk = min(k0, na + nb);
-        i64 lo = max(i64(0), kk - nb), hi = min(kk, na);
-        while (lo < hi) {
-          const i64 mid = (lo + hi) / 2;
-          if (!(S::bits(sk[na + kk - 1 - mid]) < S::bits(sk[mid]))) lo = mid + 1;
-          else hi = mid;
-        }
-        i64 ia = lo, ib = kk - lo;
-#pragma unroll
-        for (int o = 0; o < ITEMS; ++o) {
-          const bool take_a = ib >= nb || (ia < na && !(S::bits(sk[na + ib]) < S::bits(sk[ia])));
-          const i64 x = take_a ? ia : na + ib;
-          from[o] = static_cast<u32>(x);
-          key[o] = sk[min(x, na + nb - 1)];
-          take_a ? ++ia : ++ib;
-        }
-      }
-      __syncthreads();
-#pragma unroll
-      for (int o = 0; o < ITEMS; ++o)
-        if (k0 + o < na + nb) sk[k0 + o] = key[o];
-      __syncthreads();
-      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) kdst[run + d0 + x] = sk[x];
-      if constexpr (S::kHasValues) {
-        V* sv = reinterpret_cast<V*>(smem);
-        __syncthreads();
-#pragma unroll
-        for (int o = 0; o < ITEMS; ++o) {
-          if (k0 + o >= na + nb) continue;
-          const i64 x = from[o];
-          sv[k0 + o] = load_cg(x < na ? vsrc + run + a0 + x : vsrc + run + la + b0 + (x - na));
+        const K* ksrc = (to_out ? a.keys_spare : a.keys_out) + begin;
+        const V* vsrc = S::kHasValues ? (to_out ? a.values_spare : a.values_out) + begin : nullptr;
+        const i64 run = static_cast<i64>(group) * kTile, w = static_cast<i64>(u64{1} << (q - 1)) * kTile;
+        const i64 la = min(w, len - run), lb = max(i64(0), min(w, len - run - la));
+        const K* ak = ksrc + run;
+        const K* bk = ak + la;
+        const i64 d0 = static_cast<i64>(tile) * kTile - run, d1 = min(d0 + kTile, la + lb);
+        // Merge-path splits of the block's first and last output (A's keys among the first d
+        // outputs), half the block searching each: every round samples the bracket at BLOCK / 2
+        // points and keeps the two samples around the split, so a run of 2^20 keys takes 3 rounds
+        // of one load latency instead of 20 dependent loads.
+        constexpr i64 kHalf = BLOCK / 2;
+        const int h = threadIdx.x / kHalf;
+        const i64 lane = threadIdx.x % kHalf, d = h ? d1 : d0;
+        if (threadIdx.x < 2) {
+          const i64 dd = threadIdx.x ? d1 : d0;
+          bracket[threadIdx.x][0] = static_cast<u64>(max(i64(0), dd - lb));
+          bracket[threadIdx.x][1] = static_cast<u64>(min(dd, la));
         }
         __syncthreads();
-        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) vdst[run + d0 + x] = sv[x];
+        for (;;) {
+          const i64 lo = static_cast<i64>(bracket[h][0]), hi = static_cast<i64>(bracket[h][1]);
+          const bool done = bracket[0][0] >= bracket[0][1] && bracket[1][0] >= bracket[1][1];
+          __syncthreads();
+          if (done) break;
+          const i64 range = hi - lo;
+          if (range > 0 && (range > kHalf || lane < range)) {
+            const i64 i = range > kHalf ? lo + range * lane / kHalf : lo + lane;
+            // A[i] is among the first d outputs when it is not after B[d - 1 - i].
+            if (!(S::bits(load_cg(bk + d - 1 - i)) < S::bits(load_cg(ak + i))))
+              atomicMax(&bracket[h][0], static_cast<u64>(i + 1));
+            else
+              atomicMin(&bracket[h][1], static_cast<u64>(i));
+          }
+          __syncthreads();
+        }
+        const i64 a0 = static_cast<i64>(bracket[0][0]), na = static_cast<i64>(bracket[1][0]) - a0, b0 = d0 - a0,
+                  nb = (d1 - d0) - na;
+        K* sk = reinterpret_cast<K*>(smem);
+        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK)
+          sk[x] = x < na ? load_cg(ak + a0 + x) : load_cg(bk + b0 + x - na);
+        __syncthreads();
+        // This thread's ITEMS outputs, from a merge path in shared memory.
+        const i64 k0 = static_cast<i64>(threadIdx.x) * ITEMS;
+        K key[ITEMS];
+        u32 from[ITEMS];  // the output's source, as an index into sk
+        {
+          const i64 kk = min(k0, na + nb);
+          i64 lo = max(i64(0), kk - nb), hi = min(kk, na);
+          while (lo < hi) {
+            const i64 mid = (lo + hi) / 2;
+            if (!(S::bits(sk[na + kk - 1 - mid]) < S::bits(sk[mid]))) lo = mid + 1;
+            else hi = mid;
+          }
+          i64 ia = lo, ib = kk - lo;
+  #pragma unroll
+          for (int o = 0; o < ITEMS; ++o) {
+            const bool take_a = ib >= nb || (ia < na && !(S::bits(sk[na + ib]) < S::bits(sk[ia])));
+            const i64 x = take_a ? ia : na + ib;
+            from[o] = static_cast<u32>(x);
+            key[o] = sk[min(x, na + nb - 1)];
+            take_a ? ++ia : ++ib;
+          }
+        }
+        __syncthreads();
+  #pragma unroll
+        for (int o = 0; o < ITEMS; ++o)
+          if (k0 + o < na + nb) sk[k0 + o] = key[o];
+        __syncthreads();
+        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) kdst[run + d0 + x] = sk[x];
+        if constexpr (S::kHasValues) {
+          V* sv = reinterpret_cast<V*>(smem);
+          __syncthreads();
+  #pragma unroll
+          for (int o = 0; o < ITEMS; ++o) {
+            if (k0 + o >= na + nb) continue;
+            const i64 x = from[o];
+            sv[k0 + o] = load_cg(x < na ? vsrc + run + a0 + x : vsrc + run + la + b0 + (x - na));
+          }
+          __syncthreads();
+          for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) vdst[run + d0 + x] = sv[x];
+        }
       }
     }
     // Count this ticket done for the next pass's group of 2^(q+1) tiles.
     __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + (tile & ~((u64{2} << q) - 1)), 1u);
+    // (LONG: the segment's count of pass q's finished tickets, at its first entry.)
+    const u64 group = LONG ? 0 : tile & ~((u64{2} << q) - 1);
+    if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + group, 1u);
   }
   // The last block to finish leaves the words zero for the next call.
   if (threadIdx.x == 0) {

@@ -211,9 +211,9 @@ class SortPlugin final : public Sorter {
       // tile. 8-byte keys keep the 4096-key tile for long segments: at 8192 (512 threads, 64
       // registers each) their kernels spill (not measured).
       const std::uint64_t mean = p.max_n / std::max<std::uint64_t>(1, segment_spec_of(p.options).segments);
-      if (mean >= (std::uint64_t{1} << 16) && dtype_size(p.dtype) == 4)
-        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
-                            "segmented sort: segments of 2^16 keys or more on average, 4-byte keys (8192-key tiles)"};
+      if (mean >= (std::uint64_t{1} << 16))
+        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"LONG", 1}},
+                            "segmented sort: segments of 2^16 keys or more on average (digit passes over 8192-key tiles)"};
       if (mean >= 2048)
         return KernelChoice{"segmented", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
                             "segmented sort: segments of 2048 to 2^16 keys on average (4096-key tiles)"};

@@ -2,7 +2,8 @@
 # compute-sanitizer memcheck, racecheck and synccheck over the segmented sort (segmented.cu): keys
 # and pairs in power-law segments (empty ones, one-warp ones, one-block ones and ones merged
 # across the GPU), float32 with NaNs, int64 all equal, the smallest tile (BLOCK 128, ITEMS 4: 512
-# keys, so most segments merge), and a few long equal segments (merged at the default tile too).
+# keys, so most segments merge), and a few long equal segments (merged at the default tile too);
+# then long segments by digit passes (LONG 1) at 7-bit (BLOCK 128) and 8-bit digits.
 # Usage: tools/dev/sanitize_segmented.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
@@ -13,7 +14,10 @@ for case in "segmented_sort float32 ascending 300 power_law 20003 {} nan" \
             "segmented_sort uint32 descending 40 power_law 20011 {WARPS:4,BLOCK:128,ITEMS:4} spread" \
             "segmented_sort_pairs float32 ascending 3 equal 30011 {} nan" \
             "segmented_sort float64 descending 2 equal 40009 {BLOCK:128,ITEMS:8} equal" \
-            "segmented_sort_pairs float32 descending 2 equal 50021 {BLOCK:512,ITEMS:16} nan"; do
+            "segmented_sort_pairs float32 descending 2 equal 50021 {BLOCK:512,ITEMS:16} nan" \
+            "segmented_sort_pairs float32 ascending 3 equal 30011 {LONG:1} nan" \
+            "segmented_sort int64 descending 40 power_law 40013 {BLOCK:256,ITEMS:4,LONG:1} spread" \
+            "segmented_sort_pairs float64 ascending 2 equal 40009 {LONG:1} equal"; do
   set -- $case
   params=${7//:/: }; params=${params//,/, }
   case $8 in
