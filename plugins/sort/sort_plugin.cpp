@@ -205,18 +205,23 @@ class SortPlugin final : public Sorter {
     }
     if (is_segmented(parse_op(p.operation))) {
       // By the mean segment length the prepared n and segment count give (docs/PERFORMANCE.md,
-      // "Segmented sort merged across the GPU": each the winner of its cells among 12 variants,
-      // float32 on an H200): long segments merge fastest from 8192-key tiles, segments of a few
-      // thousand keys sort fastest on the 4096-key tile, shorter and mixed ones on a 1024-key
-      // tile. 8-byte keys keep the 4096-key tile for long segments: at 8192 (512 threads, 64
-      // registers each) their kernels spill (not measured).
+      // "Segmented sort merged across the GPU" and "Long segments by digit passes": winners of
+      // their float32 cells on an H200): segments of 2^17 keys or more by digit passes over
+      // 8192-key tiles (LONG 1: 2^26 keys in 64 segments 2.97 ms, merged 5.65); from 2^15, 4-byte
+      // keys merge from 8192-key tiles (2^24 keys in 512 segments: 0.60 ms; digit passes 0.70,
+      // 4096-key tiles 0.94), 8-byte keys from 4096-key ones (at 8192 they spill: not measured);
+      // segments of a few thousand keys sort fastest on the 4096-key tile, shorter and mixed ones
+      // on a 1024-key tile.
       const std::uint64_t mean = p.max_n / std::max<std::uint64_t>(1, segment_spec_of(p.options).segments);
-      if (mean >= (std::uint64_t{1} << 16))
+      if (mean >= (std::uint64_t{1} << 17))
         return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"LONG", 1}},
-                            "segmented sort: segments of 2^16 keys or more on average (digit passes over 8192-key tiles)"};
+                            "segmented sort: segments of 2^17 keys or more on average (digit passes over 8192-key tiles)"};
+      if (mean >= (std::uint64_t{1} << 15) && dtype_size(p.dtype) == 4)
+        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
+                            "segmented sort: segments of 2^15 to 2^17 keys on average, 4-byte keys (8192-key tiles)"};
       if (mean >= 2048)
         return KernelChoice{"segmented", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
-                            "segmented sort: segments of 2048 to 2^16 keys on average (4096-key tiles)"};
+                            "segmented sort: segments of 2048 keys or more on average (4096-key tiles)"};
       return KernelChoice{"segmented", {{"BLOCK", 128}, {"ITEMS", 8}, {"MIN_BLOCKS", 2}},
                           "segmented sort: segments under 2048 keys on average (1024-key tiles)"};
     }

@@ -180,11 +180,14 @@ TEST_CASE("segmented_sort configs: segments and segment_lengths are checked, and
     return choice->params.at("BLOCK") * choice->params.at("ITEMS") *
            (long_passes != choice->params.end() && long_passes->second == 1 ? -1 : 1);
   };
-  // From 2^16 keys a segment on average: digit passes over 8192-key tiles (LONG 1; as -8192).
+  // From 2^17 keys a segment on average: digit passes over 8192-key tiles (LONG 1; as -8192);
+  // from 2^15, merges from 8192-key tiles for 4-byte keys.
   CHECK(tile_of("float32", "2^26", "64") == -8192);
-  CHECK(tile_of("uint32", "2^20", "16") == -8192);
+  CHECK(tile_of("uint32", "2^20", "8") == -8192);
   CHECK(tile_of("float64", "2^26", "64") == -8192);
-  CHECK(tile_of("float32", "2^20", "17") == 4096);
+  CHECK(tile_of("uint32", "2^20", "16") == 8192);
+  CHECK(tile_of("float64", "2^20", "16") == 4096);  // 8-byte keys keep the 4096-key tile there
+  CHECK(tile_of("float32", "2^20", "64") == 4096);
   CHECK(tile_of("float32", "2^20", "256") == 4096);
   CHECK(tile_of("float32", "2^20", "512") == 4096);
   CHECK(tile_of("float32", "2^20", "513") == 1024);
