@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "bounds_reference.hpp"
 #include "gpuk/error.hpp"
@@ -30,8 +31,19 @@ class BoundsLauncher final : public Launcher {
   // How many needles this call has: 0 to the count prepared for (without it, that count).
   std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"needles", DType::int64}; }
 
+  // The metadata's `scratch:` slots of 8 bytes, then, for a kernel with SPLITS 1 (bounds_window),
+  // its splits: a slot for each tile of BLOCK * ITEMS needles and one for the last needle. The
+  // metadata cannot size them (its expressions see the haystack's n, not the needles' count); the
+  // plan's parameter values give the tile, this launcher the count (a call's m is at most it).
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.scratch_slots)) * 8;
+    std::uint64_t slots = static_cast<std::uint64_t>(std::max<std::int64_t>(0, plan.scratch_slots));
+    if (param(plan, "SPLITS") == 1) {
+      const std::int64_t tile = param(plan, "BLOCK") * param(plan, "ITEMS");
+      if (tile < 1)
+        throw ConfigError("SPLITS 1 keeps a split for each tile of BLOCK * ITEMS needles: the kernel needs both parameters");
+      slots += (needles_ + static_cast<std::uint64_t>(tile) - 1) / static_cast<std::uint64_t>(tile) + 1;
+    }
+    return std::max<std::uint64_t>(1, slots) * 8;
   }
   void init_scratch(CUdeviceptr scratch, std::uint64_t bytes, CUstream stream) const override {
     GPUK_CU(driver().cuMemsetD8Async(scratch, 0, bytes, stream));
@@ -51,6 +63,13 @@ class BoundsLauncher final : public Launcher {
   }
 
  private:
+  // A parameter's value in the plan's variant; 0 where the kernel has no such parameter.
+  static std::int64_t param(const LaunchPlan& plan, std::string_view name) {
+    for (const auto& [p, value] : plan.params)
+      if (p == name) return value;
+    return 0;
+  }
+
   DType dtype_;
   std::uint64_t n_, needles_;
 };

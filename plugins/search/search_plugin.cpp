@@ -197,13 +197,15 @@ class SearchPlugin final : public Searcher {
   }
   std::string default_kernel() const override { return "fast"; }
   // The bounds' kernels by the needles prepared for: few in one launch (bounds_gather), more
-  // sorted ones by windows (bounds_window), more in any order from a table gathered once (bounds).
+  // sorted ones by windows (bounds_window, each tile's window from the splits of a first launch),
+  // more in any order from a table gathered once (bounds).
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
     if (needle_count(problem) <= kFewNeedles)
       return KernelChoice{"bounds_gather", {}, "for at most " + std::to_string(kFewNeedles) + " needles"};
     if (sorted_needles(problem))
-      return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}}, "for needles: sorted, more than " + std::to_string(kFewNeedles)};
+      return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}},
+                          "for needles: sorted, more than " + std::to_string(kFewNeedles)};
     return KernelChoice{"bounds", {{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}}, "for more than " + std::to_string(kFewNeedles) + " needles"};
   }
 

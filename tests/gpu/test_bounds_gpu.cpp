@@ -1,6 +1,7 @@
 // lower_bound and upper_bound on the GPU through the library API (typed calls and prepared
 // handles on the test's own buffers and stream), the three kernels (bounds_gather: few needles;
-// bounds: more in any order; bounds_window: more, sorted), every dtype, against std::lower_bound / std::upper_bound in the
+// bounds: more in any order; bounds_window: more, sorted; and bounds_window's SPLITS 1, named, with
+// needles sorted, a few swapped and in no order), every dtype, against std::lower_bound / std::upper_bound in the
 // sort family's order: n = 1, 2, odd n, past a wave of tiles; needles below and above every key,
 // an all-equal haystack, duplicates, NaN, -0.0 and +0.0, negatives; zero needles; sorted and
 // unsorted needles. Then the shipped configs and named shapes through `gpuk run`'s path, Thrust
@@ -137,7 +138,90 @@ void check_dtype(const std::vector<std::uint64_t>& sizes, std::uint64_t wave, st
   for (const bool sorted : {false, true}) check_case<T>(kMaxKeys, wave + 3, 1000, sorted, rng, s, handles, t);
 }
 
+// bounds_window with SPLITS 1, named (whatever the family picks): a first launch finds the bound of
+// each tile's first needle, and a tile takes its window from those splits when its needles are in
+// order with the next tile's first. Sorted needles (ties, NaN, beyond both ends; fewer than a tile,
+// not a multiple of it, and more tiles than the first launch has warps), a few of them swapped
+// (some tiles' checks fail: one bound or both searched), and needles in no order (every tile
+// searches both), in n = 1, 33 and 100003 keys.
+template <class T>
+void check_splits(const std::map<std::string, std::int64_t>& shape, std::uint64_t tile, std::uint64_t max_needles,
+                  std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+  constexpr std::uint64_t kKeys = 100003;
+  enum class Order { sorted, swapped, unsorted };
+  DeviceBuffer d_hay(kKeys * sizeof(T)), d_q(max_needles * sizeof(T)), d_out(max_needles * 8);
+  const T* kh = reinterpret_cast<const T*>(d_hay.get());
+  const T* kq = reinterpret_cast<const T*>(d_q.get());
+  auto* out = reinterpret_cast<std::int64_t*>(d_out.get());
+  for (const bool upper : {false, true}) {
+    OperationSpec spec = search::detail::bounds_spec<T>(upper ? search::Mode::upper_bound : search::Mode::lower_bound,
+                                                        kKeys, max_needles, Needles::sorted);
+    spec.kernel = "bounds_window";
+    spec.params = shape;
+    PreparedSizes op = engine().prepare_sizes(spec);
+    int spread = 0;
+    for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{33}, kKeys})
+      for (const std::uint64_t m : {std::uint64_t{1}, std::uint64_t{37}, tile + 1, 3 * tile, max_needles})
+        for (const Order order : {Order::sorted, Order::swapped, Order::unsorted}) {
+          spread = spread == 1000 ? 0 : spread == 0 ? 2 : 1000;  // all keys equal, ties, few ties
+          std::vector<T> hay(n);
+          for (auto& x : hay) x = key<T>(rng, spread);
+          std::sort(hay.begin(), hay.end(), search::OrderedLess{});
+          std::vector<T> q = needles<T>(rng, m, spread);
+          if (order != Order::unsorted) std::sort(q.begin(), q.end(), search::OrderedLess{});
+          if (order == Order::swapped)
+            for (std::uint64_t k = 0; k < 1 + m / 500; ++k) std::swap(q[rng() % m], q[rng() % m]);
+          d_hay.upload(hay.data(), n * sizeof(T), stream);
+          d_q.upload(q.data(), m * sizeof(T), stream);
+          d_out.fill_bytes(0xA5, stream);
+          const Scalar count = Scalar::of(static_cast<std::int64_t>(m));
+          op.launch({kh, kq, out}, n, stream.get(), &count);
+          std::vector<std::int64_t> want(m), got(m, -7);
+          search::bounds_range<T>(hay, q, upper, want.data(), 1);
+          d_out.download(got.data(), m * 8, stream);
+          stream.synchronize();
+          ++tally.calls;
+          for (std::uint64_t i = 0; i < m; ++i)
+            if (got[i] != want[i]) {
+              const char* what[] = {"sorted", "a few swapped", "unsorted"};
+              tally.failures.push_back(std::string(dtype_name(dtype_of<T>())) + (upper ? " upper" : " lower") +
+                                       " bounds_window tile " + std::to_string(tile) + " SPLITS 1 n=" + std::to_string(n) +
+                                       " m=" + std::to_string(m) + " " + what[static_cast<int>(order)] + " spread " +
+                                       std::to_string(spread) + ": needle " + std::to_string(i) + " (" +
+                                       search::format_value(q[i]) + ") expected " + std::to_string(want[i]) + ", got " +
+                                       std::to_string(got[i]));
+              break;
+            }
+        }
+  }
+}
+
+template <class T> void check_splits_dtype(int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+  // the default tile (256 x 4); the smallest (128 x 1, WINDOW 1024) with more tiles than the first
+  // launch's warps (sm_count * 2048 threads); the largest (512 x 8)
+  check_splits<T>({{"SPLITS", 1}}, 1024, 20011, rng, stream, tally);
+  check_splits<T>({{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}, {"WINDOW", 1024}}, 128,
+                  static_cast<std::uint64_t>(sm_count) * 2048 / 32 * 128 + 4097, rng, stream, tally);
+  check_splits<T>({{"SPLITS", 1}, {"BLOCK", 512}, {"ITEMS", 8}, {"BLOCKS_PER_SM", 2}}, 4096, 50021, rng, stream, tally);
+}
+
 }  // namespace
+
+TEST_CASE("bounds_window with SPLITS 1: every dtype, sorted needles from the splits, needles out of order searched") {
+  const Device device(0);
+  const Stream stream;
+  std::mt19937_64 rng(test::fresh_seed());
+  const int sm_count = device.info().sm_count;
+  Tally tally;
+  check_splits_dtype<std::int32_t>(sm_count, rng, stream, tally);
+  check_splits_dtype<std::uint32_t>(sm_count, rng, stream, tally);
+  check_splits_dtype<std::int64_t>(sm_count, rng, stream, tally);
+  check_splits_dtype<float>(sm_count, rng, stream, tally);
+  check_splits_dtype<double>(sm_count, rng, stream, tally);
+  MESSAGE(tally.calls << " bounds_window SPLITS 1 calls, " << tally.failures.size() << " wrong");
+  for (const auto& f : tally.failures) FAIL_CHECK(f);
+  CHECK(tally.calls == 5 * 3 * 2 * 3 * 5 * 3);
+}
 
 TEST_CASE("lower_bound and upper_bound: every dtype, both kernels, ties, NaN, -0.0, needles beyond both ends") {
   const Device device(0);
@@ -198,7 +282,10 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
       "kernel: bounds_gather\nparams: {CACHE: 0, ITEMS: 1}\n",
       "kernel: bounds_gather\nparams: {CACHE: 12, ITEMS: 8, BLOCK: 256}\nneedles: sorted\n",
       // many tiles a block (more than a wave of tiles)
-      "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1}\nneedles: sorted\nneedle_count: 3000017\n"};
+      "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1}\nneedles: sorted\nneedle_count: 3000017\n",
+      // SPLITS 1: sorted (more tiles than the first launch's warps), and unsorted (every tile searches)
+      "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1, SPLITS: 1}\nneedles: sorted\nneedle_count: 3000017\n",
+      "kernel: bounds_window\nparams: {SPLITS: 1, BLOCKS_PER_SM: 8}\nneedles: unsorted\n"};
   for (const std::string& shape : shapes)
     for (const char* dtype : {"float64", "int32"}) {
       CAPTURE(shape);

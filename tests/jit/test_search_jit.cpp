@@ -66,3 +66,22 @@ TEST_CASE("find_if compiles in fast for every comparison, the ranges included, a
   CHECK(c.lowered_names.size() == 40);
   for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
 }
+
+TEST_CASE("bounds_window's SPLITS 1 compiles for every dtype and both bounds (one NVRTC program)") {
+  // its code path of its own: the first launch's splits, and the tiles' windows taken from them
+  const KernelLibrary kernels({test::kernels_dir()});
+  JitOptions options;
+  options.arch = "sm_90";
+  options.include_dirs = kernels.include_dirs();
+  const Jit jit(options, nullptr);
+  auto file = std::make_shared<const KernelFile>(*kernels.find("search", "bounds_window"));
+  std::vector<std::string> names;
+  for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
+    for (const char* side : {"Lower", "Upper"}) {
+      const Variant v(file, {std::string("gpuk::Bounds<") + t + ", gpuk::Side::" + side + ">"}, {{"SPLITS", 1}});
+      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+    }
+  const CompiledKernels c = jit.compile(*file, names);
+  CHECK(c.lowered_names.size() == 20);  // two entries each
+  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+}

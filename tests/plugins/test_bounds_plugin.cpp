@@ -111,6 +111,9 @@ TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: b
   // more needles: 8 blocks an SM (2^24 sorted needles in 2^24 keys: 0.2437 ms against 0.2731 at 4)
   const auto many = searcher().choose_kernel(problem_of(parse_run(kLower + "needle_count: 1000000\n")));
   CHECK(many->params == std::map<std::string, std::int64_t>{{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}});
+  // more sorted needles: each tile's window from the splits of a first launch
+  const auto sorted_many = searcher().choose_kernel(problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 1000000\n")));
+  CHECK(sorted_many->params == std::map<std::string, std::int64_t>{{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}});
   const auto launcher = searcher().make_launcher(p);
   const auto slots = launcher->arrays();
   REQUIRE(slots.size() == 3);
@@ -126,6 +129,34 @@ TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: b
   CHECK(bounds_error_of(find + "needles: sorted\n").find("options of lower_bound and upper_bound, not of find") != std::string::npos);
   CHECK(bounds_error_of(find + "needle_count: 7\n").find("not of find") != std::string::npos);
   CHECK_FALSE(searcher().choose_kernel(problem_of(parse_run(find))).has_value());
+}
+
+TEST_CASE("bounds_window's SPLITS 1: a first launch, and a scratch slot for each tile of needles prepared for and one more") {
+  const Problem p = problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 1000001\n"));
+  const auto launcher = searcher().make_launcher(p);
+  const auto file = kernels().find("search", "bounds_window");
+  LaunchLimits limits;
+  limits.n = 1000;
+  limits.sm_count = 132;
+  limits.elem_bytes = 4;
+  const auto plan = [&](const std::map<std::string, std::int64_t>& params) {
+    return plan_launches(Variant(file, searcher().template_args(p), params), limits);
+  };
+  const LaunchPlan plain = plan({});
+  REQUIRE(plain.launches.size() == 1);  // SPLITS 0: as before, one launch and no scratch of its own
+  CHECK(launcher->scratch_bytes(plain) == 8);
+  const LaunchPlan split = plan({{"SPLITS", 1}});
+  REQUIRE(split.launches.size() == 2);
+  CHECK(split.launches[0].name_expression.rfind("bounds_window_splits<", 0) == 0);
+  CHECK(split.launches[0].grid == 132 * 2048 / 256);
+  CHECK(launcher->scratch_bytes(split) == (977 + 1) * 8);  // ceil(1000001 / 1024) tiles of 256 x 4
+  CHECK(launcher->scratch_bytes(plan({{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}})) == (7813 + 1) * 8);
+  // the other bounds kernels keep their `scratch:` slots
+  const LaunchPlan table = plan_launches(Variant(kernels().find("search", "bounds"), searcher().template_args(p), {}), limits);
+  CHECK(launcher->scratch_bytes(table) == 1024 * 8);
+  // no needles prepared for: the one split of the (never launched) last needle
+  const auto none = searcher().make_launcher(problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 0\n")));
+  CHECK(none->scratch_bytes(split) == 8);
 }
 
 TEST_CASE("configs/lower_bound.yaml and configs/upper_bound_sorted.yaml read") {

@@ -189,6 +189,9 @@ struct LaunchPlan {
   std::vector<ResolvedLaunch> launches;
   std::int64_t scratch_slots = 0;
   std::uint64_t scratch_bytes = 0;  // a declared kernel's scratch arrays, together
+  // The variant's parameter values (Variant::params): what a Launcher sizes scratch by where
+  // `scratch:` cannot, for a count that only its family knows (the search family's needles).
+  std::vector<std::pair<std::string, std::int64_t>> params;
 };
 
 // Dynamic shared memory a kernel gets without opting in (cuFuncSetAttribute); launch_kernel opts

@@ -218,6 +218,7 @@ LaunchPlan plan_launches(const Variant& variant, const LaunchLimits& limits) {
       throw ConfigError(where(c.line, true) + ": " + variant.label() + " breaks the constraint '" + c.expr.text() +
                         "' for n = " + std::to_string(limits.n));
   LaunchPlan plan;
+  plan.params = variant.params();
   for (const auto& l : k.launches) {
     // A launch with its own parameter values sees them in every expression (LaunchSpec::params).
     std::optional<Variant> overridden;

@@ -21,7 +21,7 @@
 #include "kernel/kernel_file.hpp"
 #include "plugin/problem.hpp"
 
-#define GPUK_PLUGIN_ABI_VERSION 11
+#define GPUK_PLUGIN_ABI_VERSION 12
 
 namespace gpuk {
 
