@@ -29,6 +29,10 @@ namespace {
 // At most this many needles prepared for: bounds_gather, one launch (its blocks gather the table
 // that bounds.cu's first launch writes), whatever their order. docs/kernels/search.md, "Bounds".
 constexpr std::uint64_t kFewNeedles = 65536;
+// Needles in any order that bounds_gather still takes, with 256-thread blocks.
+constexpr std::uint64_t kGatherNeedles = std::uint64_t{1} << 18;
+// Sorted needles from which bounds_window takes its windows from a first launch (SPLITS 1).
+constexpr std::uint64_t kSplitNeedles = std::uint64_t{1} << 23;
 
 const std::vector<DType> kDtypes = {DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64};
 const std::vector<std::string> kValueAt = {"random", "first", "last", "middle", "absent"};
@@ -196,17 +200,27 @@ class SearchPlugin final : public Searcher {
     };
   }
   std::string default_kernel() const override { return "fast"; }
-  // The bounds' kernels by the needles prepared for: few in one launch (bounds_gather), more
-  // sorted ones by windows (bounds_window, each tile's window from the splits of a first launch),
-  // more in any order from a table gathered once (bounds).
+  // The bounds' kernels by the needles prepared for (docs/kernels/search.md, "Bounds"; `gpuk
+  // tune` sweeps of float32 on an H200): few in one launch (bounds_gather), up to 2^18 in any
+  // order the same with 256-thread blocks (2^18 in 2^20 keys: 0.0194 ms against bounds' ITEMS 2
+  // pick's 0.0257); more sorted ones by windows (bounds_window), each tile's window from the
+  // splits of a first launch from 2^23 (2^24 in 2^24 keys: 0.2297 against 0.2438 ms; at 2^22 the
+  // first launch cost more than it saved: 0.0541 against 0.0531); more in any order from a table
+  // gathered once (bounds).
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
-    if (needle_count(problem) <= kFewNeedles)
+    const std::uint64_t m = needle_count(problem);
+    if (m <= kFewNeedles)
       return KernelChoice{"bounds_gather", {}, "for at most " + std::to_string(kFewNeedles) + " needles"};
-    if (sorted_needles(problem))
-      return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}},
-                          "for needles: sorted, more than " + std::to_string(kFewNeedles)};
-    return KernelChoice{"bounds", {{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}}, "for more than " + std::to_string(kFewNeedles) + " needles"};
+    if (sorted_needles(problem)) {
+      if (m > kSplitNeedles)
+        return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}},
+                            "for needles: sorted, more than " + std::to_string(kSplitNeedles)};
+      return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}}, "for needles: sorted, more than " + std::to_string(kFewNeedles)};
+    }
+    if (m <= kGatherNeedles)
+      return KernelChoice{"bounds_gather", {{"BLOCK", 256}}, "for at most " + std::to_string(kGatherNeedles) + " needles"};
+    return KernelChoice{"bounds", {{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}}, "for more than " + std::to_string(kGatherNeedles) + " needles"};
   }
 
   void check(const Problem& problem) const override { check_options(problem); }

@@ -106,14 +106,19 @@ TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: b
   CHECK(searcher().choose_kernel(p)->kernel == "bounds_gather");  // few needles: one launch, any order
   CHECK(kernel_for("needles: sorted\nneedle_count: 1000\n") == "bounds_gather");
   CHECK(kernel_for("needle_count: 65536\n") == "bounds_gather");
-  CHECK(kernel_for("needle_count: 65537\n") == "bounds");
+  CHECK(kernel_for("needle_count: 65537\n") == "bounds_gather");  // up to 2^18 in any order: 256 threads a block
+  CHECK(kernel_for("needle_count: 262145\n") == "bounds");
   CHECK(kernel_for("needles: sorted\nneedle_count: 1000000\n") == "bounds_window");
+  const auto choice = [](const std::string& options) {
+    return searcher().choose_kernel(problem_of(parse_run(kLower + options)))->params;
+  };
+  using Params = std::map<std::string, std::int64_t>;
+  CHECK(choice("needle_count: 262144\n") == Params{{"BLOCK", 256}});
   // more needles: 8 blocks an SM (2^24 sorted needles in 2^24 keys: 0.2437 ms against 0.2731 at 4)
-  const auto many = searcher().choose_kernel(problem_of(parse_run(kLower + "needle_count: 1000000\n")));
-  CHECK(many->params == std::map<std::string, std::int64_t>{{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}});
-  // more sorted needles: each tile's window from the splits of a first launch
-  const auto sorted_many = searcher().choose_kernel(problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 1000000\n")));
-  CHECK(sorted_many->params == std::map<std::string, std::int64_t>{{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}});
+  CHECK(choice("needle_count: 1000000\n") == Params{{"ITEMS", 2}, {"BLOCKS_PER_SM", 8}});
+  CHECK(choice("needles: sorted\nneedle_count: 8388608\n") == Params{{"BLOCKS_PER_SM", 8}});
+  // more than 2^23 sorted needles: each tile's window from the splits of a first launch
+  CHECK(choice("needles: sorted\nneedle_count: 8388609\n") == Params{{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}});
   const auto launcher = searcher().make_launcher(p);
   const auto slots = launcher->arrays();
   REQUIRE(slots.size() == 3);
