@@ -90,8 +90,9 @@ struct SegmentPasses {
         row[t] = entry(pass, false, mine);
         // kWindow entries read at once, nearest first, summed up to the first inclusive one; a
         // window with an entry not ready is read again from there. A segment's tiles start a
-        // pass together (when its previous pass ends), so the inclusive counts are far back: one
-        // entry a read would make the walk as long as the tile's index.
+        // pass together (when its previous pass ends), so the inclusive counts can be far back;
+        // on an H200 this measured no faster than one entry a read (2^26 keys in 64 segments:
+        // 2.97 ms against 2.87), the walk not being what a ticket waits on, and was kept.
         const u64 ready = 2 * pass + 1, inclusive = 2 * pass + 2;
         i64 j = static_cast<i64>(tile) - 1;
         for (bool found = false; !found;) {
