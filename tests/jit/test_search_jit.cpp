@@ -3,6 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "gpuk/error.hpp"
 #include "helpers.hpp"
@@ -12,12 +16,37 @@
 
 using namespace gpuk;
 
-TEST_CASE("every allowed value of every search parameter compiles (int32 find or lower_bound, other parameters at default)") {
-  const KernelLibrary kernels({test::kernels_dir()});
+namespace {
+
+// NVRTC for sm_90 with the kernels' include directories.
+Jit sm90_jit(const KernelLibrary& kernels) {
   JitOptions options;
   options.arch = "sm_90";
   options.include_dirs = kernels.include_dirs();
-  const Jit jit(options, nullptr);
+  return Jit(options, nullptr);
+}
+
+// Every launch of `file` for each leading template argument, with `params`, in one NVRTC
+// program; checks that each is lowered and returns how many were.
+std::size_t compile_in_one_program(const KernelLibrary& kernels, const std::string& family, const std::string& kernel,
+                                   const std::vector<std::string>& leading, const std::map<std::string, std::int64_t>& params) {
+  const Jit jit = sm90_jit(kernels);
+  auto file = std::make_shared<const KernelFile>(*kernels.find(family, kernel));
+  std::vector<std::string> names;
+  for (const std::string& t : leading) {
+    const Variant v(file, {t}, params);
+    for (const auto& l : file->launches) names.push_back(v.name_expression(l));
+  }
+  const CompiledKernels c = jit.compile(*file, names);
+  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+  return c.lowered_names.size();
+}
+
+}  // namespace
+
+TEST_CASE("every allowed value of every search parameter compiles (int32 find or lower_bound, other parameters at default)") {
+  const KernelLibrary kernels({test::kernels_dir()});
+  const Jit jit = sm90_jit(kernels);
   const auto files = kernels.family("search");
   REQUIRE(files.size() >= 5);
   for (const auto& file : files) {
@@ -51,37 +80,18 @@ TEST_CASE("every allowed value of every search parameter compiles (int32 find or
 
 TEST_CASE("find_if compiles in fast for every comparison, the ranges included, and dtype (one NVRTC program)") {
   const KernelLibrary kernels({test::kernels_dir()});
-  JitOptions options;
-  options.arch = "sm_90";
-  options.include_dirs = kernels.include_dirs();
-  const Jit jit(options, nullptr);
-  auto file = std::make_shared<const KernelFile>(*kernels.find("search", "fast"));
-  std::vector<std::string> names;
+  std::vector<std::string> leading;
   for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
-    for (const char* c : {"Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Range", "ClosedRange"}) {
-      const Variant v(file, {std::string("gpuk::Search<") + t + ", gpuk::SearchOp::Find, gpuk::Compare::" + c + ">"}, {});
-      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
-    }
-  const CompiledKernels c = jit.compile(*file, names);
-  CHECK(c.lowered_names.size() == 40);
-  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+    for (const char* c : {"Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Range", "ClosedRange"})
+      leading.push_back(std::string("gpuk::Search<") + t + ", gpuk::SearchOp::Find, gpuk::Compare::" + c + ">");
+  CHECK(compile_in_one_program(kernels, "search", "fast", leading, {}) == 40);
 }
 
 TEST_CASE("bounds_window's SPLITS 1 compiles for every dtype and both bounds (one NVRTC program)") {
   // its code path of its own: the first launch's splits, and the tiles' windows taken from them
   const KernelLibrary kernels({test::kernels_dir()});
-  JitOptions options;
-  options.arch = "sm_90";
-  options.include_dirs = kernels.include_dirs();
-  const Jit jit(options, nullptr);
-  auto file = std::make_shared<const KernelFile>(*kernels.find("search", "bounds_window"));
-  std::vector<std::string> names;
+  std::vector<std::string> leading;
   for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
-    for (const char* side : {"Lower", "Upper"}) {
-      const Variant v(file, {std::string("gpuk::Bounds<") + t + ", gpuk::Side::" + side + ">"}, {{"SPLITS", 1}});
-      for (const auto& l : file->launches) names.push_back(v.name_expression(l));
-    }
-  const CompiledKernels c = jit.compile(*file, names);
-  CHECK(c.lowered_names.size() == 20);  // two entries each
-  for (const auto& lowered : c.lowered_names) CHECK_FALSE(lowered.empty());
+    for (const char* side : {"Lower", "Upper"}) leading.push_back(std::string("gpuk::Bounds<") + t + ", gpuk::Side::" + side + ">");
+  CHECK(compile_in_one_program(kernels, "search", "bounds_window", leading, {{"SPLITS", 1}}) == 20);  // two entries each
 }
