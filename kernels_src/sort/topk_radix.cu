@@ -66,6 +66,7 @@ __global__ void __launch_bounds__(BLOCK) topk_histogram(gpuk::TopKArgs<S> a) {
   __shared__ int last;
   const int pass = a.pass;
   if (pass >= S::template passes<RADIX_BITS>()) return;  // a bit window narrower than the key
+  if (a.k >= a.row_len) return;                          // every key is among the k: topk_scatter copies
   const int width = S::kSortBits - pass * RADIX_BITS < RADIX_BITS ? S::kSortBits - pass * RADIX_BITS : RADIX_BITS;
   const int shift = S::kSortBits - pass * RADIX_BITS - width;
   const u32 bits_done = static_cast<u32>(pass * RADIX_BITS);
@@ -156,6 +157,7 @@ template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int HISTS, int WAVES, i
 __global__ void __launch_bounds__(BLOCK) topk_count(gpuk::TopKArgs<S> a) {
   using Bits = typename S::Bits;
   __shared__ u64 tmp[BLOCK / 32];
+  if (a.k >= a.row_len) return;  // every key is among the k: topk_scatter copies
   const gpuk::RowParts rp(a.rows, a.row_len, i64{BLOCK} * ITEMS);
   for (i64 w = blockIdx.x; w < rp.items(); w += gridDim.x) {
     const i64 row = rp.row(w);
@@ -201,6 +203,31 @@ __global__ void __launch_bounds__(BLOCK) topk_scatter(gpuk::TopKArgs<S> a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const u32 lanes_below = (1u << lane) - 1u;
   const gpuk::RowParts rp(a.rows, a.row_len, i64{BLOCK} * ITEMS);
+  if (a.k >= a.row_len) {
+    // Every key is among the k, in input order: each part of each row copied (keys bit for bit,
+    // indices in the row), block-striped, with no digit pass before it and no count.
+    for (i64 w = blockIdx.x; w < rp.items(); w += gridDim.x) {
+      const i64 row = rp.row(w), end = rp.end(w);
+      const typename S::K* keys = a.keys_in + row * a.row_len;
+      for (i64 base = rp.begin(w); base < end; base += i64{BLOCK} * ITEMS) {
+        typename S::K key[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+          const i64 i = base + j * BLOCK + threadIdx.x;
+          if (i < end) key[j] = keys[i];
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+          const i64 i = base + j * BLOCK + threadIdx.x;
+          if (i < end) {
+            a.values_out[row * a.k + i] = key[j];
+            a.indices_out[row * a.k + i] = i;
+          }
+        }
+      }
+    }
+    return;
+  }
   for (i64 w = blockIdx.x; w < rp.items(); w += gridDim.x) {
     const i64 row = rp.row(w);
     const gpuk::TopKRow* st = gpuk::topk_row(a, row);
@@ -269,7 +296,7 @@ template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int HISTS, int WAVES, i
 __global__ void __launch_bounds__(SORT_BLOCK) topk_sort(gpuk::TopKArgs<S> a) {
   using Bits = typename S::Bits;
   constexpr int kMax = 4096;
-  if (!a.sorted) return;
+  if (!a.sorted || a.k == 1) return;  // one key is in order (the launcher skips both cases)
   extern __shared__ __align__(16) unsigned char smem[];
   Bits* bits = reinterpret_cast<Bits*>(smem);
   u32* index = reinterpret_cast<u32*>(smem + kMax * sizeof(Bits));

@@ -127,8 +127,9 @@ class TopKLauncher final : public Launcher {
                spec_.sorted ? 1 : 0,
                0};
     for (std::size_t i = 0; i < launches.size(); ++i) {
-      // A launch whose entry begins with topk_sort orders each row's k: none for unsorted output.
-      if (!spec_.sorted && launches[i].name_expression.rfind("topk_sort", 0) == 0) continue;
+      // A launch whose entry begins with topk_sort orders each row's k: none for unsorted output,
+      // nor for k = 1 (one key is in order).
+      if ((!spec_.sorted || spec_.k == 1) && launches[i].name_expression.rfind("topk_sort", 0) == 0) continue;
       a.passes = static_cast<std::int32_t>(launches[i].repeat);
       for (std::uint32_t pass = 0; pass < launches[i].repeat; ++pass) {
         a.pass = static_cast<std::int32_t>(pass);

@@ -156,7 +156,8 @@ std::vector<Case> edge_cases(bool long_rows) {
       {1000, 1, 1000, Data::all_equal}, {4097, 1, 8, Data::ties},         {65539, 1, 1, Data::random_bits},
       {65539, 1, 4096, Data::ties},     {100003, 1, 100003, Data::random_bits},
       {1024 * 4096, 1024, 32, Data::random_bits}, {16 * 65536, 16, 256, Data::ties},
-      {3 * 33335, 3, 1000, Data::all_equal},      {777 * 13, 777, 13, Data::ties}};
+      {3 * 33335, 3, 1000, Data::all_equal},      {777 * 13, 777, 13, Data::ties},
+      {5 * 3001, 5, 3001, Data::ties}};
   if (long_rows)
     cases.insert(cases.end(), {{1000003, 1, 32, Data::random_bits}, {1000003, 1, 1024, Data::ties},
                                {300007, 1, 5000, Data::random_bits}, {2 * 262147, 2, 4096, Data::ties}});
@@ -195,7 +196,9 @@ namespace {
 // topk_rows's shapes: one row and many, rows of odd lengths (not a multiple of the block's tile),
 // k = 1 and k = the row's length, all-equal keys, ties with NaN, -0.0 and infinities; rows that its
 // shared memory holds (ROW_KEYS 8192 by default) and longer ones, read from global memory in every
-// pass (8209 and 20011 keys); more rows than the grid has blocks on a small GPU (3001).
+// pass (8209 and 20011 keys); more rows than the grid has blocks on a small GPU (3001). k = 1 (the
+// block's min-reduction, the first of equal keys) and k = the row's length (the copy) take no
+// digit pass: both on rows of ties, all-equal keys and random bits, short, odd and long.
 std::vector<Case> block_cases() {
   return {{1, 1, 1, Data::ties},
           {37, 1, 37, Data::ties},
@@ -211,7 +214,11 @@ std::vector<Case> block_cases() {
           {70 * 8192, 70, 8192, Data::all_equal},
           {5 * 8209, 5, 1000, Data::random_bits},
           {3 * 20011, 3, 20011, Data::ties},
-          {2 * 20011, 2, 3, Data::all_equal}};
+          {2 * 20011, 2, 3, Data::all_equal},
+          {129 * 1999, 129, 1, Data::ties},
+          {3001 * 13, 3001, 1, Data::all_equal},
+          {2 * 20011, 2, 1, Data::ties},
+          {5 * 8209, 5, 8209, Data::random_bits}};
 }
 
 }  // namespace
@@ -228,17 +235,21 @@ TEST_CASE("topk_rows equals the CPU's first k of the stable sort on every edge s
 
 TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit and 5-bit digits, plain atomics") {
   // ROW_KEYS 1024 sends every row above 1024 keys to the global-memory path; one item a thread
-  // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits.
+  // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits;
+  // 4 and 8 histogram copies.
   const Named narrow{"topk_rows",
-                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}}};
+                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0},
+                      {"HISTS", 4}}};
   const std::vector<Case> cases = {{1, 1, 1, Data::ties},
                                    {1024 * 100, 100, 1024, Data::ties},
                                    {1025 * 100, 100, 7, Data::random_bits},
                                    {4097 * 70, 70, 4097, Data::all_equal},
-                                   {3 * 33335, 3, 1000, Data::ties}};
+                                   {3 * 33335, 3, 1000, Data::ties},
+                                   {1999 * 65, 65, 1, Data::ties}};
   run_dtype<float>(cases, narrow);
   run_dtype<std::uint64_t>(cases, narrow);
-  const Named wide{"topk_rows", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
+  const Named wide{"topk_rows",
+                   {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"HISTS", 8}}};
   run_dtype<std::int32_t>(cases, wide);
   run_dtype<double>(cases, wide);
 }
