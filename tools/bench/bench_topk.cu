@@ -5,7 +5,8 @@
 // order are unspecified: the same multiset of keys as the CPU's, each at the index it names, no
 // index twice). Built by tools/bench/bench_topk.sh against the newest CCCL's headers (CUB's top-k
 // is newer than the toolkit's CCCL), never by the project's build. Prints the CCCL version.
-// Usage: bench_topk [float32|int32 ...]   (SIZES="16 20", KS="1 32", BATCHES=0: skip the batches)
+// Usage: bench_topk [float32|int32 ...]   (SIZES="16 20", KS="1 32", BATCHES=0: skip the batches,
+//   ROW_SIZES="12": the batches' row lengths, log2: 12..16 are 1024 rows, 20 is 16 rows)
 #include <cub/device/device_batched_topk.cuh>
 #include <cub/device/device_topk.cuh>
 #include <cuda/iterator>
@@ -242,17 +243,17 @@ template <class K> void run_dtype(const gpuk::Engine& engine, const char* dtype,
     for (const int k : ks)
       if ((std::int64_t{1} << e) >= k) run_case<K, 0>(engine, dtype, 1, std::int64_t{1} << e, k, stream);
   if (std::getenv("BATCHES") && std::string(std::getenv("BATCHES")) == "0") return;
-  for (const int k : ks) {
-    // DeviceBatchedTopK takes rows one block can hold (CCCL 3.5, float32 and int32 keys with
-    // int64 indices: 4096 compiles, 8192 does not: "segments small enough to be processed by a
-    // single thread block"); longer rows go to DeviceTopK row by row, what CUB offers for them.
-    run_case<K, 4096>(engine, dtype, 1024, 4096, k, stream);
-    run_case<K, 0>(engine, dtype, 1024, 8192, k, stream);
-    run_case<K, 0>(engine, dtype, 1024, 16384, k, stream);
-    run_case<K, 0>(engine, dtype, 1024, 32768, k, stream);
-    run_case<K, 0>(engine, dtype, 1024, 65536, k, stream);
-    run_case<K, 0>(engine, dtype, 16, 1 << 20, k, stream);
-  }
+  const std::vector<int> row_sizes = numbers("ROW_SIZES", {12, 13, 14, 15, 16, 20});
+  for (const int k : ks)
+    for (const int e : row_sizes) {
+      // DeviceBatchedTopK takes rows one block can hold (CCCL 3.5, float32 and int32 keys with
+      // int64 indices: 4096 compiles, 8192 does not: "segments small enough to be processed by a
+      // single thread block"); longer rows go to DeviceTopK row by row, what CUB offers for them.
+      const std::int64_t len = std::int64_t{1} << e, rows = e <= 16 ? 1024 : 16;
+      if (len < k) continue;
+      if (e == 12) run_case<K, 4096>(engine, dtype, rows, len, k, stream);
+      else run_case<K, 0>(engine, dtype, rows, len, k, stream);
+    }
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 # The baseline is built here only (nvcc, the GPU's architecture), so the project builds without
 # those headers. The headers must be there before the GPU machine runs it (carry: [.cccl]).
 # Usage: tools/bench/bench_topk.sh BUILD_DIR [OUT_DIR]   (SIZES="16 20", KS="1 32", BATCHES=0,
-#   DTYPES="float32": fewer cases; ARCH=sm_90: the architecture when no GPU answers nvidia-smi)
+#   ROW_SIZES="12" (the batches' row lengths, log2), DTYPES="float32": fewer cases; ARCH=sm_90:
+#   the architecture when no GPU answers nvidia-smi)
 source "$(dirname "$0")/../dev/help.sh" "$@"
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
