@@ -1,13 +1,14 @@
 /* gpuk
 family: sort
 operations: [segmented_sort, segmented_sort_pairs]
-summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in three launches over all segments, each taking its own bin. One warp each for segments of at most 32 keys (each lane ranks its key by (bits, index) against the others, broadcast by shuffles, and writes it there); one block each for segments of at most BLOCK * ITEMS keys (a block radix sort in shared memory, 8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length); for longer segments a merge sort spread over the whole GPU, their tiles of BLOCK * ITEMS keys radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete. With LONG 1, long segments by LSD digit passes over the GPU instead (a histogram ticket per tile, then per pass a tile ranked in the block and scattered through a look-back over the segment's earlier tiles).
+summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in one launch (two with WARP 1) whose blocks take tickets in order. The first tickets are rounds of consecutive segments, a block each: a segment of at most 32 keys is sorted by one warp (each lane ranks its key by (bits, index) against the others, broadcast by shuffles, and writes it there; WARP 1 leaves those to a launch of their own, one warp a segment), one of at most BLOCK * ITEMS keys by a block radix sort in shared memory (8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length), and a longer one is listed, a tile an entry. The later tickets, once every round is done, sort the listed segments over the whole GPU: their tiles radix-sorted by any block, then merged pairwise pass after pass, each ticket merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), started once the runs it reads are complete. With LONG 1, long segments by LSD digit passes over the GPU instead (a histogram ticket per tile, then per pass a tile ranked in the block and scattered through a look-back over the segment's earlier tiles).
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 128, values: [128, 256, 512]}
   ITEMS: {default: 8, values: [4, 8, 16]}
   MIN_BLOCKS: {default: 2, values: [1, 2, 3, 4]}
   LONG: {default: 0, values: [0, 1]}
+  WARP: {default: 1, values: [0, 1]}
 constraints:
   - BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64 <= 232448
   - BLOCK * MIN_BLOCKS <= 2048
@@ -16,11 +17,8 @@ launch:
   - entry: segmented_warp
     grid: 1
     block: WARPS * 32
-  - entry: segmented_block
-    grid: sm_count * 4
-    block: BLOCK
-    shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
-  - entry: segmented_merge
+    when: WARP == 1
+  - entry: segmented_tickets
     grid: sm_count * 4
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
@@ -28,25 +26,26 @@ scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS) + LONG * ceil_div(n, BLOCK * IT
 */
 
 // Why it is shaped like this (docs/kernels/sort.md, "Segmented sort"):
-// - Three bins by length, each launch skipping the others' segments: the launcher's grids are
-//   one warp per segment (segmented_warp) and, for the other two, a fixed grid that strides over
-//   the segments (segmented_block) or over work tickets (segmented_merge), so that 65,536 short
-//   segments cost no block launches of their own.
+// - One launch for every bin of length: a fixed grid of blocks that take tickets, so that 65,536
+//   short segments cost no block launches of their own and 256 segments of a tile each pay for
+//   one launch, not three (CUB's one kernel per segment is the bar there). WARP 1 keeps a launch
+//   of one warp per short segment (segmented_warp) before it, for many short segments.
 // - Stable by construction: the warp ranks by (S::bits(key), its index), a strict total order;
 //   the radix sorts are stable LSD passes; a merge takes the left run's key on equal bits. NaNs
 //   (all one bits in the total order) keep their own payloads and signs: keys move, not bits.
-// - Segments longer than a tile (BLOCK * ITEMS keys) are listed by segmented_block (scratch), one
-//   entry per tile. segmented_merge then runs (merge passes + 1) * entries tickets, pass-major:
+// - Segments longer than a tile (BLOCK * ITEMS keys) are listed by the block rounds (scratch), one
+//   entry per tile. The tickets after the rounds are (merge passes + 1) * entries, pass-major:
 //   pass 0 radix-sorts each tile, pass q merges runs of 2^(q-1) tiles into runs of 2^q, the
 //   output of one tile per ticket. A ticket of pass q waits for the count of finished pass q - 1
-//   tickets of its group of tiles; those tickets are smaller, so they are held by blocks already
-//   running (the only waits are on earlier tickets: no deadlock, whatever the grid). The passes
-//   ping-pong between keys_out (values_out) and the spare arrays, parity chosen per segment so
-//   that its last pass lands in the outputs. Reads of data written during the launch bypass L1.
-// - Scratch words (zero when bound, left zero by the last block of segmented_merge): [0] the
+//   tickets of its group of tiles, and a block's first such ticket for every round to be done;
+//   both are smaller tickets, held by blocks already running (the only waits are on earlier
+//   tickets: no deadlock, whatever the grid). The passes ping-pong between keys_out (values_out)
+//   and the spare arrays, parity chosen per segment so that its last pass lands in the outputs.
+//   Reads of data written during the launch bypass L1.
+// - Scratch words (zero when bound, left zero by the last block of segmented_tickets): [0] the
 //   ticket counter, [1] the list's length, [2] the most merge passes of a listed segment, [3] the
-//   blocks of segmented_merge finished; from [8] the list (u64: segment << 32 | tile, cap =
-//   2 * ceil_div(n, tile) entries, more than the tiles of disjoint segments longer than a tile),
+//   blocks finished, [4] the block rounds done; from [8] the list (u64: segment << 32 | tile, cap
+//   = 2 * ceil_div(n, tile) entries, more than the tiles of disjoint segments longer than a tile),
 //   then 32 rows of cap counters (row q: pass q's finished tickets per group of 2^(q+1) tiles,
 //   at the group's first entry), each segment zeroing its own before it is listed.
 
@@ -105,8 +104,8 @@ template <class P> __device__ __forceinline__ u32* digit_table(u32* words, u64 c
 
 // A block radix sort of `len` (<= BLOCK * ITEMS) keys (and values) from `in` to `out`, every
 // thread of the block calling it; `smem` as block_radix_sort needs it. SMALLER: a segment that fits
-// a smaller tile sorts on it (segmented_block's segments of any length); without, always on the
-// full tile (segmented_merge's tiles, all full but a segment's last: one instantiation, less to
+// a smaller tile sorts on it (a block round's segments of any length); without, always on the
+// full tile (the merge sort's tiles, all full but a segment's last: one instantiation, less to
 // compile).
 template <class S, int BLOCK, int ITEMS, bool SMALLER = true>
 __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const typename S::V* values_in,
@@ -136,18 +135,13 @@ __device__ __forceinline__ void sort_tile(const typename S::K* keys_in, const ty
 
 }  // namespace
 
-// One warp per segment of at most 32 keys: lane i holds key i and counts the keys that go before
-// it, (bits, index) in order, from len broadcasts (a shuffle each, len <= 32: fewer instructions
-// than a 32-wide bitonic network's 15 exchange steps of two shuffles), then writes its key (and
-// value) at that rank.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
-__global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
+// A segment of at most 32 keys sorted by one warp (every lane calls it, len the same in all):
+// lane i holds key i and counts the keys that go before it, (bits, index) in order, from len
+// broadcasts (a shuffle each, len <= 32: fewer instructions than a 32-wide bitonic network's 15
+// exchange steps of two shuffles), then writes its key (and value) at that rank.
+template <class S>
+__device__ __forceinline__ void warp_sort(const SegArgs<S>& a, i64 begin, int n, int lane) {
   using B = typename S::Bits;
-  const i64 seg = static_cast<i64>(blockIdx.x) * WARPS + threadIdx.x / 32;
-  if (seg >= a.segments) return;
-  const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
-  if (len <= 0 || len > 32) return;  // the whole warp leaves together
-  const int lane = threadIdx.x % 32, n = static_cast<int>(len);
   typename S::K key{};
   typename S::V value{};
   if (lane < n) {
@@ -167,62 +161,78 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   }
 }
 
+// WARP 1: one warp per segment of at most 32 keys, WARPS warps a block.
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG, int WARP>
+__global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
+  const i64 seg = static_cast<i64>(blockIdx.x) * WARPS + threadIdx.x / 32;
+  if (seg >= a.segments) return;
+  const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
+  if (len <= 0 || len > 32) return;  // the whole warp leaves together
+  warp_sort<S>(a, begin, static_cast<int>(len), threadIdx.x % 32);
+}
 
-// One block per segment of 33 to BLOCK * ITEMS keys; segments longer than that are listed for
-// segmented_merge, a tile an entry. Each block takes a run of up to BLOCK consecutive segments a
-// round (as many as spread the segments over the grid), reads their lengths in parallel, and
-// works through the ones of its bins.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_block(SegArgs<S> a) {
+// A block's round of segmented_tickets' first tickets: segments [first, first + per), per <= BLOCK,
+// their lengths read in parallel. A segment of up to a tile is sorted here: by a warp when it has
+// at most 32 keys (WARP 0; with WARP 1 segmented_warp took those), else by a block radix sort; a
+// longer one is listed for the later tickets, a tile an entry, its counters (and LONG's look-back
+// rows and digit table) zeroed first. `mine` holds BLOCK segments: the block sorts from the front,
+// the warp sorts from the back.
+template <class S, int BLOCK, int ITEMS, int LONG, int WARP>
+__device__ __forceinline__ void block_round(const SegArgs<S>& a, i64 first, i64 per, u64 cap, unsigned char* smem,
+                                            i64* mine, u32* found, u32& listed_at) {
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ u32 listed_at, found;
-  __shared__ i64 mine[BLOCK];
-  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
   u64* list = reinterpret_cast<u64*>(a.words + kListWord);
   u32* counters = a.words + kListWord + 2 * cap;
-  const i64 per = min(static_cast<i64>(BLOCK), (a.segments + gridDim.x - 1) / gridDim.x);
-  for (i64 first = blockIdx.x * per; first < a.segments; first += static_cast<i64>(gridDim.x) * per) {
-    if (threadIdx.x == 0) found = 0;
-    __syncthreads();
-    const i64 s = first + threadIdx.x;
-    if (threadIdx.x < per && s < a.segments && a.end_offsets[s] - a.begin_offsets[s] > 32) mine[atomicAdd(&found, 1u)] = s;
-    __syncthreads();
-    const u32 count = found;
-    for (u32 k = 0; k < count; ++k) {
-      const i64 seg = mine[k];
-      const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
-      if (len <= kTile) {
-        sort_tile<S, BLOCK, ITEMS>(a.keys_in + begin, a.values_in ? a.values_in + begin : nullptr, a.keys_out + begin,
-                                   a.values_out ? a.values_out + begin : nullptr, len, smem);
-        continue;
-      }
-      const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
-      const u32 merges = ceil_log2(tiles);
-      __syncthreads();  // every thread has read listed_at of the previous long segment
-      if (threadIdx.x == 0) {
-        listed_at = atomicAdd(a.words + 1, static_cast<u32>(tiles));
-        atomicMax(a.words + 2, merges);
-      }
-      __syncthreads();
-      const u64 base = listed_at;
-      if (base + tiles > cap) continue;  // overlapping segments: the list is full; not sorted
-      // The counter rows its tickets count in: the merge passes', or LONG's histogram and digit passes'.
-      const u32 rows = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : merges;
-      for (u64 t = threadIdx.x; t < tiles; t += BLOCK) {
-        list[base + t] = (static_cast<u64>(seg) << 32) | t;
-        for (u32 q = 0; q < rows; ++q) counters[q * cap + base + t] = 0;
-      }
-      if constexpr (LONG != 0) {
-        using P = Passes<S, BLOCK, ITEMS>;
-        u64* look = look_rows(a.words, cap) + base * P::kRadix;
-        for (u64 x = threadIdx.x; x < tiles * P::kRadix; x += BLOCK) look[x] = 0;
-        u32* table = digit_table<P>(a.words, cap, base);
-        for (int x = threadIdx.x; x < P::kPasses * P::kRadix; x += BLOCK) table[x] = 0;
-      }
-    }
-    __syncthreads();  // mine and found are read before the next round writes them
+  if (threadIdx.x < 2) found[threadIdx.x] = 0;
+  __syncthreads();
+  const i64 s = first + threadIdx.x;
+  if (threadIdx.x < per && s < a.segments) {
+    const i64 len = a.end_offsets[s] - a.begin_offsets[s];
+    if (len > 32) mine[atomicAdd(&found[0], 1u)] = s;
+    else if (WARP == 0 && len > 0) mine[BLOCK - 1 - atomicAdd(&found[1], 1u)] = s;
   }
+  __syncthreads();
+  const u32 count = found[0];
+  if constexpr (WARP == 0) {
+    const u32 shorts = found[1];
+    for (u32 k = threadIdx.x / 32; k < shorts; k += BLOCK / 32) {
+      const i64 seg = mine[BLOCK - 1 - k], begin = a.begin_offsets[seg];
+      warp_sort<S>(a, begin, static_cast<int>(a.end_offsets[seg] - begin), threadIdx.x % 32);
+    }
+  }
+  for (u32 k = 0; k < count; ++k) {
+    const i64 seg = mine[k];
+    const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
+    if (len <= kTile) {
+      sort_tile<S, BLOCK, ITEMS>(a.keys_in + begin, a.values_in ? a.values_in + begin : nullptr, a.keys_out + begin,
+                                 a.values_out ? a.values_out + begin : nullptr, len, smem);
+      continue;
+    }
+    const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
+    const u32 merges = ceil_log2(tiles);
+    __syncthreads();  // every thread has read listed_at of the previous long segment
+    if (threadIdx.x == 0) {
+      listed_at = atomicAdd(a.words + 1, static_cast<u32>(tiles));
+      atomicMax(a.words + 2, merges);
+    }
+    __syncthreads();
+    const u64 base = listed_at;
+    if (base + tiles > cap) continue;  // overlapping segments: the list is full; not sorted
+    // The counter rows its tickets count in: the merge passes', or LONG's histogram and digit passes'.
+    const u32 rows = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : merges;
+    for (u64 t = threadIdx.x; t < tiles; t += BLOCK) {
+      list[base + t] = (static_cast<u64>(seg) << 32) | t;
+      for (u32 q = 0; q < rows; ++q) counters[q * cap + base + t] = 0;
+    }
+    if constexpr (LONG != 0) {
+      using P = Passes<S, BLOCK, ITEMS>;
+      u64* look = look_rows(a.words, cap) + base * P::kRadix;
+      for (u64 x = threadIdx.x; x < tiles * P::kRadix; x += BLOCK) look[x] = 0;
+      u32* table = digit_table<P>(a.words, cap, base);
+      for (int x = threadIdx.x; x < P::kPasses * P::kRadix; x += BLOCK) table[x] = 0;
+    }
+  }
+  __syncthreads();  // mine and found are read before the next round writes them
 }
 
 // LONG 1's ticket of pass q for a listed segment's tile: q = 0 counts the tile's digits of every
@@ -259,157 +269,191 @@ __device__ __forceinline__ void radix_ticket(const SegArgs<S>& a, i64 begin, i64
   P::pass_tile(ksrc, vsrc, kdst, vdst, len, tile, pass, table, look_rows(a.words, cap) + base * P::kRadix, smem, extra);
 }
 
-// The merge sort of the listed segments: tickets taken in order, pass-major (the header says
-// how). Every block of the grid runs until the tickets are spent.
-template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> a) {
+// A ticket of the long segments' sort, t counted from the first after the block rounds: the
+// merge sort's (pass q = t / listed: a tile radix-sorted, or one tile's worth of a pairwise merge)
+// or LONG's (a histogram or a digit pass of a tile). The list was written by other blocks during
+// this launch: read past L1.
+template <class S, int BLOCK, int ITEMS, int LONG>
+__device__ __forceinline__ void long_ticket(const SegArgs<S>& a, u64 t, u64 listed, u64 cap, unsigned char* smem) {
   using K = typename S::K;
   using V = typename S::V;
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ u32 ticket;
   __shared__ unsigned long long bracket[2][2];  // per split: [lo, hi] around it
-  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
   const u64* list = reinterpret_cast<const u64*>(a.words + kListWord);
   u32* counters = a.words + kListWord + 2 * cap;
-  const u64 listed = min(static_cast<u64>(*const_cast<volatile u32*>(a.words + 1)), cap);
-  // Nothing listed (segmented_block, the launch before, is over): every block leaves at once and
-  // every word stays zero, with no atomics on the shared counters.
-  if (listed == 0) return;
-  // Passes after the first: the most merge passes of a listed segment, or LONG's digit passes.
-  const u64 after = LONG ? static_cast<u64>(Passes<S, BLOCK, ITEMS>::kPasses)
-                         : static_cast<u64>(*const_cast<volatile u32*>(a.words + 2));
-  const u64 tickets = (after + 1) * listed;
+  const u32 q = static_cast<u32>(t / listed);
+  const u64 i = t % listed, entry = load_cg(list + i);
+  const i64 seg = static_cast<i64>(entry >> 32);
+  const u64 tile = entry & 0xffffffffu, base = i - tile;
+  const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
+  const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
+  const u32 merges = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : ceil_log2(tiles);
+  if (q > merges || base + tiles > listed) return;  // done; or a segment the list cut
+  if constexpr (LONG != 0) {
+    radix_ticket<S, BLOCK, ITEMS>(a, begin, len, tile, tiles, q, base, cap, counters, smem);
+  } else {
+    // Pass q writes the outputs when merges - q is even, the spare arrays when odd.
+    const bool to_out = (merges - q) % 2 == 0;
+    K* kdst = (to_out ? a.keys_out : a.keys_spare) + begin;
+    V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
+    if (q == 0) {
+      const i64 at = static_cast<i64>(tile) * kTile;
+      sort_tile<S, BLOCK, ITEMS, false>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr,
+                                        kdst + at, S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
+    } else {
+      // Wait for pass q - 1 of this ticket's group of 2^q tiles.
+      const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);
+      if (threadIdx.x == 0) {
+        const volatile u32* done = counters + (q - 1) * cap + base + group;
+        while (*done < in_group) __nanosleep(64);
+        __threadfence();
+      }
+      __syncthreads();
+      const K* ksrc = (to_out ? a.keys_spare : a.keys_out) + begin;
+      const V* vsrc = S::kHasValues ? (to_out ? a.values_spare : a.values_out) + begin : nullptr;
+      const i64 run = static_cast<i64>(group) * kTile, w = static_cast<i64>(u64{1} << (q - 1)) * kTile;
+      const i64 la = min(w, len - run), lb = max(i64(0), min(w, len - run - la));
+      const K* ak = ksrc + run;
+      const K* bk = ak + la;
+      const i64 d0 = static_cast<i64>(tile) * kTile - run, d1 = min(d0 + kTile, la + lb);
+      // Merge-path splits of the block's first and last output (A's keys among the first d
+      // outputs), half the block searching each: every round samples the bracket at BLOCK / 2
+      // points and keeps the two samples around the split, so a run of 2^20 keys takes 3 rounds
+      // of one load latency instead of 20 dependent loads.
+      constexpr i64 kHalf = BLOCK / 2;
+      const int h = threadIdx.x / kHalf;
+      const i64 lane = threadIdx.x % kHalf, d = h ? d1 : d0;
+      if (threadIdx.x < 2) {
+        const i64 dd = threadIdx.x ? d1 : d0;
+        bracket[threadIdx.x][0] = static_cast<u64>(max(i64(0), dd - lb));
+        bracket[threadIdx.x][1] = static_cast<u64>(min(dd, la));
+      }
+      __syncthreads();
+      for (;;) {
+        const i64 lo = static_cast<i64>(bracket[h][0]), hi = static_cast<i64>(bracket[h][1]);
+        const bool done = bracket[0][0] >= bracket[0][1] && bracket[1][0] >= bracket[1][1];
+        __syncthreads();
+        if (done) break;
+        const i64 range = hi - lo;
+        if (range > 0 && (range > kHalf || lane < range)) {
+          const i64 i = range > kHalf ? lo + range * lane / kHalf : lo + lane;
+          // A[i] is among the first d outputs when it is not after B[d - 1 - i].
+          if (!(S::bits(load_cg(bk + d - 1 - i)) < S::bits(load_cg(ak + i))))
+            atomicMax(&bracket[h][0], static_cast<u64>(i + 1));
+          else
+            atomicMin(&bracket[h][1], static_cast<u64>(i));
+        }
+        __syncthreads();
+      }
+      const i64 a0 = static_cast<i64>(bracket[0][0]), na = static_cast<i64>(bracket[1][0]) - a0, b0 = d0 - a0,
+                nb = (d1 - d0) - na;
+      K* sk = reinterpret_cast<K*>(smem);
+      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK)
+        sk[x] = x < na ? load_cg(ak + a0 + x) : load_cg(bk + b0 + x - na);
+      __syncthreads();
+      // This thread's ITEMS outputs, from a merge path in shared memory.
+      const i64 k0 = static_cast<i64>(threadIdx.x) * ITEMS;
+      K key[ITEMS];
+      u32 from[ITEMS];  // the output's source, as an index into sk
+      {
+        const i64 kk = min(k0, na + nb);
+        i64 lo = max(i64(0), kk - nb), hi = min(kk, na);
+        while (lo < hi) {
+          const i64 mid = (lo + hi) / 2;
+          if (!(S::bits(sk[na + kk - 1 - mid]) < S::bits(sk[mid]))) lo = mid + 1;
+          else hi = mid;
+        }
+        i64 ia = lo, ib = kk - lo;
+#pragma unroll
+        for (int o = 0; o < ITEMS; ++o) {
+          const bool take_a = ib >= nb || (ia < na && !(S::bits(sk[na + ib]) < S::bits(sk[ia])));
+          const i64 x = take_a ? ia : na + ib;
+          from[o] = static_cast<u32>(x);
+          key[o] = sk[min(x, na + nb - 1)];
+          take_a ? ++ia : ++ib;
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int o = 0; o < ITEMS; ++o)
+        if (k0 + o < na + nb) sk[k0 + o] = key[o];
+      __syncthreads();
+      for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) kdst[run + d0 + x] = sk[x];
+      if constexpr (S::kHasValues) {
+        V* sv = reinterpret_cast<V*>(smem);
+        __syncthreads();
+#pragma unroll
+        for (int o = 0; o < ITEMS; ++o) {
+          if (k0 + o >= na + nb) continue;
+          const i64 x = from[o];
+          sv[k0 + o] = load_cg(x < na ? vsrc + run + a0 + x : vsrc + run + la + b0 + (x - na));
+        }
+        __syncthreads();
+        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) vdst[run + d0 + x] = sv[x];
+      }
+    }
+  }
+  // Count this ticket done for the next pass's group of 2^(q+1) tiles.
+  __threadfence();
+  __syncthreads();
+  // (LONG: the segment's count of pass q's finished tickets, at its first entry.)
+  const u64 group = LONG ? 0 : tile & ~((u64{2} << q) - 1);
+  if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + group, 1u);
+}
+
+// Every segment in one launch, its blocks taking tickets in order (scratch word 0): the first
+// ceil(segments / per) tickets are block rounds (block_round), the rest the long segments' sort
+// (long_ticket), pass-major. A block's first ticket of the second kind waits until every block
+// round is done (word 4), so that the list is complete; those rounds are earlier tickets, held
+// by blocks that are running and never wait: no deadlock, whatever the grid.
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG, int WARP>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_tickets(SegArgs<S> a) {
+  constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ u32 ticket, listed_at, found[2];
+  __shared__ u64 known[2];  // the list's length and its tickets, once read
+  __shared__ i64 mine[BLOCK];
+  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
+  // As many segments a round as spread them over the grid, at most BLOCK.
+  const i64 per = min(static_cast<i64>(BLOCK), (a.segments + gridDim.x - 1) / gridDim.x);
+  const u64 rounds = static_cast<u64>((a.segments + per - 1) / per);
+  bool have_list = false;
   for (;;) {
     if (threadIdx.x == 0) ticket = atomicAdd(a.words, 1u);
     __syncthreads();
     const u64 t = ticket;
     __syncthreads();
-    if (t >= tickets) break;
-    const u32 q = static_cast<u32>(t / listed);
-    const u64 i = t % listed, entry = list[i];
-    const i64 seg = static_cast<i64>(entry >> 32);
-    const u64 tile = entry & 0xffffffffu, base = i - tile;
-    const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
-    const u64 tiles = static_cast<u64>((len + kTile - 1) / kTile);
-    const u32 merges = LONG ? static_cast<u32>(Passes<S, BLOCK, ITEMS>::kPasses) : ceil_log2(tiles);
-    if (q > merges || base + tiles > listed) continue;  // done; or a segment the list cut
-    if constexpr (LONG != 0) {
-      radix_ticket<S, BLOCK, ITEMS>(a, begin, len, tile, tiles, q, base, cap, counters, smem);
-    } else {
-      // Pass q writes the outputs when merges - q is even, the spare arrays when odd.
-      const bool to_out = (merges - q) % 2 == 0;
-      K* kdst = (to_out ? a.keys_out : a.keys_spare) + begin;
-      V* vdst = S::kHasValues ? (to_out ? a.values_out : a.values_spare) + begin : nullptr;
-      if (q == 0) {
-        const i64 at = static_cast<i64>(tile) * kTile;
-        sort_tile<S, BLOCK, ITEMS, false>(a.keys_in + begin + at, S::kHasValues ? a.values_in + begin + at : nullptr,
-                                          kdst + at, S::kHasValues ? vdst + at : nullptr, min(kTile, len - at), smem);
-      } else {
-        // Wait for pass q - 1 of this ticket's group of 2^q tiles.
-        const u64 group = tile & ~((u64{1} << q) - 1), in_group = min(u64{1} << q, tiles - group);
-        if (threadIdx.x == 0) {
-          const volatile u32* done = counters + (q - 1) * cap + base + group;
-          while (*done < in_group) __nanosleep(64);
-          __threadfence();
-        }
-        __syncthreads();
-        const K* ksrc = (to_out ? a.keys_spare : a.keys_out) + begin;
-        const V* vsrc = S::kHasValues ? (to_out ? a.values_spare : a.values_out) + begin : nullptr;
-        const i64 run = static_cast<i64>(group) * kTile, w = static_cast<i64>(u64{1} << (q - 1)) * kTile;
-        const i64 la = min(w, len - run), lb = max(i64(0), min(w, len - run - la));
-        const K* ak = ksrc + run;
-        const K* bk = ak + la;
-        const i64 d0 = static_cast<i64>(tile) * kTile - run, d1 = min(d0 + kTile, la + lb);
-        // Merge-path splits of the block's first and last output (A's keys among the first d
-        // outputs), half the block searching each: every round samples the bracket at BLOCK / 2
-        // points and keeps the two samples around the split, so a run of 2^20 keys takes 3 rounds
-        // of one load latency instead of 20 dependent loads.
-        constexpr i64 kHalf = BLOCK / 2;
-        const int h = threadIdx.x / kHalf;
-        const i64 lane = threadIdx.x % kHalf, d = h ? d1 : d0;
-        if (threadIdx.x < 2) {
-          const i64 dd = threadIdx.x ? d1 : d0;
-          bracket[threadIdx.x][0] = static_cast<u64>(max(i64(0), dd - lb));
-          bracket[threadIdx.x][1] = static_cast<u64>(min(dd, la));
-        }
-        __syncthreads();
-        for (;;) {
-          const i64 lo = static_cast<i64>(bracket[h][0]), hi = static_cast<i64>(bracket[h][1]);
-          const bool done = bracket[0][0] >= bracket[0][1] && bracket[1][0] >= bracket[1][1];
-          __syncthreads();
-          if (done) break;
-          const i64 range = hi - lo;
-          if (range > 0 && (range > kHalf || lane < range)) {
-            const i64 i = range > kHalf ? lo + range * lane / kHalf : lo + lane;
-            // A[i] is among the first d outputs when it is not after B[d - 1 - i].
-            if (!(S::bits(load_cg(bk + d - 1 - i)) < S::bits(load_cg(ak + i))))
-              atomicMax(&bracket[h][0], static_cast<u64>(i + 1));
-            else
-              atomicMin(&bracket[h][1], static_cast<u64>(i));
-          }
-          __syncthreads();
-        }
-        const i64 a0 = static_cast<i64>(bracket[0][0]), na = static_cast<i64>(bracket[1][0]) - a0, b0 = d0 - a0,
-                  nb = (d1 - d0) - na;
-        K* sk = reinterpret_cast<K*>(smem);
-        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK)
-          sk[x] = x < na ? load_cg(ak + a0 + x) : load_cg(bk + b0 + x - na);
-        __syncthreads();
-        // This thread's ITEMS outputs, from a merge path in shared memory.
-        const i64 k0 = static_cast<i64>(threadIdx.x) * ITEMS;
-        K key[ITEMS];
-        u32 from[ITEMS];  // the output's source, as an index into sk
-        {
-          const i64 kk = min(k0, na + nb);
-          i64 lo = max(i64(0), kk - nb), hi = min(kk, na);
-          while (lo < hi) {
-            const i64 mid = (lo + hi) / 2;
-            if (!(S::bits(sk[na + kk - 1 - mid]) < S::bits(sk[mid]))) lo = mid + 1;
-            else hi = mid;
-          }
-          i64 ia = lo, ib = kk - lo;
-  #pragma unroll
-          for (int o = 0; o < ITEMS; ++o) {
-            const bool take_a = ib >= nb || (ia < na && !(S::bits(sk[na + ib]) < S::bits(sk[ia])));
-            const i64 x = take_a ? ia : na + ib;
-            from[o] = static_cast<u32>(x);
-            key[o] = sk[min(x, na + nb - 1)];
-            take_a ? ++ia : ++ib;
-          }
-        }
-        __syncthreads();
-  #pragma unroll
-        for (int o = 0; o < ITEMS; ++o)
-          if (k0 + o < na + nb) sk[k0 + o] = key[o];
-        __syncthreads();
-        for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) kdst[run + d0 + x] = sk[x];
-        if constexpr (S::kHasValues) {
-          V* sv = reinterpret_cast<V*>(smem);
-          __syncthreads();
-  #pragma unroll
-          for (int o = 0; o < ITEMS; ++o) {
-            if (k0 + o >= na + nb) continue;
-            const i64 x = from[o];
-            sv[k0 + o] = load_cg(x < na ? vsrc + run + a0 + x : vsrc + run + la + b0 + (x - na));
-          }
-          __syncthreads();
-          for (i64 x = threadIdx.x; x < na + nb; x += BLOCK) vdst[run + d0 + x] = sv[x];
-        }
-      }
+    if (t < rounds) {
+      block_round<S, BLOCK, ITEMS, LONG, WARP>(a, static_cast<i64>(t) * per, per, cap, smem, mine, found, listed_at);
+      __threadfence();  // the round's list entries and zeroed counters, before its count
+      __syncthreads();
+      if (threadIdx.x == 0) atomicAdd(a.words + 4, 1u);
+      continue;
     }
-    // Count this ticket done for the next pass's group of 2^(q+1) tiles.
-    __threadfence();
-    __syncthreads();
-    // (LONG: the segment's count of pass q's finished tickets, at its first entry.)
-    const u64 group = LONG ? 0 : tile & ~((u64{2} << q) - 1);
-    if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + group, 1u);
+    if (!have_list) {
+      if (threadIdx.x == 0) {
+        const volatile u32* done = a.words + 4;
+        while (*done < rounds) __nanosleep(64);
+        __threadfence();
+        const u64 listed = min(static_cast<u64>(load_cg(a.words + 1)), cap);
+        // Passes after the first: the most merge passes of a listed segment, or LONG's digit passes.
+        const u64 after = LONG ? static_cast<u64>(Passes<S, BLOCK, ITEMS>::kPasses)
+                               : static_cast<u64>(load_cg(a.words + 2));
+        known[0] = listed;
+        known[1] = (after + 1) * listed;
+      }
+      __syncthreads();
+      have_list = true;
+    }
+    const u64 listed = known[0], tickets = known[1];
+    if (t - rounds >= tickets) break;
+    long_ticket<S, BLOCK, ITEMS, LONG>(a, t - rounds, listed, cap, smem);
   }
   // The last block to finish leaves the words zero for the next call.
   if (threadIdx.x == 0) {
     __threadfence();
     if (atomicAdd(a.words + 3, 1u) == gridDim.x - 1) {
-      a.words[0] = a.words[1] = a.words[2] = 0;
+      a.words[0] = a.words[1] = a.words[2] = a.words[4] = 0;
       __threadfence();
       a.words[3] = 0;
     }

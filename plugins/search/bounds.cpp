@@ -37,8 +37,8 @@ class BoundsLauncher final : public Launcher {
   // plan's parameter values give the tile, this launcher the count (a call's m is at most it).
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
     std::uint64_t slots = static_cast<std::uint64_t>(std::max<std::int64_t>(0, plan.scratch_slots));
-    if (param(plan, "SPLITS") == 1) {
-      const std::int64_t tile = param(plan, "BLOCK") * param(plan, "ITEMS");
+    if (plan.param("SPLITS") == 1) {
+      const std::int64_t tile = plan.param("BLOCK") * plan.param("ITEMS");
       if (tile < 1)
         throw ConfigError("SPLITS 1 keeps a split for each tile of BLOCK * ITEMS needles: the kernel needs both parameters");
       slots += (needles_ + static_cast<std::uint64_t>(tile) - 1) / static_cast<std::uint64_t>(tile) + 1;
@@ -63,13 +63,6 @@ class BoundsLauncher final : public Launcher {
   }
 
  private:
-  // A parameter's value in the plan's variant; 0 where the kernel has no such parameter.
-  static std::int64_t param(const LaunchPlan& plan, std::string_view name) {
-    for (const auto& [p, value] : plan.params)
-      if (p == name) return value;
-    return 0;
-  }
-
   DType dtype_;
   std::uint64_t n_, needles_;
 };

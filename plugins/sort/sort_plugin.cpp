@@ -214,13 +214,13 @@ class SortPlugin final : public Sorter {
       // on a 1024-key tile.
       const std::uint64_t mean = p.max_n / std::max<std::uint64_t>(1, segment_spec_of(p.options).segments);
       if (mean >= (std::uint64_t{1} << 17))
-        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"LONG", 1}},
+        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"LONG", 1}, {"WARP", 0}},
                             "segmented sort: segments of 2^17 keys or more on average (digit passes over 8192-key tiles)"};
       if (mean >= (std::uint64_t{1} << 15) && dtype_size(p.dtype) == 4)
-        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
+        return KernelChoice{"segmented", {{"BLOCK", 512}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"WARP", 0}},
                             "segmented sort: segments of 2^15 to 2^17 keys on average, 4-byte keys (8192-key tiles)"};
       if (mean >= 2048)
-        return KernelChoice{"segmented", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}},
+        return KernelChoice{"segmented", {{"BLOCK", 256}, {"ITEMS", 16}, {"MIN_BLOCKS", 2}, {"WARP", 0}},
                             "segmented sort: segments of 2048 keys or more on average (4096-key tiles)"};
       return KernelChoice{"segmented", {{"BLOCK", 128}, {"ITEMS", 8}, {"MIN_BLOCKS", 2}},
                           "segmented sort: segments under 2048 keys on average (1024-key tiles)"};

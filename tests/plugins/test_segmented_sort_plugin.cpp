@@ -192,6 +192,21 @@ TEST_CASE("segmented_sort configs: segments and segment_lengths are checked, and
   CHECK(tile_of("float32", "2^20", "512") == 4096);
   CHECK(tile_of("float32", "2^20", "513") == 1024);
   CHECK(tile_of("float32", "2^20", "65536") == 1024);
+  // From 2048 keys a segment on average, one launch (WARP 0: the tickets' warps take the few
+  // short segments); shorter means keep a launch of warps for them (WARP 1, the file's default).
+  const auto warp_of = [&](const std::string& size, const std::string& segments) {
+    const RunSpec r = parse_run_spec("family: sort\noperation: segmented_sort\ndtype: float32\nsize: " + size +
+                                         "\nsegments: " + segments + "\n",
+                                     "c.yaml", plugins(), kernels());
+    const auto params = plugins().get("sort").choose_kernel(problem_of(r))->params;
+    const auto warp = params.find("WARP");
+    return warp == params.end() ? std::int64_t{1} : warp->second;
+  };
+  CHECK(warp_of("2^26", "64") == 0);
+  CHECK(warp_of("2^20", "16") == 0);
+  CHECK(warp_of("2^20", "512") == 0);
+  CHECK(warp_of("2^20", "513") == 1);
+  CHECK(warp_of("2^20", "65536") == 1);
   const auto error = [&](const std::string& yaml) {
     try {
       parse_run_spec(yaml, "c.yaml", plugins(), kernels());

@@ -3,7 +3,8 @@
 # and pairs in power-law segments (empty ones, one-warp ones, one-block ones and ones merged
 # across the GPU), float32 with NaNs, int64 all equal, the smallest tile (BLOCK 128, ITEMS 4: 512
 # keys, so most segments merge), and a few long equal segments (merged at the default tile too);
-# then long segments by digit passes (LONG 1) at 7-bit (BLOCK 128) and 8-bit digits.
+# then long segments by digit passes (LONG 1) at 7-bit (BLOCK 128) and 8-bit digits; then WARP 0
+# (short segments by the warps of the tickets' launch), merged and by digit passes.
 # Usage: tools/dev/sanitize_segmented.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
 source "$(dirname "$0")/sanitize_common.sh" "$@"
@@ -17,7 +18,9 @@ for case in "segmented_sort float32 ascending 300 power_law 20003 {} nan" \
             "segmented_sort_pairs float32 descending 2 equal 50021 {BLOCK:512,ITEMS:16} nan" \
             "segmented_sort_pairs float32 ascending 3 equal 30011 {LONG:1} nan" \
             "segmented_sort int64 descending 40 power_law 40013 {BLOCK:256,ITEMS:4,LONG:1} spread" \
-            "segmented_sort_pairs float64 ascending 2 equal 40009 {LONG:1} equal"; do
+            "segmented_sort_pairs float64 ascending 2 equal 40009 {LONG:1} equal" \
+            "segmented_sort float32 ascending 300 power_law 20005 {WARP:0} nan" \
+            "segmented_sort_pairs uint32 descending 40 power_law 20013 {WARP:0,BLOCK:128,ITEMS:4,LONG:1} spread"; do
   set -- $case
   params=${7//:/: }; params=${params//,/, }
   case $8 in

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuk/dtype.hpp"
@@ -192,6 +193,13 @@ struct LaunchPlan {
   // The variant's parameter values (Variant::params): what a Launcher sizes scratch by where
   // `scratch:` cannot, for a count that only its family knows (the search family's needles).
   std::vector<std::pair<std::string, std::int64_t>> params;
+
+  // A parameter's value; 0 where the variant has no such parameter.
+  std::int64_t param(std::string_view name) const {
+    for (const auto& [p, value] : params)
+      if (p == name) return value;
+    return 0;
+  }
 };
 
 // Dynamic shared memory a kernel gets without opting in (cuFuncSetAttribute); launch_kernel opts
