@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [segmented_sort, segmented_sort_pairs]
-summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in one launch (two with WARP 1) whose blocks take tickets in order. The first tickets are rounds of consecutive segments, a block each. A segment of at most 32 keys is sorted by one warp (each lane ranks its key by (bits, index) against the others, broadcast by shuffles, and writes it there; WARP 1 leaves those to a launch of their own, one warp a segment), one of at most BLOCK * ITEMS keys by a block radix sort in shared memory (8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length), and a longer one is listed, a tile an entry. The later tickets, once every round is done, sort the listed segments over the whole GPU, their tiles radix-sorted by any block, then merged pairwise pass after pass, each ticket merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), started once the runs it reads are complete. With LONG 1, long segments by LSD digit passes over the GPU instead (a histogram ticket per tile, then per pass a tile ranked in the block and scattered through a look-back over the segment's earlier tiles).
+summary: Segmented sort, stable, each segment [begin_offsets[s], end_offsets[s]) sorted on its own, in two launches over all segments (three with WARP 1). The block launch strides over the segments in rounds of consecutive ones, a block each. A segment of at most 32 keys is sorted by one warp (each lane ranks its key by (bits, index) against the others, broadcast by shuffles, and writes it there; WARP 1 leaves those to a launch of their own before, one warp a segment), one of at most BLOCK * ITEMS keys by a block radix sort in shared memory (8-bit digits ranked with warp ballots, on a tile of BLOCK, 4 * BLOCK or BLOCK * ITEMS keys by the length), and a longer one is listed, a tile an entry. The merge launch sorts the listed segments over the whole GPU, their tiles radix-sorted by any block, then merged pairwise pass after pass, each block merging one tile's worth of outputs of a pair of runs (merge-path split, the runs' keys through shared memory, coalesced stores), taken in ticket order and started once the runs it reads are complete. With LONG 1, long segments by LSD digit passes over the GPU instead (a histogram ticket per tile, then per pass a tile ranked in the block and scattered through a look-back over the segment's earlier tiles).
 params:
   WARPS: {default: 8, values: [4, 8, 16]}
   BLOCK: {default: 128, values: [128, 256, 512]}
@@ -18,7 +18,11 @@ launch:
     grid: 1
     block: WARPS * 32
     when: WARP == 1
-  - entry: segmented_tickets
+  - entry: segmented_block
+    grid: sm_count * 4
+    block: BLOCK
+    shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
+  - entry: segmented_merge
     grid: sm_count * 4
     block: BLOCK
     shared: BLOCK * ITEMS * 8 + (BLOCK / 32 + 2) * 1024 + 64
@@ -26,26 +30,27 @@ scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS) + LONG * ceil_div(n, BLOCK * IT
 */
 
 // Why it is shaped like this (docs/kernels/sort.md, "Segmented sort"):
-// - One launch for every bin of length: a fixed grid of blocks that take tickets, so that 65,536
-//   short segments cost no block launches of their own and 256 segments of a tile each pay for
-//   one launch, not three (CUB's one kernel per segment is the bar there). WARP 1 keeps a launch
-//   of one warp per short segment (segmented_warp) before it, for many short segments.
+// - Bins by length, each launch skipping the others' segments: a fixed grid that strides over
+//   the segments (segmented_block) or over work tickets (segmented_merge), so that 65,536 short
+//   segments cost no block launches of their own. The block launch's warps sort the segments of
+//   at most 32 keys (WARP 0): for 256 segments of 4,096 keys a launch less (0.0274 ms against
+//   0.0303 on an H200). WARP 1 gives those a launch of their own, one warp each (segmented_warp):
+//   for 65,536 segments of 16 keys, 0.0275 ms against 0.0373.
 // - Stable by construction: the warp ranks by (S::bits(key), its index), a strict total order;
 //   the radix sorts are stable LSD passes; a merge takes the left run's key on equal bits. NaNs
 //   (all one bits in the total order) keep their own payloads and signs: keys move, not bits.
-// - Segments longer than a tile (BLOCK * ITEMS keys) are listed by the block rounds (scratch), one
-//   entry per tile. The tickets after the rounds are (merge passes + 1) * entries, pass-major:
+// - Segments longer than a tile (BLOCK * ITEMS keys) are listed by segmented_block (scratch), one
+//   entry per tile. segmented_merge then runs (merge passes + 1) * entries tickets, pass-major:
 //   pass 0 radix-sorts each tile, pass q merges runs of 2^(q-1) tiles into runs of 2^q, the
 //   output of one tile per ticket. A ticket of pass q waits for the count of finished pass q - 1
-//   tickets of its group of tiles, and a block's first such ticket for every round to be done;
-//   both are smaller tickets, held by blocks already running (the only waits are on earlier
-//   tickets: no deadlock, whatever the grid). The passes ping-pong between keys_out (values_out)
-//   and the spare arrays, parity chosen per segment so that its last pass lands in the outputs.
-//   Reads of data written during the launch bypass L1.
-// - Scratch words (zero when bound, left zero by the last block of segmented_tickets): [0] the
+//   tickets of its group of tiles; those tickets are smaller, so they are held by blocks already
+//   running (the only waits are on earlier tickets: no deadlock, whatever the grid). The passes
+//   ping-pong between keys_out (values_out) and the spare arrays, parity chosen per segment so
+//   that its last pass lands in the outputs. Reads of data written during the launch bypass L1.
+// - Scratch words (zero when bound, left zero by the last block of segmented_merge): [0] the
 //   ticket counter, [1] the list's length, [2] the most merge passes of a listed segment, [3] the
-//   blocks finished, [4] the block rounds done; from [8] the list (u64: segment << 32 | tile, cap
-//   = 2 * ceil_div(n, tile) entries, more than the tiles of disjoint segments longer than a tile),
+//   blocks of segmented_merge finished; from [8] the list (u64: segment << 32 | tile, cap =
+//   2 * ceil_div(n, tile) entries, more than the tiles of disjoint segments longer than a tile),
 //   then 32 rows of cap counters (row q: pass q's finished tickets per group of 2^(q+1) tiles,
 //   at the group's first entry), each segment zeroing its own before it is listed.
 
@@ -171,10 +176,10 @@ __global__ void __launch_bounds__(WARPS * 32) segmented_warp(SegArgs<S> a) {
   warp_sort<S>(a, begin, static_cast<int>(len), threadIdx.x % 32);
 }
 
-// A block's round of segmented_tickets' first tickets: segments [first, first + per), per <= BLOCK,
+// A round of segmented_block: segments [first, first + per), per <= BLOCK,
 // their lengths read in parallel. A segment of up to a tile is sorted here: by a warp when it has
 // at most 32 keys (WARP 0; with WARP 1 segmented_warp took those), else by a block radix sort; a
-// longer one is listed for the later tickets, a tile an entry, its counters (and LONG's look-back
+// longer one is listed for segmented_merge, a tile an entry, its counters (and LONG's look-back
 // rows and digit table) zeroed first. `mine` holds BLOCK segments: the block sorts from the front,
 // the warp sorts from the back.
 template <class S, int BLOCK, int ITEMS, int LONG, int WARP>
@@ -269,10 +274,8 @@ __device__ __forceinline__ void radix_ticket(const SegArgs<S>& a, i64 begin, i64
   P::pass_tile(ksrc, vsrc, kdst, vdst, len, tile, pass, table, look_rows(a.words, cap) + base * P::kRadix, smem, extra);
 }
 
-// A ticket of the long segments' sort, t counted from the first after the block rounds: the
-// merge sort's (pass q = t / listed: a tile radix-sorted, or one tile's worth of a pairwise merge)
-// or LONG's (a histogram or a digit pass of a tile). The list was written by other blocks during
-// this launch: read past L1.
+// A ticket of the long segments' sort: the merge sort's (pass q = t / listed: a tile radix-sorted,
+// or one tile's worth of a pairwise merge) or LONG's (a histogram or a digit pass of a tile).
 template <class S, int BLOCK, int ITEMS, int LONG>
 __device__ __forceinline__ void long_ticket(const SegArgs<S>& a, u64 t, u64 listed, u64 cap, unsigned char* smem) {
   using K = typename S::K;
@@ -282,7 +285,7 @@ __device__ __forceinline__ void long_ticket(const SegArgs<S>& a, u64 t, u64 list
   const u64* list = reinterpret_cast<const u64*>(a.words + kListWord);
   u32* counters = a.words + kListWord + 2 * cap;
   const u32 q = static_cast<u32>(t / listed);
-  const u64 i = t % listed, entry = load_cg(list + i);
+  const u64 i = t % listed, entry = list[i];
   const i64 seg = static_cast<i64>(entry >> 32);
   const u64 tile = entry & 0xffffffffu, base = i - tile;
   const i64 begin = a.begin_offsets[seg], len = a.end_offsets[seg] - begin;
@@ -401,59 +404,52 @@ __device__ __forceinline__ void long_ticket(const SegArgs<S>& a, u64 t, u64 list
   if (threadIdx.x == 0 && q < merges) atomicAdd(counters + q * cap + base + group, 1u);
 }
 
-// Every segment in one launch, its blocks taking tickets in order (scratch word 0): the first
-// ceil(segments / per) tickets are block rounds (block_round), the rest the long segments' sort
-// (long_ticket), pass-major. A block's first ticket of the second kind waits until every block
-// round is done (word 4), so that the list is complete; those rounds are earlier tickets, held
-// by blocks that are running and never wait: no deadlock, whatever the grid.
+// The block launch: a fixed grid striding over the segments, as many a round as spread them over
+// the grid (at most BLOCK).
 template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG, int WARP>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_tickets(SegArgs<S> a) {
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_block(SegArgs<S> a) {
   constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ u32 ticket, listed_at, found[2];
-  __shared__ u64 known[2];  // the list's length and its tickets, once read
+  __shared__ u32 listed_at, found[2];
   __shared__ i64 mine[BLOCK];
   const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
-  // As many segments a round as spread them over the grid, at most BLOCK.
   const i64 per = min(static_cast<i64>(BLOCK), (a.segments + gridDim.x - 1) / gridDim.x);
-  const u64 rounds = static_cast<u64>((a.segments + per - 1) / per);
-  bool have_list = false;
+  for (i64 first = blockIdx.x * per; first < a.segments; first += static_cast<i64>(gridDim.x) * per)
+    block_round<S, BLOCK, ITEMS, LONG, WARP>(a, first, per, cap, smem, mine, found, listed_at);
+}
+
+// The sort of the listed segments, the launch after the block launch: tickets taken in order,
+// pass-major (the header says how). Every block of the grid runs until the tickets are spent. Its
+// own launch, not tickets after the block rounds in one: the long segments' code alone keeps
+// within the registers of 512 threads at 2 blocks an SM (one kernel with both spilled, and its
+// digit passes took 3.3-3.9 ms for 2^26 keys in 64 segments on an H200 against 2.9-3.0).
+template <class S, int WARPS, int BLOCK, int ITEMS, int MIN_BLOCKS, int LONG, int WARP>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) segmented_merge(SegArgs<S> a) {
+  constexpr i64 kTile = static_cast<i64>(BLOCK) * ITEMS;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ u32 ticket;
+  const u64 cap = 2 * static_cast<u64>((a.n + kTile - 1) / kTile);
+  const u64 listed = min(static_cast<u64>(*const_cast<volatile u32*>(a.words + 1)), cap);
+  // Nothing listed (segmented_block, the launch before, is over): every block leaves at once and
+  // every word stays zero, with no atomics on the shared counters.
+  if (listed == 0) return;
+  // Passes after the first: the most merge passes of a listed segment, or LONG's digit passes.
+  const u64 after = LONG ? static_cast<u64>(Passes<S, BLOCK, ITEMS>::kPasses)
+                         : static_cast<u64>(*const_cast<volatile u32*>(a.words + 2));
+  const u64 tickets = (after + 1) * listed;
   for (;;) {
     if (threadIdx.x == 0) ticket = atomicAdd(a.words, 1u);
     __syncthreads();
     const u64 t = ticket;
     __syncthreads();
-    if (t < rounds) {
-      block_round<S, BLOCK, ITEMS, LONG, WARP>(a, static_cast<i64>(t) * per, per, cap, smem, mine, found, listed_at);
-      __threadfence();  // the round's list entries and zeroed counters, before its count
-      __syncthreads();
-      if (threadIdx.x == 0) atomicAdd(a.words + 4, 1u);
-      continue;
-    }
-    if (!have_list) {
-      if (threadIdx.x == 0) {
-        const volatile u32* done = a.words + 4;
-        while (*done < rounds) __nanosleep(64);
-        __threadfence();
-        const u64 listed = min(static_cast<u64>(load_cg(a.words + 1)), cap);
-        // Passes after the first: the most merge passes of a listed segment, or LONG's digit passes.
-        const u64 after = LONG ? static_cast<u64>(Passes<S, BLOCK, ITEMS>::kPasses)
-                               : static_cast<u64>(load_cg(a.words + 2));
-        known[0] = listed;
-        known[1] = (after + 1) * listed;
-      }
-      __syncthreads();
-      have_list = true;
-    }
-    const u64 listed = known[0], tickets = known[1];
-    if (t - rounds >= tickets) break;
-    long_ticket<S, BLOCK, ITEMS, LONG>(a, t - rounds, listed, cap, smem);
+    if (t >= tickets) break;
+    long_ticket<S, BLOCK, ITEMS, LONG>(a, t, listed, cap, smem);
   }
   // The last block to finish leaves the words zero for the next call.
   if (threadIdx.x == 0) {
     __threadfence();
     if (atomicAdd(a.words + 3, 1u) == gridDim.x - 1) {
-      a.words[0] = a.words[1] = a.words[2] = a.words[4] = 0;
+      a.words[0] = a.words[1] = a.words[2] = 0;
       __threadfence();
       a.words[3] = 0;
     }

@@ -63,9 +63,9 @@ class SegmentedLauncher final : public Launcher {
       throw ConfigError(target.where + ": " + e.what());
     }
     const std::size_t launches = target.plan.launches.size();
-    if (launches != 1 && launches != 2)
-      throw Error(target.where + ": segmented_sort runs one launch of tickets, after one of warps with WARP 1, not " +
-                  std::to_string(launches));
+    if (launches != 2 && launches != 3)
+      throw Error(target.where + ": segmented_sort runs a block launch and a merge launch, after one of warps with "
+                  "WARP 1, not " + std::to_string(launches) + " launches");
     if (call.scratch_bytes < scratch_bytes(target.plan))
       throw Error(target.where + ": segmented_sort needs " + std::to_string(scratch_bytes(target.plan)) +
                   " bytes of scratch, got " + std::to_string(call.scratch_bytes));
@@ -89,21 +89,19 @@ class SegmentedLauncher final : public Launcher {
               segments};
     check_overlaps(a, static_cast<std::uint64_t>(segments), target.where);
     void* args[] = {&a};
-    // With WARP 1 a warp per segment first (the short ones), then the tickets.
-    if (launches == 2) {
+    // With WARP 1 a warp per segment first (the short ones).
+    const std::size_t block = launches - 2;
+    if (launches == 3) {
       warp_ = target.plan.launches[0];
       const std::uint64_t warps = std::max<std::uint64_t>(1, warp_.block / 32);
       warp_.grid = static_cast<std::uint32_t>((static_cast<std::uint64_t>(segments) + warps - 1) / warps);
       launch_kernel(target.functions[0], warp_, args, target.stream, target.where);
     }
-    // The tickets' grid: no more blocks than there is work for at once, the segments' rounds or
-    // the tiles of the long ones (a block more only waits for the rounds to end, then leaves).
-    tickets_ = target.plan.launches[launches - 1];
-    const std::int64_t tile = std::max<std::int64_t>(1, target.plan.param("BLOCK") * target.plan.param("ITEMS"));
-    const std::uint64_t tiles = (call.n + static_cast<std::uint64_t>(tile) - 1) / static_cast<std::uint64_t>(tile);
-    tickets_.grid = static_cast<std::uint32_t>(std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>(tickets_.grid, std::max(static_cast<std::uint64_t>(segments), tiles))));
-    launch_kernel(target.functions[launches - 1], tickets_, args, target.stream, target.where);
+    // The block launch strides over the segments: no more blocks than segments.
+    block_ = target.plan.launches[block];
+    block_.grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(block_.grid, static_cast<std::uint64_t>(segments)));
+    launch_kernel(target.functions[block], block_, args, target.stream, target.where);
+    launch_kernel(target.functions[block + 1], target.plan.launches[block + 1], args, target.stream, target.where);
   }
 
  private:
@@ -146,7 +144,7 @@ class SegmentedLauncher final : public Launcher {
   // The plan's launches with this call's grids, kept between calls so that copying a plan's names
   // reuses their memory: a prepared handle's call allocates nothing
   // (tests/api/test_host_path.cpp). A Launcher serves one Operation, one thread at a time.
-  mutable ResolvedLaunch warp_, tickets_;
+  mutable ResolvedLaunch warp_, block_;
 };
 
 }  // namespace

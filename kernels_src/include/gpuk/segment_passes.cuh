@@ -1,5 +1,5 @@
 // A long segment's LSD radix sort spread over the GPU, one tile of BLOCK * ITEMS keys a ticket
-// (segmented.cu's segmented_tickets with LONG 1; docs/kernels/sort.md, "segmented.cu"): a
+// (segmented.cu's segmented_merge with LONG 1; docs/kernels/sort.md, "segmented.cu"): a
 // histogram ticket per tile adds the tile's digit counts of every pass to its segment's table;
 // then, pass after pass, a digit-pass ticket per tile ranks its keys by the pass's digit, finds
 // the counts of that digit in the segment's earlier tiles by a decoupled look-back over them, and
@@ -26,7 +26,7 @@ struct SegmentPasses {
     return (static_cast<u64>(2 * pass + 1 + (inclusive ? 1 : 0)) << 32) | count;
   }
 
-  // Beside the shared memory of segmented_tickets (smem: kTile * 8 bytes, then Rank::Shared).
+  // Beside the shared memory of segmented_merge (smem: kTile * 8 bytes, then Rank::Shared).
   struct Extra {
     u32 counts[kRadix];  // the segment's counts of this pass's digits, then their bases
     u32 bases[kRadix];
