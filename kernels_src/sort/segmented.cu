@@ -33,9 +33,9 @@ scratch: 8 + 34 * 2 * ceil_div(n, BLOCK * ITEMS) + LONG * ceil_div(n, BLOCK * IT
 // - Bins by length, each launch skipping the others' segments: a fixed grid that strides over
 //   the segments (segmented_block) or over work tickets (segmented_merge), so that 65,536 short
 //   segments cost no block launches of their own. The block launch's warps sort the segments of
-//   at most 32 keys (WARP 0): for 256 segments of 4,096 keys a launch less (0.0274 ms against
-//   0.0303 on an H200). WARP 1 gives those a launch of their own, one warp each (segmented_warp):
-//   for 65,536 segments of 16 keys, 0.0275 ms against 0.0373.
+//   at most 32 keys (WARP 0): for 256 segments of 4,096 keys a launch less (0.0278 ms against
+//   0.0299 on an H200). WARP 1 gives those a launch of their own, one warp each (segmented_warp):
+//   for 65,536 segments of 16 keys, 0.0261 ms against 0.0362.
 // - Stable by construction: the warp ranks by (S::bits(key), its index), a strict total order;
 //   the radix sorts are stable LSD passes; a merge takes the left run's key on equal bits. NaNs
 //   (all one bits in the total order) keep their own payloads and signs: keys move, not bits.
