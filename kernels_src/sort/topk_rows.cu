@@ -9,10 +9,8 @@ params:
   ROW_KEYS: {default: 8192, values: [1024, 2048, 4096, 8192, 16384, 32768]}
   WAVES: {default: 8, values: [1, 2, 4, 8, 16]}
   MATCH: {default: 1, values: [0, 1]}
-  HISTS: {default: 1, values: [1, 2, 4, 8]}
 constraints:
   - ITEMS * BLOCK / 32 <= BLOCK
-  - HISTS * pow2(RADIX_BITS) <= 8192
   - ROW_KEYS * elem_bytes <= 131072
 launch:
   - entry: topk_rows
@@ -41,9 +39,11 @@ launch:
 //   pass (a few instructions), and the output is the key bit for bit, a window or CUB's -0.0
 //   merge notwithstanding. Rows longer than ROW_KEYS are read from global memory in every pass.
 // - Low-entropy keys put most of a row in a few digits (floats in [-1, 1] share their top byte):
-//   MATCH 1 adds one count per distinct digit of a warp (a ballot match), not one per key. HISTS
-//   copies of the histogram (lane l counts into copy l % HISTS, the copies a word apart in the
-//   banks) spread the plain atomics of equal digits over HISTS words; pick_digit adds them up.
+//   MATCH 1 adds one count per distinct digit of a warp (a ballot match), not one per key.
+//   Copies of the histogram (2, 4 or 8, lane l counting into copy l mod the copies, to spread the
+//   plain atomics of equal digits) measured no faster on an H200 (1024 rows of 4096 float32, k 8
+//   to 1024: 0.0378-0.0404 ms with one, 0.0379-0.0415 with 2, 4 or 8; int32 at k 256: 0.0319 with
+//   one, 0.0348-0.0357 with more, at 80 registers against 64; 2026-12-03), so there is one.
 // - Two shapes need no digit pass, and their rows cost what their bytes cost: k >= the row's
 //   length is a copy of the row, k == 1 a block min-reduction of (S::bits, index) over one read
 //   of it (the lower index on equal bits, as the stable sort). Both are decided per call, the same
@@ -66,9 +66,8 @@ namespace topk_rows_detail {
 constexpr u32 kFull = 0xffffffffu;
 
 // Adds one to hist[digit] for each lane with `in`; every lane of the warp calls it (control flow
-// uniform in the warp). `hist` is the lane's copy of the histogram. MATCH 1: the lanes with equal
-// digits are found by ballots and the lowest of them adds their number (into its copy); lanes
-// without `in` take digit 2^RADIX_BITS, which no real one has.
+// uniform in the warp). MATCH 1: the lanes with equal digits are found by ballots and the lowest
+// of them adds their number; lanes without `in` take digit 2^RADIX_BITS, which no real one has.
 template <int RADIX_BITS, int MATCH>
 __device__ __forceinline__ void count_digit(u32* hist, bool in, u32 digit) {
   if constexpr (MATCH == 0) {
@@ -82,15 +81,13 @@ __device__ __forceinline__ void count_digit(u32* hist, bool in, u32 digit) {
 }
 
 // One digit pass's counts: the digit at `shift` (`mask` wide) of each of src[0, len) whose top
-// `bits_done` bits equal `prefix`, added into the lane's copy of `hist` (HISTS copies of
-// 2^RADIX_BITS + 1 words). COPY: src is the row in global memory, and its keys are also stored
-// into `copy` (the row in shared memory) on the way.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, int HISTS, bool COPY>
+// `bits_done` bits equal `prefix`, added into `hist`. COPY: src is the row in global memory, and
+// its keys are also stored into `copy` (the row in shared memory) on the way.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY>
 __device__ __forceinline__ void count_pass(const typename S::K* src, typename S::K* copy, i64 len,
                                            typename S::Bits prefix, u32 bits_done, int shift, u32 mask, u32* hist) {
   using K = typename S::K;
   using Bits = typename S::Bits;
-  hist += ((threadIdx.x & 31) % HISTS) * ((1 << RADIX_BITS) + 1);
   for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
     K key[ITEMS];
 #pragma unroll
@@ -121,10 +118,10 @@ template <class Bits> struct Selection {
   u32 done;       // 1: every key with those top bits is among the k, or every bit is known
 };
 
-// The pass's decision: the bin where the running count of `hist` (its HISTS copies added up)
-// first reaches k_rem gives the next digit of the k-th key. Clears every copy for the next pass.
-// Every thread calls it; `sel` is written by one thread, and a barrier ends the call.
-template <int BLOCK, int RADIX_BITS, int HISTS, class Bits>
+// The pass's decision: the bin where the running count of `hist` first reaches k_rem gives the
+// next digit of the k-th key. Clears `hist` for the next pass. Every thread calls it; `sel` is
+// written by one thread, and a barrier ends the call.
+template <int BLOCK, int RADIX_BITS, class Bits>
 __device__ __forceinline__ void pick_digit(u32* hist, u32 mask, int width, Selection<Bits>& sel, u32* tmp) {
   constexpr int kBins = 1 << RADIX_BITS;
   constexpr int kPerThread = (kBins + BLOCK - 1) / BLOCK;
@@ -135,11 +132,7 @@ __device__ __forceinline__ void pick_digit(u32* hist, u32 mask, int width, Selec
 #pragma unroll
   for (int q = 0; q < kPerThread; ++q) {
     const int bin = threadIdx.x * kPerThread + q;
-    h[q] = 0;
-    if (bin <= static_cast<int>(mask)) {
-#pragma unroll
-      for (int c = 0; c < HISTS; ++c) h[q] += hist[c * (kBins + 1) + bin];
-    }
+    h[q] = bin <= static_cast<int>(mask) ? hist[bin] : 0u;
     sum += h[q];
   }
   u32 total;
@@ -147,9 +140,7 @@ __device__ __forceinline__ void pick_digit(u32* hist, u32 mask, int width, Selec
 #pragma unroll
   for (int q = 0; q < kPerThread; ++q) {
     const int bin = threadIdx.x * kPerThread + q;
-#pragma unroll
-    for (int c = 0; c < HISTS; ++c)
-      if (bin < kBins) hist[c * (kBins + 1) + bin] = 0;  // the copies' last words are never counted in
+    if (bin < kBins) hist[bin] = 0;
   }
   if (before < k_rem && k_rem <= before + sum) {
 #pragma unroll
@@ -373,7 +364,7 @@ __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typenam
 // One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
 // memory, pass 0 copies it there and everything after reads it there; else every pass reads the
 // row from global memory. Two instantiations, so that each reads through its own address space.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, int HISTS, bool IN_SHARED>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
 __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
                                          Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64) {
   using K = typename S::K;
@@ -392,13 +383,13 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
     const Bits prefix = sel.prefix;
     const u32 bits_done = sel.bits_done;
     if (IN_SHARED && pass == 0)
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, HISTS, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
                                                            hist);
     else
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, HISTS, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
                                                             hist);
     __syncthreads();
-    pick_digit<BLOCK, RADIX_BITS, HISTS>(hist, mask, width, sel, tmp32);
+    pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
     if (sel.done) break;  // the same in every thread: sel is next written after two barriers
   }
   const Bits prefix = sel.prefix;
@@ -411,19 +402,19 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
 
 }  // namespace topk_rows_detail
 
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH, int HISTS>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
   using Bits = typename S::Bits;
-  constexpr int kWords = HISTS * ((1 << RADIX_BITS) + 1);  // HISTS copies, a word apart in the banks
+  constexpr int kBins = 1 << RADIX_BITS;
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
   extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys)
-  __shared__ u32 hist[kWords];
+  __shared__ u32 hist[kBins];
   __shared__ u32 tmp32[BLOCK / 32];
   __shared__ u64 tmp64[BLOCK / 32];
   __shared__ u64 warp_counts[ITEMS * (BLOCK / 32)];
   __shared__ Selection<Bits> sel;
-  for (int i = threadIdx.x; i < kWords; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
+  for (int i = threadIdx.x; i < kBins; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
   __syncthreads();
   // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
   const bool in_shared = a.row_len <= ROW_KEYS;
@@ -436,9 +427,9 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
     else if (a.k == 1)
       first_of_row<S, BLOCK, ITEMS>(keys, a.row_len, a.values_out + row, a.indices_out + row, tmp64, tmp32);
     else if (in_shared)
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, HISTS, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
     else
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, HISTS, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
   }
 }
 
@@ -446,7 +437,7 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
 // of its own, so that topk_rows' shared memory is the row's alone: 8 blocks of 256 threads fit an
 // SM with 4096-key float32 rows, where the sort's 32 KiB beside them allowed 7). The launcher
 // skips it for unsorted output.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH, int HISTS>
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
 __global__ void __launch_bounds__(BLOCK) topk_sort_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
   extern __shared__ __align__(16) unsigned char smem[];  // the row's k as (bits, index)

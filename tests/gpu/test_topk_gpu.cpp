@@ -235,11 +235,9 @@ TEST_CASE("topk_rows equals the CPU's first k of the stable sort on every edge s
 
 TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit and 5-bit digits, plain atomics") {
   // ROW_KEYS 1024 sends every row above 1024 keys to the global-memory path; one item a thread
-  // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits;
-  // 4 and 8 histogram copies.
+  // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits.
   const Named narrow{"topk_rows",
-                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0},
-                      {"HISTS", 4}}};
+                     {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}}};
   const std::vector<Case> cases = {{1, 1, 1, Data::ties},
                                    {1024 * 100, 100, 1024, Data::ties},
                                    {1025 * 100, 100, 7, Data::random_bits},
@@ -248,8 +246,7 @@ TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit an
                                    {1999 * 65, 65, 1, Data::ties}};
   run_dtype<float>(cases, narrow);
   run_dtype<std::uint64_t>(cases, narrow);
-  const Named wide{"topk_rows",
-                   {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"HISTS", 8}}};
+  const Named wide{"topk_rows", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};
   run_dtype<std::int32_t>(cases, wide);
   run_dtype<double>(cases, wide);
 }

@@ -51,8 +51,8 @@ TEST_CASE("every allowed value of every sort parameter compiles (uint32 pairs, o
 TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its parameter corners") {
   // Every dtype, both orders and a bit window in CUB's float order (the plugin's leading-argument
   // lists), at the defaults and at two corners: the narrowest block with one item, 11-bit digits,
-  // plain atomics into 4 histogram copies and a small row; the widest with 16 items, 5-bit
-  // digits, ballot matches and 8 copies. Every path (the row in shared memory, the row read from
+  // plain atomics and a small row; the widest with 16 items, 5-bit digits and ballot matches.
+  // Every path (the row in shared memory, the row read from
   // global memory, k = 1's reduction, k = the row's length's copy) and the sort of `sorted` is in
   // every variant: they are chosen at run time.
   const KernelLibrary kernels({test::kernels_dir()});
@@ -67,8 +67,8 @@ TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its
   REQUIRE(leading.size() == 3 * 6);  // 6 dtypes x (ascending, descending, a window)
   const std::vector<std::map<std::string, std::int64_t>> corners = {
       {},
-      {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}, {"HISTS", 4}},
-      {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"MATCH", 1}, {"HISTS", 8}}};
+      {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}},
+      {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}, {"MATCH", 1}}};
   for (const auto& params : corners) {
     std::vector<std::string> names;
     for (const auto& args : leading) {

@@ -6,8 +6,7 @@
 # the last-block hand-over at every pass). topk_rows.cu: batches of odd rows held in shared memory
 # and rows longer than it holds (read from global memory each pass), NaNs, all-equal keys with
 # k = the row's length, k = 4096 sorted, and its corners (one item a thread, 11-bit digits, plain
-# atomics into 4 histogram copies, rows of 1024 keys in shared memory; 1024 threads with 16 items,
-# 5-bit digits and 8 copies), and
+# atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits), and
 # the cases that take no digit pass: k = 1 (the block's min-reduction; NaNs sorted, all-equal keys
 # in rows longer than the shared memory in input order) and k = the row's length (the copy; NaNs
 # sorted, and topk_radix's copy of odd rows sorted).
@@ -26,8 +25,8 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
             "topk_rows int64 ascending 13 7 false 63007 {} spread" \
             "topk_rows uint32 descending 3001 65 false 195065 {} equal" \
             "topk_rows float64 descending 4096 64 true 262336 {} spread" \
-            "topk_rows float32 ascending 77 65 true 97500 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0,HISTS:4} spread" \
-            "topk_rows int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5,HISTS:8} spread" \
+            "topk_rows float32 ascending 77 65 true 97500 {BLOCK:128,ITEMS:1,RADIX_BITS:11,ROW_KEYS:1024,WAVES:1,MATCH:0} spread" \
+            "topk_rows int32 ascending 5 100 false 200300 {BLOCK:1024,ITEMS:16,RADIX_BITS:5} spread" \
             "topk_rows float32 descending 1 67 true 201067 {} nan" \
             "topk_rows int64 ascending 1 7 false 63007 {} equal" \
             "topk_rows float32 descending 3001 65 true 195065 {} nan" \
