@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [topk]
-summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory. k = 1 (a block min-reduction of (bits, index), one read) and k = the row's length (a copy) take no digit pass.
+summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory. k = 1 (a block min-reduction of (bits, index), one read) and k = the row's length (a copy) take no digit pass; nor does k <= 32 with the row in shared memory (up to 256 threads) while the keys at most the k-th smallest of the threads' minima fit one a thread (an exact selection among those candidates; else the digit passes go on over the loaded row).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
@@ -48,6 +48,15 @@ launch:
 //   length is a copy of the row, k == 1 a block min-reduction of (S::bits, index) over one read
 //   of it (the lower index on equal bits, as the stable sort). Both are decided per call, the same
 //   in every thread, and touch neither the row in shared memory nor the histogram.
+// - Small k (2..32, the row in shared memory, BLOCK <= 256) needs no digit pass either: loading the
+//   row, each thread keeps the smallest bits of its own keys; the k-th smallest of those BLOCK
+//   minima bounds the k-th key's bits from above (k threads' minima are k keys at most it), and
+//   on keys of many values few keys lie below it (uniform floats: about k to 2k). Those
+//   candidates, gathered in shared memory (at most one a thread), are ranked exactly by (bits,
+//   index) and the k of them written in input order: the same answer as the passes. Ties at the
+//   bound (all-equal keys, few values) can bring more candidates than threads: then the digit
+//   passes run over the row already in shared memory. Ranking the minima costs BLOCK^2 compares a
+//   row, hence the 256-thread bound.
 // - sorted: a second launch (topk_sort_rows, skipped for unsorted output) reads each row's k
 //   (k <= 4096, the plugin refuses more) back from the outputs into shared memory as (bits,
 //   index), a bitonic sort orders them, and the keys are read again from the input by index. Its
@@ -64,6 +73,7 @@ using gpuk::u64;
 namespace topk_rows_detail {
 
 constexpr u32 kFull = 0xffffffffu;
+constexpr int kFewMax = 32;  // the small-k path's largest k
 
 // Adds one to hist[digit] for each lane with `in`; every lane of the warp calls it (control flow
 // uniform in the warp). MATCH 1: the lanes with equal digits are found by ballots and the lowest
@@ -313,6 +323,116 @@ __device__ __forceinline__ void first_of_row(const typename S::K* keys, i64 len,
   __syncthreads();  // tmp_bits and tmp_at are written again by the next row
 }
 
+// What the small-k path shares between its steps (written by one thread, read by all).
+template <class Bits> struct Few {
+  Bits limit;  // the k-th smallest of the threads' minima: the k-th key's bits are at most this
+  u32 count;   // the row's keys with bits <= limit (the candidates), counted by warp atomics
+};
+
+// k <= kFewMax, the row in shared memory: the k smallest (S::bits, index) by a threshold and an
+// exact selection among few candidates, one read of the row from global memory and no digit pass.
+// Loads the row into `row_keys` (as pass 0 does), each thread keeping the smallest bits of its
+// own keys (block-striped: positions thread, thread + BLOCK, ...), ~0 if it has none. `limit` is
+// the k-th smallest of these BLOCK minima (ranked by (minimum, thread)): k threads' minima, k
+// distinct keys, are at most it, so every key of the k is at most it. The candidates (bits <=
+// limit) are gathered in `cand_bits` and `cand_at` (BLOCK entries, any order: a warp's ballot and
+// one shared atomic a warp place them); a thread whose minimum is above the limit has none and
+// reads nothing more. Each candidate's rank is the count of candidates before it in (bits,
+// index), those of rank < k are the k, and each goes to the count of chosen ones with a lower
+// index (input order). More than BLOCK candidates (ties at the limit: all-equal keys, few
+// distinct values): false, with the row in shared memory for the digit passes. Ends with a
+// barrier.
+template <class S, int BLOCK, int ITEMS>
+__device__ __forceinline__ bool few_of_row(const typename S::K* keys, i64 len, u32 k, typename S::K* row_keys,
+                                           typename S::K* values, i64* indices, typename S::Bits* cand_bits,
+                                           u32* cand_at, Few<typename S::Bits>& few) {
+  using K = typename S::K;
+  using Bits = typename S::Bits;
+  constexpr u32 kNone = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
+  Bits mine = static_cast<Bits>(~Bits(0));
+  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
+    K key[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      if (i < len) key[j] = keys[i];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 i = base + j * BLOCK + threadIdx.x;
+      if (i < len) {
+        row_keys[i] = key[j];
+        const Bits b = S::bits(key[j]);
+        mine = b < mine ? b : mine;
+      }
+    }
+  }
+  cand_bits[threadIdx.x] = mine;
+  if (threadIdx.x == 0) few.count = 0;
+  __syncthreads();
+  // The k-th smallest minimum: the thread of rank k - 1 (ranks are distinct, BLOCK >= k).
+  u32 rank = 0;
+#pragma unroll 8
+  for (int t = 0; t < BLOCK; ++t) {
+    const Bits m = cand_bits[t];
+    rank += (m < mine || (m == mine && t < static_cast<int>(threadIdx.x))) ? 1u : 0u;
+  }
+  if (rank == k - 1) few.limit = mine;
+  __syncthreads();
+  const Bits limit = few.limit;
+  // The candidates, from the thread's own keys in shared memory (its own writes: no barrier).
+  if (__any_sync(kFull, mine <= limit)) {  // the same in the whole warp
+    const int lane = threadIdx.x & 31;
+    for (i64 i = threadIdx.x; i - threadIdx.x < len; i += BLOCK) {
+      Bits b = 0;
+      bool in = false;
+      if (mine <= limit && i < len) {
+        b = S::bits(row_keys[i]);
+        in = b <= limit;
+      }
+      const u32 ballot = __ballot_sync(kFull, in);
+      if (ballot != 0u) {
+        const int leader = __ffs(ballot) - 1;
+        u32 first = 0;
+        if (lane == leader) first = atomicAdd(&few.count, static_cast<u32>(__popc(ballot)));
+        first = __shfl_sync(kFull, first, leader);
+        const u32 at = first + static_cast<u32>(__popc(ballot & gpuk::lanemask_lt()));
+        if (in && at < BLOCK) {
+          cand_bits[at] = b;
+          cand_at[at] = static_cast<u32>(i);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  const u32 count = few.count;  // >= k; the same in every thread
+  if (count > BLOCK) return false;
+  // The exact k among the candidates: one a thread.
+  bool chosen = false;
+  u32 at = kNone;
+  if (threadIdx.x < count) {
+    const Bits b = cand_bits[threadIdx.x];
+    at = cand_at[threadIdx.x];
+    u32 before = 0;
+    for (u32 j = 0; j < count; ++j) {
+      const Bits c = cand_bits[j];
+      before += (c < b || (c == b && cand_at[j] < at)) ? 1u : 0u;
+    }
+    chosen = before < k;
+  }
+  __syncthreads();
+  if (threadIdx.x < count) cand_at[threadIdx.x] = chosen ? at : kNone;
+  __syncthreads();
+  if (chosen) {
+    u32 pos = 0;
+    for (u32 j = 0; j < count; ++j) pos += cand_at[j] < at ? 1u : 0u;
+    values[pos] = row_keys[at];
+    indices[pos] = at;
+  }
+  __syncthreads();  // the row, the candidates and `few` are written again by the next row
+  return true;
+}
+
 // sorted: the row's k outputs ordered by (bits, index) in shared memory (a bitonic sort of the
 // next power of two, padded with entries after every real one), the keys read again from the
 // row by index. The outputs were written by topk_rows, an earlier launch. `smem` holds 4096 bits
@@ -362,11 +482,13 @@ __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typenam
 }
 
 // One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
-// memory, pass 0 copies it there and everything after reads it there; else every pass reads the
-// row from global memory. Two instantiations, so that each reads through its own address space.
+// memory, pass 0 copies it there and everything after reads it there (`loaded`: the small-k path
+// put it there already, and pass 0 reads it there too); else every pass reads the row from global
+// memory. Two instantiations, so that each reads through its own address space.
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
 __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
-                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64) {
+                                         Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64,
+                                         bool loaded) {
   using K = typename S::K;
   using Bits = typename S::Bits;
   constexpr int kPasses = S::template passes<RADIX_BITS>();
@@ -382,7 +504,7 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
     const u32 mask = (1u << width) - 1u;
     const Bits prefix = sel.prefix;
     const u32 bits_done = sel.bits_done;
-    if (IN_SHARED && pass == 0)
+    if (IN_SHARED && pass == 0 && !loaded)
       count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
                                                            hist);
     else
@@ -407,9 +529,17 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
+  // The small-k path ranks each thread's minimum among BLOCK (BLOCK^2 compares a block): up to 256
+  // threads; wider blocks take the digit passes.
+  constexpr bool kFew = BLOCK <= 256;
+  constexpr int kCands = kFew ? BLOCK : 1;
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
+  static_assert(kFewMax <= BLOCK, "the small-k path ranks k of BLOCK minima");
   extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys)
   __shared__ u32 hist[kBins];
+  __shared__ __align__(16) Bits cand_bits[kCands];
+  __shared__ u32 cand_at[kCands];
+  __shared__ Few<Bits> few;
   __shared__ u32 tmp32[BLOCK / 32];
   __shared__ u64 tmp64[BLOCK / 32];
   __shared__ u64 warp_counts[ITEMS * (BLOCK / 32)];
@@ -418,18 +548,25 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   __syncthreads();
   // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
   const bool in_shared = a.row_len <= ROW_KEYS;
-  // Two shortcuts, decided per call (k and row_len are the same in every thread and row, so every
-  // barrier is reached by the whole block): k >= row_len copies the row, k == 1 takes its minimum.
+  // Three shortcuts, decided per call (k and row_len are the same in every thread and row, so every
+  // barrier is reached by the whole block): k >= row_len copies the row, k == 1 takes its minimum,
+  // k <= kFewMax with the row in shared memory selects among few candidates (or, with too many,
+  // goes on to the digit passes over the row it loaded).
+  const bool small_k = kFew && in_shared && a.k <= kFewMax;
   for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const typename S::K* keys = a.keys_in + row * a.row_len;
     if (a.k >= a.row_len)
       copy_row<S, BLOCK, ITEMS>(keys, a.row_len, a.values_out + row * a.k, a.indices_out + row * a.k);
     else if (a.k == 1)
       first_of_row<S, BLOCK, ITEMS>(keys, a.row_len, a.values_out + row, a.indices_out + row, tmp64, tmp32);
-    else if (in_shared)
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
-    else
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64);
+    else if (in_shared) {
+      if (!small_k || !few_of_row<S, BLOCK, ITEMS>(keys, a.row_len, static_cast<u32>(a.k),
+                                                   reinterpret_cast<typename S::K*>(smem), a.values_out + row * a.k,
+                                                   a.indices_out + row * a.k, cand_bits, cand_at, few))
+        row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, small_k);
+    } else {
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, false);
+    }
   }
 }
 

@@ -39,7 +39,10 @@ const sort::Sorter& sorter() {
   return *s;
 }
 
-enum class Data { random_bits, ties, all_equal };
+// ties: 31 small values (and for floats NaN, -NaN, +-0.0, +-inf): most keys tie. spread: about
+// 2000 values, each a few times in a row of 4096 (ties at topk_rows's small-k threshold), a NaN
+// or -NaN (floats), the type's max or min (integers) in about one key of 500.
+enum class Data { random_bits, ties, all_equal, spread };
 
 template <class K> std::vector<K> make_keys(std::size_t n, Data data, std::mt19937_64& rng) {
   std::vector<K> v(n);
@@ -56,6 +59,15 @@ template <class K> std::vector<K> make_keys(std::size_t n, Data data, std::mt199
         if (!std::isfinite(x)) x = K(r % 1000) - K(500);
       } else {
         std::memcpy(&x, &r, sizeof x);
+      }
+    } else if (data == Data::spread) {
+      x = static_cast<K>(static_cast<std::int64_t>((r >> 10) % 2001) - 1000);
+      if constexpr (std::is_floating_point_v<K>) {
+        if (r % 1000 == 0) x = std::numeric_limits<K>::quiet_NaN();
+        if (r % 1000 == 1) x = -std::numeric_limits<K>::quiet_NaN();
+      } else {
+        if (r % 1000 == 0) x = std::numeric_limits<K>::max();
+        if (r % 1000 == 1) x = std::numeric_limits<K>::min();
       }
     } else if constexpr (std::is_floating_point_v<K>) {
       switch (r % 10) {
@@ -81,7 +93,9 @@ struct Case {
   Data data;
 };
 
-const char* data_name(Data d) { return d == Data::random_bits ? "random bits" : d == Data::ties ? "ties" : "all equal"; }
+const char* data_name(Data d) {
+  return d == Data::random_bits ? "random bits" : d == Data::ties ? "ties" : d == Data::spread ? "spread" : "all equal";
+}
 
 // A kernel file named with its parameters (the others at the metadata's defaults); no kernel:
 // the default path (the family's choice).
@@ -205,7 +219,11 @@ namespace {
 // pass (4097, 8192, 8209 and 20011 keys); more rows than the grid has blocks on a small GPU
 // (3001). k = 1 (the block's min-reduction, the first of equal keys) and k = the row's length
 // (the copy) take no digit pass: both on rows of ties, all-equal keys and random bits, short, odd
-// and long.
+// and long. 2 <= k <= 32 with the row in shared memory takes the small-k path (a threshold from the
+// threads' minima, the exact k among the candidates below it): k = 2, 8, 32 and 33 (the digit
+// passes) on rows of 4093 and 4096 keys with ties at the threshold and NaN (spread); rows shorter
+// than the block (threads with no key); and too many candidates for the block, where the digit
+// passes go on over the row already loaded (all-equal keys, ties).
 std::vector<Case> block_cases() {
   return {{1, 1, 1, Data::ties},
           {37, 1, 37, Data::ties},
@@ -225,7 +243,15 @@ std::vector<Case> block_cases() {
           {129 * 1999, 129, 1, Data::ties},
           {3001 * 13, 3001, 1, Data::all_equal},
           {2 * 20011, 2, 1, Data::ties},
-          {5 * 8209, 5, 8209, Data::random_bits}};
+          {5 * 8209, 5, 8209, Data::random_bits},
+          {20 * 4096, 20, 8, Data::spread},
+          {16 * 4093, 16, 32, Data::spread},
+          {16 * 4093, 16, 33, Data::spread},
+          {16 * 4093, 16, 2, Data::random_bits},
+          {9 * 3001, 9, 5, Data::all_equal},
+          {20 * 2000, 20, 16, Data::ties},
+          {300 * 100, 300, 32, Data::ties},
+          {200 * 40, 200, 31, Data::spread}};
 }
 
 }  // namespace
@@ -247,7 +273,8 @@ TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit an
   // ROW_KEYS 1024 sends every row above 1024 keys to the global-memory path; one item a thread
   // and 128 threads: many tiles a row; 11-bit digits: 3 passes of 32-bit keys, the last 10 bits.
   // 1024 threads with 16 items, 5-bit digits and the ballot match (MATCH 1). One order a dtype
-  // (each a program to compile): both orders of each key width between them.
+  // (each a program to compile): both orders of each key width between them. Small k in rows of
+  // 1000 keys: the small-k path at 128 threads, and its fall-back to 11-bit digit passes.
   const Named narrow{"topk_rows",
                      {{"BLOCK", 128}, {"ITEMS", 1}, {"RADIX_BITS", 11}, {"ROW_KEYS", 1024}, {"WAVES", 1}, {"MATCH", 0}}};
   const std::vector<Case> cases = {{1, 1, 1, Data::ties},
@@ -255,7 +282,9 @@ TEST_CASE("topk_rows's parameter corners: small rows in shared memory, 11-bit an
                                    {1025 * 100, 100, 7, Data::random_bits},
                                    {4097 * 70, 70, 4097, Data::all_equal},
                                    {3 * 33335, 3, 1000, Data::ties},
-                                   {1999 * 65, 65, 1, Data::ties}};
+                                   {1999 * 65, 65, 1, Data::ties},
+                                   {60 * 1000, 60, 20, Data::spread},
+                                   {30 * 1000, 30, 9, Data::all_equal}};
   run_dtype<float>(cases, narrow, Orders::largest);
   run_dtype<std::uint64_t>(cases, narrow, Orders::smallest);
   const Named wide{"topk_rows", {{"BLOCK", 1024}, {"ITEMS", 16}, {"RADIX_BITS", 5}, {"ROW_KEYS", 16384}, {"WAVES", 16}}};

@@ -9,7 +9,9 @@
 # atomics, rows of 1024 keys in shared memory; 1024 threads with 16 items and 5-bit digits), and
 # the cases that take no digit pass: k = 1 (the block's min-reduction; NaNs sorted, all-equal keys
 # in rows longer than the shared memory in input order) and k = the row's length (the copy; NaNs
-# sorted, and topk_radix's copy of odd rows sorted).
+# sorted, and topk_radix's copy of odd rows sorted); topk_rows's small-k path (k <= 32, the row in
+# shared memory: uniform keys with NaNs, sorted) and its fall-back to the digit passes (all-equal
+# keys: more candidates than threads).
 # Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool;
 #   KERNELS=topk_rows: only that file's cases)
 source "$(dirname "$0")/help.sh" "$@"
@@ -30,7 +32,9 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
             "topk_rows float32 descending 1 67 true 201067 {} nan" \
             "topk_rows int64 ascending 1 7 false 63007 {} equal" \
             "topk_rows float32 descending 3001 65 true 195065 {} nan" \
-            "topk_radix float32 descending 3001 5 true 15005 {} nan"; do
+            "topk_radix float32 descending 3001 5 true 15005 {} nan" \
+            "topk_rows float32 descending 16 67 true 201067 {} nanuniform" \
+            "topk_rows int64 ascending 8 9 false 63009 {} equal"; do
   set -- $case
   kernel=$1
   shift
@@ -39,6 +43,7 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
   case $8 in
     equal) data='{generator: few_distinct, distinct: 1, seed: 5}' ;;
     nan) data='{generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5, nan: {count: 60}}' ;;
+    nanuniform) data='{generator: uniform, low: -1, high: 1, seed: 5, nan: {count: 60}}' ;;
     *) data='{generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}' ;;
   esac
   config="$tmp/$kernel-$1-$2-k$3-rows$4-$5-$6.yaml"
