@@ -532,7 +532,7 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   // The small-k path ranks each thread's minimum among BLOCK (BLOCK^2 compares a block): up to 256
   // threads; wider blocks take the digit passes.
   constexpr bool kFew = BLOCK <= 256;
-  constexpr int kCands = kFew ? BLOCK : 1;
+  constexpr int kCands = kFew ? BLOCK : 1;  // without kFew, few_of_row is never called
   static_assert(ITEMS * (BLOCK / 32) <= BLOCK, "write_k scans a tile's warp counts with a thread each");
   static_assert(kFewMax <= BLOCK, "the small-k path ranks k of BLOCK minima");
   extern __shared__ __align__(16) unsigned char smem[];  // the row (ROW_KEYS keys)

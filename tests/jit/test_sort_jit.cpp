@@ -52,9 +52,9 @@ TEST_CASE("topk_rows (a sort file) compiles for every key dtype and order at its
   // Every dtype, both orders and a bit window in CUB's float order (the plugin's leading-argument
   // lists), at the defaults and at two corners: the narrowest block with one item, 11-bit digits,
   // plain atomics and a small row; the widest with 16 items, 5-bit digits and ballot matches.
-  // Every path (the row in shared memory, the row read from
-  // global memory, k = 1's reduction, k = the row's length's copy) and the sort of `sorted` is in
-  // every variant: they are chosen at run time.
+  // Every path (the row in shared memory, the row read from global memory, k = 1's reduction,
+  // small k's candidates up to 256 threads, k = the row's length's copy) and the sort of `sorted`
+  // is in every variant: they are chosen at run time.
   const KernelLibrary kernels({test::kernels_dir()});
   const PluginRegistry plugins({test::plugin_dir()});
   JitOptions options;
