@@ -100,7 +100,9 @@ constexpr int kMatch = 0;
 // more, so those halves differ).
 template <class S, int BLOCK, int ITEMS>
 using Passes = gpuk::SegmentPasses<S, BLOCK, ITEMS, kRadixBits<BLOCK>, kMatch>;
-__device__ __forceinline__ u64* look_rows(u32* words, u64 cap) {
+// (Templates on the passes, as the table's: instantiated only with LONG 1, so that NVRTC's check of
+// a LONG 0 variant finds no unused function.)
+template <class P> __device__ __forceinline__ u64* look_rows(u32* words, u64 cap) {
   return reinterpret_cast<u64*>(words + kListWord + 34 * cap);
 }
 template <class P> __device__ __forceinline__ u32* digit_table(u32* words, u64 cap, u64 base) {
@@ -231,7 +233,7 @@ __device__ __forceinline__ void block_round(const SegArgs<S>& a, i64 first, i64 
     }
     if constexpr (LONG != 0) {
       using P = Passes<S, BLOCK, ITEMS>;
-      u64* look = look_rows(a.words, cap) + base * P::kRadix;
+      u64* look = look_rows<P>(a.words, cap) + base * P::kRadix;
       for (u64 x = threadIdx.x; x < tiles * P::kRadix; x += BLOCK) look[x] = 0;
       u32* table = digit_table<P>(a.words, cap, base);
       for (int x = threadIdx.x; x < P::kPasses * P::kRadix; x += BLOCK) table[x] = 0;
@@ -271,7 +273,7 @@ __device__ __forceinline__ void radix_ticket(const SegArgs<S>& a, i64 begin, i64
   const K* ksrc = (pass == 0 ? a.keys_in : out_of(pass - 1) ? a.keys_out : a.keys_spare) + begin;
   const V* vsrc = S::kHasValues ? (pass == 0 ? a.values_in : out_of(pass - 1) ? a.values_out : a.values_spare) + begin
                                 : nullptr;
-  P::pass_tile(ksrc, vsrc, kdst, vdst, len, tile, pass, table, look_rows(a.words, cap) + base * P::kRadix, smem, extra);
+  P::pass_tile(ksrc, vsrc, kdst, vdst, len, tile, pass, table, look_rows<P>(a.words, cap) + base * P::kRadix, smem, extra);
 }
 
 // A ticket of the long segments' sort: the merge sort's (pass q = t / listed: a tile radix-sorted,
