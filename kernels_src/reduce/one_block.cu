@@ -1,7 +1,7 @@
 /* gpuk
 family: reduce
 operations: [max, min, sum, argmax, argmin, argminmax]
-summary: The cheapest launch, for launch-bound sizes (a few thousand elements, where one launch and one round of loads is the whole time). One block, one launch; no partials, no counter, no atomics, no scratch to set. Each thread loads UNROLL 16-byte vectors a step in onepass's tile order, folds them with the policy (max and min keep a value alone), and one block_reduce finishes.
+summary: The cheapest launch, for launch-bound sizes (a few thousand elements, where one launch and one round of loads is the whole time). One block, one launch; no partials, no counter, no atomics, no scratch to set. Each thread loads UNROLL 16-byte vectors a step in onepass's tile order, folds them with the policy, and one block_reduce finishes; max and min of 32-bit values keep a value alone (one max.NaN / min.NaN an element for float32) and finish with one redux.sync a warp on its order key.
 params:
   BLOCK: {default: 512, values: [128, 256, 512, 1024]}
   UNROLL: {default: 2, values: [1, 2, 4, 8]}
@@ -24,24 +24,13 @@ scratch: 0
 //   order per thread, as R::accumulate needs. Across threads R::combine (block_reduce) decides.
 // - Max and min return no index (as onepass's FOLD 1: the index written is -1), so a thread keeps
 //   the best value alone, started at the value every element is at least as good as (-inf / +inf
-//   for floats, the type's extreme for integers): a thread without elements then never wins
-//   against one with, and R::better keeps a NaN.
+//   for floats, the type's extreme for integers: R::worst): a thread without elements then never
+//   wins against one with, and R::best_of keeps a NaN (for float32 one max.NaN / min.NaN an
+//   element instead of better's test, compare and select). Of 32-bit values the block finishes
+//   on order keys, one redux.sync a warp (gpuk::block_max_u32), instead of block_reduce's five
+//   shuffle rounds of a value and a 64-bit index.
 
 #include "gpuk/reduce.cuh"
-
-// The value every element of R's max (min) is at least as good as.
-template <class R> __device__ __forceinline__ typename R::V worst_value() {
-  using V = typename R::V;
-  if constexpr (V(1) / V(2) != V(0)) {  // floating point: -inf for max, +inf for min
-    if constexpr (sizeof(V) == 4) return __int_as_float(R::kLargest ? 0xff800000u : 0x7f800000u);
-    else return __longlong_as_double(R::kLargest ? 0xfff0000000000000ll : 0x7ff0000000000000ll);
-  } else if constexpr (V(-1) < V(0)) {
-    if constexpr (sizeof(V) == 4) return R::kLargest ? V(-2147483647 - 1) : V(2147483647);
-    else return R::kLargest ? V(-9223372036854775807LL - 1) : V(9223372036854775807LL);
-  } else {
-    return R::kLargest ? V(0) : V(~V(0));
-  }
-}
 
 template <class R, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK, 1)
@@ -56,11 +45,10 @@ reduce_one_block(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::
   __shared__ Acc scratch[BLOCK / 32];
 
   Acc acc = R::identity();
-  V best = worst_value<R>();  // kValueOnly
+  V best = R::worst();  // kValueOnly
   const auto fold = [&](T x, gpuk::i64 i) {
     if constexpr (kValueOnly) {
-      const V v = R::value(x);
-      best = R::better(v, best) ? v : best;
+      best = R::best_of(best, R::value(x));
     } else {
       R::accumulate(acc, x, i);
     }
@@ -88,7 +76,18 @@ reduce_one_block(const typename R::T* __restrict__ in, gpuk::i64 n, typename R::
       }
     }
   }
-  if constexpr (kValueOnly) acc = Acc{best, -1};
-  acc = gpuk::block_reduce<R, BLOCK>(acc, scratch);
-  if (threadIdx.x == 0) *out = acc;
+  if constexpr (kValueOnly && gpuk::PackedCandidate<R>::kPossible) {
+    // 32-bit values: the block's best as an order key (one redux.sync per warp), decoded as
+    // onepass's FOLD 1 does: a NaN's key to a NaN, a float zero's to +0.0.
+    __shared__ gpuk::u32 warp_key[BLOCK / 32];
+    const gpuk::u32 key = gpuk::block_max_u32<BLOCK>(static_cast<gpuk::u32>(R::order_key(best)), warp_key);
+    if (threadIdx.x != 0) return;
+    V v;
+    if (!gpuk::PackedCandidate<R>::value(gpuk::u64(key) << 32, v)) v = key == 0xffffffffu ? __int_as_float(0x7fffffff) : 0.0f;
+    *out = Acc{v, -1};
+  } else {
+    if constexpr (kValueOnly) acc = Acc{best, -1};
+    acc = gpuk::block_reduce<R, BLOCK>(acc, scratch);
+    if (threadIdx.x == 0) *out = acc;
+  }
 }

@@ -1,7 +1,7 @@
 /* gpuk
 family: reduce
 operations: [max, min, sum, argmax, argmin, argminmax]
-summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread. Argminmax folds every element into an argmin and an argmax candidate in the same pass (of 32-bit values two key-index pairs per thread and two packed words); of float32, FOLD 2 compares the values as floats instead of their keys, screening each tile for NaN with one sum (elsewhere FOLD 2 is FOLD 1).
+summary: One launch built for HBM bandwidth. Blocks stride over tiles of BLOCK * UNROLL 16-byte vectors with UNROLL loads in flight per thread and reduce with warp shuffles; the last block to finish combines the blocks' results and resets the counter. Max, min, argmax and argmin of 32-bit values reduce packed 64-bit candidates (order key above inverted index) with one 64-bit atomicMax per block. Switches LOAD (cache hints of the loads), SPLIT (contiguous tiles per block), WAVES (an oversubscribed grid) default to the code before them; FOLD 1 (the default) folds 32-bit keys per element and packs once per thread; max and min fold the values themselves (one max.NaN / min.NaN an element for float32, a tree per tile) and key once per thread. Argminmax folds every element into an argmin and an argmax candidate in the same pass (of 32-bit values two key-index pairs per thread and two packed words); of float32, FOLD 2 compares the values as floats instead of their keys, screening each tile for NaN with one sum (elsewhere FOLD 2 is FOLD 1).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   UNROLL: {default: 4, values: [1, 2, 4, 8]}
@@ -62,11 +62,18 @@ scratch: sm_count * BLOCKS_PER_SM * WAVES
 //   split evenly (CUB's even share), the partial tile to the last block: index order holds.
 //   WAVES: the grid may hold WAVES times the blocks that fit at once (CUB launches 5x the
 //   occupancy), so blocks that finish early are replaced instead of idling at the end.
-//   FOLD 1: per element a 32-bit order key; max and min keep only the best key (they return no
-//   index: the value is decoded from the key, a NaN's as a NaN and a float zero's as +0.0, and the
-//   index written is -1), argmax and argmin keep a 32-bit index beside it, starting from the
-//   index of the thread's first element so that a strict compare keeps the lowest index. The
-//   block's result is packed as FOLD 0's, so what follows is the same.
+//   FOLD 1: argmax and argmin take per element a 32-bit order key and keep a 32-bit index beside
+//   the best, starting from the index of the thread's first element so that a strict compare
+//   keeps the lowest index. Max and min return no index, so they fold the values themselves
+//   (R::best_of: for float32 one max.NaN / min.NaN an element, which keeps a NaN as `better`
+//   does; a tile's values as a tree, since no index order is to be kept) and take the order key
+//   once per thread; a warp's keys reduce in one redux.sync (gpuk::block_max_u32). The value is
+//   decoded from the key, a NaN's as a NaN and a float zero's as +0.0, and the index written is
+//   -1. Why: keying every element cost about ten instructions an element; at 2^12 float32 the
+//   whole input is one block on one multiprocessor, where those instructions (about 350 cycles
+//   of its four schedulers) were the part of the launch that CUB's single-tile max, one
+//   instruction an element, does not pay. The block's result is packed as FOLD 0's, so what
+//   follows is the same.
 // - Argminmax reads the data once for both answers. Its policy (gpuk::Reduce's kPair) folds each
 //   element into an ArgMin and an ArgMax candidate, so the pair is what the two operations return
 //   apart. Of 32-bit values (n < 2^32) it takes packed_pair_onepass: FOLD 1's key and index per
@@ -136,20 +143,20 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
   // argmin keep it beside a 32-bit index (a 32-bit compare per element instead of a 64-bit one).
   constexpr bool kSplitKey = FOLD >= 1;  // FOLD 2 is argminmax's; here it is FOLD 1
   constexpr bool kIndexed = R::kOp == gpuk::ReduceOp::ArgMax || R::kOp == gpuk::ReduceOp::ArgMin;
+  constexpr bool kValueOnly = kSplitKey && !kIndexed;  // FOLD 1's max and min
   __shared__ gpuk::u64 warp_best[BLOCK / 32];
   gpuk::u64 acc = 0;  // below every packed candidate
   gpuk::u32 best_key = 0;
   gpuk::u32 best_index = 0xffffffffu;  // no element yet (n < 2^32: no index is 2^32 - 1)
+  typename R::V best_value = R::worst();  // kValueOnly: the values themselves, keyed once per thread
   const auto fold = [&](T x, gpuk::i64 i) {
-    if constexpr (kSplitKey) {
+    if constexpr (kValueOnly) {
+      best_value = R::best_of(best_value, R::value(x));
+    } else if constexpr (kSplitKey) {
       const gpuk::u32 key = static_cast<gpuk::u32>(R::order_key(R::value(x)));
-      if constexpr (kIndexed) {
-        if (key > best_key) {
-          best_key = key;
-          best_index = static_cast<gpuk::u32>(i);
-        }
-      } else {
-        best_key = key > best_key ? key : best_key;
+      if (key > best_key) {
+        best_key = key;
+        best_index = static_cast<gpuk::u32>(i);
       }
     } else {
       const gpuk::u64 p = P::of(x, i);
@@ -170,10 +177,25 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
     gpuk::Vec16<T> v[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) v[u] = load_tile_vec<LOAD>(in + tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec);
+    if constexpr (kValueOnly) {
+      // A value alone has no index order to keep: the tile's values fold as a tree (4 steps deep
+      // for 16, not a chain of 16), then into the thread's best.
+      typename R::V t[UNROLL * kVec];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
+      for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) fold(v[u].v[j], tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec + j);
+        for (int j = 0; j < kVec; ++j) t[u * kVec + j] = R::value(v[u].v[j]);
+#pragma unroll
+      for (int w = 1; w < UNROLL * kVec; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < UNROLL * kVec; k += 2 * w) t[k] = R::best_of(t[k], t[k + w]);
+      best_value = R::best_of(best_value, t[0]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) fold(v[u].v[j], tile * kTile + gpuk::i64(u * BLOCK + threadIdx.x) * kVec + j);
+    }
   }
   if (tile == whole_tiles && whole_tiles * kTile < n) {
 #pragma unroll
@@ -188,23 +210,24 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
       }
     }
   }
-  if constexpr (kSplitKey) {
-    if constexpr (kIndexed) {
+  if constexpr (kValueOnly) {
+    // One key per thread, one redux.sync per warp (the packed word's index half is empty). A
+    // thread with no element holds R::worst(), whose key no element's key is below: harmless.
+    __shared__ gpuk::u32 warp_key[BLOCK / 32];
+    acc = gpuk::u64(gpuk::block_max_u32<BLOCK>(static_cast<gpuk::u32>(R::order_key(best_value)), warp_key)) << 32;
+  } else {
+    if constexpr (kSplitKey) {
       acc = best_index == 0xffffffffu ? 0ull
                                       : (gpuk::u64(best_key) << 32) | (0xffffffffull - gpuk::u64(best_index));
-    } else {
-      // Key 0 from a thread with no element is harmless: it is no key of a float, and of an
-      // integer it is the value every element is at least as good as (INT_MIN for max, ...).
-      acc = gpuk::u64(best_key) << 32;
     }
-  }
-  acc = gpuk::warp_max_packed(acc);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if constexpr (BLOCK > 32) {
-    if (lane == 0) warp_best[warp] = acc;
-    __syncthreads();
-    if (warp != 0) return;
-    acc = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[lane] : 0ull);
+    acc = gpuk::warp_max_packed(acc);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if constexpr (BLOCK > 32) {
+      if (lane == 0) warp_best[warp] = acc;
+      __syncthreads();
+      if (warp != 0) return;
+      acc = gpuk::warp_max_packed(lane < BLOCK / 32 ? warp_best[lane] : 0ull);
+    }
   }
   if (threadIdx.x != 0) return;
   gpuk::u64 best = acc;
@@ -215,7 +238,7 @@ __device__ __forceinline__ void packed_onepass(const typename R::T* __restrict__
     best = atomicExch(word, 0ull);  // read and reset in one: zero again for the next run
   }
   typename R::V v;
-  if constexpr (kSplitKey && !kIndexed) {
+  if constexpr (kValueOnly) {
     // No index to read the value back from: a NaN's key decodes to a NaN, a float zero's to +0.0
     // (max and min compare values, and -0.0 == +0.0).
     if (!P::value(best, v)) v = static_cast<gpuk::u32>(best >> 32) == 0xffffffffu ? __int_as_float(0x7fffffff) : 0.0f;

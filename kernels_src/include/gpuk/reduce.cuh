@@ -61,6 +61,41 @@ struct Reduce {
     if constexpr (kLargest) return v > best; else return v < best;
   }
 
+  // The value every element is at least as good as: where max and min fold a value alone (they
+  // return no index), a start that never beats an element (-inf / +inf for floats, the type's
+  // extreme for integers, so that its order key is 0).
+  static __device__ __forceinline__ V worst() {
+    if constexpr (V(1) / V(2) != V(0)) {  // floating point
+      if constexpr (sizeof(V) == 4) return __int_as_float(kLargest ? 0xff800000u : 0x7f800000u);
+      else return __longlong_as_double(kLargest ? 0xfff0000000000000ll : 0x7ff0000000000000ll);
+    } else if constexpr (V(-1) < V(0)) {
+      if constexpr (sizeof(V) == 4) return kLargest ? V(-2147483647 - 1) : V(2147483647);
+      else return kLargest ? V(-9223372036854775807LL - 1) : V(9223372036854775807LL);
+    } else {
+      return kLargest ? V(0) : V(~V(0));
+    }
+  }
+
+  // The better of two values where no index is kept (max and min): `better`'s rule, a NaN wins
+  // and stays; of two equal values (-0.0 and +0.0 too) either, since their order keys are equal.
+  // Float32 from sm_80 on is one max.NaN / min.NaN, where `better`'s NaN test, compare and
+  // select take four: with one block holding all of a small input (2^12 floats), those
+  // instructions on one multiprocessor were a measurable part of the launch.
+  static __device__ __forceinline__ V best_of(V a, V b) {
+#if __CUDA_ARCH__ >= 800
+    if constexpr (sizeof(V) == 4 && V(1) / V(2) != V(0)) {
+      float d;
+      if constexpr (kLargest) asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+      else asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+      return d;
+    } else {
+      return better(b, a) ? b : a;
+    }
+#else
+    return better(b, a) ? b : a;
+#endif
+  }
+
   static __device__ __forceinline__ Acc identity() {
     if constexpr (kPair) return Acc{Smallest::identity(), Largest::identity()};
     else if constexpr (kSum) return Acc(0);
@@ -214,6 +249,36 @@ __device__ __forceinline__ u64 warp_max_packed(u64 p) {
   }
   return p;
 #endif
+}
+
+// The largest 32-bit word of the warp, in every lane: one redux.sync from sm_80 on.
+__device__ __forceinline__ u32 warp_max_u32(u32 x) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xffffffffu, x);
+#else
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const u32 y = __shfl_xor_sync(0xffffffffu, x, mask);
+    x = y > x ? y : x;
+  }
+  return x;
+#endif
+}
+
+// The block's largest 32-bit word (an order key of max or min, which keep no index), valid in
+// thread 0: one redux.sync per warp, then one in warp 0 over the warps' words; half the
+// instructions of warp_max_packed on a key with an empty index half. `warp_words` needs BLOCK /
+// 32 words of shared memory. Contains __syncthreads: call from every thread.
+template <int BLOCK> __device__ __forceinline__ u32 block_max_u32(u32 x, u32* warp_words) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  x = warp_max_u32(x);
+  if constexpr (BLOCK > 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_words[warp] = x;
+    __syncthreads();
+    if (warp == 0) x = warp_max_u32(lane < BLOCK / 32 ? warp_words[lane] : 0u);
+  }
+  return x;
 }
 
 // Reads an accumulator that another block of the same launch wrote, from L2 (ld.global.cg): L1
