@@ -31,10 +31,11 @@ class BoundsLauncher final : public Launcher {
   // How many needles this call has: 0 to the count prepared for (without it, that count).
   std::optional<ScalarSlot> scalar() const override { return ScalarSlot{"needles", DType::int64}; }
 
-  // The metadata's `scratch:` slots of 8 bytes, then, for a kernel with SPLITS 1 (bounds_window),
-  // its splits: a slot for each tile of BLOCK * ITEMS needles and one for the last needle. The
-  // metadata cannot size them (its expressions see the haystack's n, not the needles' count); the
-  // plan's parameter values give the tile, this launcher the count (a call's m is at most it).
+  // The metadata's `scratch:` slots of 8 bytes, then, for a kernel with SPLITS 1, its splits: a
+  // slot for each tile of BLOCK * ITEMS needles and one for the last needle (bounds_window; for
+  // bounds_merge these and its `scratch:` slot a tile of keys together cover its merge's tiles).
+  // The metadata cannot size them (its expressions see the haystack's n, not the needles' count);
+  // the plan's parameter values give the tile, this launcher the count (a call's m is at most it).
   std::uint64_t scratch_bytes(const LaunchPlan& plan) const override {
     std::uint64_t slots = static_cast<std::uint64_t>(std::max<std::int64_t>(0, plan.scratch_slots));
     if (plan.param("SPLITS") == 1) {

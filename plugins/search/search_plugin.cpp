@@ -33,6 +33,10 @@ constexpr std::uint64_t kFewNeedles = 65536;
 constexpr std::uint64_t kGatherNeedles = std::uint64_t{1} << 18;
 // Sorted needles from which bounds_window takes its windows from a first launch (SPLITS 1).
 constexpr std::uint64_t kSplitNeedles = std::uint64_t{1} << 23;
+// Sorted needles at least this fraction of the keys: bounds_merge, which reads every key once
+// (1/8: where bounds_window's windows are 8 keys a needle or fewer, their searches and staging
+// cost more than reading the keys between them).
+constexpr std::uint64_t kMergeKeysPerNeedle = 8;
 
 const std::vector<DType> kDtypes = {DType::int32, DType::uint32, DType::int64, DType::float32, DType::float64};
 const std::vector<std::string> kValueAt = {"random", "first", "last", "middle", "absent"};
@@ -205,14 +209,18 @@ class SearchPlugin final : public Searcher {
   // order the same with 256-thread blocks (2^18 in 2^20 keys: 0.0194 ms against bounds' ITEMS 2
   // pick's 0.0257); more sorted ones by windows (bounds_window), each tile's window from the
   // splits of a first launch from 2^23 (2^24 in 2^24 keys: 0.2297 against 0.2438 ms; at 2^22 the
-  // first launch cost more than it saved: 0.0541 against 0.0531); more in any order from a table
-  // gathered once (bounds).
+  // first launch cost more than it saved: 0.0541 against 0.0531); sorted ones at least an eighth
+  // of the keys by merge path (bounds_merge: bounds_window's tiles wait on chains of dependent
+  // loads there); more in any order from a table gathered once (bounds).
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
     const std::uint64_t m = needle_count(problem);
     if (m <= kFewNeedles)
       return KernelChoice{"bounds_gather", {}, "for at most " + std::to_string(kFewNeedles) + " needles"};
     if (sorted_needles(problem)) {
+      const std::uint64_t keys = std::max(problem.n, problem.max_n);
+      if (m * kMergeKeysPerNeedle >= keys)
+        return KernelChoice{"bounds_merge", {}, "for needles: sorted, at least 1/" + std::to_string(kMergeKeysPerNeedle) + " of the keys"};
       if (m > kSplitNeedles)
         return KernelChoice{"bounds_window", {{"BLOCKS_PER_SM", 8}, {"SPLITS", 1}},
                             "for needles: sorted, more than " + std::to_string(kSplitNeedles)};

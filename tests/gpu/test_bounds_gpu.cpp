@@ -1,7 +1,8 @@
 // lower_bound and upper_bound on the GPU through the library API (typed calls and prepared
-// handles on the test's own buffers and stream), the three kernels (bounds_gather: few needles;
-// bounds: more in any order; bounds_window: more, sorted; and bounds_window's SPLITS 1, named, with
-// needles sorted, a few swapped and in no order), every dtype, against std::lower_bound / std::upper_bound in the
+// handles on the test's own buffers and stream), the four kernels (bounds_gather: few needles;
+// bounds: more in any order; bounds_window: more, sorted; bounds_merge: sorted, as many as the keys;
+// and bounds_window's SPLITS 1 and bounds_merge, named, with needles sorted, a few swapped and in no
+// order), every dtype, against std::lower_bound / std::upper_bound in the
 // sort family's order: n = 1, 2, odd n, past a wave of tiles; needles below and above every key,
 // an all-equal haystack, duplicates, NaN, -0.0 and +0.0, negatives; zero needles; sorted and
 // unsorted needles. Then the shipped configs and named shapes through `gpuk run`'s path, Thrust
@@ -138,15 +139,17 @@ void check_dtype(const std::vector<std::uint64_t>& sizes, std::uint64_t wave, st
   for (const bool sorted : {false, true}) check_case<T>(kMaxKeys, wave + 3, 1000, sorted, rng, s, handles, t);
 }
 
-// bounds_window with SPLITS 1, named (whatever the family picks): a first launch finds the bound of
-// each tile's first needle, and a tile takes its window from those splits when its needles are in
-// order with the next tile's first. Sorted needles (ties, NaN, beyond both ends; fewer than a tile,
-// not a multiple of it, and more tiles than the first launch has warps), a few of them swapped
-// (some tiles' checks fail: one bound or both searched), and needles in no order (every tile
-// searches both), in n = 1, 33 and 100003 keys.
+// A kernel with a first launch's splits, named (whatever the family picks). bounds_window with
+// SPLITS 1: a first launch finds the bound of each tile's first needle, and a tile takes its window
+// from those splits when its needles are in order with the next tile's first. bounds_merge: a first
+// launch splits the merge of keys and needles into tiles, each merged in shared memory, each answer
+// checked against the keys beside it. Sorted needles (ties, NaN, beyond both ends; fewer than a
+// tile, not a multiple of it, and more tiles than the first launch has warps or the grid blocks), a
+// few of them swapped (some tiles' checks fail: bounds or answers searched), and needles in no
+// order (every tile searches), in n = 1, 33 and 100003 keys.
 template <class T>
-void check_splits(const std::map<std::string, std::int64_t>& shape, std::uint64_t tile, std::uint64_t max_needles,
-                  std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+void check_splits(const std::string& kernel, const std::map<std::string, std::int64_t>& shape, std::uint64_t tile,
+                  std::uint64_t max_needles, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
   constexpr std::uint64_t kKeys = 100003;
   enum class Order { sorted, swapped, unsorted };
   DeviceBuffer d_hay(kKeys * sizeof(T)), d_q(max_needles * sizeof(T)), d_out(max_needles * 8);
@@ -156,7 +159,7 @@ void check_splits(const std::map<std::string, std::int64_t>& shape, std::uint64_
   for (const bool upper : {false, true}) {
     OperationSpec spec = search::detail::bounds_spec<T>(upper ? search::Mode::upper_bound : search::Mode::lower_bound,
                                                         kKeys, max_needles, Needles::sorted);
-    spec.kernel = "bounds_window";
+    spec.kernel = kernel;
     spec.params = shape;
     PreparedSizes op = engine().prepare_sizes(spec);
     int spread = 0;
@@ -185,7 +188,7 @@ void check_splits(const std::map<std::string, std::int64_t>& shape, std::uint64_
             if (got[i] != want[i]) {
               const char* what[] = {"sorted", "a few swapped", "unsorted"};
               tally.failures.push_back(std::string(dtype_name(dtype_of<T>())) + (upper ? " upper" : " lower") +
-                                       " bounds_window tile " + std::to_string(tile) + " SPLITS 1 n=" + std::to_string(n) +
+                                       " " + kernel + " tile " + std::to_string(tile) + " n=" + std::to_string(n) +
                                        " m=" + std::to_string(m) + " " + what[static_cast<int>(order)] + " spread " +
                                        std::to_string(spread) + ": needle " + std::to_string(i) + " (" +
                                        search::format_value(q[i]) + ") expected " + std::to_string(want[i]) + ", got " +
@@ -199,10 +202,23 @@ void check_splits(const std::map<std::string, std::int64_t>& shape, std::uint64_
 template <class T> void check_splits_dtype(int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
   // the default tile (256 x 4); the smallest (128 x 1, WINDOW 1024) with more tiles than the first
   // launch's warps (sm_count * 2048 threads); the largest (512 x 8)
-  check_splits<T>({{"SPLITS", 1}}, 1024, 20011, rng, stream, tally);
-  check_splits<T>({{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}, {"WINDOW", 1024}}, 128,
+  check_splits<T>("bounds_window", {{"SPLITS", 1}}, 1024, 20011, rng, stream, tally);
+  check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}, {"WINDOW", 1024}}, 128,
                   static_cast<std::uint64_t>(sm_count) * 2048 / 32 * 128 + 4097, rng, stream, tally);
-  check_splits<T>({{"SPLITS", 1}, {"BLOCK", 512}, {"ITEMS", 8}, {"BLOCKS_PER_SM", 2}}, 4096, 50021, rng, stream, tally);
+  check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 512}, {"ITEMS", 8}, {"BLOCKS_PER_SM", 2}}, 4096, 50021, rng,
+                  stream, tally);
+}
+
+template <class T> void check_merge_dtype(int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+  // the default tile (256 x 15 elements of the merge); the smallest (128 x 5) with more tiles than
+  // its grid has blocks (sm_count * 4, each block striding, the next tile's loads in flight); the
+  // largest (512 x 15, one block an SM, dynamic shared memory past 48 KiB for 8-byte keys), 8
+  // blocks an SM with 7 (odd counts: no tile is a power of two)
+  check_splits<T>("bounds_merge", {}, 3840, 20011, rng, stream, tally);
+  check_splits<T>("bounds_merge", {{"BLOCK", 128}, {"ITEMS", 5}}, 640,
+                  static_cast<std::uint64_t>(sm_count) * 4 * 640 * 2 + 4097, rng, stream, tally);
+  check_splits<T>("bounds_merge", {{"BLOCK", 512}, {"ITEMS", 15}, {"BLOCKS_PER_SM", 1}}, 7680, 50021, rng, stream, tally);
+  check_splits<T>("bounds_merge", {{"ITEMS", 7}, {"BLOCKS_PER_SM", 8}}, 1792, 30011, rng, stream, tally);
 }
 
 }  // namespace
@@ -221,6 +237,22 @@ TEST_CASE("bounds_window with SPLITS 1: every dtype, sorted needles from the spl
   MESSAGE(tally.calls << " bounds_window SPLITS 1 calls, " << tally.failures.size() << " wrong");
   for (const auto& f : tally.failures) FAIL_CHECK(f);
   CHECK(tally.calls == 5 * 3 * 2 * 3 * 5 * 3);
+}
+
+TEST_CASE("bounds_merge: every dtype, sorted needles merged, needles out of order caught by each answer's check") {
+  const Device device(0);
+  const Stream stream;
+  std::mt19937_64 rng(test::fresh_seed());
+  const int sm_count = device.info().sm_count;
+  Tally tally;
+  check_merge_dtype<std::int32_t>(sm_count, rng, stream, tally);
+  check_merge_dtype<std::uint32_t>(sm_count, rng, stream, tally);
+  check_merge_dtype<std::int64_t>(sm_count, rng, stream, tally);
+  check_merge_dtype<float>(sm_count, rng, stream, tally);
+  check_merge_dtype<double>(sm_count, rng, stream, tally);
+  MESSAGE(tally.calls << " bounds_merge calls, " << tally.failures.size() << " wrong");
+  for (const auto& f : tally.failures) FAIL_CHECK(f);
+  CHECK(tally.calls == 5 * 4 * 2 * 3 * 5 * 3);
 }
 
 TEST_CASE("lower_bound and upper_bound: every dtype, both kernels, ties, NaN, -0.0, needles beyond both ends") {
@@ -285,7 +317,14 @@ TEST_CASE("the shipped configs and named shapes run, verified, and Thrust agrees
       "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1}\nneedles: sorted\nneedle_count: 3000017\n",
       // SPLITS 1: sorted (more tiles than the first launch's warps), and unsorted (every tile searches)
       "kernel: bounds_window\nparams: {BLOCK: 128, ITEMS: 1, SPLITS: 1}\nneedles: sorted\nneedle_count: 3000017\n",
-      "kernel: bounds_window\nparams: {SPLITS: 1, BLOCKS_PER_SM: 8}\nneedles: unsorted\n"};
+      "kernel: bounds_window\nparams: {SPLITS: 1, BLOCKS_PER_SM: 8}\nneedles: unsorted\n",
+      // bounds_merge: sorted, with more tiles than one wave of the first launch's groups of 16
+      // lanes (sm_count * 2048 / 16 diagonals) at its smallest tile; and unsorted (every answer
+      // checked, the wrong ones searched)
+      "kernel: bounds_merge\nneedles: sorted\nneedle_count: 3000017\n",
+      "kernel: bounds_merge\nparams: {BLOCK: 128, ITEMS: 5}\nneedles: sorted\nneedle_count: " +
+          std::to_string(static_cast<std::uint64_t>(device.info().sm_count) * 2048 / 16 * 640) + "\n",
+      "kernel: bounds_merge\nneedles: unsorted\n"};
   for (const std::string& shape : shapes)
     for (const char* dtype : {"float64", "int32"}) {
       CAPTURE(shape);

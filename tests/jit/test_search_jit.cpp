@@ -95,3 +95,14 @@ TEST_CASE("bounds_window's SPLITS 1 compiles for every dtype and both bounds (on
     for (const char* side : {"Lower", "Upper"}) leading.push_back(std::string("gpuk::Bounds<") + t + ", gpuk::Side::" + side + ">");
   CHECK(compile_in_one_program(kernels, "search", "bounds_window", leading, {{"SPLITS", 1}}) == 20);  // two entries each
 }
+
+TEST_CASE("bounds_merge compiles for every dtype and both bounds, at its widest tile too (one NVRTC program)") {
+  // its two entries (the merge's splits, the merge) for each; the widest tile stages 7680 keys
+  // and needles, past the 48 KiB of static shared memory for 8-byte keys: dynamic shared memory
+  const KernelLibrary kernels({test::kernels_dir()});
+  std::vector<std::string> leading;
+  for (const char* t : {"int", "unsigned int", "long long", "float", "double"})
+    for (const char* side : {"Lower", "Upper"}) leading.push_back(std::string("gpuk::Bounds<") + t + ", gpuk::Side::" + side + ">");
+  CHECK(compile_in_one_program(kernels, "search", "bounds_merge", leading, {}) == 20);
+  CHECK(compile_in_one_program(kernels, "search", "bounds_merge", leading, {{"BLOCK", 512}, {"ITEMS", 15}, {"BLOCKS_PER_SM", 1}}) == 20);
+}

@@ -42,6 +42,8 @@ std::string bounds_error_of(const std::string& yaml) {
   return "";
 }
 const std::string kLower = "family: search\noperation: lower_bound\ndtype: float32\nsize: 1000\n";
+// Keys enough that sorted needles up to 2^25 are fewer than an eighth of them: bounds_window's.
+const std::string kLowerWide = "family: search\noperation: lower_bound\ndtype: float32\nsize: 2^28\n";
 
 }  // namespace
 
@@ -96,7 +98,7 @@ TEST_CASE("a run's needles: keys, keys moved up one step and values around them,
   CHECK(search::is_ordered<float>(f));
 }
 
-TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: bounds_gather; more sorted: bounds_window), the others are refused") {
+TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: bounds_gather; more sorted: bounds_window, or bounds_merge from an eighth of the keys), the others are refused") {
   const RunSpec spec = parse_run(kLower + "needle_count: 5000\n");
   const Problem p = problem_of(spec);
   CHECK(searcher().template_args(p) == std::vector<std::string>{"gpuk::Bounds<float, gpuk::Side::Lower>"});
@@ -108,10 +110,19 @@ TEST_CASE("the bounds' options: needle_count and needles pick the kernel (few: b
   CHECK(kernel_for("needle_count: 65536\n") == "bounds_gather");
   CHECK(kernel_for("needle_count: 65537\n") == "bounds_gather");  // up to 2^18 in any order: 256 threads a block
   CHECK(kernel_for("needle_count: 262145\n") == "bounds");
-  CHECK(kernel_for("needles: sorted\nneedle_count: 1000000\n") == "bounds_window");
-  const auto choice = [](const std::string& options) {
-    return searcher().choose_kernel(problem_of(parse_run(kLower + options)))->params;
+  // sorted needles at least an eighth of the keys: by merge path
+  CHECK(kernel_for("needles: sorted\nneedle_count: 1000000\n") == "bounds_merge");
+  const auto wide_kernel_for = [](const std::string& options) {
+    return searcher().choose_kernel(problem_of(parse_run(kLowerWide + options)))->kernel;
   };
+  CHECK(wide_kernel_for("needles: sorted\nneedle_count: 1000000\n") == "bounds_window");
+  CHECK(wide_kernel_for("needles: sorted\nneedle_count: 33554431\n") == "bounds_window");
+  CHECK(wide_kernel_for("needles: sorted\nneedle_count: 33554432\n") == "bounds_merge");  // 2^28 / 8
+  CHECK(wide_kernel_for("needle_count: 33554432\n") == "bounds");  // in any order: no merge
+  const auto choice = [](const std::string& options) {
+    return searcher().choose_kernel(problem_of(parse_run(kLowerWide + options)))->params;
+  };
+  CHECK(searcher().choose_kernel(problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 1000000\n")))->params.empty());
   using Params = std::map<std::string, std::int64_t>;
   CHECK(choice("needle_count: 262144\n") == Params{{"BLOCK", 256}});
   // more needles: 8 blocks an SM (2^24 sorted needles in 2^24 keys: 0.2437 ms against 0.2731 at 4)
@@ -162,6 +173,29 @@ TEST_CASE("bounds_window's SPLITS 1: a first launch, and a scratch slot for each
   // no needles prepared for: the one split of the (never launched) last needle
   const auto none = searcher().make_launcher(problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 0\n")));
   CHECK(none->scratch_bytes(split) == 8);
+}
+
+TEST_CASE("bounds_merge: a first launch, and scratch for a split at each tile of the merge of keys and needles, and one more") {
+  const Problem p = problem_of(parse_run(kLower + "needles: sorted\nneedle_count: 1000001\n"));
+  const auto launcher = searcher().make_launcher(p);
+  const auto file = kernels().find("search", "bounds_merge");
+  LaunchLimits limits;
+  limits.n = 1000;
+  limits.sm_count = 132;
+  limits.elem_bytes = 8;
+  const auto plan = [&](const std::map<std::string, std::int64_t>& params) {
+    return plan_launches(Variant(file, searcher().template_args(p), params), limits);
+  };
+  const LaunchPlan merge = plan({});
+  REQUIRE(merge.launches.size() == 2);
+  CHECK(merge.launches[0].name_expression.rfind("bounds_merge_splits<", 0) == 0);
+  CHECK(merge.launches[1].name_expression.rfind("bounds_merge<", 0) == 0);
+  CHECK(merge.launches[1].grid == 132 * 4);
+  CHECK(merge.launches[1].shared_bytes == (256 * 15 + 2) * 8 + 256 * 15 * 4);
+  // ceil(1000 / 3840) for the keys, ceil(1000001 / 3840) + 1 for the needles: at least the
+  // ceil(1001001 / 3840) + 1 = 262 splits of the merge
+  CHECK(launcher->scratch_bytes(merge) == (1 + 261 + 1) * 8);
+  CHECK(launcher->scratch_bytes(plan({{"BLOCK", 128}, {"ITEMS", 5}})) == (2 + 1563 + 1) * 8);
 }
 
 TEST_CASE("configs/lower_bound.yaml and configs/upper_bound_sorted.yaml read") {

@@ -89,7 +89,7 @@ TEST_CASE("every search kernel file declares the five dtypes, the three operatio
     CHECK(searcher().all_template_args(*f).size() == (fast ? 15u + 5u * 8u : 15u));
   }
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"bounds", "bounds_gather", "bounds_window", "coalesced", "coalesced_unrolled", "fast", "per_element",
+  CHECK(names == std::vector<std::string>{"bounds", "bounds_gather", "bounds_merge", "bounds_window", "coalesced", "coalesced_unrolled", "fast", "per_element",
                                            "strided"});
 }
 

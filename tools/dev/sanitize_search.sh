@@ -3,7 +3,7 @@
 # (the value at a random position), count of float64 (the value in the middle) and any of int64
 # (the value absent), n = 100,003 few_distinct data, two runs each; and find_if with each
 # comparison where a file declares it; lower_bound / upper_bound in the files that declare them,
-# and bounds_window's SPLITS 1.
+# bounds_window's SPLITS 1 and bounds_merge's tiles.
 # Every file of kernels_src/search is taken, so a new one is sanitized without editing this.
 # Usage: tools/dev/sanitize_search.sh BUILD_DIR [OUT_DIR]   (TOOLS=synccheck: only that tool)
 source "$(dirname "$0")/help.sh" "$@"
@@ -75,6 +75,17 @@ for case in "upper_bound int32 100003 20011 sorted 256 4" "lower_bound float64 1
   printf 'family: search\noperation: %s\nkernel: bounds_window\nparams: {SPLITS: 1, BLOCK: %s, ITEMS: %s}\ndtype: %s\nsize: %s\nneedle_count: %s\nneedles: %s\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
     "$1" "$6" "$7" "$2" "$3" "$4" "$5" > "$config"
   sanitize_run "$config" "$out/sanitize-bounds_window-splits-$1-$2-$3-$4-$5-$6" "bounds_window SPLITS=1 BLOCK=$6 ITEMS=$7 $1 $2 n=$3 needles=$4 $5"
+done
+# bounds_merge: the first launch's merge splits, a tile's loads issued a tile ahead, the answers
+# checked (unsorted: out-of-order answers searched); the default tile, the smallest with more tiles
+# than its grid has blocks, and the widest (dynamic shared memory past 48 KiB) in 33 keys
+for case in "upper_bound int32 100003 20011 sorted 256 15" "lower_bound float64 100003 20011 unsorted 128 5" \
+            "lower_bound int64 100003 400009 sorted 128 5" "upper_bound float32 33 1000 sorted 512 15"; do
+  set -- $case
+  config="$tmp/bounds_merge-$1-$2-$3-$4-$5-$6-$7.yaml"
+  printf 'family: search\noperation: %s\nkernel: bounds_merge\nparams: {BLOCK: %s, ITEMS: %s, BLOCKS_PER_SM: 1}\ndtype: %s\nsize: %s\nneedle_count: %s\nneedles: %s\ndata: {generator: few_distinct, distinct: 50, low: -1000, high: 1000, seed: 5}\nwarmup: 0\nrepeats: 2\ncpu_repeats: 1\nbaseline: false\n' \
+    "$1" "$6" "$7" "$2" "$3" "$4" "$5" > "$config"
+  sanitize_run "$config" "$out/sanitize-bounds_merge-$1-$2-$3-$4-$5-$6-$7" "bounds_merge BLOCK=$6 ITEMS=$7 $1 $2 n=$3 needles=$4 $5"
 done
 [ $runs -gt 0 ] || { echo "no search kernel file found under kernels_src/search"; exit 1; }
 sanitize_summary
