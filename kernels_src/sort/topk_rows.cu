@@ -1,7 +1,7 @@
 /* gpuk
 family: sort
 operations: [topk]
-summary: Top-k with one block per row, in one launch (two when sorted). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory. k = 1 (a block min-reduction of (bits, index), one read) and k = the row's length (a copy) take no digit pass; nor does k <= 32 with the row in shared memory (up to 256 threads) while the keys at most the k-th smallest of the threads' minima fit one a thread (an exact selection among those candidates; else the digit passes go on over the loaded row).
+summary: Top-k with one block per row, in one launch (two when sorted; k = the row's length is a copy, in a launch of its own). A row of up to ROW_KEYS keys is loaded into shared memory once (its first digit counted on the way); the radix-select digit passes then read shared memory, count in a shared histogram (one atomic per distinct digit of a warp), pick the k-th key's digit with one block scan and stop once its bucket is decided; one more pass writes the k in input order (ties by the lower index) by warp ballots and block scans. Rows are read 16 bytes at a time (vectors of 4 or 2 keys) where their addresses and lengths allow. Longer rows are read from global memory in every pass instead. With sorted output a second launch sorts each row's k by (bits, index) in shared memory. k = 1 (a block min-reduction of (bits, index), one read) and k = the row's length (the copy) take no digit pass; nor does k <= 32 with the row in shared memory (up to 256 threads) while the keys at most the k-th smallest of the threads' minima fit one a thread (an exact selection among those candidates; else the digit passes go on over the loaded row).
 params:
   BLOCK: {default: 256, values: [128, 256, 512, 1024]}
   ITEMS: {default: 8, values: [1, 2, 4, 8, 16]}
@@ -17,6 +17,9 @@ launch:
     grid: min(sm_count * WAVES, n)
     block: BLOCK
     shared: ROW_KEYS * elem_bytes
+  - entry: topk_copy_rows
+    grid: min(sm_count * WAVES, n)
+    block: BLOCK
   - entry: topk_sort_rows
     grid: min(sm_count * WAVES, n)
     block: BLOCK
@@ -35,6 +38,15 @@ launch:
 //   among the k (`k_rem`); a bucket holding exactly k_rem keys is decided and ends the passes.
 //   Then one pass writes the keys below the prefix and the first k_rem equal to it, in input
 //   order, positions from warp ballots and a block scan per tile (no atomic decides a place).
+// - A row's read from global memory into the block (pass 0, k = 1, the small-k path, the copy) is
+//   by 16-byte vectors (4 float32 or 2 float64 keys) where every row's address and length allow it
+//   (V = 16 / sizeof(K); else a key an access; passes over shared memory read keys): ITEMS keys a
+//   thread a tile as
+//   ITEMS / V vectors, so that the registers stay those of ITEMS keys. (ITEMS vectors a thread, 32
+//   float32 keys in flight, took 80 registers against 64 at 128 threads: 6 blocks an SM instead of
+//   8, and 1024 rows ran in two rounds; k = 4096 took 0.037 ms against 0.025, H200, 2026-12-03.)
+// - k >= the row's length is a copy, in a launch of its own (topk_copy_rows; the launcher runs it
+//   instead of topk_rows there): its few registers let every row of a batch run at once.
 // - Shared memory holds the row's keys themselves (not their bits): the bits are recomputed each
 //   pass (a few instructions), and the output is the key bit for bit, a window or CUB's -0.0
 //   merge notwithstanding. Rows longer than ROW_KEYS are read from global memory in every pass.
@@ -75,6 +87,25 @@ namespace topk_rows_detail {
 constexpr u32 kFull = 0xffffffffu;
 constexpr int kFewMax = 32;  // the small-k path's largest k
 
+// V keys read or written as one access of 16 bytes (V = 16 / sizeof(K)) where the row's address
+// and length allow it, else V = 1: the plain key. Thread t holds the vectors t, t + BLOCK, ... of a
+// tile of BLOCK x ITEMS vectors, so that ITEMS vectors of V keys are in flight a thread: with 128
+// threads and ITEMS 8 (2 vectors a thread), a tile is 1024 float32 keys in 256 accesses of a warp
+// where 1024 took 8 times 128 (the same registers: more than 8 keys a thread in flight left 6
+// blocks of 128 threads an SM, not 8, and 1024 rows took two rounds).
+template <class K, int V> struct alignas(sizeof(K) * V) Pack {
+  K k[V];
+};
+// Whether every row of `len` elements from `p` starts on 16 bytes and is whole vectors of V.
+template <int V, class T> __device__ __forceinline__ bool row_vectors(const T* p, i64 len) {
+  return len % V == 0 && reinterpret_cast<unsigned long long>(p) % 16 == 0;
+}
+// The first read's vector: 4 keys of 4 bytes. Vectors of two 8-byte keys took topk_rows from 66-72
+// registers to 128 at 128 threads (4 blocks an SM instead of 7), and spilled when bounded.
+template <class K> constexpr int kRowsVector = sizeof(K) == 4 ? 4 : 1;
+// ITEMS keys a thread a tile whatever V (the registers the same): ITEMS / V vectors, at least one.
+template <int ITEMS, int V> constexpr int kVecs = ITEMS / V > 0 ? ITEMS / V : 1;
+
 // Adds one to hist[digit] for each lane with `in`; every lane of the warp calls it (control flow
 // uniform in the warp). MATCH 1: the lanes with equal digits are found by ballots and the lowest
 // of them adds their number; lanes without `in` take digit 2^RADIX_BITS, which no real one has.
@@ -92,30 +123,35 @@ __device__ __forceinline__ void count_digit(u32* hist, bool in, u32 digit) {
 
 // One digit pass's counts: the digit at `shift` (`mask` wide) of each of src[0, len) whose top
 // `bits_done` bits equal `prefix`, added into `hist`. COPY: src is the row in global memory, and
-// its keys are also stored into `copy` (the row in shared memory) on the way.
-template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY>
+// its keys are also stored into `copy` (the row in shared memory) on the way. V: Pack's.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool COPY, int V>
 __device__ __forceinline__ void count_pass(const typename S::K* src, typename S::K* copy, i64 len,
                                            typename S::Bits prefix, u32 bits_done, int shift, u32 mask, u32* hist) {
-  using K = typename S::K;
+  using P = Pack<typename S::K, V>;
   using Bits = typename S::Bits;
-  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
-    K key[ITEMS];
+  const i64 vecs = len / V;  // len % V == 0
+  for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
+    P key[kVecs<ITEMS, V>];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) key[j] = src[i];
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) key[j] = reinterpret_cast<const P*>(src)[v];
     }
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      bool in = i < len;
-      Bits b = 0;
-      if (in) {
-        b = S::bits(key[j]);
-        if constexpr (COPY) copy[i] = key[j];
-        in = gpuk::top_bits<S>(b, bits_done) == prefix;
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if constexpr (COPY)
+        if (v < vecs) reinterpret_cast<P*>(copy)[v] = key[j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        bool in = v < vecs;
+        Bits b = 0;
+        if (in) {
+          b = S::bits(key[j].k[e]);
+          in = gpuk::top_bits<S>(b, bits_done) == prefix;
+        }
+        count_digit<RADIX_BITS, MATCH>(hist, in, static_cast<u32>(b >> shift) & mask);
       }
-      count_digit<RADIX_BITS, MATCH>(hist, in, static_cast<u32>(b >> shift) & mask);
     }
   }
 }
@@ -235,58 +271,73 @@ __device__ __forceinline__ void write_k(const typename S::K* src, i64 len, typen
 
 // k >= the row's length: every key is among the k, in input order, so the row is copied (keys bit
 // for bit, indices 0..len-1), block-striped and coalesced, ITEMS loads in flight a thread: no
-// digit pass, no scan, one read of the row.
-template <class S, int BLOCK, int ITEMS>
+// digit pass, no scan, one read of the row. V: Pack's, for the keys read and written; with V > 1
+// the indices go as pairs of 16 bytes.
+template <class S, int BLOCK, int ITEMS, int V>
 __device__ __forceinline__ void copy_row(const typename S::K* keys, i64 len, typename S::K* values, i64* indices) {
-  using K = typename S::K;
-  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
-    K key[ITEMS];
+  using P = Pack<typename S::K, V>;
+  const i64 vecs = len / V;  // len % V == 0
+  for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
+    P key[kVecs<ITEMS, V>];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) key[j] = keys[i];
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
     }
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) {
-        values[i] = key[j];
-        indices[i] = i;
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) {
+        reinterpret_cast<P*>(values)[v] = key[j];
+        if constexpr (V == 1) indices[v] = v;
       }
     }
   }
+  // The indices do not depend on the keys: pairs striped over the threads, a warp's store 512
+  // contiguous bytes. (Each thread storing its own V indices, two 16-byte halves of each 32-byte
+  // sector by two stores a warp, went with a copy of 0.0307 ms where the scalar one took 0.0264:
+  // 1024 rows of 4096 float32, H200.)
+  if constexpr (V > 1)
+    for (i64 q = threadIdx.x; q < len / 2; q += BLOCK)
+      reinterpret_cast<Pack<i64, 2>*>(indices)[q] = Pack<i64, 2>{{2 * q, 2 * q + 1}};
 }
 
 // k == 1: the row's smallest (S::bits(key), index), lowest index on equal bits, by one read of
 // the row and a block min-reduction: no digit pass, no histogram. Each thread keeps its best key
-// (its own keys come in rising index, so a strict < keeps the first of equal bits), the warps
+// (the index decides between equal bits), the warps
 // reduce by shuffles and the block over `tmp_bits` and `tmp_at` (BLOCK / 32 entries each); the
 // thread that holds the winning index writes it with its key. Ends with a barrier.
-template <class S, int BLOCK, int ITEMS>
+template <class S, int BLOCK, int ITEMS, int V>
 __device__ __forceinline__ void first_of_row(const typename S::K* keys, i64 len, typename S::K* value, i64* index,
                                              u64* tmp_bits, u32* tmp_at) {
   using K = typename S::K;
   using Bits = typename S::Bits;
+  using P = Pack<K, V>;
   constexpr int kWarps = BLOCK / 32;
   Bits best = static_cast<Bits>(~Bits(0));
   u32 at = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
   K best_key{};
-  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
-    K key[ITEMS];
+  const i64 vecs = len / V;  // len % V == 0
+  for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
+    P key[kVecs<ITEMS, V>];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) key[j] = keys[i];
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
     }
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) {
-        const Bits b = S::bits(key[j]);
-        if (b < best || (b == best && static_cast<u32>(i) < at)) {
-          best = b;
-          at = static_cast<u32>(i);
-          best_key = key[j];
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const u32 i = static_cast<u32>(v * V + e);
+        if (v < vecs) {
+          const Bits b = S::bits(key[j].k[e]);
+          if (b < best || (b == best && i < at)) {
+            best = b;
+            at = i;
+            best_key = key[j].k[e];
+          }
         }
       }
     }
@@ -332,7 +383,7 @@ template <class Bits> struct Few {
 // k <= kFewMax, the row in shared memory: the k smallest (S::bits, index) by a threshold and an
 // exact selection among few candidates, one read of the row from global memory and no digit pass.
 // Loads the row into `row_keys` (as pass 0 does), each thread keeping the smallest bits of its
-// own keys (block-striped: positions thread, thread + BLOCK, ...), ~0 if it has none. `limit` is
+// own keys (the vectors thread, thread + BLOCK, ... of V keys), ~0 if it has none. `limit` is
 // the k-th smallest of these BLOCK minima (ranked by (minimum, thread)): k threads' minima, k
 // distinct keys, are at most it, so every key of the k is at most it. The candidates (bits <=
 // limit) are gathered in `cand_bits` and `cand_at` (BLOCK entries, any order: a warp's ballot and
@@ -342,28 +393,33 @@ template <class Bits> struct Few {
 // index (input order). More than BLOCK candidates (ties at the limit: all-equal keys, few
 // distinct values): false, with the row in shared memory for the digit passes. Ends with a
 // barrier.
-template <class S, int BLOCK, int ITEMS>
+template <class S, int BLOCK, int ITEMS, int V>
 __device__ __forceinline__ bool few_of_row(const typename S::K* keys, i64 len, u32 k, typename S::K* row_keys,
                                            typename S::K* values, i64* indices, typename S::Bits* cand_bits,
                                            u32* cand_at, Few<typename S::Bits>& few) {
   using K = typename S::K;
   using Bits = typename S::Bits;
+  using P = Pack<K, V>;
   constexpr u32 kNone = 0xffffffffu;  // after every real index (row_len < 2^32 - 1)
+  const i64 vecs = len / V;           // len % V == 0
   Bits mine = static_cast<Bits>(~Bits(0));
-  for (i64 base = 0; base < len; base += i64{BLOCK} * ITEMS) {
-    K key[ITEMS];
+  for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
+    P key[kVecs<ITEMS, V>];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) key[j] = keys[i];
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
     }
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const i64 i = base + j * BLOCK + threadIdx.x;
-      if (i < len) {
-        row_keys[i] = key[j];
-        const Bits b = S::bits(key[j]);
-        mine = b < mine ? b : mine;
+    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
+      const i64 v = base + j * BLOCK + threadIdx.x;
+      if (v < vecs) {
+        reinterpret_cast<P*>(row_keys)[v] = key[j];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const Bits b = S::bits(key[j].k[e]);
+          mine = b < mine ? b : mine;
+        }
       }
     }
   }
@@ -383,23 +439,29 @@ __device__ __forceinline__ bool few_of_row(const typename S::K* keys, i64 len, u
   // The candidates, from the thread's own keys in shared memory (its own writes: no barrier).
   if (__any_sync(kFull, mine <= limit)) {  // the same in the whole warp
     const int lane = threadIdx.x & 31;
-    for (i64 i = threadIdx.x; i - threadIdx.x < len; i += BLOCK) {
-      Bits b = 0;
-      bool in = false;
-      if (mine <= limit && i < len) {
-        b = S::bits(row_keys[i]);
-        in = b <= limit;
-      }
-      const u32 ballot = __ballot_sync(kFull, in);
-      if (ballot != 0u) {
-        const int leader = __ffs(ballot) - 1;
-        u32 first = 0;
-        if (lane == leader) first = atomicAdd(&few.count, static_cast<u32>(__popc(ballot)));
-        first = __shfl_sync(kFull, first, leader);
-        const u32 at = first + static_cast<u32>(__popc(ballot & gpuk::lanemask_lt()));
-        if (in && at < BLOCK) {
-          cand_bits[at] = b;
-          cand_at[at] = static_cast<u32>(i);
+    for (i64 v = threadIdx.x; v - threadIdx.x < vecs; v += BLOCK) {  // the thread's own vectors
+      P key{};
+      const bool mine_in = mine <= limit && v < vecs;
+      if (mine_in) key = reinterpret_cast<const P*>(row_keys)[v];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        Bits b = 0;
+        bool in = false;
+        if (mine_in) {
+          b = S::bits(key.k[e]);
+          in = b <= limit;
+        }
+        const u32 ballot = __ballot_sync(kFull, in);
+        if (ballot != 0u) {
+          const int leader = __ffs(ballot) - 1;
+          u32 first = 0;
+          if (lane == leader) first = atomicAdd(&few.count, static_cast<u32>(__popc(ballot)));
+          first = __shfl_sync(kFull, first, leader);
+          const u32 at = first + static_cast<u32>(__popc(ballot & gpuk::lanemask_lt()));
+          if (in && at < BLOCK) {
+            cand_bits[at] = b;
+            cand_at[at] = static_cast<u32>(v * V + e);
+          }
         }
       }
     }
@@ -484,13 +546,15 @@ __device__ __forceinline__ void sort_k(const typename S::K* keys, int k, typenam
 // One row: the digit passes, then the k written (and sorted). IN_SHARED: the row fits the shared
 // memory, pass 0 copies it there and everything after reads it there (`loaded`: the small-k path
 // put it there already, and pass 0 reads it there too); else every pass reads the row from global
-// memory. Two instantiations, so that each reads through its own address space.
+// memory. Two instantiations, so that each reads through its own address space. `vec`: pass 0
+// reads the row from global memory as vectors (row_vectors); the later passes read single keys.
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int MATCH, bool IN_SHARED>
 __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, unsigned char* smem, u32* hist,
                                          Selection<typename S::Bits>& sel, u32* tmp32, u64* warp_counts, u64* tmp64,
-                                         bool loaded) {
+                                         bool loaded, bool vec) {
   using K = typename S::K;
   using Bits = typename S::Bits;
+  constexpr int kV = kRowsVector<K>;
   constexpr int kPasses = S::template passes<RADIX_BITS>();
   const K* keys = a.keys_in + row * a.row_len;
   K* row_keys = reinterpret_cast<K*>(smem);
@@ -504,12 +568,15 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
     const u32 mask = (1u << width) - 1u;
     const Bits prefix = sel.prefix;
     const u32 bits_done = sel.bits_done;
-    if (IN_SHARED && pass == 0 && !loaded)
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(keys, row_keys, a.row_len, prefix, bits_done, shift, mask,
-                                                           hist);
+    if (IN_SHARED && pass == 0 && !loaded && vec)
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true, kV>(keys, row_keys, a.row_len, prefix, bits_done, shift,
+                                                               mask, hist);
+    else if (IN_SHARED && pass == 0 && !loaded)
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true, 1>(keys, row_keys, a.row_len, prefix, bits_done, shift,
+                                                              mask, hist);
     else
-      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(src, nullptr, a.row_len, prefix, bits_done, shift, mask,
-                                                            hist);
+      count_pass<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false, 1>(src, nullptr, a.row_len, prefix, bits_done, shift,
+                                                               mask, hist);
     __syncthreads();
     pick_digit<BLOCK, RADIX_BITS>(hist, mask, width, sel, tmp32);
     if (sel.done) break;  // the same in every thread: sel is next written after two barriers
@@ -524,11 +591,19 @@ __device__ __forceinline__ void row_topk(const gpuk::TopKArgs<S>& a, i64 row, un
 
 }  // namespace topk_rows_detail
 
+// 4-byte keys, up to 256 threads of up to 8 items: at most 64 registers (1024 / BLOCK blocks an
+// SM, 8 of 128 threads: a batch of 1024 rows runs at once on 132 SMs), as before the vector loads
+// of the first read, which took them to 72 unbounded; nothing spills under the bound (nvcc 13.0,
+// sm_90). Wider blocks and 16 items would spill; 8-byte keys read single keys (kRowsVector).
+template <int BLOCK, int ITEMS, class K>
+constexpr int kRowsMinBlocks = ITEMS > 8 || BLOCK > 256 ? 1 : (sizeof(K) == 4 ? 1024 : 910) / BLOCK;
 template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
-__global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
+__global__ void __launch_bounds__(BLOCK, kRowsMinBlocks<BLOCK, ITEMS, typename S::K>) topk_rows(gpuk::TopKArgs<S> a) {
   using namespace topk_rows_detail;
+  using K = typename S::K;
   using Bits = typename S::Bits;
   constexpr int kBins = 1 << RADIX_BITS;
+  constexpr int kV = kRowsVector<K>;
   // The small-k path ranks each thread's minimum among BLOCK (BLOCK^2 compares a block): up to 256
   // threads; wider blocks take the digit passes.
   constexpr bool kFew = BLOCK <= 256;
@@ -544,29 +619,63 @@ __global__ void __launch_bounds__(BLOCK) topk_rows(gpuk::TopKArgs<S> a) {
   __shared__ u64 tmp64[BLOCK / 32];
   __shared__ u64 warp_counts[ITEMS * (BLOCK / 32)];
   __shared__ Selection<Bits> sel;
+  if (a.k >= a.row_len) return;  // topk_copy_rows' (the launcher runs one of the two)
   for (int i = threadIdx.x; i < kBins; i += BLOCK) hist[i] = 0;  // pick_digit leaves it zero after
   __syncthreads();
   // The shared memory holds at least ROW_KEYS keys (the launch's max(ROW_KEYS, ...)).
   const bool in_shared = a.row_len <= ROW_KEYS;
-  // Three shortcuts, decided per call (k and row_len are the same in every thread and row, so every
-  // barrier is reached by the whole block): k >= row_len copies the row, k == 1 takes its minimum,
-  // k <= kFewMax with the row in shared memory selects among few candidates (or, with too many,
-  // goes on to the digit passes over the row it loaded).
+  // The first read of each row by vectors (the same for every row and thread).
+  const bool vec = kV > 1 && row_vectors<kV>(a.keys_in, a.row_len);
+  // Two shortcuts, decided per call (k and row_len are the same in every thread and row, so every
+  // barrier is reached by the whole block): k == 1 takes the row's minimum, k <= kFewMax with the
+  // row in shared memory selects among few candidates (or, with too many, goes on to the digit
+  // passes over the row it loaded).
   const bool small_k = kFew && in_shared && a.k <= kFewMax;
   for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const typename S::K* keys = a.keys_in + row * a.row_len;
-    if (a.k >= a.row_len)
-      copy_row<S, BLOCK, ITEMS>(keys, a.row_len, a.values_out + row * a.k, a.indices_out + row * a.k);
-    else if (a.k == 1)
-      first_of_row<S, BLOCK, ITEMS>(keys, a.row_len, a.values_out + row, a.indices_out + row, tmp64, tmp32);
-    else if (in_shared) {
-      if (!small_k || !few_of_row<S, BLOCK, ITEMS>(keys, a.row_len, static_cast<u32>(a.k),
-                                                   reinterpret_cast<typename S::K*>(smem), a.values_out + row * a.k,
-                                                   a.indices_out + row * a.k, cand_bits, cand_at, few))
-        row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, small_k);
+    const K* keys = a.keys_in + row * a.row_len;
+    K* values = a.values_out + row * a.k;
+    i64* indices = a.indices_out + row * a.k;
+    if (a.k == 1) {
+      if (vec)
+        first_of_row<S, BLOCK, ITEMS, kV>(keys, a.row_len, values, indices, tmp64, tmp32);
+      else
+        first_of_row<S, BLOCK, ITEMS, 1>(keys, a.row_len, values, indices, tmp64, tmp32);
+    } else if (in_shared) {
+      K* row_keys = reinterpret_cast<K*>(smem);
+      const u32 k = static_cast<u32>(a.k);
+      bool done = false;
+      if (small_k && vec)
+        done = few_of_row<S, BLOCK, ITEMS, kV>(keys, a.row_len, k, row_keys, values, indices, cand_bits, cand_at, few);
+      else if (small_k)
+        done = few_of_row<S, BLOCK, ITEMS, 1>(keys, a.row_len, k, row_keys, values, indices, cand_bits, cand_at, few);
+      if (!done)
+        row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, true>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, small_k,
+                                                           vec);
     } else {
-      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, false);
+      row_topk<S, BLOCK, ITEMS, RADIX_BITS, MATCH, false>(a, row, smem, hist, sel, tmp32, warp_counts, tmp64, false,
+                                                          false);
     }
+  }
+}
+
+// k >= the row's length: each row copied (copy_row), a launch of its own so that its registers are
+// its own (topk_rows' paths need 60 or more a thread; a copy needs few, and every row of a batch
+// of 1024 runs at once). The launcher runs it instead of topk_rows there, and topk_sort_rows after
+// it for sorted output.
+template <class S, int BLOCK, int ITEMS, int RADIX_BITS, int ROW_KEYS, int WAVES, int MATCH>
+__global__ void __launch_bounds__(BLOCK) topk_copy_rows(gpuk::TopKArgs<S> a) {
+  using namespace topk_rows_detail;
+  using K = typename S::K;
+  constexpr int kV = 16 / sizeof(K);
+  if (a.k < a.row_len) return;  // topk_rows' (the launcher runs one of the two)
+  const bool vec = row_vectors<kV>(a.keys_in, a.row_len) && row_vectors<kV>(a.values_out, a.k) &&
+                   row_vectors<2>(a.indices_out, a.k);
+  for (i64 row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const K* keys = a.keys_in + row * a.row_len;
+    if (vec)
+      copy_row<S, BLOCK, ITEMS, kV>(keys, a.row_len, a.values_out + row * a.k, a.indices_out + row * a.k);
+    else
+      copy_row<S, BLOCK, ITEMS, 1>(keys, a.row_len, a.values_out + row * a.k, a.indices_out + row * a.k);
   }
 }
 

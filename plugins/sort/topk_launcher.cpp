@@ -126,10 +126,22 @@ class TopKLauncher final : public Launcher {
                1,
                spec_.sorted ? 1 : 0,
                0};
+    // A launch whose entry begins with topk_sort orders each row's k: none for unsorted output,
+    // nor for k = 1 (one key is in order). One whose entry begins with topk_copy copies each row
+    // (k >= the row's length): where a file has one, it runs instead of the file's other launches
+    // (but the sort) for such k, and never otherwise.
+    const auto starts = [&](std::size_t i, const char* prefix) {
+      return launches[i].name_expression.rfind(prefix, 0) == 0;
+    };
+    bool has_copy = false;
+    for (std::size_t i = 0; i < launches.size(); ++i) has_copy = has_copy || starts(i, "topk_copy");
+    const bool copy = a.k >= a.row_len;
     for (std::size_t i = 0; i < launches.size(); ++i) {
-      // A launch whose entry begins with topk_sort orders each row's k: none for unsorted output,
-      // nor for k = 1 (one key is in order).
-      if ((!spec_.sorted || spec_.k == 1) && launches[i].name_expression.rfind("topk_sort", 0) == 0) continue;
+      if (starts(i, "topk_sort")) {
+        if (!spec_.sorted || spec_.k == 1) continue;
+      } else if (has_copy && starts(i, "topk_copy") != copy) {
+        continue;
+      }
       a.passes = static_cast<std::int32_t>(launches[i].repeat);
       for (std::uint32_t pass = 0; pass < launches[i].repeat; ++pass) {
         a.pass = static_cast<std::int32_t>(pass);

@@ -11,7 +11,9 @@
 # in rows longer than the shared memory in input order) and k = the row's length (the copy; NaNs
 # sorted, and topk_radix's copy of odd rows sorted); topk_rows's small-k path (k <= 32, the row in
 # shared memory: uniform keys with NaNs, sorted) and its fall-back to the digit passes (all-equal
-# keys: more candidates than threads).
+# keys: more candidates than threads). Rows whose length is a multiple of 16 bytes, read as 16-byte
+# vectors: 4096 float32 (digit passes with NaNs; small k sorted), 2048 float64 (the copy), 1024
+# int32 (k = 1) and 4096 int64 all equal (digit passes to the last bit).
 # Usage: tools/dev/sanitize_topk.sh BUILD_DIR [OUT_DIR]   (TOOLS=memcheck: only that tool;
 #   KERNELS=topk_rows: only that file's cases)
 source "$(dirname "$0")/help.sh" "$@"
@@ -34,7 +36,12 @@ for case in "topk_radix float32 descending 100 1 true 20003 {} nan" \
             "topk_rows float32 descending 3001 65 true 195065 {} nan" \
             "topk_radix float32 descending 3001 5 true 15005 {} nan" \
             "topk_rows float32 descending 16 67 true 201067 {} nanuniform" \
-            "topk_rows int64 ascending 8 9 false 63009 {} equal"; do
+            "topk_rows int64 ascending 8 9 false 63009 {} equal" \
+            "topk_rows float32 descending 256 64 false 262144 {} nan" \
+            "topk_rows float64 ascending 2048 33 false 67584 {} spread" \
+            "topk_rows int32 descending 1 64 false 65536 {} spread" \
+            "topk_rows float32 descending 8 64 true 262144 {} nanuniform" \
+            "topk_rows int64 descending 300 32 false 131072 {} equal"; do
   set -- $case
   kernel=$1
   shift
