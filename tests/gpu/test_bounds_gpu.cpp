@@ -147,9 +147,13 @@ void check_dtype(const std::vector<std::uint64_t>& sizes, std::uint64_t wave, st
 // tile, not a multiple of it, and more tiles than the first launch has warps or the grid blocks), a
 // few of them swapped (some tiles' checks fail: bounds or answers searched), and needles in no
 // order (every tile searches), in n = 1, 33 and 100003 keys.
+// Which bounds a shape runs (each bound of each shape is its own program).
+enum class Bounds { lower, upper, both };
+
 template <class T>
 void check_splits(const std::string& kernel, const std::map<std::string, std::int64_t>& shape, std::uint64_t tile,
-                  std::uint64_t max_needles, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+                  std::uint64_t max_needles, std::mt19937_64& rng, const Stream& stream, Tally& tally,
+                  Bounds bounds = Bounds::both) {
   constexpr std::uint64_t kKeys = 100003;
   enum class Order { sorted, swapped, unsorted };
   DeviceBuffer d_hay(kKeys * sizeof(T)), d_q(max_needles * sizeof(T)), d_out(max_needles * 8);
@@ -157,6 +161,7 @@ void check_splits(const std::string& kernel, const std::map<std::string, std::in
   const T* kq = reinterpret_cast<const T*>(d_q.get());
   auto* out = reinterpret_cast<std::int64_t*>(d_out.get());
   for (const bool upper : {false, true}) {
+    if ((upper && bounds == Bounds::lower) || (!upper && bounds == Bounds::upper)) continue;
     OperationSpec spec = search::detail::bounds_spec<T>(upper ? search::Mode::upper_bound : search::Mode::lower_bound,
                                                         kKeys, max_needles, Needles::sorted);
     spec.kernel = kernel;
@@ -199,26 +204,43 @@ void check_splits(const std::string& kernel, const std::map<std::string, std::in
   }
 }
 
-template <class T> void check_splits_dtype(int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
-  // the default tile (256 x 4); the smallest (128 x 1, WINDOW 1024) with more tiles than the first
-  // launch's warps (sm_count * 2048 threads); the largest (512 x 8)
+template <class T>
+void check_splits_dtype(bool smallest, bool largest, int sm_count, std::mt19937_64& rng, const Stream& stream,
+                        Tally& tally) {
+  // the default tile (256 x 4), both bounds; the smallest (128 x 1, WINDOW 1024) with more tiles
+  // than the first launch's warps (sm_count * 2048 threads), and the largest (512 x 8), each for
+  // the dtypes given and one bound (every shape and bound is a program to compile)
   check_splits<T>("bounds_window", {{"SPLITS", 1}}, 1024, 20011, rng, stream, tally);
-  check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}, {"WINDOW", 1024}}, 128,
-                  static_cast<std::uint64_t>(sm_count) * 2048 / 32 * 128 + 4097, rng, stream, tally);
-  check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 512}, {"ITEMS", 8}, {"BLOCKS_PER_SM", 2}}, 4096, 50021, rng,
-                  stream, tally);
+  if (smallest)
+    check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 128}, {"ITEMS", 1}, {"WINDOW", 1024}}, 128,
+                    static_cast<std::uint64_t>(sm_count) * 2048 / 32 * 128 + 4097, rng, stream, tally, Bounds::lower);
+  if (largest)
+    check_splits<T>("bounds_window", {{"SPLITS", 1}, {"BLOCK", 512}, {"ITEMS", 8}, {"BLOCKS_PER_SM", 2}}, 4096, 50021,
+                    rng, stream, tally, Bounds::upper);
 }
 
-template <class T> void check_merge_dtype(int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
+// Which of bounds_merge's tile shapes a dtype runs besides the default: each shape and dtype is a
+// program to compile, so the shapes are dealt over the dtypes (both key widths for each).
+struct MergeShapes {
+  bool smallest, largest, odd;
+};
+
+template <class T>
+void check_merge_dtype(MergeShapes shapes, int sm_count, std::mt19937_64& rng, const Stream& stream, Tally& tally) {
   // the default tile (256 x 15 elements of the merge); the smallest (128 x 5) with more tiles than
   // its grid has blocks (sm_count * 4, each block striding, the next tile's loads in flight); the
   // largest (512 x 15, one block an SM, dynamic shared memory past 48 KiB for 8-byte keys), 8
   // blocks an SM with 7 (odd counts: no tile is a power of two)
   check_splits<T>("bounds_merge", {}, 3840, 20011, rng, stream, tally);
-  check_splits<T>("bounds_merge", {{"BLOCK", 128}, {"ITEMS", 5}}, 640,
-                  static_cast<std::uint64_t>(sm_count) * 4 * 640 * 2 + 4097, rng, stream, tally);
-  check_splits<T>("bounds_merge", {{"BLOCK", 512}, {"ITEMS", 15}, {"BLOCKS_PER_SM", 1}}, 7680, 50021, rng, stream, tally);
-  check_splits<T>("bounds_merge", {{"ITEMS", 7}, {"BLOCKS_PER_SM", 8}}, 1792, 30011, rng, stream, tally);
+  if (shapes.smallest)
+    check_splits<T>("bounds_merge", {{"BLOCK", 128}, {"ITEMS", 5}}, 640,
+                    static_cast<std::uint64_t>(sm_count) * 4 * 640 * 2 + 4097, rng, stream, tally, Bounds::upper);
+  if (shapes.largest)
+    check_splits<T>("bounds_merge", {{"BLOCK", 512}, {"ITEMS", 15}, {"BLOCKS_PER_SM", 1}}, 7680, 50021, rng, stream,
+                    tally, Bounds::lower);
+  if (shapes.odd)
+    check_splits<T>("bounds_merge", {{"ITEMS", 7}, {"BLOCKS_PER_SM", 8}}, 1792, 30011, rng, stream, tally,
+                    Bounds::lower);
 }
 
 }  // namespace
@@ -229,14 +251,14 @@ TEST_CASE("bounds_window with SPLITS 1: every dtype, sorted needles from the spl
   std::mt19937_64 rng(test::fresh_seed());
   const int sm_count = device.info().sm_count;
   Tally tally;
-  check_splits_dtype<std::int32_t>(sm_count, rng, stream, tally);
-  check_splits_dtype<std::uint32_t>(sm_count, rng, stream, tally);
-  check_splits_dtype<std::int64_t>(sm_count, rng, stream, tally);
-  check_splits_dtype<float>(sm_count, rng, stream, tally);
-  check_splits_dtype<double>(sm_count, rng, stream, tally);
+  check_splits_dtype<std::int32_t>(true, false, sm_count, rng, stream, tally);
+  check_splits_dtype<std::uint32_t>(false, true, sm_count, rng, stream, tally);
+  check_splits_dtype<std::int64_t>(false, true, sm_count, rng, stream, tally);
+  check_splits_dtype<float>(false, false, sm_count, rng, stream, tally);
+  check_splits_dtype<double>(true, false, sm_count, rng, stream, tally);
   MESSAGE(tally.calls << " bounds_window SPLITS 1 calls, " << tally.failures.size() << " wrong");
   for (const auto& f : tally.failures) FAIL_CHECK(f);
-  CHECK(tally.calls == 5 * 3 * 2 * 3 * 5 * 3);
+  CHECK(tally.calls == (5 * 2 + 4) * 3 * 5 * 3);  // (shapes x bounds) run, n, m, orders
 }
 
 TEST_CASE("bounds_merge: every dtype, sorted needles merged, needles out of order caught by each answer's check") {
@@ -245,14 +267,14 @@ TEST_CASE("bounds_merge: every dtype, sorted needles merged, needles out of orde
   std::mt19937_64 rng(test::fresh_seed());
   const int sm_count = device.info().sm_count;
   Tally tally;
-  check_merge_dtype<std::int32_t>(sm_count, rng, stream, tally);
-  check_merge_dtype<std::uint32_t>(sm_count, rng, stream, tally);
-  check_merge_dtype<std::int64_t>(sm_count, rng, stream, tally);
-  check_merge_dtype<float>(sm_count, rng, stream, tally);
-  check_merge_dtype<double>(sm_count, rng, stream, tally);
+  check_merge_dtype<std::int32_t>({true, false, false}, sm_count, rng, stream, tally);
+  check_merge_dtype<std::uint32_t>({false, true, false}, sm_count, rng, stream, tally);
+  check_merge_dtype<std::int64_t>({true, false, true}, sm_count, rng, stream, tally);
+  check_merge_dtype<float>({true, false, true}, sm_count, rng, stream, tally);
+  check_merge_dtype<double>({false, true, false}, sm_count, rng, stream, tally);
   MESSAGE(tally.calls << " bounds_merge calls, " << tally.failures.size() << " wrong");
   for (const auto& f : tally.failures) FAIL_CHECK(f);
-  CHECK(tally.calls == 5 * 4 * 2 * 3 * 5 * 3);
+  CHECK(tally.calls == (5 * 2 + 3 + 2 + 2) * 3 * 5 * 3);  // (shapes x bounds) run, n, m, orders
 }
 
 TEST_CASE("lower_bound and upper_bound: every dtype, both kernels, ties, NaN, -0.0, needles beyond both ends") {
