@@ -191,7 +191,9 @@ class SortPlugin final : public Sorter {
       // 4096 where this call's rows fit it (16 KiB of float32), else the limit. A later call of the
       // bucket with longer rows reads them from global memory. BLOCK 128, ITEMS 8, plain atomics
       // (MATCH 0): the winner of every k (1 to 4096) of 1024 rows of 4096 float32 on an H200
-      // (36 variants each; docs/PERFORMANCE.md, "top-k").
+      // (36 variants each; docs/PERFORMANCE.md, "top-k"), and again of k = 256 to 4096 with the
+      // vector first read (float32 and int32; ITEMS 4 led k = 8 and 32 of float32 by about 10%:
+      // one choice for every k kept; docs/PERFORMANCE.md, "Top-k's first read by vectors").
       if (s.rows >= kTopKBlockMinRows && p.max_n / s.rows <= kTopKBlockRowKeys) {
         const std::int64_t row_keys = p.n > 0 && p.n / s.rows <= 4096 ? 4096 : static_cast<std::int64_t>(kTopKBlockRowKeys);
         return KernelChoice{"topk_rows", {{"ROW_KEYS", row_keys}, {"BLOCK", 128}, {"ITEMS", 8}, {"MATCH", 0}},
