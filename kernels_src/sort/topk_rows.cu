@@ -106,6 +106,16 @@ template <class K> constexpr int kRowsVector = sizeof(K) == 4 ? 4 : 1;
 // ITEMS keys a thread a tile whatever V (the registers the same): ITEMS / V vectors, at least one.
 template <int ITEMS, int V> constexpr int kVecs = ITEMS / V > 0 ? ITEMS / V : 1;
 
+// A thread's vectors of the tile at `base` (vectors base + j * BLOCK + thread), those below `vecs`.
+template <int BLOCK, int N, class P>
+__device__ __forceinline__ void load_tile(const P* src, i64 base, i64 vecs, P (&key)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const i64 v = base + j * BLOCK + threadIdx.x;
+    if (v < vecs) key[j] = src[v];
+  }
+}
+
 // Adds one to hist[digit] for each lane with `in`; every lane of the warp calls it (control flow
 // uniform in the warp). MATCH 1: the lanes with equal digits are found by ballots and the lowest
 // of them adds their number; lanes without `in` take digit 2^RADIX_BITS, which no real one has.
@@ -132,11 +142,7 @@ __device__ __forceinline__ void count_pass(const typename S::K* src, typename S:
   const i64 vecs = len / V;  // len % V == 0
   for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
     P key[kVecs<ITEMS, V>];
-#pragma unroll
-    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
-      const i64 v = base + j * BLOCK + threadIdx.x;
-      if (v < vecs) key[j] = reinterpret_cast<const P*>(src)[v];
-    }
+    load_tile<BLOCK>(reinterpret_cast<const P*>(src), base, vecs, key);
 #pragma unroll
     for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
       const i64 v = base + j * BLOCK + threadIdx.x;
@@ -279,11 +285,7 @@ __device__ __forceinline__ void copy_row(const typename S::K* keys, i64 len, typ
   const i64 vecs = len / V;  // len % V == 0
   for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
     P key[kVecs<ITEMS, V>];
-#pragma unroll
-    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
-      const i64 v = base + j * BLOCK + threadIdx.x;
-      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
-    }
+    load_tile<BLOCK>(reinterpret_cast<const P*>(keys), base, vecs, key);
 #pragma unroll
     for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
       const i64 v = base + j * BLOCK + threadIdx.x;
@@ -320,11 +322,7 @@ __device__ __forceinline__ void first_of_row(const typename S::K* keys, i64 len,
   const i64 vecs = len / V;  // len % V == 0
   for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
     P key[kVecs<ITEMS, V>];
-#pragma unroll
-    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
-      const i64 v = base + j * BLOCK + threadIdx.x;
-      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
-    }
+    load_tile<BLOCK>(reinterpret_cast<const P*>(keys), base, vecs, key);
 #pragma unroll
     for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
       const i64 v = base + j * BLOCK + threadIdx.x;
@@ -405,11 +403,7 @@ __device__ __forceinline__ bool few_of_row(const typename S::K* keys, i64 len, u
   Bits mine = static_cast<Bits>(~Bits(0));
   for (i64 base = 0; base < vecs; base += i64{BLOCK} * kVecs<ITEMS, V>) {
     P key[kVecs<ITEMS, V>];
-#pragma unroll
-    for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
-      const i64 v = base + j * BLOCK + threadIdx.x;
-      if (v < vecs) key[j] = reinterpret_cast<const P*>(keys)[v];
-    }
+    load_tile<BLOCK>(reinterpret_cast<const P*>(keys), base, vecs, key);
 #pragma unroll
     for (int j = 0; j < kVecs<ITEMS, V>; ++j) {
       const i64 v = base + j * BLOCK + threadIdx.x;
