@@ -38,11 +38,11 @@ launch:
 //   among the k (`k_rem`); a bucket holding exactly k_rem keys is decided and ends the passes.
 //   Then one pass writes the keys below the prefix and the first k_rem equal to it, in input
 //   order, positions from warp ballots and a block scan per tile (no atomic decides a place).
-// - A row's read from global memory into the block (pass 0, k = 1, the small-k path, the copy) is
-//   by 16-byte vectors (4 float32 or 2 float64 keys) where every row's address and length allow it
-//   (V = 16 / sizeof(K); else a key an access; passes over shared memory read keys): ITEMS keys a
-//   thread a tile as
-//   ITEMS / V vectors, so that the registers stay those of ITEMS keys. (ITEMS vectors a thread, 32
+// - A row's read from global memory into the block (pass 0, k = 1, the small-k path) is by 16-byte
+//   vectors of 4 keys for 4-byte keys where every row's address and length allow it (kRowsVector;
+//   else, and for 8-byte keys, a key an access; passes over shared memory read keys): ITEMS keys a
+//   thread a tile as ITEMS / 4 vectors, so that the registers stay those of ITEMS keys. The copy
+//   (topk_copy_rows) reads and writes vectors of 16 bytes for every key width. (ITEMS vectors a thread, 32
 //   float32 keys in flight, took 80 registers against 64 at 128 threads: 6 blocks an SM instead of
 //   8, and 1024 rows ran in two rounds; k = 4096 took 0.037 ms against 0.025, H200, 2026-12-03.)
 // - k >= the row's length is a copy, in a launch of its own (topk_copy_rows; the launcher runs it
@@ -57,7 +57,7 @@ launch:
 //   to 1024: 0.0378-0.0404 ms with one, 0.0379-0.0415 with 2, 4 or 8; int32 at k 256: 0.0319 with
 //   one, 0.0348-0.0357 with more, at 80 registers against 64; 2026-12-03), so there is one.
 // - Two shapes need no digit pass, and their rows cost what their bytes cost: k >= the row's
-//   length is a copy of the row, k == 1 a block min-reduction of (S::bits, index) over one read
+//   length is a copy of the row (in its own launch), k == 1 a block min-reduction of (S::bits, index) over one read
 //   of it (the lower index on equal bits, as the stable sort). Both are decided per call, the same
 //   in every thread, and touch neither the row in shared memory nor the histogram.
 // - Small k (2..32, the row in shared memory, BLOCK <= 256) needs no digit pass either: loading the
@@ -87,12 +87,11 @@ namespace topk_rows_detail {
 constexpr u32 kFull = 0xffffffffu;
 constexpr int kFewMax = 32;  // the small-k path's largest k
 
-// V keys read or written as one access of 16 bytes (V = 16 / sizeof(K)) where the row's address
-// and length allow it, else V = 1: the plain key. Thread t holds the vectors t, t + BLOCK, ... of a
-// tile of BLOCK x ITEMS vectors, so that ITEMS vectors of V keys are in flight a thread: with 128
-// threads and ITEMS 8 (2 vectors a thread), a tile is 1024 float32 keys in 256 accesses of a warp
-// where 1024 took 8 times 128 (the same registers: more than 8 keys a thread in flight left 6
-// blocks of 128 threads an SM, not 8, and 1024 rows took two rounds).
+// V keys read or written as one access of 16 bytes where the row's address and length allow it,
+// else V = 1: the plain key. Thread t holds the vectors t, t + BLOCK, ... of a tile of BLOCK x
+// kVecs vectors (ITEMS keys a thread): with 128 threads and ITEMS 8, 2 vectors of 4 float32 a
+// thread, a tile of 1024 keys in 2 accesses a thread where single keys took 8 (more than 8 keys
+// a thread in flight left 6 blocks of 128 threads an SM, not 8, and 1024 rows took two rounds).
 template <class K, int V> struct alignas(sizeof(K) * V) Pack {
   K k[V];
 };
