@@ -211,7 +211,9 @@ class SearchPlugin final : public Searcher {
   // splits of a first launch from 2^23 (2^24 in 2^24 keys: 0.2297 against 0.2438 ms; at 2^22 the
   // first launch cost more than it saved: 0.0541 against 0.0531); sorted ones at least an eighth
   // of the keys by merge path (bounds_merge: bounds_window's tiles wait on chains of dependent
-  // loads there); more in any order from a table gathered once (bounds).
+  // loads there; 2^24 in 2^24 keys 0.177 ms against 0.229, 2^24 in 2^20 0.104 against 0.164, but
+  // 2^24 in 2^28, a sixteenth, 1.018 against 0.492; H200); more in any order from a table gathered
+  // once (bounds).
   std::optional<KernelChoice> choose_kernel(const Problem& problem) const override {
     if (!info(parse_mode(problem.operation)).bounds) return std::nullopt;
     const std::uint64_t m = needle_count(problem);
